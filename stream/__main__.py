@@ -1,0 +1,5 @@
+import sys
+
+from stream.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,103 @@
+"""Engine benchmarks: microseconds per player update and replay matches per second."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+import timeit
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from stream.bench.baseline import plain_loop_replay
+from stream.history import read_history
+from stream.offline.replayer import Replayer
+from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
+from stream.ratings.engine import MatchView, rate_player
+from stream.ratings.modes import ModeConfig, Modes
+from stream.ratings.skill import PlayerState, PlayerStats, Result, Skill
+from stream.ratings.zonestats import ZoneStatsConfig
+from stream.simulation import SimulationConfig, simulate, write_csv
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateTiming:
+    algorithm: str
+    update_us: float  # the algorithm's own one-game update
+    rate_player_us: float  # the engine entry point, 1v1, inactivity and Rank Points included
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayTiming:
+    matches: int
+    replay_s: float
+    baseline_s: float
+    max_rating_difference: float
+
+    @property
+    def ratio(self) -> float:
+        """How many times faster than the plain loop the replay is (>1: faster)."""
+        return self.baseline_s / self.replay_s
+
+
+def _best_us(fn: Callable[[], object], number: int, repeat: int = 5) -> float:
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
+
+
+def time_updates(number: int = 20000) -> list[UpdateTiming]:
+    timings = []
+    for name, cls in ALGORITHMS.items():
+        algorithm: AlgorithmConfig = cls()
+        me = Skill(1520.0, 80.0, 0.06) if name == "glicko2" else algorithm.initial()
+        mode = ModeConfig("bench", algorithm)
+        teams = (("a",), ("b",))
+        stats = {"a": PlayerStats(120.0, 600.0), "b": PlayerStats(80.0, 600.0)}
+        match = MatchView(teams, (0, 1), 1_000_000.0 + 3 * 86400, stats)
+        start = algorithm.initial()
+        snaps = {
+            "a": PlayerState(start.rating + 20, start.deviation, start.volatility, 0, 3, 1e6),
+            "b": PlayerState(start.rating - 20, start.deviation, start.volatility, 0, 3, 1e6),
+        }
+        if isinstance(algorithm, ZoneStatsConfig):
+            ratings = {"a": 520.0, "b": 480.0}
+            update: Callable[[], object] = partial(algorithm.offsets, teams, ratings, (0, 1), stats)
+        else:
+            update = partial(algorithm.rate, me, [Result(1480.0, 90.0, 1.0)])
+        entry = partial(rate_player, mode, "a", snaps["a"], match, snaps)
+        update_us = _best_us(update, number)
+        entry_us = _best_us(entry, number)
+        timings.append(UpdateTiming(name, update_us, entry_us))
+    return timings
+
+
+def make_history(path: Path, matches: int, seed: int = 7) -> None:
+    config = SimulationConfig(matches=matches, seed=seed)
+    with path.open("w", newline="") as f:
+        write_csv(simulate(config), f)
+
+
+def time_replay(matches: int = 200_000, runs: int = 3) -> ReplayTiming:
+    """Replay ``--algorithm glicko2`` against the plain loop on the same generated file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "history.csv"
+        make_history(path, matches)
+        replay_times, baseline_times = [], []
+        replayer = Replayer(Modes.single(ModeConfig("default")))
+        expected: dict[str, tuple[float, float, float]] = {}
+        for _ in range(runs):
+            # Alternate the two so machine noise hits both alike.
+            replayer = Replayer(Modes.single(ModeConfig("default")))
+            t0 = time.perf_counter()
+            for match in read_history(path):
+                replayer.apply(match)
+            replay_times.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            expected = plain_loop_replay(path)
+            baseline_times.append(time.perf_counter() - t0)
+    table = replayer.tables["default"]
+    diff = max(abs(table[p].rating - r) for p, (r, _, _) in expected.items())
+    return ReplayTiming(
+        matches, statistics.median(replay_times), statistics.median(baseline_times), diff
+    )

@@ -1,0 +1,47 @@
+"""The `skillstream` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from stream import __version__
+from stream.cli import bench, demo, offline, simulate
+from stream.history import HistoryError
+from stream.ratings.modes import ModesError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="skillstream", description="Streaming skill ratings for online games."
+    )
+    parser.add_argument("--version", action="version", version=f"skillstream {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    offline.register(sub)
+    simulate.register(sub)
+    bench.register(sub)
+    demo.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except (HistoryError, ModesError, offline.UsageError) as exc:
+        print(f"skillstream {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"skillstream {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and the like: stop quietly.
+        sys.stderr.close()
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

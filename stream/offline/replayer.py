@@ -1,0 +1,153 @@
+"""Offline rating of a match history with the same engine the live workers use.
+
+Matches apply in file order, each against the participants' states just before it, which is
+what the live pipeline computes for matches that do not overlap in time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from stream.history import HistoryMatch, SeedRating
+from stream.ratings.engine import PlayerUpdate, initial_state, rate_player, skill_at
+from stream.ratings.modes import ModeConfig, Modes
+from stream.ratings.probability import team_win_probability
+from stream.ratings.rank_points import to_points
+from stream.ratings.resolution import rated_players
+from stream.ratings.skill import PlayerState
+from stream.ratings.teams import score_against
+
+DEFAULT_MODE = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class FinalRating:
+    """One line of replay output: a player's state in one mode."""
+
+    player_id: str
+    mode: str
+    state: PlayerState
+
+    def to_json(self) -> dict[str, object]:
+        s = self.state
+        out: dict[str, object] = {
+            "player_id": self.player_id,
+            "mode": self.mode,
+            "rating": s.rating,
+            "deviation": s.deviation,
+        }
+        if s.volatility is not None:
+            out["volatility"] = s.volatility
+        out["rank_points"] = s.rank_points
+        out["games"] = s.games
+        return out
+
+
+class Replayer:
+    """Holds every (mode, player) state and applies matches to them in order.
+
+    ``mode_override`` rates every match as that mode (``--mode``); otherwise a match's own mode
+    is used, ``default`` when the history has none. ``seeds`` give starting states, keyed by
+    (player, mode) or (player, None) for every mode.
+    """
+
+    def __init__(
+        self,
+        modes: Modes,
+        mode_override: str | None = None,
+        seeds: Iterable[SeedRating] = (),
+    ) -> None:
+        self._modes = modes
+        self._override = mode_override
+        self._tables: dict[str, dict[str, PlayerState]] = {}
+        self._known: dict[str, tuple[ModeConfig, dict[str, PlayerState]]] = {}
+        self._seeds: dict[tuple[str, str | None], SeedRating] = {
+            (s.player_id, s.mode): s for s in seeds
+        }
+
+    def mode_of(self, match: HistoryMatch) -> tuple[str, ModeConfig, dict[str, PlayerState]]:
+        name = self._override or match.mode or DEFAULT_MODE
+        known = self._known.get(name)
+        if known is None:
+            known = self._known[name] = (self._modes.get(name), {})
+            self._tables[name] = known[1]
+        return name, known[0], known[1]
+
+    def apply(self, match: HistoryMatch) -> dict[str, PlayerUpdate]:
+        """Rate ``match`` and store the new states; returns the updates by player id."""
+        name, mode, table = self.mode_of(match)
+        if self._seeds:
+            self._seed(name, mode, table, match)
+        get = table.get
+        if match.quitters:
+            plan = rated_players(mode, match.teams, match.quitters)
+            updates = {
+                pid: rate_player(mode, pid, get(pid), match, table, forced)
+                for pid, forced in plan.items()
+            }
+        else:
+            updates = {
+                pid: rate_player(mode, pid, get(pid), match, table)
+                for team in match.teams
+                for pid in team
+            }
+        # Written back only after everyone is rated: each player meets the others' old states.
+        table.update({pid: update.state for pid, update in updates.items()})
+        return updates
+
+    def predict(self, match: HistoryMatch) -> list[tuple[float, float]]:
+        """(probability that team i beats team j, actual score) for every pair of teams."""
+        _, mode, table = self.mode_of(match)
+        algorithm = mode.algorithm
+        fresh = initial_state(mode)
+        teams = [
+            [skill_at(algorithm, table.get(pid, fresh), match.at) for pid in team]
+            for team in match.teams
+        ]
+        ranks = match.ranks
+        return [
+            (team_win_probability(algorithm, teams[i], teams[j]), score_against(ranks[i], ranks[j]))
+            for i in range(len(teams))
+            for j in range(i + 1, len(teams))
+        ]
+
+    def _seed(
+        self, name: str, mode: ModeConfig, table: dict[str, PlayerState], match: HistoryMatch
+    ) -> None:
+        for team in match.teams:
+            for pid in team:
+                if pid in table:
+                    continue
+                seed = self._seeds.get((pid, name)) or self._seeds.get((pid, None))
+                if seed is not None:
+                    table[pid] = seeded_state(mode, seed)
+
+    def ratings(self) -> Iterator[FinalRating]:
+        """Final states, by mode name, then rating from the top."""
+        for name in sorted(self._tables):
+            table = self._tables[name]
+            for pid in sorted(table, key=lambda p: (-table[p].rating, p)):
+                yield FinalRating(pid, name, table[pid])
+
+    @property
+    def tables(self) -> Mapping[str, Mapping[str, PlayerState]]:
+        return self._tables
+
+
+def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
+    """A migrated player's starting state; Rank Points start at the seed's functional rating."""
+    fresh = initial_state(mode)
+    # Algorithms without a deviation or a volatility ignore the seed's.
+    deviation = fresh.deviation
+    if seed.deviation is not None and fresh.deviation > 0.0:
+        deviation = seed.deviation
+    volatility = fresh.volatility
+    if seed.volatility is not None and fresh.volatility is not None:
+        volatility = seed.volatility
+    points = to_points(
+        mode.rank_points,
+        seed.rating - mode.rank_points.confidence_z * deviation,
+        mode.algorithm.rating_bounds,
+    )
+    return PlayerState(seed.rating, deviation, volatility, round(points), 0, None)

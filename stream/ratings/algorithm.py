@@ -1,0 +1,69 @@
+"""The shape every rating algorithm's config object has, and the registry by name."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from stream.ratings.elo import EloConfig
+from stream.ratings.glicko1 import Glicko1Config
+from stream.ratings.glicko2 import SCALE, Glicko2Config
+from stream.ratings.skill import PlayerStats, Rated, Result, Skill, SkillLike
+from stream.ratings.zonestats import ZoneStatsConfig
+
+
+class RatingAlgorithm(Protocol):
+    """A configured algorithm: pure functions of skills, no I/O, no clock."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def rating_bounds(self) -> tuple[float, float]: ...
+
+    @property
+    def decay_step_seconds(self) -> float: ...
+
+    def initial(self) -> Skill: ...
+
+    def decay(self, skill: SkillLike, elapsed_seconds: float) -> SkillLike: ...
+
+    def expected_score(self, a: Rated, b: Rated) -> float: ...
+
+
+class PairwiseAlgorithm(RatingAlgorithm, Protocol):
+    """Rates one player from a list of pairwise results (Glicko-2, Glicko-1, Elo)."""
+
+    def rate(self, skill: SkillLike, results: Sequence[Result]) -> SkillLike: ...
+
+
+class MatchAlgorithm(RatingAlgorithm, Protocol):
+    """Rates everyone in a match at once from the whole match (ZoneStats)."""
+
+    def offsets(
+        self,
+        teams: Sequence[Sequence[str]],
+        ratings: Mapping[str, float],
+        ranks: Sequence[int],
+        stats: Mapping[str, PlayerStats] | None,
+    ) -> dict[str, float]: ...
+
+
+AlgorithmConfig = Glicko2Config | Glicko1Config | EloConfig | ZoneStatsConfig
+
+ALGORITHMS: dict[str, type[AlgorithmConfig]] = {
+    "glicko2": Glicko2Config,
+    "glicko1": Glicko1Config,
+    "elo": EloConfig,
+    "zonestats": ZoneStatsConfig,
+}
+
+
+def logistic_scale(algorithm: AlgorithmConfig) -> float:
+    """Rating points per unit of the algorithm's logistic curve (its temperature)."""
+    if isinstance(algorithm, EloConfig | ZoneStatsConfig):
+        return algorithm.temperature
+    if isinstance(algorithm, Glicko1Config):
+        return 400.0 / math.log(10.0)
+    return SCALE

@@ -1,0 +1,100 @@
+"""The pure logistic (Fermi) rating of "Estimation 101" (Gamasutra): Elo without uncertainty.
+
+expectancy = Fermi(opponent - me, T) = 1 / (1 + exp((opponent - me) / T)) and
+change = max_gain * (result - expectancy), applied zero-sum. With T = 400 / ln 10 and
+max_gain = 32 this is chess Elo with K = 32.
+
+Several results in one match move the rating by max_gain times the MEAN of (s_j - E_j), so a
+match never swings a rating by more than max_gain however many opponents it had; with one
+opponent it is the document's formula and zero-sum. There is no deviation (always 0.0), no
+volatility and no decay. Ratings are not clamped: ``rating_bounds`` only says where Rank Points
+map (initial +- 6.045 T, the Glicko-2 range in logistic units).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from stream.ratings.skill import Rated, Result, Skill, SkillLike
+
+_BOUND_UNITS = 6.045
+
+
+@dataclass(frozen=True, slots=True)
+class EloConfig:
+    """System parameters: logistic temperature, largest change per match, starting rating."""
+
+    name: ClassVar[str] = "elo"
+
+    temperature: float = 400.0 / math.log(10.0)
+    max_gain: float = 32.0
+    initial_rating: float = 1500.0
+
+    def __post_init__(self) -> None:
+        if not self.temperature > 0:
+            raise ValueError(f"temperature must be positive, got {self.temperature}")
+        if not self.max_gain > 0:
+            raise ValueError(f"max_gain must be positive, got {self.max_gain}")
+
+    # The methods below make the config usable wherever a rating algorithm is expected.
+    def initial(self) -> Skill:
+        return initial(self)
+
+    def decay(self, skill: SkillLike, elapsed_seconds: float) -> SkillLike:
+        return decay(self, skill, elapsed_seconds)
+
+    def rate(self, skill: SkillLike, results: Sequence[Result]) -> SkillLike:
+        return rate(self, skill, results)
+
+    def expected_score(self, a: Rated, b: Rated) -> float:
+        return expected_score(self, a, b)
+
+    @property
+    def decay_step_seconds(self) -> float:
+        """Elo has no inactivity."""
+        return math.inf
+
+    @property
+    def rating_bounds(self) -> tuple[float, float]:
+        """Public-scale rating range that Rank Points map onto [0, 10000]."""
+        half = _BOUND_UNITS * self.temperature
+        return (self.initial_rating - half, self.initial_rating + half)
+
+
+def initial(config: EloConfig) -> Skill:
+    """An unrated player: the initial rating, no deviation, no volatility."""
+    return Skill(config.initial_rating, 0.0, None)
+
+
+def decay(config: EloConfig, skill: SkillLike, elapsed_seconds: float) -> SkillLike:
+    """Elo has no uncertainty to grow: the skill is returned unchanged."""
+    return skill
+
+
+def fermi(delta: float, temperature: float) -> float:
+    """The Fermi function 1 / (1 + exp(delta / T)): my expectancy when ``delta`` = opp - me."""
+    x = delta / temperature
+    # Only ever exponentiate a non-positive number: math.exp raises OverflowError past ~709.
+    if x > 0.0:
+        e = math.exp(-x)
+        return e / (1.0 + e)
+    return 1.0 / (1.0 + math.exp(x))
+
+
+def rate(config: EloConfig, skill: SkillLike, results: Sequence[Result]) -> SkillLike:
+    """New rating: max_gain * mean(s_j - E_j) added; no results leave the skill as is."""
+    if not results:
+        return skill
+    total = 0.0
+    for result in results:
+        total += result.score - fermi(result.rating - skill.rating, config.temperature)
+    change = config.max_gain * total / len(results)
+    return Skill(skill.rating + change, 0.0, None)
+
+
+def expected_score(config: EloConfig, a: Rated, b: Rated) -> float:
+    """Probability that ``a`` beats ``b``: Fermi(b - a, T)."""
+    return fermi(b.rating - a.rating, config.temperature)

@@ -1,0 +1,216 @@
+"""Glicko-2 with one game (or one set of results) per rating period, as INVERSUS Deluxe uses it.
+
+Sources: Glickman, "Example of the Glicko-2 system" (the update and the Illinois iteration for
+volatility), and Ryan Juckett, "Adding Online Skill Ranking to INVERSUS Deluxe" (bounds after
+every step, O(1) partial inactive periods from wall time, one match = one active period).
+
+Two slips in the INVERSUS listing are not copied: the initial upper bracket of the volatility
+search uses the estimated variance v (``delta^2 - phi^2 - v``, as Glickman writes it), not the
+volatility, and every result is read (the listing reads the first result ``matchCount`` times).
+The scale factor is 173.7178 (the listing's comment says 172.7178).
+
+Ratings and deviations enter and leave on the public 1500 scale; bounds are given, as in
+INVERSUS, on Glicko-2's internal scale.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from stream.ratings.skill import Rated, Result, Skill, SkillLike
+
+SCALE = 173.7178
+CENTER = 1500.0
+_INV_PI_SQ_3 = 3.0 / (math.pi * math.pi)
+_SECONDS_PER_DAY = 86400.0
+
+
+def initial(config: Glicko2Config) -> Skill:
+    """An unrated player: average rating, the unrated deviation and volatility."""
+    return Skill(CENTER, SCALE * config.unrated_deviation, config.unrated_volatility)
+
+
+def _bounded(config: Glicko2Config, mu: float, phi: float, sigma: float) -> Skill:
+    if mu < config.min_rating:
+        mu = config.min_rating
+    elif mu > config.max_rating:
+        mu = config.max_rating
+    if phi < config.min_deviation:
+        phi = config.min_deviation
+    elif phi > config.unrated_deviation:
+        phi = config.unrated_deviation
+    if sigma < config.min_volatility:
+        sigma = config.min_volatility
+    elif sigma > config.max_volatility:
+        sigma = config.max_volatility
+    return Skill(CENTER + SCALE * mu, SCALE * phi, sigma)
+
+
+def inactive_periods(config: Glicko2Config, elapsed_seconds: float) -> float:
+    """Rating periods of inactivity in ``elapsed_seconds``, counted in whole granularity steps."""
+    if elapsed_seconds <= 0:
+        return 0.0
+    steps = math.floor(elapsed_seconds / (config.granularity_days * _SECONDS_PER_DAY))
+    return steps * config.granularity_days / config.period_days
+
+
+def apply_inactive_periods(config: Glicko2Config, skill: SkillLike, periods: float) -> Skill:
+    """O(1) form of ``periods`` inactive periods: phi^2 grows by periods * sigma^2."""
+    sigma = skill.volatility if skill.volatility is not None else config.unrated_volatility
+    phi = skill.deviation / SCALE
+    return _bounded(
+        config,
+        (skill.rating - CENTER) / SCALE,
+        math.sqrt(phi * phi + periods * sigma * sigma),
+        sigma,
+    )
+
+
+def decay(config: Glicko2Config, skill: SkillLike, elapsed_seconds: float) -> SkillLike:
+    """Grow the deviation for the wall time since the player's last activity."""
+    periods = inactive_periods(config, elapsed_seconds)
+    if periods == 0.0:
+        return skill
+    return apply_inactive_periods(config, skill, periods)
+
+
+def rate(config: Glicko2Config, skill: SkillLike, results: Sequence[Result]) -> Skill:
+    """One active rating period holding ``results``; with no results, one inactive period."""
+    if not results:
+        return apply_inactive_periods(config, skill, 1.0)
+    mu = (skill.rating - CENTER) / SCALE
+    phi = skill.deviation / SCALE
+    sigma = skill.volatility if skill.volatility is not None else config.unrated_volatility
+    exp = math.exp
+    sqrt = math.sqrt
+
+    inv_v = 0.0
+    delta_scale = 0.0
+    for result in results:
+        phi_j = result.deviation / SCALE
+        g = 1.0 / sqrt(1.0 + _INV_PI_SQ_3 * phi_j * phi_j)
+        e = 1.0 / (1.0 + exp(-g * (mu - (result.rating - CENTER) / SCALE)))
+        inv_v += g * g * e * (1.0 - e)
+        delta_scale += g * (result.score - e)
+    v = 1.0 / inv_v
+    delta = v * delta_scale
+
+    new_sigma = new_volatility(sigma, phi * phi, v, delta * delta, config.tau, config.epsilon)
+    phi_star_sq = phi * phi + new_sigma * new_sigma
+    new_phi = 1.0 / sqrt(1.0 / phi_star_sq + inv_v)
+    return _bounded(config, mu + new_phi * new_phi * delta_scale, new_phi, new_sigma)
+
+
+def new_volatility(
+    sigma: float, phi_sq: float, v: float, delta_sq: float, tau: float, epsilon: float
+) -> float:
+    """Glickman's step 5: solve f(x) = 0 for x = ln(sigma'^2) by the Illinois method, where
+    f(x) = e^x (delta^2 - phi^2 - v - e^x) / (2 (phi^2 + v + e^x)^2) - (x - a) / tau^2.
+
+    f is written out at each use rather than called: this loop is the replay's hot spot.
+    """
+    exp = math.exp
+    a = math.log(sigma * sigma)
+    tau_sq = tau * tau
+    base = phi_sq + v
+
+    big_a = a
+    ex = sigma * sigma
+    t = base + ex
+    f_a = ex * (delta_sq - t) / (2.0 * t * t)  # (x - a) is 0 at x = a
+    if delta_sq > base:
+        big_b = math.log(delta_sq - base)
+        ex = delta_sq - base
+        t = base + ex
+        f_b = ex * (delta_sq - t) / (2.0 * t * t) - (big_b - a) / tau_sq
+    else:
+        k = 1.0
+        while True:
+            big_b = a - k * tau
+            ex = exp(big_b)
+            t = base + ex
+            f_b = ex * (delta_sq - t) / (2.0 * t * t) - (big_b - a) / tau_sq
+            if f_b >= 0.0:
+                break
+            k += 1.0
+    while abs(big_b - big_a) > epsilon:
+        big_c = big_a + (big_a - big_b) * f_a / (f_b - f_a)
+        ex = exp(big_c)
+        t = base + ex
+        f_c = ex * (delta_sq - t) / (2.0 * t * t) - (big_c - a) / tau_sq
+        if f_c * f_b <= 0.0:
+            big_a = big_b
+            f_a = f_b
+        else:
+            f_a *= 0.5
+        big_b = big_c
+        f_b = f_c
+    return exp(big_a / 2.0)
+
+
+def g(deviation: float) -> float:
+    """Glicko's attenuation for an uncertain opponent; ``deviation`` on the public scale."""
+    phi = deviation / SCALE
+    return 1.0 / math.sqrt(1.0 + _INV_PI_SQ_3 * phi * phi)
+
+
+def expected_score(a: Rated, b: Rated) -> float:
+    """Probability that ``a`` beats ``b``, both deviations combined: g(sqrt(phi_a^2 + phi_b^2))."""
+    phi_sq = (a.deviation * a.deviation + b.deviation * b.deviation) / (SCALE * SCALE)
+    gg = 1.0 / math.sqrt(1.0 + _INV_PI_SQ_3 * phi_sq)
+    return 1.0 / (1.0 + math.exp(-gg * (a.rating - b.rating) / SCALE))
+
+
+@dataclass(frozen=True, slots=True)
+class Glicko2Config:
+    """System parameters. Rating and deviation bounds are on Glicko-2's internal scale."""
+
+    name: ClassVar[str] = "glicko2"
+
+    tau: float = 0.5
+    min_rating: float = -6.045
+    max_rating: float = 6.045
+    min_deviation: float = 0.175
+    # Also the maximum: an inactive player never becomes less certain than a new one.
+    unrated_deviation: float = 2.015
+    min_volatility: float = 0.04
+    max_volatility: float = 0.08
+    unrated_volatility: float = 0.06
+    # Inactivity: one rating period of wall time, counted in whole steps of granularity.
+    period_days: float = 14.0
+    granularity_days: float = 1.0
+    epsilon: float = 1e-6
+
+    def __post_init__(self) -> None:
+        if not self.tau > 0:
+            raise ValueError(f"tau must be positive, got {self.tau}")
+        if not self.min_rating < self.max_rating:
+            raise ValueError("min_rating must be below max_rating")
+        if not 0 < self.min_deviation <= self.unrated_deviation:
+            raise ValueError("need 0 < min_deviation <= unrated_deviation")
+        if not 0 < self.min_volatility <= self.unrated_volatility <= self.max_volatility:
+            raise ValueError("need 0 < min_volatility <= unrated_volatility <= max_volatility")
+        if not (self.period_days > 0 and self.granularity_days > 0):
+            raise ValueError("period_days and granularity_days must be positive")
+        if not self.epsilon > 0:
+            raise ValueError("epsilon must be positive")
+
+    # The module's pure functions double as methods, so the config is usable wherever a rating
+    # algorithm is expected, without a second call on the replay's hot path.
+    initial = initial
+    decay = decay
+    rate = rate
+    expected_score = staticmethod(expected_score)
+
+    @property
+    def decay_step_seconds(self) -> float:
+        """Less inactivity than this adds nothing (one granularity step)."""
+        return self.granularity_days * _SECONDS_PER_DAY
+
+    @property
+    def rating_bounds(self) -> tuple[float, float]:
+        """Public-scale rating bounds (what Rank Points map onto [0, 10000])."""
+        return (CENTER + SCALE * self.min_rating, CENTER + SCALE * self.max_rating)

@@ -1,0 +1,197 @@
+"""Game modes: which algorithm, team strategy and parameters rate each mode.
+
+A modes file (TOML) has a ``[default]`` table for every mode not listed and a ``[modes.NAME]``
+table per listed mode; a mode's table is laid over the default, key by key. Parameters of the
+chosen algorithm live in a sub-table named after it::
+
+    [default]
+    algorithm = "glicko2"            # glicko2 | glicko1 | elo | zonestats
+    teams = "composite_team"         # composite_team | composite_opponent | individual
+    unlisted = "default"             # "default": rate unlisted modes with [default]; "reject"
+    [default.glicko2]
+    tau = 0.5
+    [default.rank_points]
+    upset_bonus = 0.0
+    [default.pending]
+    grace_seconds = 60.0
+    timeout_seconds = 7200.0
+    quit_policy = "cancel"           # cancel: quitter loses, opponents unchanged; normal
+
+    [modes.ranked-2v2]
+    teams = "composite_opponent"
+    [modes.ranked-2v2.glicko2]
+    tau = 0.4
+
+Every key is checked: a misspelt key is an error naming its place, not a silent default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, TypeVar
+
+from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
+from stream.ratings.glicko2 import Glicko2Config
+from stream.ratings.rank_points import RankPointsConfig
+from stream.ratings.teams import TeamStrategy
+
+_T = TypeVar("_T")
+
+
+class ModesError(ValueError):
+    """A modes file that cannot be used; the message names the file and the key."""
+
+
+class QuitPolicy(StrEnum):
+    # INVERSUS: the quitter loses; the opponents' match is cancelled (no automatic win).
+    CANCEL = "cancel"
+    # The opponents get their normal result from the reported ranks.
+    NORMAL = "normal"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingConfig:
+    """How the live pipeline treats unresolved matches in this mode (event time, seconds)."""
+
+    grace_seconds: float = 60.0
+    timeout_seconds: float = 7200.0
+    quit_policy: QuitPolicy = QuitPolicy.CANCEL
+
+    def __post_init__(self) -> None:
+        if self.grace_seconds < 0 or self.timeout_seconds <= 0:
+            raise ValueError("grace_seconds must be >= 0 and timeout_seconds > 0")
+
+
+@dataclass(frozen=True, slots=True)
+class ModeConfig:
+    name: str
+    algorithm: AlgorithmConfig = field(default_factory=Glicko2Config)
+    teams: TeamStrategy = TeamStrategy.COMPOSITE_TEAM
+    rank_points: RankPointsConfig = field(default_factory=RankPointsConfig)
+    pending: PendingConfig = field(default_factory=PendingConfig)
+    # Derived once: the rating range Rank Points map onto (read on every update).
+    rating_bounds: tuple[float, float] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rating_bounds", self.algorithm.rating_bounds)
+
+
+@dataclass(frozen=True)
+class Modes:
+    """Every configured mode, plus the default used for modes the file does not list."""
+
+    default: ModeConfig = field(default_factory=lambda: ModeConfig("default"))
+    listed: Mapping[str, ModeConfig] = field(default_factory=dict)
+    accept_unlisted: bool = True
+    _derived: dict[str, ModeConfig] = field(default_factory=dict, compare=False, repr=False)
+
+    def get(self, mode: str) -> ModeConfig:
+        """The configuration for ``mode``; KeyError if unlisted modes are rejected."""
+        found = self.listed.get(mode) or self._derived.get(mode)
+        if found is not None:
+            return found
+        if not self.accept_unlisted:
+            raise KeyError(mode)
+        derived = dataclasses.replace(self.default, name=mode)
+        self._derived[mode] = derived
+        return derived
+
+    def accepts(self, mode: str) -> bool:
+        return self.accept_unlisted or mode in self.listed
+
+    @classmethod
+    def single(cls, config: ModeConfig) -> Modes:
+        """Every mode rated with one configuration (``replay --algorithm``)."""
+        return cls(default=config)
+
+
+def load_modes(path: Path) -> Modes:
+    """Read a modes file; ModesError names the file and the offending key."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModesError(f"{path}: cannot read: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ModesError(f"{path}: not valid TOML: {exc}") from exc
+    return parse_modes(data, source=str(path))
+
+
+def parse_modes(data: Mapping[str, Any], source: str = "modes") -> Modes:
+    _check_keys(data, {"default", "modes"}, source)
+    default_table = _table(data.get("default", {}), f"{source}: [default]")
+    unlisted = default_table.get("unlisted", "default")
+    if unlisted not in ("default", "reject"):
+        raise ModesError(f"{source}: [default] unlisted must be 'default' or 'reject'")
+    default = build_mode("default", default_table, f"{source}: [default]")
+    listed: dict[str, ModeConfig] = {}
+    for name, table in _table(data.get("modes", {}), f"{source}: [modes]").items():
+        where = f"{source}: [modes.{name}]"
+        merged = _merge(default_table, _table(table, where))
+        merged.pop("unlisted", None)
+        listed[name] = build_mode(name, merged, where)
+    return Modes(default=default, listed=listed, accept_unlisted=unlisted == "default")
+
+
+def build_mode(name: str, table: Mapping[str, Any], where: str = "mode") -> ModeConfig:
+    """One mode from its (already merged) table."""
+    algorithms = set(ALGORITHMS)
+    _check_keys(
+        table,
+        {"algorithm", "teams", "unlisted", "rank_points", "pending"} | algorithms,
+        where,
+    )
+    algo_name = table.get("algorithm", "glicko2")
+    if algo_name not in ALGORITHMS:
+        raise ModesError(f"{where}: unknown algorithm {algo_name!r}; one of {sorted(ALGORITHMS)}")
+    try:
+        teams = TeamStrategy(table.get("teams", TeamStrategy.COMPOSITE_TEAM))
+    except ValueError:
+        choices = [t.value for t in TeamStrategy]
+        raise ModesError(f"{where}: teams must be one of {choices}") from None
+    algorithm = _build(ALGORITHMS[algo_name], table.get(algo_name, {}), f"{where}.{algo_name}")
+    rank_points = _build(RankPointsConfig, table.get("rank_points", {}), f"{where}.rank_points")
+    pending_table = dict(_table(table.get("pending", {}), f"{where}.pending"))
+    if "quit_policy" in pending_table:
+        try:
+            pending_table["quit_policy"] = QuitPolicy(pending_table["quit_policy"])
+        except ValueError:
+            raise ModesError(f"{where}.pending: quit_policy must be 'cancel' or 'normal'") from None
+    pending = _build(PendingConfig, pending_table, f"{where}.pending")
+    return ModeConfig(name, algorithm, teams, rank_points, pending)
+
+
+def _build(cls: type[_T], table: object, where: str) -> _T:
+    params = _table(table, where)
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    _check_keys(params, names, where)
+    try:
+        return cls(**params)
+    except (TypeError, ValueError) as exc:
+        raise ModesError(f"{where}: {exc}") from exc
+
+
+def _table(value: object, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ModesError(f"{where}: expected a table")
+    return value
+
+
+def _check_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ModesError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+
+
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged

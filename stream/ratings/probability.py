@@ -1,0 +1,43 @@
+"""Win probabilities and match quality, for evaluation and for matchmakers.
+
+Both deviations always count: an uncertain rating pulls a prediction towards a coin flip.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from stream.ratings.algorithm import AlgorithmConfig, logistic_scale
+from stream.ratings.skill import Skill, SkillLike
+from stream.ratings.teams import composite
+
+
+def win_probability(algorithm: AlgorithmConfig, a: Skill, b: Skill) -> float:
+    """Probability that player ``a`` beats player ``b`` (a draw counted as half)."""
+    return algorithm.expected_score(a, b)
+
+
+def team_win_probability(
+    algorithm: AlgorithmConfig, team_a: Sequence[SkillLike], team_b: Sequence[SkillLike]
+) -> float:
+    """Probability that team ``a`` beats team ``b``, each team as its composite player."""
+    return algorithm.expected_score(composite(team_a), composite(team_b))
+
+
+def match_quality(
+    algorithm: AlgorithmConfig, team_a: Sequence[SkillLike], team_b: Sequence[SkillLike]
+) -> float:
+    """A figure in (0, 1] a matchmaker can sort candidate matches by; higher is better.
+
+    TrueSkill's quality expressed with this algorithm's logistic scale: how likely a draw is,
+    relative to two perfectly known equal teams. Evenly matched, well-known teams score near 1;
+    a rating gap or uncertainty about either side lowers it.
+    """
+    a = composite(team_a)
+    b = composite(team_b)
+    # Per-player performance spread of a logistic curve with this temperature.
+    beta_sq = (logistic_scale(algorithm) * math.pi) ** 2 / 6.0
+    total = 2.0 * beta_sq + a.deviation**2 + b.deviation**2
+    gap = a.rating - b.rating
+    return math.sqrt(2.0 * beta_sq / total) * math.exp(-gap * gap / (2.0 * total))

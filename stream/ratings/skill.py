@@ -1,0 +1,85 @@
+"""Value types shared by every rating algorithm.
+
+Everything here is on the public scale (1500-centred for the Glicko family and Elo), immutable,
+and free of I/O and clocks: times are plain epoch seconds passed in by the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from stream.ratings.fastinit import fast_init
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Skill:
+    """What an algorithm knows about a player: rating, its uncertainty, and volatility.
+
+    ``deviation`` is 0.0 for algorithms without uncertainty (Elo, ZoneStats) and
+    ``volatility`` is None for algorithms without one (all but Glicko-2).
+    """
+
+    rating: float
+    deviation: float = 0.0
+    volatility: float | None = None
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One comparison inside a rating period: an opponent's skill and my score against it.
+
+    ``score`` is 1.0 for a win, 0.5 for a draw and 0.0 for a loss.
+    """
+
+    rating: float
+    deviation: float
+    score: float
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class PlayerState:
+    """A player's stored state in one game mode.
+
+    ``last_played`` is the epoch second of the last rated match (None before the first); the
+    Glicko algorithms grow the deviation from it. ``rank_points`` is the player-facing score.
+    """
+
+    rating: float
+    deviation: float
+    volatility: float | None
+    rank_points: int = 0
+    games: int = 0
+    last_played: float | None = None
+
+    @property
+    def skill(self) -> Skill:
+        return Skill(self.rating, self.deviation, self.volatility)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerStats:
+    """Per-player match statistics used by ZoneStats: score earned and seconds in the game."""
+
+    score: float
+    seconds: float
+
+
+class Rated(Protocol):
+    """Anything with a rating and a deviation (a Skill, a PlayerState, a Result)."""
+
+    @property
+    def rating(self) -> float: ...
+
+    @property
+    def deviation(self) -> float: ...
+
+
+class SkillLike(Rated, Protocol):
+    """Anything an algorithm can rate: a Skill, or a stored PlayerState as it is."""
+
+    @property
+    def volatility(self) -> float | None: ...

@@ -1,0 +1,251 @@
+"""Glicko-2: Glickman's published example, INVERSUS inactivity and bounds, and properties."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stream.ratings import glicko2
+from stream.ratings.glicko2 import SCALE, Glicko2Config
+from stream.ratings.skill import Result, Skill
+
+CONFIG = Glicko2Config()
+
+# Glickman, "Example of the Glicko-2 system": player 1500 / RD 200 / volatility 0.06, tau 0.5.
+PLAYER = Skill(1500.0, 200.0, 0.06)
+OPPONENTS = [
+    Result(1400.0, 30.0, 1.0),
+    Result(1550.0, 100.0, 0.0),
+    Result(1700.0, 300.0, 0.0),
+]
+
+DAY = 86400.0
+MAX_DEVIATION = 2.015 * SCALE
+MIN_DEVIATION = 0.175 * SCALE
+MIN_RATING = 1500.0 - 6.045 * SCALE
+MAX_RATING = 1500.0 + 6.045 * SCALE
+
+
+# --- published reference values -------------------------------------------------------------
+
+
+def test_glickman_example_one_rating_period() -> None:
+    # Glickman's example (published 1464.06 / 151.52 / 0.05999); full precision from an
+    # independent recomputation (rating-vectors reference).
+    new = glicko2.rate(CONFIG, PLAYER, OPPONENTS)
+    assert new.rating == pytest.approx(1464.0506705393013, abs=1e-9)
+    assert new.deviation == pytest.approx(151.51652412385727, abs=1e-9)
+    assert new.volatility == pytest.approx(0.059995984286488495, abs=1e-12)
+    # Glickman's published figures were computed from rounded intermediates, so they agree only
+    # to about their last digit.
+    assert new.rating == pytest.approx(1464.06, abs=0.01)
+    assert new.deviation == pytest.approx(151.52, abs=0.01)
+    assert new.volatility == pytest.approx(0.05999, abs=1e-5)
+
+
+def test_glickman_example_one_game_per_period() -> None:
+    # Same player and opponents, one game per rating period, opponents unchanged, in order
+    # (rating-vectors reference: 1463.788372 / 151.873213 / 0.059997514049860735).
+    skill = PLAYER
+    for result in OPPONENTS:
+        skill = glicko2.rate(CONFIG, skill, [result])
+    assert skill.rating == pytest.approx(1463.788372, abs=5e-7)
+    assert skill.deviation == pytest.approx(151.873213, abs=5e-7)
+    assert skill.volatility == pytest.approx(0.059997514049860735, abs=1e-12)
+
+
+def test_glickman_example_first_game_only() -> None:
+    # rating-vectors reference: 1563.564194 / 175.402656 / 0.059998657.
+    new = glicko2.rate(CONFIG, PLAYER, OPPONENTS[:1])
+    assert new.rating == pytest.approx(1563.564194, abs=5e-7)
+    assert new.deviation == pytest.approx(175.402656, abs=5e-7)
+    assert new.volatility == pytest.approx(0.059998657, abs=5e-10)
+
+
+def test_two_fresh_players_one_game() -> None:
+    # rating-vectors reference (skillratings asserts 1662 / 290 / 0.05999967537233814): winner
+    # 1662.3109 / 290.3190, loser 1337.6891 / 290.3190. Built explicitly: the unrated deviation
+    # 2.015 * 173.7178 is not exactly 350.
+    fresh = Skill(1500.0, 350.0, 0.06)
+    winner = glicko2.rate(CONFIG, fresh, [Result(1500.0, 350.0, 1.0)])
+    loser = glicko2.rate(CONFIG, fresh, [Result(1500.0, 350.0, 0.0)])
+    assert winner.rating == pytest.approx(1662.3109, abs=5e-5)
+    assert loser.rating == pytest.approx(1337.6891, abs=5e-5)
+    assert winner.deviation == pytest.approx(290.3190, abs=5e-5)
+    assert loser.deviation == pytest.approx(290.3190, abs=5e-5)
+    assert winner.volatility == pytest.approx(0.05999967537233814, abs=1e-15)
+    assert loser.volatility == pytest.approx(0.05999967537233814, abs=1e-15)
+
+
+def test_expected_score_combines_both_deviations() -> None:
+    # skillratings: 2000/50 vs 1780/150 -> 0.76 (rounded).
+    p = glicko2.expected_score(Skill(2000.0, 50.0, 0.06), Skill(1780.0, 150.0, 0.06))
+    assert round(p, 2) == 0.76
+    assert CONFIG.expected_score(Skill(2000.0, 50.0, 0.06), Skill(1780.0, 150.0, 0.06)) == p
+
+
+def test_initial_is_the_unrated_player() -> None:
+    skill = CONFIG.initial()
+    assert skill == Skill(1500.0, 2.015 * SCALE, 0.06)
+
+
+# --- inactivity (INVERSUS: 14-day period, 1-day granularity) --------------------------------
+
+
+def test_less_than_one_granularity_step_changes_nothing() -> None:
+    assert glicko2.decay(CONFIG, PLAYER, 23 * 3600.0) == PLAYER
+    assert CONFIG.decay(PLAYER, 0.0) == PLAYER
+    assert CONFIG.decay(PLAYER, -5 * DAY) == PLAYER
+
+
+def test_seven_days_is_half_a_period() -> None:
+    assert glicko2.inactive_periods(CONFIG, 7 * DAY) == 0.5
+    # 7 days and 23 hours still counts 7 whole days.
+    assert glicko2.inactive_periods(CONFIG, 7 * DAY + 23 * 3600.0) == 0.5
+    new = CONFIG.decay(PLAYER, 7 * DAY)
+    # Independently: phi^2 grows by 0.5 * sigma^2 on the internal scale.
+    phi = 200.0 / 173.7178
+    expected = 173.7178 * math.sqrt(phi * phi + 0.5 * 0.06 * 0.06)
+    assert new.deviation == pytest.approx(expected, abs=1e-9)
+    assert new.rating == pytest.approx(1500.0, abs=1e-9)
+    assert new.volatility == 0.06
+
+
+def test_decay_never_exceeds_the_unrated_deviation() -> None:
+    # 50 years are 1303 periods: phi^2 would grow by 1303 * 0.06^2 = 4.7 > 2.015^2 = 4.06.
+    new = CONFIG.decay(PLAYER, 50 * 365 * DAY)
+    assert new.deviation == pytest.approx(MAX_DEVIATION, abs=1e-9)
+
+
+def test_rate_without_results_is_one_inactive_period() -> None:
+    assert CONFIG.rate(PLAYER, []) == CONFIG.decay(PLAYER, 14 * DAY)
+
+
+def test_rating_bounds() -> None:
+    lo, hi = CONFIG.rating_bounds
+    assert lo == pytest.approx(MIN_RATING, abs=1e-9)
+    assert hi == pytest.approx(MAX_RATING, abs=1e-9)
+
+
+def test_bounds_clamp_an_extreme_win() -> None:
+    # A top-rated, uncertain player beating an even stronger one would leave the range.
+    top = Skill(MAX_RATING - 1.0, MAX_DEVIATION, 0.08)
+    new = CONFIG.rate(top, [Result(MAX_RATING, 30.0, 1.0)])
+    assert new.rating == pytest.approx(MAX_RATING, abs=1e-9)
+
+
+def test_a_game_can_raise_the_deviation_slightly() -> None:
+    # Why the deviation property below is not "never grows": a near-certain, well-established
+    # player (RD 30.7, volatility at 0.08) beating a very uncertain, much weaker opponent learns
+    # almost nothing (1/v tiny), while the volatility term still adds sigma'^2.
+    player = Skill(1974.9104536950156, 30.698972482246347, 0.07989902878646077)
+    new = CONFIG.rate(player, [Result(605.7036244250501, 305.23271081727466, 1.0)])
+    assert new.deviation > player.deviation + 2.9
+    assert new.volatility is not None
+    phi = player.deviation / SCALE
+    assert new.deviation <= SCALE * math.sqrt(phi * phi + new.volatility**2)
+
+
+def test_invalid_configs_are_refused() -> None:
+    with pytest.raises(ValueError):
+        Glicko2Config(tau=0.0)
+    with pytest.raises(ValueError):
+        Glicko2Config(min_deviation=3.0)
+    with pytest.raises(ValueError):
+        Glicko2Config(min_volatility=0.07)
+    with pytest.raises(ValueError):
+        Glicko2Config(period_days=0.0)
+
+
+# --- properties -----------------------------------------------------------------------------
+
+scores = st.sampled_from([0.0, 0.5, 1.0])
+any_ratings = st.floats(min_value=-1000.0, max_value=4000.0)
+any_deviations = st.floats(min_value=0.0, max_value=700.0)
+any_volatilities = st.floats(min_value=0.01, max_value=0.2)
+any_results = st.lists(st.builds(Result, any_ratings, any_deviations, scores), max_size=6)
+
+ratings_in_bounds = st.floats(min_value=MIN_RATING, max_value=MAX_RATING)
+deviations_in_bounds = st.floats(min_value=MIN_DEVIATION, max_value=MAX_DEVIATION)
+volatilities_in_bounds = st.floats(min_value=0.04, max_value=0.08)
+skills_in_bounds = st.builds(Skill, ratings_in_bounds, deviations_in_bounds, volatilities_in_bounds)
+opponents = st.builds(Result, ratings_in_bounds, deviations_in_bounds, scores)
+
+
+def assert_in_bounds(skill: Skill) -> None:
+    assert MIN_RATING - 1e-9 <= skill.rating <= MAX_RATING + 1e-9
+    assert MIN_DEVIATION - 1e-9 <= skill.deviation <= MAX_DEVIATION + 1e-9
+    assert skill.volatility is not None
+    assert 0.04 <= skill.volatility <= 0.08
+
+
+@settings(deadline=None)
+@given(
+    st.builds(Skill, any_ratings, any_deviations, any_volatilities),
+    any_results,
+    st.floats(min_value=0.0, max_value=10 * 365 * DAY),
+)
+def test_bounds_hold_for_arbitrary_inputs(skill: Skill, results: list[Result], gap: float) -> None:
+    rated = CONFIG.rate(skill, results)
+    assert_in_bounds(rated)
+    assert_in_bounds(CONFIG.decay(rated, gap))
+
+
+@settings(deadline=None)
+@given(skills_in_bounds, st.builds(Result, ratings_in_bounds, deviations_in_bounds, st.just(1.0)))
+def test_a_win_never_lowers_and_a_loss_never_raises(skill: Skill, win: Result) -> None:
+    assert CONFIG.rate(skill, [win]).rating >= skill.rating
+    loss = Result(win.rating, win.deviation, 0.0)
+    assert CONFIG.rate(skill, [loss]).rating <= skill.rating
+
+
+@settings(deadline=None)
+@given(skills_in_bounds, skills_in_bounds)
+def test_expected_scores_sum_to_one(a: Skill, b: Skill) -> None:
+    assert CONFIG.expected_score(a, b) + CONFIG.expected_score(b, a) == pytest.approx(
+        1.0, abs=1e-12
+    )
+
+
+@settings(deadline=None)
+@given(
+    st.floats(min_value=1000.0, max_value=2000.0),
+    st.floats(min_value=1000.0, max_value=2000.0),
+    st.floats(min_value=MIN_DEVIATION, max_value=200.0),
+    volatilities_in_bounds,
+)
+def test_equal_deviation_changes_are_mirror_images(
+    r_a: float, r_b: float, deviation: float, volatility: float
+) -> None:
+    # Ratings and deviations small enough that no bound is reached, which would break symmetry.
+    a = Skill(r_a, deviation, volatility)
+    b = Skill(r_b, deviation, volatility)
+    new_a = CONFIG.rate(a, [Result(r_b, deviation, 1.0)])
+    new_b = CONFIG.rate(b, [Result(r_a, deviation, 0.0)])
+    assert new_a.rating - r_a == pytest.approx(-(new_b.rating - r_b), abs=1e-6)
+    assert new_a.deviation == pytest.approx(new_b.deviation, abs=1e-6)
+    assert new_a.volatility == pytest.approx(new_b.volatility, abs=1e-9)
+
+
+@settings(deadline=None)
+@given(skills_in_bounds, st.lists(opponents, max_size=4), st.floats(0.0, 400 * DAY))
+def test_deterministic(skill: Skill, results: list[Result], gap: float) -> None:
+    assert CONFIG.rate(skill, results) == CONFIG.rate(skill, results)
+    assert CONFIG.decay(skill, gap) == CONFIG.decay(skill, gap)
+
+
+@settings(deadline=None)
+@given(skills_in_bounds, opponents)
+def test_a_game_adds_at_most_the_volatility_term(skill: Skill, result: Result) -> None:
+    # What holds (no time passed): phi'^2 = 1 / (1 / (phi^2 + sigma'^2) + 1/v) < phi^2 + sigma'^2,
+    # sigma' being the new volatility. The returned volatility is sigma' unless it was clamped
+    # at the top, so the check is made when it was not.
+    new = CONFIG.rate(skill, [result])
+    assert new.volatility is not None
+    if new.volatility < CONFIG.max_volatility:
+        phi = skill.deviation / SCALE
+        bound = max(MIN_DEVIATION, SCALE * math.sqrt(phi * phi + new.volatility**2))
+        assert new.deviation <= bound * (1.0 + 1e-12)

@@ -1,0 +1,82 @@
+"""Modes file: defaults, per-mode overrides, unlisted modes, and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stream.ratings.elo import EloConfig
+from stream.ratings.glicko2 import Glicko2Config
+from stream.ratings.modes import Modes, ModesError, QuitPolicy, load_modes, parse_modes
+from stream.ratings.teams import TeamStrategy
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "modes.example.toml"
+
+
+def test_built_in_defaults() -> None:
+    mode = Modes().get("anything")
+    assert mode.name == "anything"
+    assert mode.algorithm == Glicko2Config()
+    assert mode.teams is TeamStrategy.COMPOSITE_TEAM
+    assert mode.pending.grace_seconds == 60.0 and mode.pending.timeout_seconds == 7200.0
+    assert mode.pending.quit_policy is QuitPolicy.CANCEL
+
+
+def test_example_file_loads_every_algorithm() -> None:
+    modes = load_modes(EXAMPLE)
+    assert modes.get("ranked-1v1").algorithm == Glicko2Config()
+    assert modes.get("casual-2v2").teams is TeamStrategy.COMPOSITE_OPPONENT
+    assert modes.get("arena-ffa").algorithm == EloConfig(max_gain=32.0)
+    assert modes.get("mech-brawl").algorithm.name == "zonestats"
+    assert modes.get("fighting-ft2").algorithm.name == "glicko1"
+    assert modes.get("not-listed").algorithm == Glicko2Config()
+
+
+def test_mode_tables_lay_over_the_default() -> None:
+    modes = parse_modes(
+        {
+            "default": {"glicko2": {"tau": 0.3}, "pending": {"grace_seconds": 30.0}},
+            "modes": {"duel": {"glicko2": {"period_days": 7.0}}, "brawl": {"algorithm": "elo"}},
+        }
+    )
+    duel = modes.get("duel")
+    assert duel.algorithm == Glicko2Config(tau=0.3, period_days=7.0)
+    assert duel.pending.grace_seconds == 30.0
+    assert modes.get("brawl").algorithm == EloConfig()
+    assert modes.get("other").algorithm == Glicko2Config(tau=0.3)
+
+
+def test_unlisted_modes_can_be_rejected() -> None:
+    modes = parse_modes({"default": {"unlisted": "reject"}, "modes": {"duel": {}}})
+    assert modes.accepts("duel") and not modes.accepts("other")
+    with pytest.raises(KeyError):
+        modes.get("other")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"defaults": {}}, "unknown key(s) ['defaults']"),
+        ({"default": {"algorithm": "trueskill"}}, "unknown algorithm 'trueskill'"),
+        ({"default": {"teams": "solo"}}, "teams must be one of"),
+        ({"default": {"glicko2": {"taw": 0.5}}}, "[default].glicko2: unknown key(s) ['taw']"),
+        ({"default": {"glicko2": {"tau": -1.0}}}, "tau must be positive"),
+        ({"modes": {"x": {"pending": {"quit_policy": "win"}}}}, "quit_policy must be"),
+        ({"default": {"unlisted": "maybe"}}, "unlisted must be"),
+        ({"modes": {"x": 3}}, "[modes.x]: expected a table"),
+    ],
+)
+def test_bad_modes_files_name_the_key(data: dict[str, object], message: str) -> None:
+    with pytest.raises(ModesError) as info:
+        parse_modes(data, source="m.toml")
+    assert message in str(info.value)
+
+
+def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
+    with pytest.raises(ModesError, match="cannot read"):
+        load_modes(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[default\n")
+    with pytest.raises(ModesError, match="not valid TOML"):
+        load_modes(bad)

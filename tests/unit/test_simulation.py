@@ -1,0 +1,283 @@
+"""The match simulator: determinism, model properties, and writer round trips."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import math
+import statistics
+from dataclasses import replace
+from pathlib import Path
+
+import orjson
+import pytest
+
+from stream.events import decode_match_finished
+from stream.history import read_history
+from stream.simulation import (
+    SimulatedMatch,
+    SimulationConfig,
+    Simulator,
+    match_finished_event,
+    simulate,
+    write_csv,
+    write_jsonl,
+)
+from stream.simulation.core import DEFAULT_START
+
+
+def run(**changes: object) -> list[SimulatedMatch]:
+    return list(simulate(replace(SimulationConfig(matches=500, players=100), **changes)))
+
+
+def test_same_seed_same_history_other_seed_different() -> None:
+    first = run(seed=3, team_size=2, draw_probability=0.1, quit_probability=0.05, drift_sd=5)
+    again = run(seed=3, team_size=2, draw_probability=0.1, quit_probability=0.05, drift_sd=5)
+    other = run(seed=4, team_size=2, draw_probability=0.1, quit_probability=0.05, drift_sd=5)
+    assert first == again
+    assert first != other
+
+
+def test_defaults_are_1v1_without_stats() -> None:
+    matches = list(simulate(SimulationConfig(matches=200)))
+    assert len(matches) == 200
+    for match in matches:
+        assert len(match.teams) == 2
+        assert all(len(team) == 1 for team in match.teams)
+        assert match.teams[0] != match.teams[1]
+        assert match.ranks in ((0, 1), (1, 0))  # no draws by default
+        assert match.stats is None
+        assert match.quitters == frozenset()
+        assert match.mode == "1v1"
+        assert set(match.true_skills) == {match.teams[0][0], match.teams[1][0]}
+    assert matches[0].match_id == "sim0-1"
+    assert len({m.match_id for m in matches}) == 200
+
+
+def test_times_increase_in_whole_milliseconds_from_start() -> None:
+    matches = run(matches_per_second=0.5)
+    times = [m.at for m in matches]
+    assert times[0] > DEFAULT_START
+    assert all(a < b for a, b in itertools.pairwise(times))
+    assert all(round(t * 1000) / 1000 == t for t in times)
+    mean_gap = (times[-1] - DEFAULT_START) / len(times)
+    assert 1.6 < mean_gap < 2.4  # 0.5 matches per second
+
+
+def test_team_and_ffa_shapes_and_stats() -> None:
+    for team_size, teams, mode in ((2, 2, "2v2"), (1, 8, "ffa8"), (2, 4, "4x2")):
+        matches = run(team_size=team_size, teams=teams)
+        for match in matches:
+            assert match.mode == mode
+            assert len(match.teams) == teams
+            assert all(len(team) == team_size for team in match.teams)
+            players = [p for team in match.teams for p in team]
+            assert len(set(players)) == len(players)
+            assert sorted(match.ranks) == list(range(teams))  # a permutation without draws
+            assert match.stats is not None
+            assert set(match.stats) == set(players)
+            for stats in match.stats.values():
+                assert stats.score >= 0
+                assert 0 < stats.seconds <= 900 * 1.3 + 1
+
+
+def test_named_mode_and_forced_stats() -> None:
+    match = run(mode="ranked", stats=True)[0]
+    assert match.mode == "ranked"
+    assert match.stats is not None
+
+
+def test_draws() -> None:
+    matches = run(matches=2000, draw_probability=0.3)
+    draws = sum(1 for m in matches if m.ranks == (0, 0))
+    assert 0.25 < draws / len(matches) < 0.35
+    ffa = run(teams=4, draw_probability=0.5)
+    assert any(len(set(m.ranks)) < 4 for m in ffa)
+    for match in ffa:
+        assert min(match.ranks) == 0
+
+
+def test_quitters_finish_behind_teams_without_quitters() -> None:
+    matches = run(team_size=2, quit_probability=0.2)
+    with_quitters = [m for m in matches if m.quitters]
+    assert with_quitters
+    for match in with_quitters:
+        assert match.stats is not None
+        quitting = [any(p in match.quitters for p in team) for team in match.teams]
+        if all(quitting):
+            continue
+        worst_clean = max(r for r, q in zip(match.ranks, quitting, strict=True) if not q)
+        best_quitting = min(r for r, q in zip(match.ranks, quitting, strict=True) if q)
+        assert worst_clean < best_quitting
+        for player in match.quitters:
+            assert match.stats[player].seconds < max(s.seconds for s in match.stats.values())
+
+
+def test_outcomes_follow_the_logistic_curve() -> None:
+    matches = run(matches=20_000, players=2000, matchmaking_noise=300)
+    # Bucket by the true skill gap and compare the win rate with 1 / (1 + 10^(-gap/400)).
+    buckets: dict[int, list[float]] = {}
+    for match in matches:
+        a, b = match.teams[0][0], match.teams[1][0]
+        gap = match.true_skills[a] - match.true_skills[b]
+        buckets.setdefault(round(gap / 100), []).append(1.0 if match.ranks == (0, 1) else 0.0)
+    checked = 0
+    for bucket, wins in buckets.items():
+        if len(wins) < 500:
+            continue
+        expected = 1 / (1 + 10 ** (-bucket * 100 / 400))
+        assert abs(statistics.fmean(wins) - expected) < 0.05
+        checked += 1
+    assert checked >= 3
+
+
+def test_matchmaking_pairs_similar_players() -> None:
+    def mean_gap(noise: float, pool: int) -> float:
+        matches = run(matches=3000, matchmaking_noise=noise, pool_size=pool)
+        return statistics.fmean(
+            abs(m.true_skills[m.teams[0][0]] - m.true_skills[m.teams[1][0]]) for m in matches
+        )
+
+    assert mean_gap(0, 32) < mean_gap(0, 2) / 3  # 2 = random pairing
+    assert mean_gap(0, 32) < mean_gap(300, 32)
+
+
+def test_true_skills_are_normal_and_drift() -> None:
+    simulator = Simulator(SimulationConfig(matches=4000, players=3000, initial_players=3000))
+    before = dict(simulator.true_skills)
+    assert before == {}  # nobody has joined before the run
+    list(simulator)
+    skills = list(simulator.true_skills.values())
+    assert len(skills) == 3000
+    assert abs(statistics.fmean(skills) - 1500) < 20
+    assert abs(statistics.stdev(skills) - 300) < 20
+
+    still = Simulator(SimulationConfig(matches=300, players=50, seed=1))
+    moving = Simulator(SimulationConfig(matches=300, players=50, seed=1, drift_sd=20))
+    last_still = {p: s for m in still for p, s in m.true_skills.items()}
+    last_moving = {p: s for m in moving for p, s in m.true_skills.items()}
+    # Without drift a skill never changes; with it, the last match's skill is not the final one.
+    assert last_still == {p: still.true_skills[p] for p in last_still}
+    assert last_moving != {p: moving.true_skills[p] for p in last_moving}
+
+
+def test_population_grows_over_the_run() -> None:
+    simulator = Simulator(SimulationConfig(matches=1000, players=500, initial_players=50))
+    seen_by_half: set[str] = set()
+    for number, match in enumerate(simulator):
+        if number == 0:
+            assert len(simulator.true_skills) == 50
+        if number < 500:
+            seen_by_half.update(match.true_skills)
+    assert len(simulator.true_skills) == 500
+    assert max(seen_by_half) < "p000300"  # later joiners cannot have played yet
+
+
+def test_breaks_create_long_gaps() -> None:
+    def longest_gap_days(break_probability: float) -> float:
+        matches = run(
+            matches=3000,
+            matches_per_second=0.002,  # about 17 days
+            break_probability=break_probability,
+            break_days=5,
+        )
+        last: dict[str, float] = {}
+        longest = 0.0
+        for match in matches:
+            for player in match.true_skills:
+                if player in last:
+                    longest = max(longest, match.at - last[player])
+                last[player] = match.at
+        return longest / 86400
+
+    assert longest_gap_days(0.0) < 3
+    assert longest_gap_days(0.02) > 6
+
+
+def test_everyone_on_a_break_is_called_back() -> None:
+    matches = run(matches=300, players=4, break_probability=1.0, break_days=30)
+    assert len(matches) == 300  # the simulator never stalls
+
+
+def test_simulator_runs_once() -> None:
+    simulator = Simulator(SimulationConfig(matches=3))
+    list(simulator)
+    with pytest.raises(RuntimeError, match="runs once"):
+        iter(simulator)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"teams": 1}, "teams must be >= 2, got 1"),
+        ({"team_size": 0}, "team_size must be >= 1, got 0"),
+        ({"players": 3, "team_size": 2}, "players must be at least team_size * teams = 4, got 3"),
+        ({"initial_players": 1}, "initial_players must be between 2 and players (1000), got 1"),
+        ({"draw_probability": 1.5}, "draw_probability must be between 0 and 1, got 1.5"),
+        ({"matches_per_second": 0}, "matches_per_second must be > 0, got 0"),
+        ({"skill_sd": math.nan}, "skill_sd must be >= 0, got nan"),
+        ({"pool_size": 3, "teams": 4}, "pool_size must be at least 4, got 3"),
+        ({"matches": -1}, "matches must be >= 0, got -1"),
+        ({"mode": ""}, "mode must not be empty"),
+    ],
+)
+def test_config_validation(changes: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        SimulationConfig(**changes)  # type: ignore[arg-type]
+    assert str(caught.value) == message
+
+
+# --- writers -----------------------------------------------------------------------------------
+
+
+def test_csv_round_trip(tmp_path: Path) -> None:
+    matches = list(simulate(SimulationConfig(matches=1000, players=200, draw_probability=0.2)))
+    path = tmp_path / "sim.csv"
+    with path.open("w", newline="") as out:
+        assert write_csv(matches, out) == 1000
+    assert path.read_text().splitlines()[0] == "played_at,player_a,player_b,score_a"
+    assert path.read_text().splitlines()[1].split(",")[0].endswith("Z")
+    read = list(read_history(path))
+    assert len(read) == 1000
+    for row, (original, back) in enumerate(zip(matches, read, strict=True), start=2):
+        assert back.row == row
+        assert back.match_id == f"row-{row}"
+        assert back.mode is None
+        assert back.at == original.at  # exactly: times are whole milliseconds
+        assert back.teams == original.teams
+        assert back.ranks == original.ranks
+
+
+def test_jsonl_round_trip_with_stats_and_quitters(tmp_path: Path) -> None:
+    config = SimulationConfig(matches=300, players=100, team_size=3, quit_probability=0.05)
+    matches = list(simulate(config))
+    assert any(m.quitters for m in matches)
+    path = tmp_path / "sim.jsonl"
+    with path.open("w") as out:
+        assert write_jsonl(matches, out) == 300
+    read = list(read_history(path))
+    for number, (original, back) in enumerate(zip(matches, read, strict=True), start=1):
+        assert back.row == number
+        assert (back.match_id, back.mode, back.at) == (original.match_id, "3v3", original.at)
+        assert (back.teams, back.ranks, back.quitters) == (
+            original.teams,
+            original.ranks,
+            original.quitters,
+        )
+        assert back.stats is not None
+        assert original.stats is not None
+        assert dict(back.stats) == dict(original.stats)
+
+
+def test_events_are_valid_match_finished() -> None:
+    for match in simulate(SimulationConfig(matches=50, teams=5, quit_probability=0.1)):
+        event = match_finished_event(match)
+        parsed = decode_match_finished(orjson.dumps(event))
+        assert parsed.teams == match.teams
+        assert event["finished_at"].endswith("Z")
+
+
+def test_write_csv_refuses_team_matches() -> None:
+    matches = simulate(SimulationConfig(matches=2, team_size=2))
+    with pytest.raises(ValueError, match="is not 1v1"):
+        write_csv(matches, io.StringIO())
