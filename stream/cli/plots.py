@@ -25,8 +25,9 @@ def calibration_plot(metrics: PredictionMetrics, path: Path, title: str) -> None
     top.plot(predicted, observed, marker="o", label="ratings")
     top.set_ylabel("observed win frequency")
     top.set_title(
-        f"{title}\nlog loss {metrics.log_loss:.4f}  brier {metrics.brier:.4f}  "
-        f"accuracy {metrics.accuracy:.3f}  ({metrics.matches} matches)"
+        f"{title}\n{metrics.matches:,} matches: log loss {metrics.log_loss:.4f}, "
+        f"brier {metrics.brier:.4f}, accuracy {metrics.accuracy:.3f}",
+        fontsize=10,
     )
     top.legend(loc="upper left")
     top.set_xlim(0, 1)

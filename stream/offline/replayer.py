@@ -80,8 +80,9 @@ class Replayer:
         if self._seeds:
             self._seed(name, mode, table, match)
         get = table.get
+        teams = match.teams
         if match.quitters:
-            plan = rated_players(mode, match.teams, match.quitters)
+            plan = rated_players(mode, teams, match.quitters)
             updates = {
                 pid: rate_player(mode, pid, get(pid), match, table, forced)
                 for pid, forced in plan.items()
@@ -89,16 +90,19 @@ class Replayer:
         else:
             updates = {
                 pid: rate_player(mode, pid, get(pid), match, table)
-                for team in match.teams
+                for team in teams
                 for pid in team
             }
         # Written back only after everyone is rated: each player meets the others' old states.
-        table.update({pid: update.state for pid, update in updates.items()})
+        for pid, update in updates.items():
+            table[pid] = update.state
         return updates
 
     def predict(self, match: HistoryMatch) -> list[tuple[float, float]]:
         """(probability that team i beats team j, actual score) for every pair of teams."""
-        _, mode, table = self.mode_of(match)
+        name, mode, table = self.mode_of(match)
+        if self._seeds:
+            self._seed(name, mode, table, match)
         algorithm = mode.algorithm
         fresh = initial_state(mode)
         teams = [

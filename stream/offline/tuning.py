@@ -63,6 +63,7 @@ class Trial:
 
 @dataclass(frozen=True, slots=True)
 class TuneResult:
+    base: ModeConfig
     best: ModeConfig
     best_log_loss: float
     baseline_log_loss: float
@@ -106,30 +107,29 @@ def tune(
     baseline = best_loss = run(base)
     for _ in range(rounds):
         improved = False
-        for name, values in grid.items():
-            for value in values:
+        for options in grid.values():
+            for overrides in options:
                 try:
-                    candidate = dataclasses.replace(
-                        best,
-                        algorithm=dataclasses.replace(cast(Any, best.algorithm), **{name: value}),
-                    )
+                    algorithm = dataclasses.replace(cast(Any, best.algorithm), **overrides)
                 except ValueError:
                     continue  # outside the algorithm's valid range in this combination
+                candidate = dataclasses.replace(best, algorithm=algorithm)
                 loss = run(candidate)
-                if loss < best_loss - 1e-9:
+                if loss < best_loss - MIN_GAIN:
                     best, best_loss, improved = candidate, loss, True
         if not improved:
             break
-    return TuneResult(best, best_loss, baseline, scored, tuple(trials))
+    return TuneResult(base, best, best_loss, baseline, scored, tuple(trials))
 
 
 def modes_toml_section(result: TuneResult, section: str, source: str) -> str:
     """The winning configuration as a ready-to-paste modes.toml section."""
     algorithm = result.best.algorithm
-    defaults = type(algorithm)()
+    start = result.base.algorithm
     lines = [
         f"# tuned on {source}: log loss {result.best_log_loss:.5f} on the last "
-        f"{result.scored_matches} matches (defaults: {result.baseline_log_loss:.5f})",
+        f"{result.scored_matches} matches (starting configuration: "
+        f"{result.baseline_log_loss:.5f})",
         f"[{section}]",
         f'algorithm = "{algorithm.name}"',
         f'teams = "{result.best.teams.value}"',
@@ -137,6 +137,6 @@ def modes_toml_section(result: TuneResult, section: str, source: str) -> str:
     ]
     for field in dataclasses.fields(algorithm):
         value = getattr(algorithm, field.name)
-        marker = "" if value == getattr(defaults, field.name) else "  # tuned"
+        marker = "" if value == getattr(start, field.name) else "  # tuned"
         lines.append(f"{field.name} = {value!r}{marker}")
     return "\n".join(lines) + "\n"

@@ -109,7 +109,12 @@ def rate_player(
     at = match.at
     if state is None:
         state = initial_state(mode)
-    own = skill_at(algorithm, state, at)
+    # skill_at() written out for the player and the opponent: this is the replay's hot path.
+    step = mode.decay_step_seconds
+    last = state.last_played
+    own: SkillLike = (
+        state if last is None or at - last < step else algorithm.decay(state, at - last)
+    )
     teams = match.teams
     if (
         len(teams) == 2
@@ -129,7 +134,10 @@ def rate_player(
         else:
             raise ValueError(f"player {player_id!r} is not in the match")
         snap = snapshots.get(opponent_id)
-        opponent = skill_at(algorithm, initial_state(mode) if snap is None else snap, at)
+        if snap is None:
+            snap = initial_state(mode)
+        seen = snap.last_played
+        opponent = snap if seen is None or at - seen < step else algorithm.decay(snap, at - seen)
         opponent_rating = opponent.rating
         if mode.teams is TeamStrategy.COMPOSITE_TEAM:
             mine = snapshots.get(player_id)
@@ -145,6 +153,20 @@ def rate_player(
         new_skill, score, expected, upset = _rate_many(
             mode, player_id, state, own, match, snapshots, forced_score
         )
+    return _finish(mode, state, at, new_skill, score, expected, upset)
+
+
+def _finish(
+    mode: ModeConfig,
+    state: PlayerState,
+    at: float,
+    new_skill: SkillLike,
+    score: float,
+    expected: float,
+    upset: float,
+) -> PlayerUpdate:
+    """The new state after a rated match: Rank Points, one more game, the latest play time."""
+    last = state.last_played
     rank_points = next_rank_points(
         mode.rank_points,
         mode.rating_bounds,
@@ -154,7 +176,6 @@ def rate_player(
         score,
         upset,
     )
-    last = state.last_played
     new_state = PlayerState(
         new_skill.rating,
         new_skill.deviation,

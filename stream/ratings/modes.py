@@ -76,9 +76,12 @@ class ModeConfig:
     pending: PendingConfig = field(default_factory=PendingConfig)
     # Derived once: the rating range Rank Points map onto (read on every update).
     rating_bounds: tuple[float, float] = field(init=False, repr=False, compare=False)
+    # Derived once: less inactivity than this changes nothing (checked twice per update).
+    decay_step_seconds: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rating_bounds", self.algorithm.rating_bounds)
+        object.__setattr__(self, "decay_step_seconds", self.algorithm.decay_step_seconds)
 
 
 @dataclass(frozen=True)

@@ -90,9 +90,7 @@ def test_replay_jsonl_events_per_mode_with_modes_file(tmp_path: Path) -> None:
 
 def test_seed_ratings_set_starting_states(tmp_path: Path) -> None:
     history = tmp_path / "h.csv"
-    history.write_text(
-        "played_at,player_a,player_b,score_a\n2026-03-01T10:00:00Z,vet,rookie,0\n"
-    )
+    history.write_text("played_at,player_a,player_b,score_a\n2026-03-01T10:00:00Z,vet,rookie,0\n")
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text('{"player_id": "vet", "rating": 2100, "deviation": 50}\n')
     out = tmp_path / "out.jsonl"
@@ -106,7 +104,9 @@ def test_seed_ratings_set_starting_states(tmp_path: Path) -> None:
     assert vet["games"] == 1
 
 
-def test_malformed_row_stops_with_line_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_row_stops_with_line_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text(
         "played_at,player_a,player_b,score_a\n"
@@ -156,7 +156,9 @@ def test_evaluate_plot_writes_a_png(history: Path, tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_tune_prints_a_modes_section_that_loads(history: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_tune_prints_a_modes_section_that_loads(
+    history: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["tune", str(history), "--algorithm", "elo", "--rounds", "1"]) == 0
     out = capsys.readouterr().out
     parsed = tomllib.loads(out)
@@ -165,7 +167,7 @@ def test_tune_prints_a_modes_section_that_loads(history: Path, capsys: pytest.Ca
     assert section["elo"]["max_gain"] in (4.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0)
     header = re.match(
         r"# tuned on history.csv: log loss ([0-9.]+) on the last (\d+) matches "
-        r"\(defaults: ([0-9.]+)\)",
+        r"\(starting configuration: ([0-9.]+)\)",
         out.splitlines()[0],
     )
     assert header is not None, out

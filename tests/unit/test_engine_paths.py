@@ -1,0 +1,192 @@
+"""rate_player's 1v1 fast path against the general path (_rate_many), bit for bit."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stream.ratings import engine
+from stream.ratings.elo import EloConfig
+from stream.ratings.engine import MatchView, PlayerUpdate, initial_state, rate_player, skill_at
+from stream.ratings.glicko1 import Glicko1Config
+from stream.ratings.glicko2 import Glicko2Config
+from stream.ratings.modes import ModeConfig
+from stream.ratings.rank_points import RankPointsConfig
+from stream.ratings.skill import PlayerState
+from stream.ratings.teams import TeamStrategy
+
+DAY = 86400.0
+T0 = 1_700_000_000.0
+REAL_RATE_MANY = engine._rate_many
+
+MODES = [
+    ModeConfig(f"{algorithm.name}-{teams.value}-{bonus}", algorithm, teams, rank_points)
+    for algorithm in (Glicko2Config(), Glicko1Config(), EloConfig())
+    for teams in TeamStrategy
+    for bonus, rank_points in (
+        ("plain", RankPointsConfig()),
+        ("upset", RankPointsConfig(upset_bonus=250.0)),
+    )
+]
+
+
+def general_path(
+    mode: ModeConfig,
+    player_id: str,
+    state: PlayerState | None,
+    match: MatchView,
+    snapshots: Mapping[str, PlayerState],
+    forced_score: float | None,
+) -> PlayerUpdate:
+    """What rate_player computes when it does not take the 1v1 shortcut."""
+    if state is None:
+        state = initial_state(mode)
+    own = skill_at(mode.algorithm, state, match.at)
+    rated = REAL_RATE_MANY(mode, player_id, state, own, match, snapshots, forced_score)
+    return engine._finish(mode, state, match.at, *rated)
+
+
+def fast_path(
+    mode: ModeConfig,
+    player_id: str,
+    state: PlayerState | None,
+    match: MatchView,
+    snapshots: Mapping[str, PlayerState],
+    forced_score: float | None,
+) -> PlayerUpdate:
+    """rate_player with the general path disabled, so the shortcut must be the one taken."""
+
+    def forbidden(*args: Any) -> Any:
+        raise AssertionError("rate_player left the 1v1 fast path")
+
+    with mock.patch.object(engine, "_rate_many", forbidden):
+        return rate_player(mode, player_id, state, match, snapshots, forced_score)
+
+
+# --- strategies ------------------------------------------------------------------------------
+
+ages = st.one_of(
+    st.none(),
+    # From a few days in the future (older match: no inactivity) to two months ago.
+    st.floats(-3 * DAY, 60 * DAY, allow_nan=False),
+    st.integers(-3, 60).map(lambda days: days * DAY),
+)
+
+
+@st.composite
+def player_states(draw: st.DrawFn, at: float) -> PlayerState:
+    age = draw(ages)
+    return PlayerState(
+        draw(st.floats(0.0, 3000.0, allow_nan=False)),
+        draw(st.floats(1.0, 500.0, allow_nan=False)),
+        draw(st.one_of(st.none(), st.floats(0.02, 0.12, allow_nan=False))),
+        draw(st.integers(0, 10000)),
+        draw(st.integers(0, 5000)),
+        None if age is None else at - age,
+    )
+
+
+@dataclass(frozen=True)
+class Case:
+    mode: ModeConfig
+    player_id: str
+    state: PlayerState | None
+    match: MatchView
+    snapshots: dict[str, PlayerState]
+    forced_score: float | None
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    at = T0 + draw(st.floats(0.0, 30 * DAY, allow_nan=False))
+    mode = draw(st.sampled_from(MODES))
+    me, other = "me", "them"
+    teams = ((me,), (other,)) if draw(st.booleans()) else ((other,), (me,))
+    ranks = draw(st.sampled_from([(0, 1), (1, 0), (0, 0), (3, 7), (2, 2)]))
+    state = draw(st.one_of(st.none(), player_states(at)))
+    snapshots: dict[str, PlayerState] = {}
+    own_kind = draw(st.sampled_from(["missing", "same", "other"]))
+    if own_kind == "same" and state is not None:
+        snapshots[me] = state
+    elif own_kind == "other":
+        # A different object with different values: the player moved since the match started.
+        snapshots[me] = draw(player_states(at))
+    if draw(st.booleans()):
+        snapshots[other] = draw(player_states(at))
+    forced = draw(st.sampled_from([None, None, 0.0]))
+    return Case(mode, me, state, MatchView(teams, ranks, at), snapshots, forced)
+
+
+# --- properties ------------------------------------------------------------------------------
+
+
+@settings(deadline=None, max_examples=300)
+@given(cases())
+def test_fast_path_equals_general_path_exactly(case: Case) -> None:
+    args = (case.mode, case.player_id, case.state, case.match, case.snapshots, case.forced_score)
+    fast = fast_path(*args)
+    general = general_path(*args)
+    assert fast == general
+    # Field by field too, so a failure names the field (and == on floats is exact).
+    assert fast.state.rating == general.state.rating
+    assert fast.state.deviation == general.state.deviation
+    assert fast.state.volatility == general.state.volatility
+    assert fast.state.rank_points == general.state.rank_points
+    assert fast.state.games == general.state.games
+    assert fast.state.last_played == general.state.last_played
+    assert fast.score == general.score
+    assert fast.expected_score == general.expected_score
+
+
+@settings(deadline=None, max_examples=100)
+@given(cases())
+def test_both_players_of_a_match_agree_across_paths(case: Case) -> None:
+    # The opponent's side of the same match, with the same snapshots.
+    other = "them"
+    state = case.snapshots.get(other)
+    args = (case.mode, other, state, case.match, case.snapshots, case.forced_score)
+    assert fast_path(*args) == general_path(*args)
+
+
+# --- hand-picked cases -----------------------------------------------------------------------
+
+
+def test_own_snapshot_differing_from_state_shifts_the_composite_team_opponent() -> None:
+    # Under composite_team the opponent is moved by (own now - own at match start); the paths
+    # must agree on that, and it must actually change the result.
+    mode = ModeConfig("g2", Glicko2Config(), TeamStrategy.COMPOSITE_TEAM)
+    state = PlayerState(1650.0, 80.0, 0.06, 5000, 20, T0 - DAY)
+    at_start = PlayerState(1600.0, 90.0, 0.06, 4800, 19, T0 - 2 * DAY)
+    them = PlayerState(1550.0, 120.0, 0.06, 4000, 10, T0 - 10 * DAY)
+    match = MatchView((("me",), ("them",)), (1, 0), T0)
+    shifted = {"me": at_start, "them": them}
+    plain = {"me": state, "them": them}
+    a = fast_path(mode, "me", state, match, shifted, None)
+    assert a == general_path(mode, "me", state, match, shifted, None)
+    b = fast_path(mode, "me", state, match, plain, None)
+    assert b == general_path(mode, "me", state, match, plain, None)
+    assert a.state.rating != b.state.rating
+
+
+def test_forced_loss_overrides_a_win_on_both_paths() -> None:
+    mode = ModeConfig("g1", Glicko1Config())
+    match = MatchView((("me",), ("them",)), (0, 1), T0)
+    fast = fast_path(mode, "me", None, match, {}, 0.0)
+    assert fast == general_path(mode, "me", None, match, {}, 0.0)
+    assert fast.score == 0.0
+    assert fast.state.rating < 1500.0
+
+
+@pytest.mark.parametrize("mode", MODES[:: len(TeamStrategy) * 2])
+def test_fast_path_rejects_a_player_not_in_the_match(mode: ModeConfig) -> None:
+    match = MatchView((("a",), ("b",)), (0, 1), T0)
+    with pytest.raises(ValueError, match="'c' is not in the match"):
+        fast_path(mode, "c", None, match, {}, None)
+    with pytest.raises(ValueError, match="'c' is not in the match"):
+        general_path(mode, "c", None, match, {}, None)
