@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from stream import __version__
-from stream.cli import bench, demo, offline, simulate
+from stream.cli import bench, demo, local, offline, simulate
 from stream.history import HistoryError
 from stream.ratings.modes import ModesError
 
@@ -22,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.register(sub)
     bench.register(sub)
     demo.register(sub)
+    local.register(sub)
     return parser
 
 

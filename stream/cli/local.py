@@ -1,0 +1,101 @@
+"""`skillstream local up / down`: the embedded Tansu + Valkey stack on loopback.
+
+``up`` runs in the foreground until Ctrl-C or SIGTERM and stops both servers on the way out;
+``up --detach`` leaves them running and records their process ids in a state file, which
+``down`` reads to stop exactly those processes (after checking each still runs the binary it
+started, so a reused pid is never signalled).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+import orjson
+
+from stream.local.stack import LocalStack, StackError
+
+DEFAULT_STATE = Path(".skillstream/local.json")
+
+
+def _exports(stack: LocalStack) -> str:
+    return (
+        f"export KAFKA_BOOTSTRAP_SERVERS={stack.bootstrap_servers}\n"
+        f"export REDIS_URL={stack.redis_url}\n"
+    )
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    stack = LocalStack(args.kafka_port, args.redis_port)
+    try:
+        stack.start()
+    except StackError as exc:
+        print(f"skillstream local up: error: {exc}", file=sys.stderr)
+        return 1
+    sys.stdout.write(_exports(stack))
+    sys.stdout.flush()
+    if args.detach:
+        state = {
+            "kafka_bootstrap_servers": stack.bootstrap_servers,
+            "redis_url": stack.redis_url,
+            "processes": [
+                {"name": s.name, "pid": s.process.pid, "exe": os.path.realpath(s.binary)}
+                for s in stack.servers
+            ],
+        }
+        args.state_file.parent.mkdir(parents=True, exist_ok=True)
+        args.state_file.write_bytes(orjson.dumps(state, option=orjson.OPT_INDENT_2))
+        print(
+            f"# running detached; stop with: skillstream local down --state-file {args.state_file}"
+        )
+        return 0
+    stopped = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stopped.set())
+    print("# local stack up; Ctrl-C stops it", file=sys.stderr)
+    try:
+        while not stopped.wait(0.5):
+            if any(s.process.poll() is not None for s in stack.servers):
+                print("skillstream local up: a server exited; stopping", file=sys.stderr)
+                return 1
+    finally:
+        stack.stop()
+    return 0
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    try:
+        state = orjson.loads(args.state_file.read_bytes())
+    except FileNotFoundError:
+        print(f"skillstream local down: nothing recorded in {args.state_file}", file=sys.stderr)
+        return 0
+    for entry in state["processes"]:
+        pid, exe = int(entry["pid"]), str(entry["exe"])
+        try:
+            running = os.path.realpath(f"/proc/{pid}/exe")
+        except OSError:
+            continue
+        if running != exe:
+            continue  # gone, or the pid now belongs to another program
+        os.kill(pid, signal.SIGTERM)
+        print(f"stopped {entry['name']} (pid {pid})")
+    args.state_file.unlink()
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    local = sub.add_parser("local", help="the embedded Kafka (Tansu) + Redis (Valkey) stack")
+    actions = local.add_subparsers(dest="action", required=True, metavar="ACTION")
+    up = actions.add_parser("up", help="start the stack on free loopback ports")
+    up.add_argument("--kafka-port", type=int, default=0, help="default: a free port")
+    up.add_argument("--redis-port", type=int, default=0, help="default: a free port")
+    up.add_argument("--detach", action="store_true", help="leave it running and return")
+    up.add_argument("--state-file", type=Path, default=DEFAULT_STATE)
+    up.set_defaults(func=cmd_up)
+    down = actions.add_parser("down", help="stop a detached stack")
+    down.add_argument("--state-file", type=Path, default=DEFAULT_STATE)
+    down.set_defaults(func=cmd_down)

@@ -1,0 +1,99 @@
+"""The embedded local stack: real Tansu and Valkey processes on free loopback ports."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+import redis.asyncio as aioredis
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+from stream.local.stack import LocalStack
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A child that exited but was not reaped yet is a zombie: not running.
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split()[2] != "Z"
+
+
+@pytest.fixture
+def stack() -> Iterator[LocalStack]:
+    with LocalStack() as running:
+        yield running
+
+
+async def test_kafka_and_redis_answer_on_loopback(stack: LocalStack) -> None:
+    cache = aioredis.Redis.from_url(stack.redis_url)
+    assert await cache.ping()
+    await cache.aclose()
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap_servers)
+    await admin.start()
+    await admin.create_topics([NewTopic("smoke", num_partitions=2, replication_factor=1)])
+    await admin.close()
+    producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap_servers)
+    await producer.start()
+    await producer.send_and_wait("smoke", b"hello", key=b"k")
+    await producer.stop()
+    consumer = AIOKafkaConsumer(
+        "smoke", bootstrap_servers=stack.bootstrap_servers, auto_offset_reset="earliest"
+    )
+    await consumer.start()
+    try:
+        record = await asyncio.wait_for(consumer.getone(), 15)
+    finally:
+        await consumer.stop()
+    assert (record.key, record.value) == (b"k", b"hello")
+
+
+def test_stop_ends_exactly_the_started_processes() -> None:
+    stack = LocalStack().start()
+    pids = stack.pids()
+    assert len(pids) == 2 and all(alive(p) for p in pids)
+    assert stack.kafka_port != stack.redis_port
+    stack.stop()
+    assert not any(alive(p) for p in pids)
+
+
+def test_cli_detach_and_down(tmp_path: Path) -> None:
+    state_file = tmp_path / "local.json"
+    command = [sys.executable, "-m", "stream", "local"]
+    up = subprocess.run(
+        [*command, "up", "--detach", "--state-file", str(state_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:" in up.stdout
+    assert "export REDIS_URL=redis://127.0.0.1:" in up.stdout
+    state = orjson.loads(state_file.read_bytes())
+    pids = [p["pid"] for p in state["processes"]]
+    assert {p["name"] for p in state["processes"]} == {"tansu", "valkey"}
+    assert all(alive(p) for p in pids)
+    down = subprocess.run(
+        [*command, "down", "--state-file", str(state_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert down.stdout.count("stopped") == 2
+    for _ in range(100):
+        if not any(alive(p) for p in pids):
+            break
+        asyncio.run(asyncio.sleep(0.05))
+    assert not any(alive(p) for p in pids)
+    assert not state_file.exists()
