@@ -85,11 +85,12 @@ def time_replay(matches: int = 200_000, runs: int = 3) -> ReplayTiming:
         path = Path(tmp) / "history.csv"
         make_history(path, matches)
         times: dict[str, list[float]] = {"replay": [], "textbook": [], "tuned": []}
-        replayer = Replayer(Modes.single(ModeConfig("default")))
         loops = {"textbook": textbook_loop_replay, "tuned": plain_loop_replay}
         finals: dict[str, dict[str, tuple[float, float, float]]] = {}
-        for _ in range(runs):
-            replayer = Replayer(Modes.single(ModeConfig("default")))
+        replayer = Replayer(Modes.single(ModeConfig("default")))
+        for run in range(runs):
+            if run:
+                replayer = Replayer(Modes.single(ModeConfig("default")))
             t0 = time.perf_counter()
             for match in read_history(path):
                 replayer.apply(match)

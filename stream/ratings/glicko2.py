@@ -151,12 +151,6 @@ def new_volatility(
     return exp(big_a / 2.0)
 
 
-def g(deviation: float) -> float:
-    """Glicko's attenuation for an uncertain opponent; ``deviation`` on the public scale."""
-    phi = deviation / SCALE
-    return 1.0 / math.sqrt(1.0 + _INV_PI_SQ_3 * phi * phi)
-
-
 def expected_score(a: Rated, b: Rated) -> float:
     """Probability that ``a`` beats ``b``, both deviations combined: g(sqrt(phi_a^2 + phi_b^2))."""
     phi_sq = (a.deviation * a.deviation + b.deviation * b.deviation) / (SCALE * SCALE)
