@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from stream import __version__
-from stream.cli import bench, demo, local, offline, simulate
+from stream.cli import bench, demo, local, offline, simulate, worker
 from stream.history import HistoryError
 from stream.ratings.modes import ModesError
 
@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.register(sub)
     demo.register(sub)
     local.register(sub)
+    worker.register(sub)
     return parser
 
 

@@ -1,0 +1,84 @@
+"""Worker processes on the local stack: start, wait until ready, stop or kill exactly them."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+
+class WorkerError(RuntimeError):
+    """A worker that did not start, with its output."""
+
+
+class WorkerProcess:
+    """``skillstream worker`` in a child process, logging to a temporary file."""
+
+    def __init__(self, env: Mapping[str, str], name: str = "worker") -> None:
+        self.env = dict(env)
+        self.name = name
+        self.log_path = Path(tempfile.mkstemp(prefix=f"skillstream-{name}-", suffix=".log")[1])
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 60.0) -> WorkerProcess:
+        """Start and wait for Faust's "Worker ready" (partitions assigned, tables recovered)."""
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "stream", "worker"],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        log.close()
+        self.wait_ready(timeout)
+        return self
+
+    def wait_ready(self, timeout: float = 60.0, after: int = 0) -> None:
+        """Wait for the ``after``-th-plus-one "Worker ready" line (recovery after a rebalance)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.output().count("Worker ready") > after:
+                return
+            if self.process is not None and self.process.poll() is not None:
+                raise WorkerError(
+                    f"{self.name} exited with {self.process.returncode}:\n{self.output()[-4000:]}"
+                )
+            time.sleep(0.1)
+        raise WorkerError(f"{self.name} not ready in {timeout:.0f} s:\n{self.output()[-4000:]}")
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        """SIGTERM (graceful: finish the batch, flush, commit), SIGKILL if it hangs."""
+        process = self.process
+        if process is None or process.poll() is not None:
+            return None if process is None else process.returncode
+        process.send_signal(signal.SIGTERM)
+        try:
+            return process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            return process.wait()
+
+    def kill(self) -> None:
+        """SIGKILL: a crash, nothing flushed or committed."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.process is None else self.process.pid
+
+    def cleanup(self) -> None:
+        self.stop()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.log_path)

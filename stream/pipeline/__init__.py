@@ -1,0 +1,1 @@
+"""The live pipeline: match and player processors (pure logic) and their Faust wiring."""

@@ -1,0 +1,402 @@
+"""The Faust wiring: topics, tables, two batch agents and the leader's tick.
+
+Hops per match (1v1): match-started and match-finished in; one ``join`` per player partition;
+one ``snap`` reply per player; one ``rate`` per player partition; one rating-changed per player.
+The command hops are *packed*: each batch sends one message per destination partition holding
+all its commands, so Faust's per-message cost is paid per batch, not per command.
+
+Order of effects in a batch (what makes at-least-once safe):
+1. process every event against working copies of the table values (:class:`StateView`);
+2. send the outbox (commands, rating-changed, dead letters) and wait until Kafka has it;
+3. write the changed table values (their changelogs) and the partition clocks;
+4. Faust acks the batch; offsets are committed later, after its producer is flushed.
+A crash before 3 replays the batch from unchanged state and sends the same bytes again; a crash
+after 3 replays it against the new state, which recognises every event as done.
+
+Failure: an event that cannot be parsed or used goes to the dead-letter topic; an unexpected
+error while processing one event dead-letters that event (reason ``internal error``) and the
+batch goes on. A failed send raises: the agent crashes, Faust stops the worker, nothing is
+acked, and a restarted worker redoes the batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Sequence
+from typing import Any
+from weakref import ref
+
+import faust
+import orjson
+from faust.stores.memory import Store as MemoryStore
+from faust.streams import _current_event
+from faust.transport.drivers import aiokafka as aiokafka_driver
+from faust.types import TP, EventT
+
+from stream.pipeline.matches import MatchProcessor
+from stream.pipeline.outbox import DeadLetter, Origin, Outbox
+from stream.pipeline.partitioning import partition_for
+from stream.pipeline.players import PlayerProcessor
+from stream.pipeline.settings import Settings
+from stream.pipeline.view import StateView, encode_key
+from stream.ratings.modes import Modes
+
+log = logging.getLogger("skillstream.worker")
+
+# One packed message stays well under Kafka's default 1 MiB message limit.
+MAX_PACKED_BYTES = 256 * 1024
+
+
+# Faust hard-codes fetch_max_wait_ms=1500. aiokafka leaves a partition that still has
+# buffered records out of the fetch in flight, so a command arriving on it waits for that
+# fetch to return: up to 1.5 s per hop when other partitions are quiet. Every hop of the
+# pipeline pays it, so the worker caps the wait.
+FETCH_MAX_WAIT_MS = 20
+
+
+def _patch_fetch_wait() -> None:
+    thread = aiokafka_driver.AIOKafkaConsumerThread
+    if getattr(thread, "_skillstream_patched", False):
+        return
+    original = thread._create_worker_consumer
+
+    def create(self: Any, transport: Any) -> Any:
+        consumer = original(self, transport)
+        consumer._fetch_max_wait_ms = FETCH_MAX_WAIT_MS
+        return consumer
+
+    thread._create_worker_consumer = create  # type: ignore[method-assign]
+    thread._skillstream_patched = True  # type: ignore[attr-defined]
+
+
+_patch_fetch_wait()
+
+
+def pack(commands: list[list[Any]]) -> list[bytes]:
+    """Commands as JSON arrays of at most about MAX_PACKED_BYTES each."""
+    messages: list[bytes] = []
+    chunk: list[bytes] = []
+    size = 0
+    for command in commands:
+        encoded = orjson.dumps(command)
+        if chunk and size + len(encoded) > MAX_PACKED_BYTES:
+            messages.append(b"[" + b",".join(chunk) + b"]")
+            chunk, size = [], 0
+        chunk.append(encoded)
+        size += len(encoded) + 1
+    if chunk:
+        messages.append(b"[" + b",".join(chunk) + b"]")
+    return messages
+
+
+class Pipeline:
+    """The Faust app of one worker and the processors it drives."""
+
+    def __init__(self, settings: Settings, modes: Modes | None = None) -> None:
+        self.settings = settings
+        self.modes = settings.load_modes() if modes is None else modes
+        s = settings
+        self.app = faust.App(
+            s.app_id,
+            broker=s.broker_urls,
+            store="rocksdb://" if s.store == "rocksdb" else "memory://",
+            datadir=str(s.data_dir),
+            topic_partitions=s.partitions,
+            topic_replication_factor=s.replication_factor,
+            broker_session_timeout=s.session_timeout_seconds,
+            broker_heartbeat_interval=max(0.5, s.session_timeout_seconds / 5),
+            broker_request_timeout=max(s.session_timeout_seconds * 3, 30.0),
+            consumer_auto_offset_reset="earliest",
+            producer_acks=-1,
+            web_enabled=s.web_port is not None,
+            web_port=s.web_port or 6066,
+            web_bind="0.0.0.0",
+            autodiscover=False,
+            # Changelog writes are idempotent; the app never needs Faust's key TTLs.
+            table_cleanup_interval=3600.0,
+        )
+        self.matches = MatchProcessor(
+            self.modes,
+            partitions=s.partitions,
+            retention_seconds=s.retention_seconds,
+            limits=s.limits,
+        )
+        self.players = PlayerProcessor(self.modes)
+        self.counts: defaultdict[str, int] = defaultdict(int)
+        self._ready_match_partitions: set[int] = set()
+        self._define()
+
+    # --- topology -----------------------------------------------------------------------------
+
+    def _define(self) -> None:
+        app, s = self.app, self.settings
+
+        def topic(*names: str) -> faust.TopicT:
+            return app.topic(
+                *names,
+                key_type=bytes,
+                value_type=bytes,
+                key_serializer="raw",
+                value_serializer="raw",
+                partitions=s.partitions,
+            )
+
+        self.match_in = topic(s.match_started_topic, s.match_finished_topic, s.match_commands_topic)
+        self.player_in = topic(s.player_commands_topic)
+
+        def table(name: str) -> Any:
+            return app.Table(
+                name,
+                default=None,
+                key_type=bytes,
+                value_type=bytes,
+                schema=faust.Schema(key_serializer="raw", value_serializer="raw"),
+                partitions=s.partitions,
+            )
+
+        self.match_table = table("matches")
+        self.clock_table = table("clocks")
+        self.rating_table = table("ratings")
+        self.pending_table = table("pending")
+
+        async def match_agent(stream: Any) -> None:
+            async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
+                await self.match_batch(events)
+
+        async def player_agent(stream: Any) -> None:
+            async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
+                await self.player_batch(events)
+
+        app.agent(self.match_in, name="skillstream.matches", concurrency=1)(match_agent)
+        app.agent(self.player_in, name="skillstream.players", concurrency=1)(player_agent)
+
+        async def tick() -> None:
+            # Timers may not write tables: the tick is a command the match agent handles.
+            value = orjson.dumps([["tick", time.time()]])
+            sends = [
+                await app.producer.send(s.match_commands_topic, None, value, p, None, None)
+                for p in range(s.partitions)
+            ]
+            await asyncio.gather(*sends)
+
+        app.timer(s.tick_seconds, on_leader=True, name="skillstream.tick")(tick)
+
+        async def on_revoked(sender: Any, revoked: Any, **kwargs: Any) -> None:
+            # A partition that comes back may have changed while it was away: rebuild its
+            # clock and deadlines from the recovered tables.
+            for tp in revoked:
+                self._ready_match_partitions.discard(tp.partition)
+                self.matches.clocks.pop(tp.partition, None)
+
+        app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
+
+        async def report() -> None:
+            # Until the metrics endpoint exists, the counters go to the log.
+            log.info("counts: %s", orjson.dumps(dict(sorted(self.counts.items()))).decode())
+
+        app.timer(10.0, name="skillstream.report")(report)
+
+    # --- batches ------------------------------------------------------------------------------
+
+    async def match_batch(self, events: Sequence[EventT[Any]]) -> None:
+        s = self.settings
+        wall = time.time()
+        out = Outbox()
+        groups = _by_partition(events)
+        views: dict[int, StateView] = {}
+        clocks_before: dict[int, float | None] = {}
+        for partition, group in groups.items():
+            self._prepare_match_partition(partition, wall)
+            clocks_before[partition] = self.matches.clocks[partition].value
+            view = views[partition] = StateView(self.match_table)
+            for event in group:
+                message = event.message
+                origin = Origin(
+                    message.topic,
+                    message.partition,
+                    message.offset,
+                    int(message.timestamp * 1000) if message.timestamp else None,
+                )
+                key, value = message.key, message.value
+                try:
+                    if message.topic == s.match_started_topic:
+                        self.matches.on_started(view, out, partition, key, value, origin, wall)
+                    elif message.topic == s.match_finished_topic:
+                        self.matches.on_finished(view, out, partition, key, value, origin, wall)
+                    else:
+                        commands = orjson.loads(value or b"")
+                        self.matches.on_commands(view, out, partition, commands, origin, wall)
+                except Exception as exc:
+                    log.exception("internal error on %s[%d]@%d", *origin.__dict__.values())
+                    out.dead_letter(DeadLetter(key, value, origin, f"internal error: {exc!r}"))
+        await self._deliver(out)
+        for partition, group in groups.items():
+            with EventContext(group[-1]):
+                view = views[partition]
+                clock = self.matches.clocks[partition].value
+                await _write(self.app.producer, self.match_table, view, partition)
+                if clock is not None and clock != clocks_before[partition]:
+                    clocks = StateView(self.clock_table)
+                    clocks.put(partition, clock)
+                    await _write(self.app.producer, self.clock_table, clocks, partition)
+        self._count(out, len(events))
+
+    async def player_batch(self, events: Sequence[EventT[Any]]) -> None:
+        out = Outbox()
+        groups = _by_partition(events)
+        views: dict[int, tuple[StateView, StateView]] = {}
+        for partition, group in groups.items():
+            ratings = StateView(self.rating_table)
+            pending = StateView(self.pending_table)
+            views[partition] = (ratings, pending)
+            for event in group:
+                message = event.message
+                origin = Origin(message.topic, message.partition, message.offset)
+                try:
+                    commands = orjson.loads(message.value or b"")
+                except orjson.JSONDecodeError as exc:
+                    out.dead_letter(
+                        DeadLetter(message.key, message.value, origin, f"not valid JSON: {exc}")
+                    )
+                    continue
+                for command in commands:
+                    try:
+                        self.players.on_commands(ratings, pending, out, [command])
+                    except Exception as exc:
+                        log.exception("internal error on a player command: %r", command)
+                        out.dead_letter(
+                            DeadLetter(
+                                None, orjson.dumps(command), origin, f"internal error: {exc!r}"
+                            )
+                        )
+        await self._deliver(out)
+        for partition, group in groups.items():
+            ratings, pending = views[partition]
+            with EventContext(group[-1]):
+                await _write(self.app.producer, self.rating_table, ratings, partition)
+                await _write(self.app.producer, self.pending_table, pending, partition)
+        self._count(out, len(events))
+
+    def _prepare_match_partition(self, partition: int, wall: float) -> None:
+        """After (re)assignment: the partition's clock and deadlines from the tables."""
+        if partition in self._ready_match_partitions:
+            return
+        stored = self.clock_table.data.get(encode_key(partition))
+        self.matches.clocks.pop(partition, None)
+        self.matches.clock(partition, wall, None if stored is None else float(orjson.loads(stored)))
+        p = self.settings.partitions
+        entries = []
+        for key, value in self.match_table.data.items():
+            match_id = orjson.loads(key)
+            if value is not None and partition_for(match_id, p) == partition:
+                entries.append((match_id, orjson.loads(value)))
+        self.matches.rebuild(partition, entries)
+        self._ready_match_partitions.add(partition)
+
+    async def _deliver(self, out: Outbox) -> None:
+        """Send everything and wait for Kafka to have it (raises if it cannot)."""
+        if not out:
+            return
+        s = self.settings
+        send = self.app.producer.send
+        pending: list[Awaitable[Any]] = []
+        for partition, commands in out.player_commands.items():
+            for value in pack(commands):
+                pending.append(
+                    await send(s.player_commands_topic, None, value, partition, None, None)
+                )
+        for partition, commands in out.match_commands.items():
+            for value in pack(commands):
+                pending.append(
+                    await send(s.match_commands_topic, None, value, partition, None, None)
+                )
+        for event in out.ratings:
+            pending.append(
+                await send(
+                    s.rating_changed_topic,
+                    event["player_id"].encode(),
+                    orjson.dumps(event),
+                    None,
+                    None,
+                    None,
+                )
+            )
+        for letter in out.dead_letters:
+            log.warning(
+                "dead-lettered %s[%d]@%d: %s",
+                letter.origin.topic,
+                letter.origin.partition,
+                letter.origin.offset,
+                letter.reason,
+            )
+            pending.append(
+                await send(
+                    s.dead_letter_topic, letter.key, letter.value, None, None, letter.headers()
+                )
+            )
+        await asyncio.gather(*pending)
+
+    def _count(self, out: Outbox, events: int) -> None:
+        self.counts["batches"] += 1
+        self.counts["events"] += events
+        for name, n in out.counts.items():
+            self.counts[name] += n
+
+
+def _persist_offset(store: Any, tp: TP, future: asyncio.Future[Any]) -> None:
+    if not future.cancelled() and future.exception() is None:
+        store.set_persisted_offset(tp, future.result().offset)
+
+
+def _by_partition(events: Sequence[EventT[Any]]) -> dict[int, list[EventT[Any]]]:
+    groups: dict[int, list[EventT[Any]]] = {}
+    for event in events:
+        groups.setdefault(event.message.partition, []).append(event)
+    return groups
+
+
+class EventContext:
+    """Make ``event`` Faust's current event, so table writes go to its partition's changelog
+    (and, with RocksDB, to its partition's database)."""
+
+    def __init__(self, event: EventT[Any]) -> None:
+        self.event = event
+
+    def __enter__(self) -> None:
+        self.token = _current_event.set(ref(self.event))
+
+    def __exit__(self, *exc: object) -> None:
+        _current_event.reset(self.token)
+
+
+async def _write(producer: Any, table: Any, view: StateView, partition: int) -> None:
+    """Apply a batch's changes to ``table`` and send them to its changelog partition.
+
+    The changelog records go straight to the producer (Faust's ``table[key] = value`` costs
+    several times more per write); they are flushed before Faust commits offsets, like its own.
+    """
+    changes = view.changes()
+    if not changes:
+        return
+    topic = table.changelog_topic.get_topic_name()
+    data = table.data
+    tp = TP(topic, partition)
+    persist = not isinstance(data, MemoryStore)
+    for key, encoded in changes.items():
+        if encoded is None:
+            if key not in data:
+                continue
+            del data[key]
+        else:
+            data[key] = encoded
+        future = await producer.send(topic, key, encoded, partition, None, None)
+        if persist:
+            # RocksDB remembers the changelog offset it holds, so recovery reads only the rest.
+            future.add_done_callback(
+                lambda f, store=data: (
+                    f.exception() or store.set_persisted_offset(tp, f.result().offset)
+                )
+            )

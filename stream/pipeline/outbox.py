@@ -1,0 +1,82 @@
+"""What processing a batch produces, collected before anything is sent.
+
+The Faust layer sends an outbox and waits for the broker to acknowledge it *before* it writes
+the batch's state changes. So a state change in a table always means its outputs are already
+in Kafka, and an input redelivered after a crash either finds its change missing (and is
+processed again, producing the same bytes) or present (and is skipped).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where an input came from: enough to find it again in Kafka."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """An input the worker cannot use, with its original bytes and why."""
+
+    key: bytes | None
+    value: bytes | None
+    origin: Origin
+    reason: str
+
+    def headers(self) -> list[tuple[str, bytes]]:
+        """Kafka headers naming the source and the reason (the value stays the original bytes)."""
+        headers = [
+            ("skillstream.error.reason", self.reason.encode()),
+            ("skillstream.source.topic", self.origin.topic.encode()),
+            ("skillstream.source.partition", str(self.origin.partition).encode()),
+            ("skillstream.source.offset", str(self.origin.offset).encode()),
+        ]
+        if self.origin.timestamp_ms is not None:
+            headers.append(("skillstream.source.timestamp", str(self.origin.timestamp_ms).encode()))
+        return headers
+
+
+@dataclass
+class Outbox:
+    """Commands for other partitions (packed per partition), rating changes and dead letters."""
+
+    player_commands: defaultdict[int, list[list[Any]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    match_commands: defaultdict[int, list[list[Any]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    ratings: list[dict[str, Any]] = field(default_factory=list)
+    dead_letters: list[DeadLetter] = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def to_player(self, partition: int, command: list[Any]) -> None:
+        self.player_commands[partition].append(command)
+
+    def to_match(self, partition: int, command: list[Any]) -> None:
+        self.match_commands[partition].append(command)
+
+    def rating(self, event: dict[str, Any]) -> None:
+        self.ratings.append(event)
+        self.counts[f"ratings_{event['outcome']}"] += 1
+
+    def dead_letter(self, letter: DeadLetter) -> None:
+        self.dead_letters.append(letter)
+        self.counts["dead_lettered"] += 1
+
+    def count(self, what: str, n: int = 1) -> None:
+        self.counts[what] += n
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.player_commands or self.match_commands or self.ratings or self.dead_letters
+        )

@@ -1,0 +1,151 @@
+"""Worker settings, read from the environment (every variable is listed in the README)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from stream.events import EventLimits
+from stream.ratings.modes import Modes, load_modes
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    bootstrap_servers: str = "localhost:9092"
+    redis_url: str = "redis://localhost:6379/0"
+    modes_file: Path | None = None
+    app_id: str = "skillstream"
+    partitions: int = 8
+    replication_factor: int = 1
+    match_started_topic: str = "match-started"
+    match_finished_topic: str = "match-finished"
+    rating_changed_topic: str = "rating-changed"
+    dead_letter_topic: str = "skillstream-dlq"
+    store: str = "memory"
+    data_dir: Path = Path("skillstream-data")
+    batch_size: int = 500
+    batch_wait_seconds: float = 0.005
+    tick_seconds: float = 1.0
+    retention_seconds: float = 3600.0
+    session_timeout_seconds: float = 10.0
+    web_port: int | None = None
+    limits: EventLimits = field(default_factory=EventLimits)
+
+    @property
+    def match_commands_topic(self) -> str:
+        return f"{self.app_id}-match-commands"
+
+    @property
+    def player_commands_topic(self) -> str:
+        return f"{self.app_id}-player-commands"
+
+    @property
+    def broker_urls(self) -> list[str]:
+        return [f"kafka://{host.strip()}" for host in self.bootstrap_servers.split(",") if host]
+
+    def load_modes(self) -> Modes:
+        return Modes() if self.modes_file is None else load_modes(self.modes_file)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from ``KAFKA_BOOTSTRAP_SERVERS``, ``REDIS_URL`` and ``SKILLSTREAM_*``."""
+        env = os.environ if environ is None else environ
+        defaults = cls()
+        reader = _Reader(env)
+        limits = EventLimits(
+            max_bytes=reader.integer("SKILLSTREAM_MAX_EVENT_BYTES", defaults.limits.max_bytes),
+            max_players=reader.integer("SKILLSTREAM_MAX_PLAYERS", defaults.limits.max_players),
+            max_teams=reader.integer("SKILLSTREAM_MAX_TEAMS", defaults.limits.max_teams),
+            max_id_length=reader.integer(
+                "SKILLSTREAM_MAX_ID_LENGTH", defaults.limits.max_id_length
+            ),
+        )
+        modes_file = env.get("SKILLSTREAM_MODES_FILE") or None
+        web_port = env.get("SKILLSTREAM_WEB_PORT") or None
+        store = env.get("SKILLSTREAM_STORE", defaults.store)
+        if store not in ("memory", "rocksdb"):
+            raise SettingsError(f"SKILLSTREAM_STORE: expected memory or rocksdb, got {store!r}")
+        settings = cls(
+            bootstrap_servers=env.get("KAFKA_BOOTSTRAP_SERVERS", defaults.bootstrap_servers),
+            redis_url=env.get("REDIS_URL", defaults.redis_url),
+            modes_file=None if modes_file is None else Path(modes_file),
+            app_id=reader.name("SKILLSTREAM_APP_ID", defaults.app_id),
+            partitions=reader.integer("SKILLSTREAM_PARTITIONS", defaults.partitions),
+            replication_factor=reader.integer(
+                "SKILLSTREAM_REPLICATION_FACTOR", defaults.replication_factor
+            ),
+            match_started_topic=reader.name(
+                "SKILLSTREAM_TOPIC_MATCH_STARTED", defaults.match_started_topic
+            ),
+            match_finished_topic=reader.name(
+                "SKILLSTREAM_TOPIC_MATCH_FINISHED", defaults.match_finished_topic
+            ),
+            rating_changed_topic=reader.name(
+                "SKILLSTREAM_TOPIC_RATING_CHANGED", defaults.rating_changed_topic
+            ),
+            dead_letter_topic=reader.name("SKILLSTREAM_TOPIC_DLQ", defaults.dead_letter_topic),
+            store=store,
+            data_dir=Path(env.get("SKILLSTREAM_DATA_DIR", str(defaults.data_dir))),
+            batch_size=reader.integer("SKILLSTREAM_BATCH_SIZE", defaults.batch_size),
+            batch_wait_seconds=reader.seconds(
+                "SKILLSTREAM_BATCH_WAIT_MS", defaults.batch_wait_seconds, scale=1000.0
+            ),
+            tick_seconds=reader.seconds("SKILLSTREAM_TICK_SECONDS", defaults.tick_seconds),
+            retention_seconds=reader.seconds(
+                "SKILLSTREAM_RETENTION_SECONDS", defaults.retention_seconds
+            ),
+            session_timeout_seconds=reader.seconds(
+                "SKILLSTREAM_SESSION_TIMEOUT_SECONDS", defaults.session_timeout_seconds
+            ),
+            web_port=None if web_port is None else reader.integer("SKILLSTREAM_WEB_PORT", 0),
+            limits=limits,
+        )
+        if settings.modes_file is not None and not settings.modes_file.is_file():
+            raise SettingsError(f"SKILLSTREAM_MODES_FILE: no such file: {settings.modes_file}")
+        if not settings.broker_urls:
+            raise SettingsError("KAFKA_BOOTSTRAP_SERVERS: no broker address given")
+        return settings
+
+
+class _Reader:
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+
+    def integer(self, name: str, default: int) -> int:
+        raw = self.env.get(name)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise SettingsError(f"{name}: expected a whole number, got {raw!r}") from None
+        if value < 1:
+            raise SettingsError(f"{name}: must be at least 1, got {value}")
+        return value
+
+    def seconds(self, name: str, default: float, scale: float = 1.0) -> float:
+        raw = self.env.get(name)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = float(raw) / scale
+        except ValueError:
+            raise SettingsError(f"{name}: expected a number, got {raw!r}") from None
+        if not value > 0 or value == float("inf"):
+            raise SettingsError(f"{name}: must be a positive number, got {raw!r}")
+        return value
+
+    def name(self, name: str, default: str) -> str:
+        raw = self.env.get(name) or default
+        allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+        if not set(raw) <= allowed or len(raw) > 200:
+            raise SettingsError(
+                f"{name}: {raw!r} is not a valid Kafka name (letters, digits, '.', '_', '-')"
+            )
+        return raw

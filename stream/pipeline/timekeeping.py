@@ -1,0 +1,67 @@
+"""Event time per partition, and the deadlines (grace, timeout, retention) waiting on it."""
+
+from __future__ import annotations
+
+import heapq
+
+
+class PartitionClock:
+    """A match partition's event time.
+
+    It is the latest event time seen on the partition; while no events arrive it moves on with
+    wall time from the last one, so a quiet system still times matches out. A replay that runs
+    faster than real time keeps its own, faster, clock: its events arrive continuously.
+    """
+
+    __slots__ = ("_base", "_base_wall", "value")
+
+    def __init__(self, value: float | None, wall: float) -> None:
+        self.value = value
+        self._base = value
+        self._base_wall = wall
+
+    def observe(self, at: float, wall: float) -> None:
+        """An event with event time ``at`` was processed at wall time ``wall``."""
+        if self.value is None or at > self.value:
+            self.value = at
+        self._base = self.value
+        self._base_wall = wall
+
+    def tick(self, wall: float) -> None:
+        """Advance by the wall time since the last event (never backwards)."""
+        if self._base is None:
+            return
+        estimate = self._base + max(0.0, wall - self._base_wall)
+        if self.value is None or estimate > self.value:
+            self.value = estimate
+
+
+class Deadlines:
+    """Keys due at an event time: a heap with lazy deletion (callers re-check the state)."""
+
+    __slots__ = ("_heap", "_queued")
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, str]] = []
+        self._queued: set[tuple[float, str]] = set()
+
+    def add(self, at: float, key: str) -> None:
+        item = (at, key)
+        if item not in self._queued:
+            self._queued.add(item)
+            heapq.heappush(self._heap, item)
+
+    def due(self, now: float | None) -> list[str]:
+        """Keys whose deadline is at or before ``now``, each once, earliest first."""
+        keys: dict[str, None] = {}
+        if now is None:
+            return []
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            item = heapq.heappop(heap)
+            self._queued.discard(item)
+            keys[item[1]] = None
+        return list(keys)
+
+    def __len__(self) -> int:
+        return len(self._heap)

@@ -1,0 +1,93 @@
+"""The topics a worker uses, and creating the missing ones before it starts.
+
+Every topic the worker reads or writes has the same partition count: Faust co-partitions
+tables with their source topics by partition number, and the match and player partitions are
+computed from it. The changelog topics of the tables are Faust's own (``<app id>-<table>-
+changelog``); Faust creates them with the same count and the configured replication factor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import TopicAlreadyExistsError
+
+from stream.pipeline.settings import Settings
+
+DAY_MS = 86_400_000
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    partitions: int
+    replication_factor: int
+    config: dict[str, str] = field(default_factory=dict)
+    # Inputs may come from producers we do not control: their partition count is checked,
+    # but a different count only costs a forwarding hop, so it is not fatal for them.
+    strict: bool = True
+
+
+def topic_specs(settings: Settings) -> list[TopicSpec]:
+    """Input, output, dead-letter and internal command topics (not the changelogs)."""
+    p, r = settings.partitions, settings.replication_factor
+    week = str(7 * DAY_MS)
+    return [
+        TopicSpec(settings.match_started_topic, p, r, {"retention.ms": week}),
+        TopicSpec(settings.match_finished_topic, p, r, {"retention.ms": week}),
+        TopicSpec(settings.rating_changed_topic, p, r, {"retention.ms": week}),
+        TopicSpec(settings.dead_letter_topic, p, r, {"retention.ms": str(30 * DAY_MS)}),
+        TopicSpec(settings.match_commands_topic, p, r, {"retention.ms": week}),
+        TopicSpec(settings.player_commands_topic, p, r, {"retention.ms": week}),
+    ]
+
+
+class TopicError(RuntimeError):
+    """A topic exists with a partition count the worker cannot use."""
+
+
+async def ensure_topics(settings: Settings, specs: list[TopicSpec] | None = None) -> list[str]:
+    """Create the missing topics; returns the names created.
+
+    Raises TopicError when an internal topic exists with another partition count (its data
+    would be routed to the wrong partitions). Safe to run any number of times, also from
+    several workers at once.
+    """
+    specs = topic_specs(settings) if specs is None else specs
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers)
+    await admin.start()
+    try:
+        existing = set(await admin.list_topics())
+        created: list[str] = []
+        missing = [spec for spec in specs if spec.name not in existing]
+        for spec in missing:
+            try:
+                await admin.create_topics(
+                    [
+                        NewTopic(
+                            spec.name,
+                            spec.partitions,
+                            spec.replication_factor,
+                            topic_configs=spec.config,
+                        )
+                    ]
+                )
+                created.append(spec.name)
+            except TopicAlreadyExistsError:
+                pass
+        present = [spec for spec in specs if spec.name in existing]
+        if present:
+            described = await admin.describe_topics([spec.name for spec in present])
+            counts = {d["topic"]: len(d["partitions"]) for d in described}
+            for spec in present:
+                count = counts.get(spec.name)
+                if count is not None and count != spec.partitions and spec.strict:
+                    raise TopicError(
+                        f"topic {spec.name!r} has {count} partitions but "
+                        f"SKILLSTREAM_PARTITIONS is {spec.partitions}; every topic of the "
+                        "worker needs the same count (see README: changing the partition count)"
+                    )
+        return created
+    finally:
+        await admin.close()

@@ -1,0 +1,170 @@
+"""A simulated game fleet that publishes match-started and match-finished events to Kafka.
+
+It replays :class:`Simulator` matches at a chosen rate, with the faults real fleets have:
+duplicates, a finish delivered before its start, matches that never finish (players who
+abandon), quitters (from the simulation), and finishes without their line-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import random
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from aiokafka import AIOKafkaProducer
+
+from stream.events import format_time
+from stream.simulation.core import SimulatedMatch
+from stream.simulation.writers import match_finished_event
+
+
+@dataclass(frozen=True, slots=True)
+class FleetConfig:
+    # Matches per second; 0 sends as fast as the broker takes them.
+    rate: float = 100.0
+    # Event times from the wall clock (a live fleet); False keeps the simulated history's
+    # times, so the same matches can be replayed offline and compared.
+    realtime: bool = True
+    duplicate_rate: float = 0.0
+    reorder_rate: float = 0.0
+    abandon_rate: float = 0.0
+    omit_teams_rate: float = 0.0
+    # Seconds between a match's start and its finish (realtime only; 0: sent together).
+    match_seconds: float = 0.0
+    seed: int = 0
+    match_started_topic: str = "match-started"
+    match_finished_topic: str = "match-finished"
+
+    def __post_init__(self) -> None:
+        if not self.rate >= 0:
+            raise ValueError(f"rate must be >= 0, got {self.rate}")
+        if not self.match_seconds >= 0:
+            raise ValueError(f"match_seconds must be >= 0, got {self.match_seconds}")
+        for name in ("duplicate_rate", "reorder_rate", "abandon_rate", "omit_teams_rate"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, got {value}")
+
+
+@dataclass
+class FleetReport:
+    matches: int = 0
+    messages: int = 0
+    abandoned: int = 0
+    # match id -> wall time its match-finished was handed to the producer
+    finished_at_wall: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def match_events(
+    match: SimulatedMatch, now: float | None, omit_teams: bool, duration: float = 0.0
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(match-started, match-finished) for ``match``; ``now`` replaces its start time."""
+    finish = match_finished_event(match)
+    if now is None:
+        finished_at = match.at
+        # The start one millisecond before the finish keeps a player's matches from overlapping.
+        started_at = finished_at - 0.001
+    else:
+        started_at = now
+        finished_at = now + max(duration, 0.001)
+    finish["finished_at"] = format_time(finished_at)
+    if omit_teams:
+        del finish["teams"]
+    start = {
+        "match_id": match.match_id,
+        "mode": match.mode,
+        "started_at": format_time(started_at),
+        "teams": [list(team) for team in match.teams],
+    }
+    return start, finish
+
+
+async def run_fleet(
+    matches: Iterable[SimulatedMatch],
+    bootstrap_servers: str,
+    config: FleetConfig,
+    progress: Callable[[FleetReport], None] | None = None,
+) -> FleetReport:
+    """Publish ``matches``; returns what was sent. Raises KafkaError if the broker fails."""
+    rng = random.Random(config.seed)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap_servers, linger_ms=5, acks="all", max_batch_size=262144
+    )
+    await producer.start()
+    report = FleetReport()
+    started = time.monotonic()
+    pending: list[asyncio.Future[Any]] = []
+    # Finishes waiting for their match to end: (wall time due, sequence, match id, value).
+    later: list[tuple[float, int, str, bytes]] = []
+    key_of: dict[str, bytes] = {}
+
+    async def send(topic: str, key: bytes, value: bytes, match_id: str) -> None:
+        pending.append(await producer.send(topic, value, key=key))
+        report.messages += 1
+        if topic == config.match_finished_topic:
+            report.finished_at_wall.setdefault(match_id, time.time())
+
+    async def send_due(until: float) -> None:
+        while later and later[0][0] <= until:
+            _, _, match_id, value = heapq.heappop(later)
+            await send(config.match_finished_topic, key_of.pop(match_id), value, match_id)
+
+    try:
+        for match in matches:
+            if config.rate > 0:
+                due = started + report.matches / config.rate
+                delay = due - time.monotonic()
+                if delay > 0:
+                    await asyncio.gather(*pending)
+                    pending.clear()
+                    await asyncio.sleep(delay)
+            await send_due(time.time())
+            now = time.time() if config.realtime else None
+            omit = rng.random() < config.omit_teams_rate
+            start, finish = match_events(match, now, omit, config.match_seconds)
+            key = match.match_id.encode()
+            messages: list[tuple[str, bytes]] = [
+                (config.match_started_topic, orjson.dumps(start)),
+            ]
+            delayed = config.realtime and config.match_seconds > 0
+            if rng.random() < config.abandon_rate:
+                report.abandoned += 1
+            elif delayed:
+                key_of[match.match_id] = key
+                heapq.heappush(
+                    later,
+                    (
+                        time.time() + config.match_seconds,
+                        report.matches,
+                        match.match_id,
+                        orjson.dumps(finish),
+                    ),
+                )
+            else:
+                messages.append((config.match_finished_topic, orjson.dumps(finish)))
+                if rng.random() < config.reorder_rate:
+                    messages.reverse()
+            if rng.random() < config.duplicate_rate:
+                messages.append(rng.choice(messages))
+            for topic, value in messages:
+                await send(topic, key, value, match.match_id)
+            report.matches += 1
+            if len(pending) >= 10_000:
+                await asyncio.gather(*pending)
+                pending.clear()
+            if progress is not None and report.matches % 1000 == 0:
+                progress(report)
+        while later:
+            await asyncio.sleep(max(0.0, min(0.05, later[0][0] - time.time())))
+            await send_due(time.time())
+        await asyncio.gather(*pending)
+    finally:
+        await producer.stop()
+    report.seconds = time.monotonic() - started
+    return report

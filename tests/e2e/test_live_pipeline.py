@@ -1,0 +1,240 @@
+"""The live pipeline end to end: real Tansu broker, real worker processes, and librdkafka
+(confluent-kafka) as the fleet's and the analytics team's independent client."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from stream.local.stack import LocalStack, environment
+from stream.local.workers import WorkerProcess
+from stream.simulation import SimulationConfig, simulate, write_jsonl
+from stream.simulation.fleet import match_events
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with LocalStack() as running:
+        yield running
+
+
+@pytest.fixture
+def env(stack: LocalStack) -> dict[str, str]:
+    """Settings for one test's own app id and topics on the shared broker."""
+    tag = uuid.uuid4().hex[:8]
+    return {
+        **environment(stack),
+        "SKILLSTREAM_APP_ID": f"t{tag}",
+        "SKILLSTREAM_PARTITIONS": "4",
+        "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": "4",
+        "SKILLSTREAM_TOPIC_MATCH_STARTED": f"started-{tag}",
+        "SKILLSTREAM_TOPIC_MATCH_FINISHED": f"finished-{tag}",
+        "SKILLSTREAM_TOPIC_RATING_CHANGED": f"rating-{tag}",
+        "SKILLSTREAM_TOPIC_DLQ": f"dlq-{tag}",
+    }
+
+
+def produce(env: dict[str, str], messages: list[tuple[str, bytes | None, bytes]]) -> None:
+    # Java-compatible partitioning: match events land on their match's home partition.
+    producer = Producer(
+        {"bootstrap.servers": env["KAFKA_BOOTSTRAP_SERVERS"], "partitioner": "murmur2_random"}
+    )
+    for topic, key, value in messages:
+        producer.produce(topic, value, key)
+    assert producer.flush(30) == 0
+
+
+def consume(env: dict[str, str], topic: str, until: int, timeout: float = 90.0) -> list[Any]:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": env["KAFKA_BOOTSTRAP_SERVERS"],
+            "group.id": f"reader-{uuid.uuid4().hex[:6]}",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer.subscribe([topic])
+    records: list[Any] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(records) < until and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                records.append(message)
+    finally:
+        consumer.close()
+    return records
+
+
+class Reader:
+    """One consumer kept open across waves (librdkafka, manual assignment: no group wait)."""
+
+    def __init__(self, env: dict[str, str], topic: str) -> None:
+        from confluent_kafka import TopicPartition
+
+        self.consumer = Consumer(
+            {
+                "bootstrap.servers": env["KAFKA_BOOTSTRAP_SERVERS"],
+                "group.id": f"reader-{uuid.uuid4().hex[:6]}",
+                "enable.auto.commit": False,
+            }
+        )
+        partitions = int(env["SKILLSTREAM_PARTITIONS"])
+        self.consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        self.records: list[Any] = []
+
+    def until(self, count: int, timeout: float = 90.0) -> list[Any]:
+        deadline = time.monotonic() + timeout
+        while len(self.records) < count and time.monotonic() < deadline:
+            message = self.consumer.poll(0.05)
+            if message is not None and message.error() is None:
+                self.records.append(message)
+        return self.records
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+def waves(matches: list[Any]) -> Iterator[list[Any]]:
+    """Matches in groups where no player plays twice: a player's next match is published
+    only after the previous one was rated, as in a live fleet."""
+    wave: list[Any] = []
+    players: set[str] = set()
+    for m in matches:
+        ids = {pid for team in m.teams for pid in team}
+        if players & ids:
+            yield wave
+            wave, players = [], set()
+        wave.append(m)
+        players |= ids
+    if wave:
+        yield wave
+
+
+def history_messages(
+    env: dict[str, str], matches: list[Any]
+) -> list[tuple[str, bytes | None, bytes]]:
+    out: list[tuple[str, bytes | None, bytes]] = []
+    for m in matches:
+        start, finish = match_events(m, None, omit_teams=False)
+        key = m.match_id.encode()
+        out.append((env["SKILLSTREAM_TOPIC_MATCH_STARTED"], key, orjson.dumps(start)))
+        out.append((env["SKILLSTREAM_TOPIC_MATCH_FINISHED"], key, orjson.dumps(finish)))
+    return out
+
+
+def test_live_ratings_equal_replay_across_a_worker_crash(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    matches = list(simulate(SimulationConfig(seed=11, matches=240, players=60, team_size=2)))
+    half = len(matches) // 2
+    topic = env["SKILLSTREAM_TOPIC_RATING_CHANGED"]
+    worker = WorkerProcess(env, "a").start()
+    reader = Reader(env, topic)
+    try:
+        done = 0
+        for wave in waves(matches[:half]):
+            produce(env, history_messages(env, wave))
+            done += len(wave)
+            assert len(reader.until(4 * done)) >= 4 * done
+        # A crash: nothing flushed, nothing committed. The restarted worker recovers the
+        # tables from their changelogs and may see the last batches again.
+        worker.kill()
+        worker = WorkerProcess(env, "b").start()
+        for wave in waves(matches[half:]):
+            produce(env, history_messages(env, wave))
+            done += len(wave)
+            reader.until(4 * done)
+        # Redelivered duplicates (byte-identical) may follow; give them a moment.
+        records = reader.until(10 * len(matches), timeout=3.0)
+    finally:
+        reader.close()
+        worker.cleanup()
+    events = [orjson.loads(r.value()) for r in records]
+    # Every (player, match) has exactly one distinct rating-changed (a redelivery may repeat
+    # it byte for byte), and versions count each player's matches.
+    distinct: dict[tuple[str, str], bytes] = {}
+    for r, e in zip(records, events, strict=True):
+        key = (e["player_id"], e["match_id"])
+        assert distinct.setdefault(key, r.value()) == r.value()
+    assert len(distinct) == 4 * len(matches)
+    outcomes = sorted({e["outcome"] for e in events})
+    assert set(outcomes) <= {"win", "loss", "draw"}, outcomes
+    last: dict[str, dict[str, Any]] = {}
+    for e in events:
+        if e["player_id"] not in last or e["version"] > last[e["player_id"]]["version"]:
+            last[e["player_id"]] = e
+    history = tmp_path / "history.jsonl"
+    with history.open("w") as f:
+        write_jsonl(matches, f)
+    out = tmp_path / "ratings.jsonl"
+    subprocess.run(
+        [sys.executable, "-m", "stream", "replay", str(history), "--out", str(out)], check=True
+    )
+    replayed = [orjson.loads(line) for line in out.read_text().splitlines()]
+    assert len(replayed) == len(last)
+    for r in replayed:
+        live = last[r["player_id"]]
+        assert (live["rating"], live["deviation"], live["volatility"]) == (
+            r["rating"],
+            r["deviation"],
+            r["volatility"],
+        )
+        assert (live["rank_points"], live["games"], live["version"]) == (
+            r["rank_points"],
+            r["games"],
+            r["games"],
+        )
+
+
+def test_bad_input_reaches_the_dead_letter_topic_and_good_input_is_rated(
+    env: dict[str, str],
+) -> None:
+    worker = WorkerProcess(env, "dlq").start()
+    started, finished = (
+        env["SKILLSTREAM_TOPIC_MATCH_STARTED"],
+        env["SKILLSTREAM_TOPIC_MATCH_FINISHED"],
+    )
+    bad = [
+        (finished, b"k1", b"{broken"),
+        (started, b"k2", b'{"match_id": "m2", "mode": "1v1", "teams": [["a"], ["b"]]}'),
+        (
+            started,
+            None,
+            b'{"match_id": "m3", "mode": "1v1", "started_at": 1780000000000, "teams": [["a"], []]}',
+        ),
+    ]
+    good = [
+        (
+            started,
+            b"g1",
+            b'{"match_id": "g1", "mode": "1v1", "started_at": 1780000000000, '
+            b'"teams": [["x"], ["y"]]}',
+        ),
+        (
+            finished,
+            b"g1",
+            b'{"match_id": "g1", "mode": "1v1", "finished_at": 1780000060000, "ranks": [1, 1]}',
+        ),
+    ]
+    try:
+        produce(env, [bad[0], good[0], bad[1], bad[2], good[1]])
+        letters = consume(env, env["SKILLSTREAM_TOPIC_DLQ"], 3)
+        ratings = consume(env, env["SKILLSTREAM_TOPIC_RATING_CHANGED"], 2)
+    finally:
+        worker.cleanup()
+    assert sorted(m.value() for m in letters) == sorted(value for _, _, value in bad)
+    for m in letters:
+        headers = dict(m.headers())
+        assert headers["skillstream.source.topic"].decode() in (started, finished)
+        assert int(headers["skillstream.source.offset"]) >= 0
+        assert headers["skillstream.error.reason"]
+    assert sorted(orjson.loads(m.value())["outcome"] for m in ratings) == ["draw", "draw"]

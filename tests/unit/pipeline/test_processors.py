@@ -1,0 +1,258 @@
+"""The live pipeline's rules, on its processors wired in memory (see pipeline_cluster.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from pipeline_cluster import FINISHED, STARTED, Cluster, iso
+
+from stream.pipeline.outbox import Origin, Outbox
+from stream.pipeline.view import StateView
+from stream.ratings.engine import MatchView, rate_match
+from stream.ratings.modes import Modes, parse_modes
+from stream.ratings.skill import PlayerState
+from stream.simulation import SimulationConfig, simulate
+
+T0 = 1_780_000_000.0
+
+
+def start(match_id: str, teams: list[list[str]], at: float, mode: str = "1v1") -> dict:
+    return {"match_id": match_id, "mode": mode, "started_at": iso(at), "teams": teams}
+
+
+def finish(match_id: str, ranks: list[int], at: float, mode: str = "1v1", **extra: object) -> dict:
+    return {"match_id": match_id, "mode": mode, "finished_at": iso(at), "ranks": ranks, **extra}
+
+
+def test_a_1v1_match_rates_both_players_as_the_engine_does() -> None:
+    c = Cluster()
+    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
+    c.send(FINISHED, finish("m1", [0, 1], T0 + 600))
+    c.run()
+    modes = Modes()
+    expected = rate_match(modes.get("1v1"), MatchView((("a",), ("b",)), (0, 1), T0 + 600), {})
+    assert c.state("a", "1v1") == expected["a"].state
+    assert c.state("b", "1v1") == expected["b"].state
+    by_player = {r["player_id"]: r for r in c.ratings}
+    assert by_player["a"]["outcome"] == "win" and by_player["b"]["outcome"] == "loss"
+    assert by_player["a"]["version"] == by_player["b"]["version"] == 1
+    assert by_player["a"]["previous"]["rating"] == 1500.0
+    assert c.pending("a") == {} and c.pending("b") == {}
+
+
+def _history(team_size: int, matches: int, seed: int) -> list:
+    config = SimulationConfig(seed=seed, matches=matches, players=40, team_size=team_size)
+    return list(simulate(config))
+
+
+@pytest.mark.parametrize("team_size", [1, 2])
+def test_non_overlapping_history_equals_sequential_replay_exactly(team_size: int) -> None:
+    history = _history(team_size, 300, seed=team_size)
+    c = Cluster(partitions=3)
+    for m in history:
+        teams = [list(t) for t in m.teams]
+        c.send(STARTED, start(m.match_id, teams, m.at - 0.001, m.mode))
+        c.send(FINISHED, finish(m.match_id, list(m.ranks), m.at, m.mode, teams=teams))
+    c.run()
+    modes = Modes()
+    states: dict[str, PlayerState] = {}
+    for m in history:
+        view = MatchView(m.teams, m.ranks, round(m.at * 1000) / 1000, m.stats)
+        for pid, update in rate_match(modes.get(m.mode), view, states).items():
+            states[pid] = update.state
+    mode = history[0].mode
+    assert {pid: c.state(pid, mode) for pid in states} == states
+
+
+def test_duplicates_and_a_finish_before_its_start_change_nothing() -> None:
+    history = _history(1, 200, seed=7)
+    clean, noisy = Cluster(), Cluster()
+    rng = random.Random(3)
+    for m in history:
+        teams = [list(t) for t in m.teams]
+        events = [
+            (STARTED, start(m.match_id, teams, m.at - 0.001)),
+            (FINISHED, finish(m.match_id, list(m.ranks), m.at, teams=teams)),
+        ]
+        for topic, event in events:
+            clean.send(topic, event)
+        if rng.random() < 0.3:
+            events.reverse()
+        events += [rng.choice(events)]
+        for topic, event in events:
+            noisy.send(topic, event)
+    clean.run()
+    noisy.run()
+    players = {pid for m in history for team in m.teams for pid in team}
+    for pid in players:
+        assert noisy.state(pid, "1v1") is not None
+    # Each (player, match) is rated exactly once.
+    keys = [(r["player_id"], r["match_id"]) for r in noisy.ratings]
+    assert len(keys) == len(set(keys)) == 2 * len(history)
+    assert not noisy.dead_letters
+
+
+def test_every_command_redelivered_changes_nothing() -> None:
+    c = Cluster()
+    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
+    c.send(FINISHED, finish("m1", [0, 1], T0 + 60))
+    c.run()
+    before = (c.state("a", "1v1"), c.state("b", "1v1"), dict(c.match_table), len(c.ratings))
+    # As after a crash before the offsets were committed: everything arrives again.
+    for item in list(c.delivered):
+        c.queue.append(item)
+    c.run()
+    assert (c.state("a", "1v1"), c.state("b", "1v1"), dict(c.match_table)) == before[:3]
+    assert len(c.ratings) == before[3] == 2
+
+
+def test_quitter_loses_and_the_opponents_match_is_cancelled() -> None:
+    c = Cluster()
+    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
+    c.send(FINISHED, finish("m1", [1, 0], T0 + 60, quitters=["a"]))
+    c.run()
+    assert c.outcomes() == {("a", "m1"): "loss"}
+    assert c.state("b", "1v1") is None
+    assert c.pending("b") == {}
+
+
+def test_quit_policy_normal_gives_the_opponents_their_result() -> None:
+    modes = parse_modes({"modes": {"1v1": {"pending": {"quit_policy": "normal"}}}})
+    c = Cluster(modes)
+    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
+    c.send(FINISHED, finish("m1", [1, 0], T0 + 60, quitters=["a"]))
+    c.run()
+    assert c.outcomes() == {("a", "m1"): "loss", ("b", "m1"): "win"}
+
+
+def test_a_newer_start_abandons_the_older_match_after_the_grace_period() -> None:
+    c = Cluster()
+    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
+    c.send(STARTED, start("m2", [["a"], ["c"]], T0 + 100))
+    c.run()
+    assert ("a", "m1") not in c.outcomes()
+    # Event time moves on (another match on m1's partition) past start of m2 + 60 s.
+    later = [f"x{i}" for i in range(40)]
+    for i, mid in enumerate(later):
+        c.send(STARTED, start(mid, [[f"p{i}"], [f"q{i}"]], T0 + 200))
+    c.run()
+    assert c.outcomes()[("a", "m1")] == "abandoned"
+    # m2 goes ahead: its snapshot waited for m1 to settle.
+    c.send(FINISHED, finish("m2", [0, 1], T0 + 700))
+    c.run()
+    assert c.outcomes()[("a", "m2")] == "win"
+    assert c.state("a", "1v1").games == 2  # type: ignore[union-attr]
+
+
+def test_a_result_within_the_grace_period_beats_abandonment() -> None:
+    c = Cluster()
+    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
+    c.send(STARTED, start("m2", [["a"], ["c"]], T0 + 100))
+    c.send(FINISHED, finish("m1", [1, 0], T0 + 130))
+    c.run()
+    c.tick(c.wall + 3600)
+    c.run()
+    assert c.outcomes()[("a", "m1")] == "loss"
+    assert ("b", "m1") in c.outcomes()
+
+
+def test_a_match_that_never_finishes_times_out_for_everyone_pending() -> None:
+    modes = parse_modes({"modes": {"1v1": {"pending": {"timeout_seconds": 300}}}})
+    c = Cluster(modes)
+    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
+    c.run()
+    assert c.ratings == []
+    c.tick(c.wall + 301)
+    c.run()
+    assert c.outcomes() == {("a", "m1"): "timeout", ("b", "m1"): "timeout"}
+    assert c.pending("a") == {}
+
+
+@pytest.mark.parametrize(
+    ("topic", "payload", "reason"),
+    [
+        (STARTED, b"{not json", "not valid JSON"),
+        (FINISHED, b'{"match_id": "m", "mode": "1v1"}', "finished_at: required field"),
+        (
+            STARTED,
+            b'{"match_id": "m", "mode": "1v1", "started_at": 1780000000000,'
+            b' "teams": [["a"], ["a"]]}',
+            "also in teams[0]",
+        ),
+        (
+            FINISHED,
+            b'{"match_id": "m", "mode": "1v1", "finished_at": "2026-01-01T00:00:00Z",'
+            b' "teams": [["a"], ["b"]], "ranks": [0, 1], "stats": {"a": {"score": Infinity}}}',
+            "not valid JSON",
+        ),
+    ],
+)
+def test_bad_input_goes_to_the_dead_letter_topic_with_its_bytes(
+    topic: str, payload: bytes, reason: str
+) -> None:
+    c = Cluster()
+    c.send(topic, payload, partition=2)
+    c.run()
+    (letter,) = c.dead_letters
+    assert letter.value == payload
+    assert reason in letter.reason
+    assert (letter.origin.topic, letter.origin.partition) == (topic, 2)
+
+
+def test_unknown_modes_are_dead_lettered_when_the_modes_file_rejects_them() -> None:
+    modes = parse_modes({"default": {"unlisted": "reject"}, "modes": {"1v1": {}}})
+    c = Cluster(modes)
+    c.send(STARTED, start("m1", [["a"], ["b"]], T0, mode="2v2"))
+    c.run()
+    (letter,) = c.dead_letters
+    assert "not in the modes file" in letter.reason
+
+
+def test_a_finish_without_teams_and_no_start_is_dead_lettered_after_the_grace_period() -> None:
+    c = Cluster()
+    c.send(FINISHED, finish("m1", [0, 1], T0))
+    c.run()
+    assert not c.dead_letters
+    c.tick(c.wall + 61)
+    c.run()
+    (letter,) = c.dead_letters
+    assert "no match-started arrived" in letter.reason
+    assert letter.origin.topic == FINISHED
+
+
+def test_a_finish_without_teams_waits_for_its_start() -> None:
+    c = Cluster()
+    c.send(FINISHED, finish("m1", [1, 0], T0 + 60))
+    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
+    c.run()
+    assert c.outcomes() == {("a", "m1"): "loss", ("b", "m1"): "win"}
+
+
+def test_state_changes_wait_until_the_batch_is_applied() -> None:
+    table: dict[bytes, bytes] = {}
+    view = StateView(table)
+    value = view.get("k") or {"n": 1}
+    view.put("k", value)
+    assert table == {}
+    assert view.changes() == {b'"k"': b'{"n":1}'}
+
+
+def test_events_on_the_wrong_partition_are_forwarded_home() -> None:
+    c = Cluster()
+    home_other = next(p for p in range(4) if p != 0)
+    del home_other
+    c.send(STARTED, start("m1", [["a"], ["b"]], T0), partition=0)
+    c.send(FINISHED, finish("m1", [0, 1], T0 + 60), partition=1)
+    c.run()
+    assert c.outcomes() == {("a", "m1"): "win", ("b", "m1"): "loss"}
+
+
+def test_internal_outbox_counts() -> None:
+    out = Outbox()
+    out.dead_letter(
+        __import__("stream.pipeline.outbox", fromlist=["DeadLetter"]).DeadLetter(
+            None, b"x", Origin("t", 0, 1), "r"
+        )
+    )
+    assert out.counts["dead_lettered"] == 1 and bool(out)
