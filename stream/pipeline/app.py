@@ -36,7 +36,7 @@ from faust.streams import _current_event
 from faust.transport.drivers import aiokafka as aiokafka_driver
 from faust.types import TP, EventT
 
-from stream.pipeline.matches import MatchProcessor
+from stream.pipeline.matches import FINISHED, STARTED, MatchProcessor
 from stream.pipeline.outbox import DeadLetter, Origin, Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
@@ -127,6 +127,7 @@ class Pipeline:
         self.players = PlayerProcessor(self.modes)
         self.counts: defaultdict[str, int] = defaultdict(int)
         self._ready_match_partitions: set[int] = set()
+        self._input_kinds = {s.match_started_topic: STARTED, s.match_finished_topic: FINISHED}
         self._define()
 
     # --- topology -----------------------------------------------------------------------------
@@ -202,7 +203,6 @@ class Pipeline:
     # --- batches ------------------------------------------------------------------------------
 
     async def match_batch(self, events: Sequence[EventT[Any]]) -> None:
-        s = self.settings
         wall = time.time()
         out = Outbox()
         groups = _by_partition(events)
@@ -222,10 +222,9 @@ class Pipeline:
                 )
                 key, value = message.key, message.value
                 try:
-                    if message.topic == s.match_started_topic:
-                        self.matches.on_started(view, out, partition, key, value, origin, wall)
-                    elif message.topic == s.match_finished_topic:
-                        self.matches.on_finished(view, out, partition, key, value, origin, wall)
+                    kind = self._input_kinds.get(message.topic)
+                    if kind is not None:
+                        self.matches.on_event(view, out, partition, kind, key, value, origin, wall)
                     else:
                         commands = orjson.loads(value or b"")
                         self.matches.on_commands(view, out, partition, commands, origin, wall)
@@ -303,16 +302,13 @@ class Pipeline:
         s = self.settings
         send = self.app.producer.send
         pending: list[Awaitable[Any]] = []
-        for partition, commands in out.player_commands.items():
-            for value in pack(commands):
-                pending.append(
-                    await send(s.player_commands_topic, None, value, partition, None, None)
-                )
-        for partition, commands in out.match_commands.items():
-            for value in pack(commands):
-                pending.append(
-                    await send(s.match_commands_topic, None, value, partition, None, None)
-                )
+        for topic, by_partition in (
+            (s.player_commands_topic, out.player_commands),
+            (s.match_commands_topic, out.match_commands),
+        ):
+            for partition, commands in by_partition.items():
+                for value in pack(commands):
+                    pending.append(await send(topic, None, value, partition, None, None))
         for event in out.ratings:
             pending.append(
                 await send(

@@ -27,8 +27,6 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-import orjson
-
 from stream.events import (
     DEFAULT_LIMITS,
     EventError,
@@ -85,58 +83,37 @@ class MatchProcessor:
 
     # --- inputs -------------------------------------------------------------------------------
 
-    def on_started(
+    def on_event(
         self,
         view: StateView,
         out: Outbox,
         partition: int,
+        kind: str,
         key: bytes | None,
         value: bytes | None,
         origin: Origin,
         wall: float,
     ) -> None:
-        """A match-started message (or one forwarded from another partition)."""
+        """A match-started or match-finished message (``kind``), or one forwarded home."""
+        decode = decode_match_started if kind == STARTED else decode_match_finished
         try:
-            event = decode_match_started(value or b"", self.limits)
+            event = decode(value or b"", self.limits)
             mode = self._mode(event.mode)
         except EventError as exc:
-            out.dead_letter(DeadLetter(key, value, origin, f"match-started: {exc}"))
+            out.dead_letter(DeadLetter(key, value, origin, f"match-{kind}: {exc}"))
             return
         home = partition_for(event.match_id, self.partitions)
         if home != partition:
-            out.to_match(home, _forward(STARTED, key, value, origin))
+            out.to_match(home, _forward(kind, key, value, origin))
             out.count("forwarded")
             return
         clock = self.clock(partition, wall)
-        clock.observe(event.started_at, wall)
-        self._start(view, out, partition, event, mode)
-        self.run_due(view, out, partition)
-
-    def on_finished(
-        self,
-        view: StateView,
-        out: Outbox,
-        partition: int,
-        key: bytes | None,
-        value: bytes | None,
-        origin: Origin,
-        wall: float,
-    ) -> None:
-        """A match-finished message (or one forwarded from another partition)."""
-        try:
-            event = decode_match_finished(value or b"", self.limits)
-            mode = self._mode(event.mode)
-        except EventError as exc:
-            out.dead_letter(DeadLetter(key, value, origin, f"match-finished: {exc}"))
-            return
-        home = partition_for(event.match_id, self.partitions)
-        if home != partition:
-            out.to_match(home, _forward(FINISHED, key, value, origin))
-            out.count("forwarded")
-            return
-        clock = self.clock(partition, wall)
-        clock.observe(event.finished_at, wall)
-        self._finish(view, out, partition, event, mode, key, value, origin)
+        if isinstance(event, MatchStarted):
+            clock.observe(event.started_at, wall)
+            self._start(view, out, partition, event, mode)
+        else:
+            clock.observe(event.finished_at, wall)
+            self._finish(view, out, partition, event, mode, key, value, origin)
         self.run_due(view, out, partition)
 
     def on_commands(
@@ -158,14 +135,9 @@ class MatchProcessor:
                 _, match_id, player_id, since = command
                 self._abandon_request(view, out, partition, match_id, player_id, since)
             elif kind == "fwd":
-                _, what, key_text, value_text, source = command
-                key = None if key_text is None else key_text.encode("latin-1")
-                value = value_text.encode()
-                where = Origin(*source)
-                if what == STARTED:
-                    self.on_started(view, out, partition, key, value, where, wall)
-                else:
-                    self.on_finished(view, out, partition, key, value, where, wall)
+                _, what, message = command
+                key, value, where = _restored(message)
+                self.on_event(view, out, partition, what, key, value, where, wall)
             elif kind == "tick":
                 self.clock(partition, wall).tick(wall)
             else:
@@ -234,6 +206,10 @@ class MatchProcessor:
     ) -> None:
         match_id = event.match_id
         entry = view.get(match_id)
+
+        def reject(reason: str) -> None:
+            out.dead_letter(DeadLetter(key, value, origin, f"match-finished: {reason}"))
+
         fin = {
             "at": event.finished_at,
             "ranks": list(event.ranks),
@@ -249,9 +225,7 @@ class MatchProcessor:
                 entry["fin"] = fin
                 clock = self.clocks[partition].value or event.finished_at
                 entry["wait"] = {
-                    "key": None if key is None else key.decode("latin-1"),
-                    "value": (value or b"").decode(),
-                    "origin": [origin.topic, origin.partition, origin.offset, origin.timestamp_ms],
+                    "message": _stored(key, value, origin),
                     "until": clock + mode.pending.grace_seconds,
                 }
                 view.put(match_id, entry)
@@ -267,15 +241,7 @@ class MatchProcessor:
             out.count("duplicate_finishes")
             return
         elif entry["mode"] != mode.name:
-            out.dead_letter(
-                DeadLetter(
-                    key,
-                    value,
-                    origin,
-                    f"match-finished: mode {mode.name!r} differs from the match-started "
-                    f"mode {entry['mode']!r}",
-                )
-            )
+            reject(f"mode {mode.name!r} differs from the match-started mode {entry['mode']!r}")
             return
         elif entry["teams"] is None:
             out.count("duplicate_finishes")
@@ -283,20 +249,13 @@ class MatchProcessor:
         else:
             if event.teams is not None:
                 if _lineup(event.teams) != _lineup(entry["teams"]):
-                    out.dead_letter(
-                        DeadLetter(
-                            key,
-                            value,
-                            origin,
-                            "match-finished: teams differ from the match-started line-up",
-                        )
-                    )
+                    reject("teams differ from the match-started line-up")
                     return
                 # The finish's team order is the one its ranks refer to.
                 entry["teams"] = [list(team) for team in event.teams]
             problem = _result_problem(entry["teams"], fin)
             if problem is not None:
-                out.dead_letter(DeadLetter(key, value, origin, f"match-finished: {problem}"))
+                reject(problem)
                 return
             entry["fin"] = fin
         self._advance(view, out, partition, match_id, entry)
@@ -506,15 +465,27 @@ def _new_entry(
 
 
 def _forward(what: str, key: bytes | None, value: bytes | None, origin: Origin) -> list[Any]:
-    # The value decoded as UTF-8 is safe: it parsed as JSON, which orjson requires to be UTF-8.
-    # Keys can be any bytes: latin-1 maps each byte to one character and back.
-    return [
-        "fwd",
-        what,
-        None if key is None else key.decode("latin-1"),
-        (value or b"").decode(),
-        [origin.topic, origin.partition, origin.offset, origin.timestamp_ms],
-    ]
+    return ["fwd", what, _stored(key, value, origin)]
+
+
+def _stored(key: bytes | None, value: bytes | None, origin: Origin) -> dict[str, Any]:
+    """An input message as JSON, to forward or keep, with its bytes and origin intact."""
+    return {
+        # Keys can be any bytes: latin-1 maps each byte to one character and back. The value
+        # parsed as JSON, which orjson accepts only as UTF-8.
+        "key": None if key is None else key.decode("latin-1"),
+        "value": (value or b"").decode(),
+        "origin": [origin.topic, origin.partition, origin.offset, origin.timestamp_ms],
+    }
+
+
+def _restored(message: dict[str, Any]) -> tuple[bytes | None, bytes, Origin]:
+    key = message["key"]
+    return (
+        None if key is None else key.encode("latin-1"),
+        message["value"].encode(),
+        Origin(*message["origin"]),
+    )
 
 
 def _result_problem(teams: list[list[str]], fin: dict[str, Any] | None) -> str | None:
@@ -531,13 +502,8 @@ def _result_problem(teams: list[list[str]], fin: dict[str, Any] | None) -> str |
 
 
 def _waiting_letter(wait: dict[str, Any], reason: str) -> DeadLetter:
-    key = wait["key"]
-    return DeadLetter(
-        None if key is None else key.encode("latin-1"),
-        wait["value"].encode(),
-        Origin(*wait["origin"]),
-        reason,
-    )
+    key, value, origin = _restored(wait["message"])
+    return DeadLetter(key, value, origin, reason)
 
 
 def _lineup(teams: Any) -> list[list[str]]:
@@ -546,7 +512,3 @@ def _lineup(teams: Any) -> list[list[str]]:
 
 def _tuples(teams: list[list[str]]) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(team) for team in teams)
-
-
-def dumps(commands: list[list[Any]]) -> bytes:
-    return orjson.dumps(commands)

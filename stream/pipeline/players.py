@@ -34,7 +34,7 @@ from stream.pipeline.view import StateView
 from stream.ratings.engine import MatchView, initial_state, rate_player
 from stream.ratings.modes import Modes
 from stream.ratings.resolution import outcome_of
-from stream.ratings.skill import PlayerState, PlayerStats
+from stream.ratings.skill import PlayerStats
 
 
 class PlayerProcessor:
@@ -60,7 +60,7 @@ class PlayerProcessor:
             elif kind == "cancel":
                 _, match_id, players = command
                 for player_id in players:
-                    self._cancel(ratings, pending, out, match_id, player_id)
+                    self._release(ratings, pending, out, match_id, player_id, remember=True)
             else:
                 raise ValueError(f"unknown player command {kind!r}")
 
@@ -134,16 +134,6 @@ class PlayerProcessor:
                 )
             self._release(ratings, pending, out, match_id, player_id, remember=False)
 
-    def _cancel(
-        self,
-        ratings: StateView,
-        pending: StateView,
-        out: Outbox,
-        match_id: str,
-        player_id: str,
-    ) -> None:
-        self._release(ratings, pending, out, match_id, player_id, remember=True)
-
     def _release(
         self,
         ratings: StateView,
@@ -201,8 +191,3 @@ class PlayerProcessor:
 
 def _state_of(rated: dict[str, Any] | None) -> list[Any] | None:
     return None if rated is None else rated["s"]
-
-
-def state_of(record: dict[str, Any] | None) -> PlayerState | None:
-    """The player state in a rating-table record (None: never rated)."""
-    return None if record is None else decode_state(record["s"])

@@ -62,6 +62,3 @@ class Deadlines:
             self._queued.discard(item)
             keys[item[1]] = None
         return list(keys)
-
-    def __len__(self) -> int:
-        return len(self._heap)

@@ -24,9 +24,6 @@ class TopicSpec:
     partitions: int
     replication_factor: int
     config: dict[str, str] = field(default_factory=dict)
-    # Inputs may come from producers we do not control: their partition count is checked,
-    # but a different count only costs a forwarding hop, so it is not fatal for them.
-    strict: bool = True
 
 
 def topic_specs(settings: Settings) -> list[TopicSpec]:
@@ -50,8 +47,8 @@ class TopicError(RuntimeError):
 async def ensure_topics(settings: Settings, specs: list[TopicSpec] | None = None) -> list[str]:
     """Create the missing topics; returns the names created.
 
-    Raises TopicError when an internal topic exists with another partition count (its data
-    would be routed to the wrong partitions). Safe to run any number of times, also from
+    Raises TopicError when a topic exists with another partition count (matches and players
+    would be looked for on the wrong partitions). Safe to run any number of times, also from
     several workers at once.
     """
     specs = topic_specs(settings) if specs is None else specs
@@ -82,7 +79,7 @@ async def ensure_topics(settings: Settings, specs: list[TopicSpec] | None = None
             counts = {d["topic"]: len(d["partitions"]) for d in described}
             for spec in present:
                 count = counts.get(spec.name)
-                if count is not None and count != spec.partitions and spec.strict:
+                if count is not None and count != spec.partitions:
                     raise TopicError(
                         f"topic {spec.name!r} has {count} partitions but "
                         f"SKILLSTREAM_PARTITIONS is {spec.partitions}; every topic of the "

@@ -56,6 +56,3 @@ class StateView:
             encode_key(key): None if value is None else orjson.dumps(value)
             for key, value in self._dirty.items()
         }
-
-    def __len__(self) -> int:
-        return len(self._dirty)

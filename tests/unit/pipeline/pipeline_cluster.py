@@ -71,10 +71,9 @@ class Cluster:
                 _apply(self.pending_table, pending)
                 continue
             view = StateView(self.match_table)
-            if topic == STARTED:
-                self.matches.on_started(view, out, partition, None, payload, origin, self.wall)
-            elif topic == FINISHED:
-                self.matches.on_finished(view, out, partition, None, payload, origin, self.wall)
+            if topic in (STARTED, FINISHED):
+                kind = topic.removeprefix("match-")
+                self.matches.on_event(view, out, partition, kind, None, payload, origin, self.wall)
             else:
                 self.matches.on_commands(view, out, partition, payload, origin, self.wall)
             self._route(out)
@@ -110,6 +109,6 @@ def _apply(table: dict[bytes, bytes], view: StateView) -> None:
             table[key] = value
 
 
-def iso(seconds: float) -> int:
+def epoch_ms(seconds: float) -> int:
     """Epoch milliseconds, as producers may send."""
     return round(seconds * 1000)

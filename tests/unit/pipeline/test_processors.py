@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from pipeline_cluster import FINISHED, STARTED, Cluster, iso
+from pipeline_cluster import FINISHED, STARTED, Cluster, epoch_ms
 
-from stream.pipeline.outbox import Origin, Outbox
+from stream.pipeline.outbox import DeadLetter, Origin, Outbox
 from stream.pipeline.view import StateView
 from stream.ratings.engine import MatchView, rate_match
 from stream.ratings.modes import Modes, parse_modes
@@ -18,11 +18,17 @@ T0 = 1_780_000_000.0
 
 
 def start(match_id: str, teams: list[list[str]], at: float, mode: str = "1v1") -> dict:
-    return {"match_id": match_id, "mode": mode, "started_at": iso(at), "teams": teams}
+    return {"match_id": match_id, "mode": mode, "started_at": epoch_ms(at), "teams": teams}
 
 
 def finish(match_id: str, ranks: list[int], at: float, mode: str = "1v1", **extra: object) -> dict:
-    return {"match_id": match_id, "mode": mode, "finished_at": iso(at), "ranks": ranks, **extra}
+    return {
+        "match_id": match_id,
+        "mode": mode,
+        "finished_at": epoch_ms(at),
+        "ranks": ranks,
+        **extra,
+    }
 
 
 def test_a_1v1_match_rates_both_players_as_the_engine_does() -> None:
@@ -240,8 +246,6 @@ def test_state_changes_wait_until_the_batch_is_applied() -> None:
 
 def test_events_on_the_wrong_partition_are_forwarded_home() -> None:
     c = Cluster()
-    home_other = next(p for p in range(4) if p != 0)
-    del home_other
     c.send(STARTED, start("m1", [["a"], ["b"]], T0), partition=0)
     c.send(FINISHED, finish("m1", [0, 1], T0 + 60), partition=1)
     c.run()
@@ -250,9 +254,5 @@ def test_events_on_the_wrong_partition_are_forwarded_home() -> None:
 
 def test_internal_outbox_counts() -> None:
     out = Outbox()
-    out.dead_letter(
-        __import__("stream.pipeline.outbox", fromlist=["DeadLetter"]).DeadLetter(
-            None, b"x", Origin("t", 0, 1), "r"
-        )
-    )
+    out.dead_letter(DeadLetter(None, b"x", Origin("t", 0, 1), "r"))
     assert out.counts["dead_lettered"] == 1 and bool(out)
