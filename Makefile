@@ -14,9 +14,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## make run: the main job on the embedded local stack.
+## make run: the main job on the embedded local stack (Ctrl-C stops it).
 run: $(STAMP)
-	$(BIN)/skillstream demo
+	$(BIN)/skillstream live
 
 ## make test: lint, types, and the whole suite.
 test: $(STAMP)

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from stream import __version__
-from stream.cli import bench, demo, local, offline, simulate, worker
+from stream.cli import bench, demo, live, local, offline, simulate, worker
 from stream.history import HistoryError
 from stream.ratings.modes import ModesError
 
@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.register(sub)
     local.register(sub)
     worker.register(sub)
+    live.register(sub)
     return parser
 
 

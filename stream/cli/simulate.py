@@ -34,6 +34,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"skillstream simulate: error: {exc}", file=sys.stderr)
         return 2
+    if args.kafka:
+        return _to_kafka(args, config)
     fmt = args.format or ("jsonl" if args.out and args.out.suffix == ".jsonl" else "csv")
     if fmt == "csv" and (config.teams != 2 or config.team_size != 1):
         print(
@@ -47,6 +49,46 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         )
         writer = write_csv if fmt == "csv" else write_jsonl
         writer(simulate(config), out)
+    return 0
+
+
+def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
+    """Publish the matches as match-started/match-finished events (a live fleet)."""
+    import asyncio
+    import os
+
+    from stream.simulation import Simulator
+    from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
+
+    servers = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "localhost:9092")
+    try:
+        fleet = FleetConfig(
+            rate=args.rate,
+            realtime=not args.history_times,
+            duplicate_rate=args.duplicate_rate,
+            reorder_rate=args.reorder_rate,
+            abandon_rate=args.abandon_rate,
+            omit_teams_rate=args.omit_teams_rate,
+            match_seconds=args.match_seconds,
+            seed=config.seed,
+            match_started_topic=os.environ.get("SKILLSTREAM_TOPIC_MATCH_STARTED", "match-started"),
+            match_finished_topic=os.environ.get(
+                "SKILLSTREAM_TOPIC_MATCH_FINISHED", "match-finished"
+            ),
+        )
+    except ValueError as exc:
+        print(f"skillstream simulate: error: {exc}", file=sys.stderr)
+        return 2
+
+    def progress(report: FleetReport) -> None:
+        print(f"{report.matches:,} matches, {report.messages:,} messages", file=sys.stderr)
+
+    report = asyncio.run(run_fleet(Simulator(config), servers, fleet, progress))
+    print(
+        f"published {report.matches:,} matches ({report.messages:,} messages, "
+        f"{report.abandoned:,} never finished) to {servers} in {report.seconds:.1f} s",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -68,5 +110,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sim.add_argument("--out", type=Path, help="output file (default: stdout)")
     sim.add_argument(
         "--format", choices=["csv", "jsonl"], help="default: by --out suffix, else csv"
+    )
+    kafka = sim.add_argument_group("publishing to Kafka (KAFKA_BOOTSTRAP_SERVERS)")
+    kafka.add_argument("--kafka", action="store_true", help="publish events instead of a file")
+    kafka.add_argument("--rate", type=float, default=100.0, help="matches/s (0: flat out)")
+    kafka.add_argument("--match-seconds", type=float, default=0.0, help="start-to-finish time")
+    kafka.add_argument("--duplicate-rate", type=float, default=0.0)
+    kafka.add_argument("--reorder-rate", type=float, default=0.0, help="finish before start")
+    kafka.add_argument("--abandon-rate", type=float, default=0.0, help="matches never finished")
+    kafka.add_argument("--omit-teams-rate", type=float, default=0.0)
+    kafka.add_argument(
+        "--history-times", action="store_true", help="keep simulated times, not the wall clock"
     )
     sim.set_defaults(func=cmd_simulate)

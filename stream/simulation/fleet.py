@@ -90,14 +90,18 @@ async def run_fleet(
     bootstrap_servers: str,
     config: FleetConfig,
     progress: Callable[[FleetReport], None] | None = None,
+    report: FleetReport | None = None,
 ) -> FleetReport:
-    """Publish ``matches``; returns what was sent. Raises KafkaError if the broker fails."""
+    """Publish ``matches``; returns what was sent (``report``, if given, fills as it goes).
+
+    Raises KafkaError if the broker fails.
+    """
     rng = random.Random(config.seed)
     producer = AIOKafkaProducer(
         bootstrap_servers=bootstrap_servers, linger_ms=5, acks="all", max_batch_size=262144
     )
     await producer.start()
-    report = FleetReport()
+    report = FleetReport() if report is None else report
     started = time.monotonic()
     pending: list[asyncio.Future[Any]] = []
     # Finishes waiting for their match to end: (wall time due, sequence, match id, value).

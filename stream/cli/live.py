@@ -1,0 +1,145 @@
+"""`skillstream live` (what `make run` runs): the whole product on the embedded local stack.
+
+It starts Tansu and Valkey on free loopback ports, one worker, and the fleet simulator, and
+shows the top players, events per second and the rating lag until Ctrl-C (or ``--seconds``);
+then it stops exactly the processes it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from typing import Any
+
+import orjson
+from aiokafka import AIOKafkaConsumer
+
+from stream.local.stack import LocalStack, StackError, environment
+from stream.local.workers import WorkerError, WorkerProcess
+from stream.simulation import SimulationConfig, Simulator
+from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
+
+
+def cmd_live(args: argparse.Namespace) -> int:
+    print("starting the local stack (Tansu, Valkey) and a worker ...", file=sys.stderr)
+    try:
+        with LocalStack() as stack:
+            env = environment(stack)
+            env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
+            worker = WorkerProcess(env, "live")
+            try:
+                worker.start()
+                print(
+                    f"broker {stack.bootstrap_servers}, redis {stack.redis_url}, "
+                    f"worker pid {worker.pid}; Ctrl-C stops everything",
+                    file=sys.stderr,
+                )
+                asyncio.run(_live(stack.bootstrap_servers, args))
+            except KeyboardInterrupt:
+                pass
+            finally:
+                worker.cleanup()
+    except (StackError, WorkerError) as exc:
+        print(f"skillstream live: error: {exc}", file=sys.stderr)
+        return 1
+    print("stopped the worker, the broker and the cache", file=sys.stderr)
+    return 0
+
+
+async def _live(bootstrap_servers: str, args: argparse.Namespace) -> None:
+    consumer = AIOKafkaConsumer(
+        "rating-changed", bootstrap_servers=bootstrap_servers, auto_offset_reset="earliest"
+    )
+    await consumer.start()
+    report = FleetReport()
+    simulation = SimulationConfig(
+        seed=args.seed, matches=10**9, players=args.players, initial_players=args.players
+    )
+    fleet = FleetConfig(
+        rate=args.rate,
+        match_seconds=args.match_seconds,
+        duplicate_rate=0.02,
+        reorder_rate=0.05,
+        abandon_rate=0.01,
+        seed=args.seed,
+    )
+    producing = asyncio.create_task(
+        run_fleet(Simulator(simulation), bootstrap_servers, fleet, report=report)
+    )
+    players: dict[str, dict[str, Any]] = {}
+    rated: set[str] = set()
+    started = time.monotonic()
+    last_sent, last_ratings, ratings = 0, 0, 0
+    try:
+        while args.seconds is None or time.monotonic() - started < args.seconds:
+            if producing.done():
+                producing.result()
+            tick = time.monotonic()
+            latencies: list[float] = []
+            while time.monotonic() - tick < 1.0:
+                batch = await consumer.getmany(timeout_ms=200)
+                for records in batch.values():
+                    for record in records:
+                        event = orjson.loads(record.value)
+                        ratings += 1
+                        rated.add(event["match_id"])
+                        players[event["player_id"]] = event
+                        sent = report.finished_at_wall.get(event["match_id"])
+                        if sent is not None:
+                            latencies.append((record.timestamp / 1000.0 - sent) * 1000.0)
+            waiting = len(report.finished_at_wall) - len(rated)
+            _show(
+                players,
+                matches_per_s=report.matches - last_sent,
+                ratings_per_s=ratings - last_ratings,
+                waiting=waiting,
+                latency_ms=statistics.median(latencies) if latencies else None,
+                elapsed=time.monotonic() - started,
+            )
+            last_sent, last_ratings = report.matches, ratings
+    finally:
+        producing.cancel()
+        await asyncio.gather(producing, return_exceptions=True)
+        await consumer.stop()
+
+
+def _show(
+    players: dict[str, dict[str, Any]],
+    *,
+    matches_per_s: int,
+    ratings_per_s: int,
+    waiting: int,
+    latency_ms: float | None,
+    elapsed: float,
+) -> None:
+    latency = "-" if latency_ms is None else f"{latency_ms:.0f} ms"
+    status = (
+        f"{elapsed:5.0f} s  matches/s {matches_per_s:5d}  ratings/s {ratings_per_s:5d}  "
+        f"lag {waiting:5d} matches  latency p50 {latency}  players {len(players)}"
+    )
+    if not sys.stdout.isatty():
+        print(status, flush=True)
+        return
+    top = sorted(players.values(), key=lambda e: (-e["rank_points"], -e["rating"]))[:10]
+    lines = ["\x1b[H\x1b[2J" + status, "", "  # player     rank pts  rating ± dev   games"]
+    for i, e in enumerate(top, 1):
+        lines.append(
+            f"{i:3d} {e['player_id']:<10} {e['rank_points']:8d}  "
+            f"{e['rating']:6.0f} ± {e['deviation']:3.0f}  {e['games']:6d}"
+        )
+    print("\n".join(lines), flush=True)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    live = sub.add_parser(
+        "live", help="run the whole pipeline on the embedded local stack with a live view"
+    )
+    live.add_argument("--rate", type=float, default=100.0, help="matches per second")
+    live.add_argument("--players", type=int, default=2_000)
+    live.add_argument("--match-seconds", type=float, default=2.0)
+    live.add_argument("--seed", type=int, default=0)
+    live.add_argument("--seconds", type=float, help="stop after this long (default: Ctrl-C)")
+    live.set_defaults(func=cmd_live)
