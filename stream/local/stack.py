@@ -130,7 +130,13 @@ class LocalStack:
                 # Closed by Server.stop(): it lives as long as the server does.
                 log = tempfile.TemporaryFile()  # noqa: SIM115
                 process = subprocess.Popen(
-                    command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                    command,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    # Own session: a Ctrl-C meant for the parent does not reach it; the
+                    # parent stops it, in order.
+                    start_new_session=True,
                 )
                 server = Server(name, ports[name], process, log, command[0])
                 self.servers.append(server)

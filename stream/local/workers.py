@@ -35,6 +35,8 @@ class WorkerProcess:
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            # Own session: Ctrl-C reaches the parent, which stops the worker in order.
+            start_new_session=True,
         )
         log.close()
         self.wait_ready(timeout)
