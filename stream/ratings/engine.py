@@ -13,14 +13,14 @@ from its own ``last_played``; a match older than the state it is applied to adds
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from stream.ratings.algorithm import AlgorithmConfig
 from stream.ratings.fastinit import fast_init
 from stream.ratings.modes import ModeConfig
 from stream.ratings.rank_points import next_rank_points
-from stream.ratings.skill import PlayerState, PlayerStats, Result, Skill, SkillLike
+from stream.ratings.skill import PlayerState, PlayerStats, Rated, Result, Skill, SkillLike
 from stream.ratings.teams import TeamStrategy, score_against
 from stream.ratings.teams import results_for as pairwise_results
 from stream.ratings.zonestats import ZoneStatsConfig
@@ -58,11 +58,24 @@ class MatchView:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class PlayerUpdate:
-    """A player's new state, the score they got (mean over opponents) and what was expected."""
+    """A player's new state, the score they got (mean over opponents) and what was expected.
+
+    ``expected_score`` (the mean over ``opponents`` of the algorithm's expected score for the
+    player's pre-match skill ``own``) is computed when read: the live pipeline publishes it,
+    the offline replay never reads it and so does not pay for it.
+    """
 
     state: PlayerState
     score: float
-    expected_score: float
+    algorithm: AlgorithmConfig = field(repr=False, compare=False)
+    own: SkillLike = field(repr=False, compare=False)
+    opponents: tuple[Rated, ...] = field(repr=False, compare=False)
+
+    @property
+    def expected_score(self) -> float:
+        expected = self.algorithm.expected_score
+        own = self.own
+        return sum(expected(own, o) for o in self.opponents) / len(self.opponents)
 
 
 _INITIAL: dict[int, tuple[ModeConfig, PlayerState]] = {}
@@ -144,25 +157,29 @@ def rate_player(
             if mine is not None and mine is not state:
                 # The composite-team shift: own rating now minus own rating at match start.
                 opponent_rating += own.rating - skill_at(algorithm, mine, at).rating
-        score = score_against(my_rank, their_rank) if forced_score is None else forced_score
-        result = Result(opponent_rating, opponent.deviation, score)
-        new_skill: SkillLike = algorithm.rate(own, (result,))
-        expected = algorithm.expected_score(own, result)
+        if forced_score is not None:
+            score = forced_score
+        else:  # score_against(), written out
+            score = 1.0 if my_rank < their_rank else 0.0 if my_rank > their_rank else 0.5
+        results = (Result(opponent_rating, opponent.deviation, score),)
+        new_skill: SkillLike = algorithm.rate(own, results)
+        opponents: tuple[Rated, ...] = results
         upset = opponent_rating - own.rating
     else:
-        new_skill, score, expected, upset = _rate_many(
+        new_skill, score, opponents, upset = _rate_many(
             mode, player_id, state, own, match, snapshots, forced_score
         )
-    return _finish(mode, state, at, new_skill, score, expected, upset)
+    return _finish(mode, state, at, own, new_skill, score, opponents, upset)
 
 
 def _finish(
     mode: ModeConfig,
     state: PlayerState,
     at: float,
+    own: SkillLike,
     new_skill: SkillLike,
     score: float,
-    expected: float,
+    opponents: tuple[Rated, ...],
     upset: float,
 ) -> PlayerUpdate:
     """The new state after a rated match: Rank Points, one more game, the latest play time."""
@@ -184,7 +201,7 @@ def _finish(
         state.games + 1,
         at if last is None or at > last else last,
     )
-    return PlayerUpdate(new_state, score, expected)
+    return PlayerUpdate(new_state, score, mode.algorithm, own, opponents)
 
 
 def _rate_many(
@@ -195,8 +212,8 @@ def _rate_many(
     match: MatchLike,
     snapshots: Mapping[str, PlayerState],
     forced_score: float | None,
-) -> tuple[SkillLike, float, float, float]:
-    """Teams and free-for-all: (new skill, score, expected score, upset)."""
+) -> tuple[SkillLike, float, tuple[Rated, ...], float]:
+    """Teams and free-for-all: (new skill, score, opponents for the expected score, upset)."""
     algorithm = mode.algorithm
     at = match.at
     teams = match.teams
@@ -213,18 +230,13 @@ def _rate_many(
         for team in teams
     ]
     if isinstance(algorithm, ZoneStatsConfig):
-        new_skill, expected, upset = _rate_zonestats(
+        new_skill, opponents, upset = _rate_zonestats(
             algorithm, player_id, own, team_index, match, team_skills, forced_score
         )
-        return new_skill, score, expected, upset
-    results = pairwise_results(mode.teams, own, team_index, team_skills, scores)
-    n = len(results)
-    expected = 0.0
-    opponent_rating = 0.0
-    for r in results:
-        expected += algorithm.expected_score(own, r)
-        opponent_rating += r.rating
-    return algorithm.rate(own, results), score, expected / n, opponent_rating / n - own.rating
+        return new_skill, score, opponents, upset
+    results = tuple(pairwise_results(mode.teams, own, team_index, team_skills, scores))
+    upset = sum(r.rating for r in results) / len(results) - own.rating
+    return algorithm.rate(own, results), score, results, upset
 
 
 def _snapshot(
@@ -272,7 +284,7 @@ def _rate_zonestats(
     match: MatchLike,
     team_skills: list[list[SkillLike]],
     forced_score: float | None,
-) -> tuple[Skill, float, float]:
+) -> tuple[Skill, tuple[Rated, ...], float]:
     ratings = {
         pid: skill.rating
         for team, skills in zip(match.teams, team_skills, strict=True)
@@ -286,7 +298,6 @@ def _rate_zonestats(
         ranks = tuple(mine if i == team_index else 1 for i in range(len(match.teams)))
         stats = None
     offset = algorithm.offsets(match.teams, ratings, ranks, stats)[player_id]
-    opponents = [s for u, skills in enumerate(team_skills) if u != team_index for s in skills]
-    expected = sum(algorithm.expected_score(own, o) for o in opponents) / len(opponents)
+    opponents = tuple(s for u, skills in enumerate(team_skills) if u != team_index for s in skills)
     upset = sum(o.rating for o in opponents) / len(opponents) - own.rating
-    return Skill(own.rating + offset, 0.0, None), expected, upset
+    return Skill(own.rating + offset, 0.0, None), opponents, upset

@@ -49,7 +49,8 @@ def general_path(
         state = initial_state(mode)
     own = skill_at(mode.algorithm, state, match.at)
     rated = REAL_RATE_MANY(mode, player_id, state, own, match, snapshots, forced_score)
-    return engine._finish(mode, state, match.at, *rated)
+    new_skill, score, opponents, upset = rated
+    return engine._finish(mode, state, match.at, own, new_skill, score, opponents, upset)
 
 
 def fast_path(
