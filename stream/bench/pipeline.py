@@ -7,6 +7,7 @@ each rating-changed the worker produced for it (one machine, one clock).
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -27,10 +28,17 @@ class PipelineRun:
     total_seconds: float
     ratings: int
     latencies_ms: list[float]
+    # How long each match lasted: the first finish comes this long after the first start.
+    match_seconds: float = 0.0
+
+    @property
+    def rating_seconds(self) -> float:
+        """From the first finish that could be rated to the last rating-changed."""
+        return max(self.total_seconds - self.match_seconds, 1e-9)
 
     @property
     def matches_per_second(self) -> float:
-        return self.matches / self.total_seconds
+        return self.matches / self.rating_seconds
 
     def percentile(self, q: float) -> float:
         ordered = sorted(self.latencies_ms)
@@ -105,7 +113,18 @@ async def run_load(
         total_seconds=last - started,
         ratings=len(received),
         latencies_ms=latencies,
+        match_seconds=match_seconds,
     )
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a running process has used (Linux /proc); 0.0 if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _match_id(value: bytes) -> str:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
+from types import FrameType
 
 from stream import __version__
 from stream.cli import bench, demo, live, local, offline, simulate, worker
@@ -28,14 +30,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: commands that started servers or workers stop them."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command != "worker":  # Faust installs its own graceful handlers
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         code: int = args.func(args)
     except (HistoryError, ModesError, offline.UsageError) as exc:
         print(f"skillstream {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except Terminated:
+        print(f"skillstream {args.command}: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print(f"skillstream {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -53,11 +53,13 @@ MAX_PACKED_BYTES = 256 * 1024
 # Faust hard-codes fetch_max_wait_ms=1500. aiokafka leaves a partition that still has
 # buffered records out of the fetch in flight, so a command arriving on it waits for that
 # fetch to return: up to 1.5 s per hop when other partitions are quiet. Every hop of the
-# pipeline pays it, so the worker caps the wait.
-FETCH_MAX_WAIT_MS = 20
+# pipeline pays it, so the worker sets its own (SKILLSTREAM_FETCH_MAX_WAIT_MS).
+_fetch_max_wait_ms = 20
 
 
-def _patch_fetch_wait() -> None:
+def _patch_fetch_wait(wait_ms: int) -> None:
+    global _fetch_max_wait_ms  # noqa: PLW0603 (the patched factory reads it when it runs)
+    _fetch_max_wait_ms = wait_ms
     thread = aiokafka_driver.AIOKafkaConsumerThread
     if getattr(thread, "_skillstream_patched", False):
         return
@@ -65,14 +67,11 @@ def _patch_fetch_wait() -> None:
 
     def create(self: Any, transport: Any) -> Any:
         consumer = original(self, transport)
-        consumer._fetch_max_wait_ms = FETCH_MAX_WAIT_MS
+        consumer._fetch_max_wait_ms = _fetch_max_wait_ms
         return consumer
 
     thread._create_worker_consumer = create  # type: ignore[method-assign]
     thread._skillstream_patched = True  # type: ignore[attr-defined]
-
-
-_patch_fetch_wait()
 
 
 def pack(commands: list[list[Any]]) -> list[bytes]:
@@ -99,6 +98,7 @@ class Pipeline:
         self.settings = settings
         self.modes = settings.load_modes() if modes is None else modes
         s = settings
+        _patch_fetch_wait(max(1, round(s.fetch_max_wait_seconds * 1000)))
         self.app = faust.App(
             s.app_id,
             broker=s.broker_urls,

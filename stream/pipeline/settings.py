@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,6 +32,9 @@ class Settings:
     data_dir: Path = Path("skillstream-data")
     batch_size: int = 500
     batch_wait_seconds: float = 0.005
+    # How long the broker may hold an empty fetch. Kafka answers a fetch as soon as data is
+    # produced; Tansu answers only when the wait ends, so there every hop costs half of it.
+    fetch_max_wait_seconds: float = 0.02
     tick_seconds: float = 1.0
     retention_seconds: float = 3600.0
     session_timeout_seconds: float = 10.0
@@ -96,6 +100,9 @@ class Settings:
             batch_wait_seconds=reader.seconds(
                 "SKILLSTREAM_BATCH_WAIT_MS", defaults.batch_wait_seconds, scale=1000.0
             ),
+            fetch_max_wait_seconds=reader.seconds(
+                "SKILLSTREAM_FETCH_MAX_WAIT_MS", defaults.fetch_max_wait_seconds, scale=1000.0
+            ),
             tick_seconds=reader.seconds("SKILLSTREAM_TICK_SECONDS", defaults.tick_seconds),
             retention_seconds=reader.seconds(
                 "SKILLSTREAM_RETENTION_SECONDS", defaults.retention_seconds
@@ -110,6 +117,10 @@ class Settings:
             raise SettingsError(f"SKILLSTREAM_MODES_FILE: no such file: {settings.modes_file}")
         if not settings.broker_urls:
             raise SettingsError("KAFKA_BOOTSTRAP_SERVERS: no broker address given")
+        if store == "rocksdb" and importlib.util.find_spec("rocksdict") is None:
+            raise SettingsError(
+                "SKILLSTREAM_STORE=rocksdb needs rocksdict: pip install 'skillstream[rocksdb]'"
+            )
         return settings
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from stream.local.stack import LocalStack, environment
@@ -25,6 +27,43 @@ def test_live_shows_ratings_moving_and_stops_what_it_started() -> None:
     assert "stopped the worker, the broker and the cache" in run.stderr
     pid = int(re.search(r"worker pid (\d+)", run.stderr).group(1))  # type: ignore[union-attr]
     assert not Path(f"/proc/{pid}").exists()
+
+
+def _children(pid: int) -> set[int]:
+    """Every process whose parent is ``pid`` (servers run in sessions of their own)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def test_sigterm_stops_live_and_everything_it_started(tmp_path: Path) -> None:
+    err = (tmp_path / "err").open("w+")
+    live = subprocess.Popen(
+        [sys.executable, "-m", "stream", "live", "--seconds", "120", "--rate", "20"],
+        stdout=subprocess.DEVNULL,
+        stderr=err,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        children: set[int] = set()
+        while time.monotonic() < deadline and len(children) < 3:  # broker, cache, worker
+            time.sleep(0.5)
+            children = _children(live.pid)
+        assert len(children) >= 3, Path(err.name).read_text()
+        live.send_signal(signal.SIGTERM)
+        # SIGTERM is a stop request, as Ctrl-C: live stops what it started and exits cleanly.
+        assert live.wait(60) == 0
+    finally:
+        if live.poll() is None:
+            live.kill()
+    assert "stopped the worker, the broker and the cache" in Path(err.name).read_text()
+    assert not [pid for pid in children if Path(f"/proc/{pid}").exists()]
 
 
 def test_simulate_publishes_matches_the_worker_rates() -> None:
