@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 import redis.asyncio as aioredis
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from stream.local.stack import LocalStack
@@ -97,3 +97,29 @@ def test_cli_detach_and_down(tmp_path: Path) -> None:
         asyncio.run(asyncio.sleep(0.05))
     assert not any(alive(p) for p in pids)
     assert not state_file.exists()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="Tansu 0.6.0 answers ListOffsets(latest) with the last batch's base offset + 1;"
+    " README, known problems. Strict: this fails once the broker is fixed.",
+)
+async def test_the_end_offset_follows_the_last_record_of_a_batched_produce() -> None:
+    with LocalStack() as stack:
+        producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap_servers, linger_ms=5)
+        await producer.start()
+        try:
+            for batch in (3, 4):  # each lot goes out as one record batch
+                sent = [await producer.send("offsets", b"x", partition=0) for _ in range(batch)]
+                await asyncio.gather(*sent)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(bootstrap_servers=stack.bootstrap_servers)
+        await consumer.start()
+        try:
+            tp = TopicPartition("offsets", 0)
+            ends = await consumer.end_offsets([tp])
+        finally:
+            await consumer.stop()
+    assert ends[tp] == 7
