@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import orjson
 from aiokafka import AIOKafkaConsumer
 
 from stream.simulation import SimulationConfig, Simulator
@@ -128,7 +129,4 @@ def cpu_seconds(pid: int) -> float:
 
 
 def _match_id(value: bytes) -> str:
-    # The field sits in every rating-changed; a full parse is not needed for the benchmark.
-    import orjson
-
     return str(orjson.loads(value)["match_id"])

@@ -55,13 +55,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
     """Publish the matches as match-started/match-finished events (a live fleet)."""
     import asyncio
-    import os
 
+    from stream.pipeline.settings import Settings
     from stream.simulation import Simulator
     from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
 
-    servers = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "localhost:9092")
     try:
+        # The worker's own settings: the same broker, topic names and defaults.
+        settings = Settings.from_env()
+        servers = settings.bootstrap_servers
         fleet = FleetConfig(
             rate=args.rate,
             realtime=not args.history_times,
@@ -71,12 +73,10 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
             omit_teams_rate=args.omit_teams_rate,
             match_seconds=args.match_seconds,
             seed=config.seed,
-            match_started_topic=os.environ.get("SKILLSTREAM_TOPIC_MATCH_STARTED", "match-started"),
-            match_finished_topic=os.environ.get(
-                "SKILLSTREAM_TOPIC_MATCH_FINISHED", "match-finished"
-            ),
+            match_started_topic=settings.match_started_topic,
+            match_finished_topic=settings.match_finished_topic,
         )
-    except ValueError as exc:
+    except ValueError as exc:  # SettingsError is one too
         print(f"skillstream simulate: error: {exc}", file=sys.stderr)
         return 2
 

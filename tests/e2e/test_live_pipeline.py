@@ -13,7 +13,8 @@ from typing import Any
 
 import orjson
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer
+from librdkafka_clients import Reader, fleet_producer
 
 from stream.local.stack import LocalStack, environment
 from stream.local.workers import WorkerProcess
@@ -44,10 +45,7 @@ def env(stack: LocalStack) -> dict[str, str]:
 
 
 def produce(env: dict[str, str], messages: list[tuple[str, bytes | None, bytes]]) -> None:
-    # Java-compatible partitioning: match events land on their match's home partition.
-    producer = Producer(
-        {"bootstrap.servers": env["KAFKA_BOOTSTRAP_SERVERS"], "partitioner": "murmur2_random"}
-    )
+    producer = fleet_producer(env["KAFKA_BOOTSTRAP_SERVERS"])
     for topic, key, value in messages:
         producer.produce(topic, value, key)
     assert producer.flush(30) == 0
@@ -72,35 +70,6 @@ def consume(env: dict[str, str], topic: str, until: int, timeout: float = 90.0) 
     finally:
         consumer.close()
     return records
-
-
-class Reader:
-    """One consumer kept open across waves (librdkafka, manual assignment: no group wait)."""
-
-    def __init__(self, env: dict[str, str], topic: str) -> None:
-        from confluent_kafka import TopicPartition
-
-        self.consumer = Consumer(
-            {
-                "bootstrap.servers": env["KAFKA_BOOTSTRAP_SERVERS"],
-                "group.id": f"reader-{uuid.uuid4().hex[:6]}",
-                "enable.auto.commit": False,
-            }
-        )
-        partitions = int(env["SKILLSTREAM_PARTITIONS"])
-        self.consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-        self.records: list[Any] = []
-
-    def until(self, count: int, timeout: float = 90.0) -> list[Any]:
-        deadline = time.monotonic() + timeout
-        while len(self.records) < count and time.monotonic() < deadline:
-            message = self.consumer.poll(0.05)
-            if message is not None and message.error() is None:
-                self.records.append(message)
-        return self.records
-
-    def close(self) -> None:
-        self.consumer.close()
 
 
 def waves(matches: list[Any]) -> Iterator[list[Any]]:
@@ -138,7 +107,7 @@ def test_live_ratings_equal_replay_across_a_worker_crash(
     half = len(matches) // 2
     topic = env["SKILLSTREAM_TOPIC_RATING_CHANGED"]
     worker = WorkerProcess(env, "a").start()
-    reader = Reader(env, topic)
+    reader = Reader(env["KAFKA_BOOTSTRAP_SERVERS"], topic, int(env["SKILLSTREAM_PARTITIONS"]))
     try:
         done = 0
         for wave in waves(matches[:half]):

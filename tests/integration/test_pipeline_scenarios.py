@@ -9,15 +9,13 @@ left pending by a newer start and dead-letters the finish whose start never came
 
 from __future__ import annotations
 
-import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from librdkafka_clients import Reader, fleet_producer
 
 from stream.local.stack import LocalStack, environment
 from stream.local.workers import WorkerError, WorkerProcess
@@ -65,38 +63,14 @@ def finish(match_id: str, ranks: list[int], at: float, mode: str = "1v1", **extr
     return orjson.dumps(event)
 
 
-class Topics:
-    """One consumer per output topic, kept open for the whole module (manual assignment)."""
-
-    def __init__(self, servers: str, topic: str) -> None:
-        self.consumer = Consumer(
-            {
-                "bootstrap.servers": servers,
-                "group.id": f"reader-{uuid.uuid4().hex[:6]}",
-                "enable.auto.commit": False,
-            }
-        )
-        self.consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
-        self.records: list[Any] = []
-
-    def read_until(self, done: Any, timeout: float = 60.0) -> list[Any]:
-        deadline = time.monotonic() + timeout
-        while not done(self.records) and time.monotonic() < deadline:
-            message = self.consumer.poll(0.05)
-            if message is not None and message.error() is None:
-                self.records.append(message)
-        return self.records
-
-
 class Fleet:
     def __init__(self, env: dict[str, str], workers: list[WorkerProcess]) -> None:
         self.env = env
         self.workers = workers  # the running one last
         servers = env["KAFKA_BOOTSTRAP_SERVERS"]
-        # Java-compatible partitioning, so keyed events land on their match's home partition.
-        self.producer = Producer({"bootstrap.servers": servers, "partitioner": "murmur2_random"})
-        self.ratings = Topics(servers, env["SKILLSTREAM_TOPIC_RATING_CHANGED"])
-        self.dlq = Topics(servers, env["SKILLSTREAM_TOPIC_DLQ"])
+        self.producer = fleet_producer(servers)
+        self.ratings = Reader(servers, env["SKILLSTREAM_TOPIC_RATING_CHANGED"], PARTITIONS)
+        self.dlq = Reader(servers, env["SKILLSTREAM_TOPIC_DLQ"], PARTITIONS)
         self.modes: Modes = load_modes(Path(env["SKILLSTREAM_MODES_FILE"]))
 
     def send(self, topic: str, key: str | None, value: bytes, partition: int | None = None) -> None:
