@@ -13,6 +13,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return bench_engine(args)
     if args.target == "pipeline":
         return bench_pipeline(args)
+    if args.target == "cache":
+        return bench_cache(args)
     raise SystemExit(f"unknown benchmark {args.target!r}")
 
 
@@ -36,17 +38,51 @@ def bench_engine(args: argparse.Namespace) -> int:
     return 0
 
 
+def bench_cache(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from stream.bench.cache import time_feed, time_lookups, time_writes
+    from stream.cli.progress import Progress
+    from stream.local.stack import LocalStack
+
+    players = args.cache_players
+    print(f"on a fresh local stack (Valkey, Tansu); {players:,} players in one mode")
+    with LocalStack() as stack:
+        with Progress(2 * players, "writer", unit=" entries") as bar:
+            w = asyncio.run(time_writes(stack.redis_url, "bw", players, 2, progress=bar.update))
+        print(
+            f"  CacheWriter.write, batches of {w.batch:,}: {w.entries:,} rating changes in"
+            f" {w.seconds:.2f} s = {w.per_second:,.0f}/s"
+        )
+        with Progress(5 * players, "feed", unit=" events") as bar:
+            f = asyncio.run(
+                time_feed(stack.bootstrap_servers, stack.redis_url, "bf", players, 5, bar.update)
+            )
+        print(
+            f"  cache writer (Kafka -> Redis, the feed): {f.entries:,} rating-changed in"
+            f" {f.seconds:.2f} s = {f.per_second:,.0f}/s"
+        )
+        lookups = time_lookups(stack.redis_url, "bw", players, 100, args.cache_lookups)
+        print(
+            f"  get_many of 100 players (sync client), {lookups.calls:,} calls:"
+            f" p50 {lookups.median_ms:.2f} ms, p99 {lookups.percentile(0.99):.2f} ms,"
+            f" max {max(lookups.latencies_ms):.2f} ms"
+        )
+    return 0
+
+
 def bench_pipeline(args: argparse.Namespace) -> int:
     import asyncio
     import os
 
     from stream.bench.pipeline import cpu_seconds, run_load
     from stream.cli.progress import Progress
-    from stream.local.stack import LocalStack, environment
+    from stream.local.stack import LOCAL_PARTITIONS, LocalStack, environment
     from stream.local.workers import WorkerProcess
 
+    partitions = args.partitions or LOCAL_PARTITIONS
     print(
-        f"each run on a fresh local stack: Tansu + one worker, {args.partitions} partitions,"
+        f"each run on a fresh local stack: Tansu + one worker, {partitions} partitions,"
         f" {os.cpu_count()} cores shared with the load generator"
     )
     print(
@@ -61,7 +97,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         with LocalStack() as stack:
             env = environment(stack)
             env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
-            env.setdefault("SKILLSTREAM_PARTITIONS", str(args.partitions))
+            env["SKILLSTREAM_PARTITIONS"] = str(partitions)
             worker = WorkerProcess(env)
             try:
                 worker.start()
@@ -92,7 +128,8 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             f" CPU s broker {broker:5.1f}, worker {worker_cpu:5.1f}"
         )
 
-    measure("flat out, instant matches", args.pipeline_matches, 0.0, 0.0)
+    if args.pipeline_matches > 0:
+        measure("flat out, instant matches", args.pipeline_matches, 0.0, 0.0)
     for rate in args.rates:
         n = int(rate * args.seconds)
         if args.match_seconds > 0:
@@ -103,7 +140,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = sub.add_parser("bench", help="print performance figures")
-    bench.add_argument("target", choices=["engine", "pipeline"], help="what to measure")
+    bench.add_argument("target", choices=["engine", "pipeline", "cache"], help="what to measure")
     bench.add_argument(
         "--pipeline-matches", type=int, default=30_000, help="pipeline: flat-out run size"
     )
@@ -115,7 +152,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="pipeline: paced runs (matches/s)",
     )
     bench.add_argument("--seconds", type=float, default=20.0, help="pipeline: paced run length")
-    bench.add_argument("--partitions", type=int, default=8, help="pipeline: partitions per topic")
+    bench.add_argument(
+        "--partitions",
+        type=int,
+        default=None,
+        help="pipeline: partitions per topic (default: the local stack's, 4)",
+    )
     bench.add_argument(
         "--match-seconds",
         type=float,
@@ -123,4 +165,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="pipeline: paced matches last this long (the start is produced this much earlier)",
     )
     bench.add_argument("--matches", type=int, default=200_000, help="replay size")
+    bench.add_argument(
+        "--cache-players", type=int, default=50_000, help="cache: players written and read"
+    )
+    bench.add_argument(
+        "--cache-lookups", type=int, default=2000, help="cache: get_many calls timed"
+    )
     bench.set_defaults(func=cmd_bench)

@@ -17,15 +17,18 @@ from pathlib import Path
 
 import orjson
 
-from stream.local.stack import LocalStack, StackError
+from stream.local.stack import LocalStack, StackError, environment
 
 DEFAULT_STATE = Path(".skillstream/local.json")
 
 
 def _exports(stack: LocalStack) -> str:
-    return (
-        f"export KAFKA_BOOTSTRAP_SERVERS={stack.bootstrap_servers}\n"
-        f"export REDIS_URL={stack.redis_url}\n"
+    """What a worker needs for this stack (environment() less what the shell has already)."""
+    settings = environment(stack)
+    return "".join(
+        f"export {name}={value}\n"
+        for name, value in settings.items()
+        if os.environ.get(name) != value
     )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from types import FrameType
 
 from stream import __version__
-from stream.cli import bench, demo, live, local, offline, simulate, worker
+from stream.cli import bench, cache, demo, live, local, offline, simulate, topics, worker
 from stream.history import HistoryError
 from stream.ratings.modes import ModesError
 
@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     local.register(sub)
     worker.register(sub)
     live.register(sub)
+    cache.register(sub)
+    topics.register(sub)
     return parser
 
 

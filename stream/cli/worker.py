@@ -23,6 +23,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     import uvloop
 
     from stream.pipeline.app import Pipeline
+    from stream.pipeline.logs import logging_config
 
     created = asyncio.run(ensure_topics(settings))
     if created:
@@ -35,7 +36,12 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     gc.collect()
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
-    worker = faust.Worker(pipeline.app, loglevel=loglevel, quiet=True)
+    worker = faust.Worker(
+        pipeline.app,
+        loglevel=loglevel,
+        quiet=True,
+        logging_config=logging_config(loglevel, settings.log_format),
+    )
     worker.execute_from_commandline()
     return 0
 

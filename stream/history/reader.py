@@ -23,7 +23,7 @@ from stream.events import (
     decode_match_finished,
     describe_value,
 )
-from stream.history.model import HistoryError, HistoryMatch
+from stream.history.model import HistoryError, HistoryMatch, new_history_match
 from stream.history.source import BOM, display_name, first_utf8_error, is_stdin, open_binary
 
 if TYPE_CHECKING:
@@ -228,6 +228,7 @@ def _csv_rows(
         epoch_utc = _EPOCH_UTC
         scores = _SCORES
         empty = _EMPTY
+        new_match = new_history_match
         previous = reader.line_num
         count = 0
         for fields in reader:
@@ -276,8 +277,9 @@ def _csv_rows(
                 mode = fields[i_mode] or None
                 if mode is not None and len(mode) > max_id:
                     raise HistoryError(name, line, f"mode is longer than {max_id} characters")
-            yield HistoryMatch(
-                line, f"row-{line}", mode, at, ((player_a,), (player_b,)), ranks, None, empty
+            yield new_match(
+                HistoryMatch,
+                (line, f"row-{line}", mode, at, ((player_a,), (player_b,)), ranks, None, empty),
             )
             count += 1
             if progress is not None and count % PROGRESS_EVERY == 0:

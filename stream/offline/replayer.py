@@ -10,7 +10,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from stream.history import HistoryMatch, SeedRating
-from stream.ratings.engine import PlayerUpdate, initial_state, rate_player, skill_at
+from stream.ratings.engine import (
+    PlayerUpdate,
+    initial_state,
+    rate_match,
+    rate_player,
+    skill_at,
+)
 from stream.ratings.modes import ModeConfig, Modes
 from stream.ratings.probability import team_win_probability
 from stream.ratings.rank_points import to_points
@@ -79,20 +85,15 @@ class Replayer:
         name, mode, table = self.mode_of(match)
         if self._seeds:
             self._seed(name, mode, table, match)
-        get = table.get
-        teams = match.teams
         if match.quitters:
-            plan = rated_players(mode, teams, match.quitters)
+            plan = rated_players(mode, match.teams, match.quitters)
+            get = table.get
             updates = {
                 pid: rate_player(mode, pid, get(pid), match, table, forced)
                 for pid, forced in plan.items()
             }
         else:
-            updates = {
-                pid: rate_player(mode, pid, get(pid), match, table)
-                for team in teams
-                for pid in team
-            }
+            updates = rate_match(mode, match, table)
         # Written back only after everyone is rated: each player meets the others' old states.
         for pid, update in updates.items():
             table[pid] = update.state

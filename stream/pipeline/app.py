@@ -26,17 +26,21 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from weakref import ref
 
 import faust
+import mode
 import orjson
 from faust.stores.memory import Store as MemoryStore
 from faust.streams import _current_event
 from faust.transport.drivers import aiokafka as aiokafka_driver
 from faust.types import TP, EventT
 
+if TYPE_CHECKING:
+    from stream.cache.feed import CacheFeed
 from stream.pipeline.matches import FINISHED, STARTED, MatchProcessor
+from stream.pipeline.metrics import CONTENT_TYPE, WorkerMetrics
 from stream.pipeline.outbox import DeadLetter, Origin, Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
@@ -117,15 +121,22 @@ class Pipeline:
             autodiscover=False,
             # Changelog writes are idempotent; the app never needs Faust's key TTLs.
             table_cleanup_interval=3600.0,
+            recovery_consistency_check=s.recovery_consistency_check,
+            broker_credentials=s.kafka_security.faust_credentials(),
         )
         self.matches = MatchProcessor(
             self.modes,
             partitions=s.partitions,
             retention_seconds=s.retention_seconds,
             limits=s.limits,
+            max_future_seconds=s.max_future_seconds,
         )
         self.players = PlayerProcessor(self.modes)
         self.counts: defaultdict[str, int] = defaultdict(int)
+        self.cache_feed: CacheFeed | None = None
+        self.metrics = WorkerMetrics()
+        # Next offset to process per input partition (for the consumer-lag gauge).
+        self._next_offsets: dict[TP, int] = {}
         self._ready_match_partitions: set[int] = set()
         self._input_kinds = {s.match_started_topic: STARTED, s.match_finished_topic: FINISHED}
         self._define()
@@ -195,14 +206,108 @@ class Pipeline:
         app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
 
         async def report() -> None:
-            # Until the metrics endpoint exists, the counters go to the log.
+            self._refresh_gauges()
             log.info("counts: %s", orjson.dumps(dict(sorted(self.counts.items()))).decode())
+            if self.cache_feed is not None:
+                stats = self.cache_feed.stats
+                log.info(
+                    "cache: written %d, stale %d, errors %d, lag %d rating changes (%.1f s)",
+                    stats.written,
+                    stats.stale,
+                    stats.errors,
+                    stats.lag_records,
+                    stats.lag_seconds(),
+                )
 
         app.timer(10.0, name="skillstream.report")(report)
+
+        async def metrics_page(view: Any, request: Any) -> Any:
+            self._refresh_gauges()
+            return view.bytes(self.metrics.render(), content_type=CONTENT_TYPE)
+
+        async def health_page(view: Any, request: Any) -> Any:
+            # Liveness: the event loop answers. Details for people; probes read the status.
+            return view.json({"status": "alive", **self.readiness()})
+
+        async def ready_page(view: Any, request: Any) -> Any:
+            state = self.readiness()
+            return view.json(state, status=200 if state["ready"] else 503)
+
+        app.page("/metrics")(metrics_page)
+        app.page("/health")(health_page)
+        app.page("/ready")(ready_page)
+
+        if s.cache_writer == "worker":
+            self._add_cache_writer()
+
+    def readiness(self) -> dict[str, Any]:
+        """Ready: started, no rebalance or table recovery in progress. A worker without
+        partitions (more replicas than partitions) is ready too: it is a standby."""
+        app = self.app
+        started = bool(getattr(app, "_started", None) and app._started.is_set())
+        rebalancing = bool(app.rebalancing)
+        recovering = bool(getattr(app, "in_recovery", False))
+        assigned = len(app.consumer.assignment()) if started and app.consumer else 0
+        ready = started and not rebalancing and not recovering
+        return {
+            "ready": ready,
+            "rebalancing": rebalancing,
+            "recovering": recovering,
+            "assigned_partitions": assigned,
+        }
+
+    def _refresh_gauges(self) -> None:
+        m = self.metrics
+        m.ready.set(1 if self.readiness()["ready"] else 0)
+        consumer = self.app.consumer if getattr(self.app, "_consumer", None) else None
+        lag: defaultdict[str, int] = defaultdict(int)
+        if consumer is not None:
+            for tp in consumer.assignment():
+                position = self._next_offsets.get(tp)
+                if position is None:
+                    continue
+                try:
+                    end = consumer.highwater(tp)
+                except Exception:  # not fetched yet on this partition
+                    continue
+                if end is not None:
+                    lag[tp.topic] += max(0, end - position)
+        for topic, n in lag.items():
+            m.consumer_lag.labels(topic).set(n)
+        feed = self.cache_feed
+        if feed is not None:
+            m.cache_lag.set(feed.stats.lag_records)
+            m.cache_lag_seconds.set(feed.stats.lag_seconds())
+
+    def _add_cache_writer(self) -> None:
+        """Run the Redis cache feed beside the agents: started and stopped with the app, in its
+        own consumer group, so a Redis outage never holds the rating agents back."""
+        from stream.cache.feed import feed_from_settings
+
+        pipeline = self
+
+        class CacheWriterService(mode.Service):
+            async def on_start(self) -> None:
+                feed = pipeline.cache_feed = feed_from_settings(pipeline.settings)
+                pipeline.metrics.cache_counts = lambda: (feed.stats.written, feed.stats.errors)
+                self._task = asyncio.ensure_future(pipeline.cache_feed.run())
+
+            async def on_stop(self) -> None:
+                feed = pipeline.cache_feed
+                if feed is None:
+                    return
+                feed.stop()
+                try:
+                    await asyncio.wait_for(self._task, 15.0)
+                except (TimeoutError, Exception):
+                    log.exception("cache feed did not stop cleanly")
+
+        self.app.service(CacheWriterService)
 
     # --- batches ------------------------------------------------------------------------------
 
     async def match_batch(self, events: Sequence[EventT[Any]]) -> None:
+        started = time.perf_counter()
         wall = time.time()
         out = Outbox()
         groups = _by_partition(events)
@@ -241,9 +346,10 @@ class Pipeline:
                     clocks = StateView(self.clock_table)
                     clocks.put(partition, clock)
                     await _write(self.app.producer, self.clock_table, clocks, partition)
-        self._count(out, len(events))
+        self._count(out, events, "matches", started)
 
     async def player_batch(self, events: Sequence[EventT[Any]]) -> None:
+        started = time.perf_counter()
         out = Outbox()
         groups = _by_partition(events)
         views: dict[int, tuple[StateView, StateView]] = {}
@@ -277,7 +383,7 @@ class Pipeline:
             with EventContext(group[-1]):
                 await _write(self.app.producer, self.rating_table, ratings, partition)
                 await _write(self.app.producer, self.pending_table, pending, partition)
-        self._count(out, len(events))
+        self._count(out, events, "players", started)
 
     def _prepare_match_partition(self, partition: int, wall: float) -> None:
         """After (re)assignment: the partition's clock and deadlines from the tables."""
@@ -327,6 +433,12 @@ class Pipeline:
                 letter.origin.partition,
                 letter.origin.offset,
                 letter.reason,
+                extra={
+                    "topic": letter.origin.topic,
+                    "partition": letter.origin.partition,
+                    "offset": letter.origin.offset,
+                    "reason": letter.reason,
+                },
             )
             pending.append(
                 await send(
@@ -335,16 +447,35 @@ class Pipeline:
             )
         await asyncio.gather(*pending)
 
-    def _count(self, out: Outbox, events: int) -> None:
+    def _count(
+        self, out: Outbox, events: Sequence[EventT[Any]], agent: str, started: float
+    ) -> None:
         self.counts["batches"] += 1
-        self.counts["events"] += events
+        self.counts["events"] += len(events)
         for name, n in out.counts.items():
             self.counts[name] += n
-
-
-def _persist_offset(store: Any, tp: TP, future: asyncio.Future[Any]) -> None:
-    if not future.cancelled() and future.exception() is None:
-        store.set_persisted_offset(tp, future.result().offset)
+        m, s = self.metrics, self.settings
+        for event in events:
+            message = event.message
+            m.events_in.labels(message.topic).inc()
+            self._next_offsets[TP(message.topic, message.partition)] = message.offset + 1
+        for topic, commands in (
+            (s.player_commands_topic, out.player_commands),
+            (s.match_commands_topic, out.match_commands),
+        ):
+            if commands:
+                m.events_out.labels(topic).inc(sum(len(c) for c in commands.values()))
+        if out.ratings:
+            m.events_out.labels(s.rating_changed_topic).inc(len(out.ratings))
+        if out.dead_letters:
+            m.events_out.labels(s.dead_letter_topic).inc(len(out.dead_letters))
+            for letter in out.dead_letters:
+                m.dead_lettered.labels(letter.origin.topic).inc()
+        m.count_outbox(out.counts)
+        now = time.time() * 1000
+        for finished_ms in out.finished_ms:
+            m.latency.observe(max(0.0, (now - finished_ms) / 1000))
+        m.batch_seconds.labels(agent).observe(time.perf_counter() - started)
 
 
 def _by_partition(events: Sequence[EventT[Any]]) -> dict[int, list[EventT[Any]]]:

@@ -57,11 +57,16 @@ class MatchProcessor:
         partitions: int,
         retention_seconds: float = 3600.0,
         limits: EventLimits = DEFAULT_LIMITS,
+        max_future_seconds: float | None = None,
     ) -> None:
         self.modes = modes
         self.partitions = partitions
         self.retention = retention_seconds
         self.limits = limits
+        # An event time this far past the wall clock is refused (None: no check). One event
+        # from a server with a broken clock would otherwise move the partition's event time
+        # on, and every match pending there would be abandoned or timed out.
+        self.max_future_seconds = max_future_seconds
         self.clocks: dict[int, PartitionClock] = {}
         self.deadlines: defaultdict[int, Deadlines] = defaultdict(Deadlines)
 
@@ -106,6 +111,15 @@ class MatchProcessor:
         if home != partition:
             out.to_match(home, _forward(kind, key, value, origin))
             out.count("forwarded")
+            return
+        at = event.started_at if isinstance(event, MatchStarted) else event.finished_at
+        if self.max_future_seconds is not None and at > wall + self.max_future_seconds:
+            field = "started_at" if kind == STARTED else "finished_at"
+            reason = (
+                f"match-{kind}: {field} is {at - wall:,.0f} s ahead of the worker's clock "
+                f"(limit {self.max_future_seconds:g} s, SKILLSTREAM_MAX_FUTURE_SECONDS)"
+            )
+            out.dead_letter(DeadLetter(key, value, origin, reason))
             return
         clock = self.clock(partition, wall)
         if isinstance(event, MatchStarted):
@@ -212,6 +226,8 @@ class MatchProcessor:
 
         fin = {
             "at": event.finished_at,
+            # When the finish was produced (Kafka timestamp): the latency metric's start.
+            "ts": origin.timestamp_ms,
             "ranks": list(event.ranks),
             "quitters": sorted(event.quitters),
             "stats": None
@@ -409,6 +425,7 @@ class MatchProcessor:
                     stats,
                     entry["snaps"],
                     items,
+                    None if fin is None else fin.get("ts"),
                 ],
             )
         cancels: defaultdict[int, list[str]] = defaultdict(list)

@@ -58,6 +58,8 @@ class Outbox:
     ratings: list[dict[str, Any]] = field(default_factory=list)
     dead_letters: list[DeadLetter] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
+    # Kafka timestamps (ms) of the match-finished events behind this batch's rating changes.
+    finished_ms: list[int] = field(default_factory=list)
 
     def to_player(self, partition: int, command: list[Any]) -> None:
         self.player_commands[partition].append(command)
@@ -65,8 +67,10 @@ class Outbox:
     def to_match(self, partition: int, command: list[Any]) -> None:
         self.match_commands[partition].append(command)
 
-    def rating(self, event: dict[str, Any]) -> None:
+    def rating(self, event: dict[str, Any], finished_ms: int | None = None) -> None:
         self.ratings.append(event)
+        if finished_ms is not None:
+            self.finished_ms.append(finished_ms)
         self.counts[f"ratings_{event['outcome']}"] += 1
 
     def dead_letter(self, letter: DeadLetter) -> None:

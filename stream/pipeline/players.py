@@ -96,7 +96,10 @@ class PlayerProcessor:
     def _rate(
         self, ratings: StateView, pending: StateView, out: Outbox, command: list[Any]
     ) -> None:
-        _, match_id, mode_name, at, teams, ranks, stats, snaps, players = command
+        # A 10th element (the finish's Kafka timestamp) is optional: commands from before it
+        # existed may still be in the topic during an upgrade.
+        _, match_id, mode_name, at, teams, ranks, stats, snaps, players, *rest = command
+        finished_ms = rest[0] if rest else None
         mode = self.modes.get(mode_name)
         match = MatchView(
             tuple(tuple(team) for team in teams),
@@ -120,7 +123,8 @@ class PlayerProcessor:
                 recent = [*recent[-(RECENT_MATCHES - 1) :], match_id]
                 ratings.put(key, {"s": encode_state(update.state), "v": version, "r": recent})
                 out.rating(
-                    rating_changed(
+                    finished_ms=finished_ms,
+                    event=rating_changed(
                         player_id=player_id,
                         mode=mode,
                         match_id=match_id,
@@ -130,7 +134,7 @@ class PlayerProcessor:
                         version=version,
                         expected_score=update.expected_score,
                         at=at,
-                    )
+                    ),
                 )
             self._release(ratings, pending, out, match_id, player_id, remember=False)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stream.events import EventLimits
+from stream.pipeline.security import KafkaSecurity, SecurityError
 from stream.ratings.modes import Modes, load_modes
 
 
@@ -19,7 +20,10 @@ class SettingsError(ValueError):
 @dataclass(frozen=True)
 class Settings:
     bootstrap_servers: str = "localhost:9092"
-    redis_url: str = "redis://localhost:6379/0"
+    # May hold a password (redis://user:secret@host): never in repr or logs.
+    redis_url: str = field(default="redis://localhost:6379/0", repr=False)
+    kafka_security: KafkaSecurity = field(default_factory=KafkaSecurity)
+    log_format: str = "text"
     modes_file: Path | None = None
     app_id: str = "skillstream"
     partitions: int = 8
@@ -39,7 +43,19 @@ class Settings:
     retention_seconds: float = 3600.0
     session_timeout_seconds: float = 10.0
     web_port: int | None = None
+    # Faust refuses to recover a RocksDB partition whose stored changelog offset is past the
+    # broker's end offset (the store belongs to another incarnation of the topic). Tansu reports
+    # end offsets too low (README, known problems), so the local stack turns the check off.
+    recovery_consistency_check: bool = True
+    # The Redis cache: key prefix, the k of the conservative leaderboard (rating - k *
+    # deviation), and whether this worker process also runs the cache writer ("worker") or
+    # leaves it to `skillstream cache writer` processes ("off").
+    cache_prefix: str = "skillstream"
+    cache_conservative_k: float = 3.0
+    cache_writer: str = "worker"
     limits: EventLimits = field(default_factory=EventLimits)
+    # Events whose time is further ahead of the worker's clock are dead-lettered.
+    max_future_seconds: float = 300.0
 
     @property
     def match_commands_topic(self) -> str:
@@ -48,6 +64,21 @@ class Settings:
     @property
     def player_commands_topic(self) -> str:
         return f"{self.app_id}-player-commands"
+
+    @property
+    def redis_url_redacted(self) -> str:
+        """REDIS_URL with any password replaced, for logs and banners."""
+        return redact_url(self.redis_url)
+
+    @property
+    def cache_group(self) -> str:
+        """The cache writer's consumer group: separate from the rating agents' on purpose."""
+        return f"{self.app_id}-cache"
+
+    @property
+    def ratings_changelog_topic(self) -> str:
+        """Faust's changelog of the ratings table (what `cache rebuild` reads)."""
+        return f"{self.app_id}-ratings-changelog"
 
     @property
     def broker_urls(self) -> list[str]:
@@ -73,11 +104,27 @@ class Settings:
         modes_file = env.get("SKILLSTREAM_MODES_FILE") or None
         web_port = env.get("SKILLSTREAM_WEB_PORT") or None
         store = env.get("SKILLSTREAM_STORE", defaults.store)
+        cache_writer = env.get("SKILLSTREAM_CACHE_WRITER", defaults.cache_writer)
+        if cache_writer not in ("worker", "off"):
+            raise SettingsError(
+                f"SKILLSTREAM_CACHE_WRITER: expected worker or off, got {cache_writer!r}"
+            )
+        log_format = env.get("SKILLSTREAM_LOG_FORMAT", defaults.log_format)
+        if log_format not in ("text", "json"):
+            raise SettingsError(
+                f"SKILLSTREAM_LOG_FORMAT: expected text or json, got {log_format!r}"
+            )
+        try:
+            kafka_security = KafkaSecurity.from_env(env)
+        except SecurityError as exc:
+            raise SettingsError(str(exc)) from None
         if store not in ("memory", "rocksdb"):
             raise SettingsError(f"SKILLSTREAM_STORE: expected memory or rocksdb, got {store!r}")
         settings = cls(
             bootstrap_servers=env.get("KAFKA_BOOTSTRAP_SERVERS", defaults.bootstrap_servers),
             redis_url=env.get("REDIS_URL", defaults.redis_url),
+            kafka_security=kafka_security,
+            log_format=log_format,
             modes_file=None if modes_file is None else Path(modes_file),
             app_id=reader.name("SKILLSTREAM_APP_ID", defaults.app_id),
             partitions=reader.integer("SKILLSTREAM_PARTITIONS", defaults.partitions),
@@ -111,7 +158,18 @@ class Settings:
                 "SKILLSTREAM_SESSION_TIMEOUT_SECONDS", defaults.session_timeout_seconds
             ),
             web_port=None if web_port is None else reader.integer("SKILLSTREAM_WEB_PORT", 0),
+            recovery_consistency_check=reader.boolean(
+                "SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK", defaults.recovery_consistency_check
+            ),
+            cache_prefix=reader.name("SKILLSTREAM_CACHE_PREFIX", defaults.cache_prefix),
+            cache_conservative_k=reader.number(
+                "SKILLSTREAM_CACHE_CONSERVATIVE_K", defaults.cache_conservative_k
+            ),
+            cache_writer=cache_writer,
             limits=limits,
+            max_future_seconds=reader.seconds(
+                "SKILLSTREAM_MAX_FUTURE_SECONDS", defaults.max_future_seconds
+            ),
         )
         if settings.modes_file is not None and not settings.modes_file.is_file():
             raise SettingsError(f"SKILLSTREAM_MODES_FILE: no such file: {settings.modes_file}")
@@ -122,6 +180,16 @@ class Settings:
                 "SKILLSTREAM_STORE=rocksdb needs rocksdict: pip install 'skillstream[rocksdb]'"
             )
         return settings
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password of its user-info part replaced by ``***``."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest.split("/", 1)[0]:
+        return url
+    userinfo, _, host = rest.partition("@")
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in userinfo else f"{scheme}://***@{host}"
 
 
 class _Reader:
@@ -138,6 +206,28 @@ class _Reader:
             raise SettingsError(f"{name}: expected a whole number, got {raw!r}") from None
         if value < 1:
             raise SettingsError(f"{name}: must be at least 1, got {value}")
+        return value
+
+    def boolean(self, name: str, default: bool) -> bool:
+        raw = (self.env.get(name) or "").strip().lower()
+        if raw == "":
+            return default
+        if raw in ("1", "true", "yes", "on"):
+            return True
+        if raw in ("0", "false", "no", "off"):
+            return False
+        raise SettingsError(f"{name}: expected true or false, got {raw!r}")
+
+    def number(self, name: str, default: float) -> float:
+        raw = self.env.get(name)
+        if raw is None or raw == "":
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise SettingsError(f"{name}: expected a number, got {raw!r}") from None
+        if not 0.0 <= value < float("inf"):
+            raise SettingsError(f"{name}: must be a finite number >= 0, got {raw!r}")
         return value
 
     def seconds(self, name: str, default: float, scale: float = 1.0) -> float:

@@ -2,8 +2,9 @@
 
 Every topic the worker reads or writes has the same partition count: Faust co-partitions
 tables with their source topics by partition number, and the match and player partitions are
-computed from it. The changelog topics of the tables are Faust's own (``<app id>-<table>-
-changelog``); Faust creates them with the same count and the configured replication factor.
+computed from it. The changelog topics of the tables (``<app id>-<table>-changelog``) are
+created here too, compacted, so ``skillstream topics create`` provisions everything before
+the first worker starts.
 """
 
 from __future__ import annotations
@@ -26,17 +27,28 @@ class TopicSpec:
     config: dict[str, str] = field(default_factory=dict)
 
 
+# The Faust tables (stream/pipeline/app.py); each has a changelog ``<app id>-<name>-changelog``.
+TABLES = ("matches", "clocks", "ratings", "pending")
+
+
 def topic_specs(settings: Settings) -> list[TopicSpec]:
-    """Input, output, dead-letter and internal command topics (not the changelogs)."""
+    """Every topic of the deployment: inputs, output, dead letters, internal commands, and the
+    tables' changelogs (compacted: each keeps the latest value per key for ever, which is what
+    recovery and ``cache rebuild`` read)."""
     p, r = settings.partitions, settings.replication_factor
     week = str(7 * DAY_MS)
+    # With three or more replicas an acknowledged write survives the loss of one broker.
+    durable = {"min.insync.replicas": "2"} if r >= 3 else {}
+    delete = {"cleanup.policy": "delete", **durable}
+    compact = {"cleanup.policy": "compact", **durable}
     return [
-        TopicSpec(settings.match_started_topic, p, r, {"retention.ms": week}),
-        TopicSpec(settings.match_finished_topic, p, r, {"retention.ms": week}),
-        TopicSpec(settings.rating_changed_topic, p, r, {"retention.ms": week}),
-        TopicSpec(settings.dead_letter_topic, p, r, {"retention.ms": str(30 * DAY_MS)}),
-        TopicSpec(settings.match_commands_topic, p, r, {"retention.ms": week}),
-        TopicSpec(settings.player_commands_topic, p, r, {"retention.ms": week}),
+        TopicSpec(settings.match_started_topic, p, r, {**delete, "retention.ms": week}),
+        TopicSpec(settings.match_finished_topic, p, r, {**delete, "retention.ms": week}),
+        TopicSpec(settings.rating_changed_topic, p, r, {**delete, "retention.ms": week}),
+        TopicSpec(settings.dead_letter_topic, p, r, {**delete, "retention.ms": str(30 * DAY_MS)}),
+        TopicSpec(settings.match_commands_topic, p, r, {**delete, "retention.ms": week}),
+        TopicSpec(settings.player_commands_topic, p, r, {**delete, "retention.ms": week}),
+        *(TopicSpec(f"{settings.app_id}-{t}-changelog", p, r, compact) for t in TABLES),
     ]
 
 
@@ -52,7 +64,10 @@ async def ensure_topics(settings: Settings, specs: list[TopicSpec] | None = None
     several workers at once.
     """
     specs = topic_specs(settings) if specs is None else specs
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.bootstrap_servers)
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=settings.bootstrap_servers,
+        **settings.kafka_security.aiokafka_options(),
+    )
     await admin.start()
     try:
         existing = set(await admin.list_topics())

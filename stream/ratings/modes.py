@@ -78,10 +78,13 @@ class ModeConfig:
     rating_bounds: tuple[float, float] = field(init=False, repr=False, compare=False)
     # Derived once: less inactivity than this changes nothing (checked twice per update).
     decay_step_seconds: float = field(init=False, repr=False, compare=False)
+    # Derived once: whether rate_match may take its 1v1 shortcut (not for ZoneStats).
+    duels: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rating_bounds", self.algorithm.rating_bounds)
         object.__setattr__(self, "decay_step_seconds", self.algorithm.decay_step_seconds)
+        object.__setattr__(self, "duels", self.algorithm.name != "zonestats")
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,13 @@ import orjson
 import pytest
 from confluent_kafka import Consumer
 from librdkafka_clients import Reader, fleet_producer
+from redis import Redis
 
+from stream.cache.entry import CachedRating
+from stream.cache.reader import SyncRatingCache
 from stream.local.stack import LocalStack, environment
 from stream.local.workers import WorkerProcess
+from stream.ratings.modes import Modes
 from stream.simulation import SimulationConfig, simulate, write_jsonl
 from stream.simulation.fleet import match_events
 
@@ -41,6 +45,7 @@ def env(stack: LocalStack) -> dict[str, str]:
         "SKILLSTREAM_TOPIC_MATCH_FINISHED": f"finished-{tag}",
         "SKILLSTREAM_TOPIC_RATING_CHANGED": f"rating-{tag}",
         "SKILLSTREAM_TOPIC_DLQ": f"dlq-{tag}",
+        "SKILLSTREAM_CACHE_PREFIX": f"t{tag}",
     }
 
 
@@ -117,13 +122,32 @@ def test_live_ratings_equal_replay_across_a_worker_crash(
         # A crash: nothing flushed, nothing committed. The restarted worker recovers the
         # tables from their changelogs and may see the last batches again.
         worker.kill()
+        # The cache loses everything (say, Redis was replaced) and is rebuilt from the ratings
+        # changelog while the second half streams in and the restarted worker writes it live.
+        cache = Redis.from_url(env["REDIS_URL"])
+        keys = list(cache.scan_iter(match=f"{env['SKILLSTREAM_CACHE_PREFIX']}:*"))
+        assert keys
+        cache.delete(*keys)
+        cache.close()
         worker = WorkerProcess(env, "b").start()
+        rebuild = subprocess.Popen(
+            [sys.executable, "-m", "stream", "cache", "rebuild"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         for wave in waves(matches[half:]):
             produce(env, history_messages(env, wave))
             done += len(wave)
             reader.until(4 * done)
+        output, _ = rebuild.communicate(timeout=60)
+        assert rebuild.returncode == 0, output.decode()
+        assert b"changelog records" in output
         # Redelivered duplicates (byte-identical) may follow; give them a moment.
         records = reader.until(10 * len(matches), timeout=3.0)
+        # The cache converges on every player's last rating-changed event (checked below).
+        converged = wait_for_cache(env, records)
+        cache_log = [line for line in worker.output().splitlines() if "cache" in line]
     finally:
         reader.close()
         worker.cleanup()
@@ -141,6 +165,8 @@ def test_live_ratings_equal_replay_across_a_worker_crash(
     for e in events:
         if e["player_id"] not in last or e["version"] > last[e["player_id"]]["version"]:
             last[e["player_id"]] = e
+
+    assert converged, "\n".join(cache_log[-20:])
     history = tmp_path / "history.jsonl"
     with history.open("w") as f:
         write_jsonl(matches, f)
@@ -162,6 +188,62 @@ def test_live_ratings_equal_replay_across_a_worker_crash(
             r["games"],
             r["games"],
         )
+
+
+def wait_for_cache(env: dict[str, str], records: list[Any], timeout: float = 20.0) -> bool:
+    """Whether every player's cached entry comes to equal their last rating-changed event."""
+    last: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in records:
+        e = orjson.loads(record.value())
+        key = (e["mode"], e["player_id"])
+        if key not in last or e["version"] > last[key]["version"]:
+            last[key] = e
+    expected = {key: _event_fields(e) for key, e in last.items()}
+    reader = SyncRatingCache.from_url(
+        env["REDIS_URL"], Modes(), prefix=env["SKILLSTREAM_CACHE_PREFIX"]
+    )
+
+    def cached() -> dict[tuple[str, str], tuple[Any, ...]]:
+        found: dict[tuple[str, str], tuple[Any, ...]] = {}
+        for mode in {m for m, _ in expected}:
+            players = [p for m, p in expected if m == mode]
+            for pid, entry in reader.get_many(mode, players).items():
+                found[(mode, pid)] = _cache_fields(entry)
+        return found
+
+    try:
+        deadline = time.monotonic() + timeout
+        while cached() != expected:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.2)
+        return True
+    finally:
+        reader.close()
+
+
+def _cache_fields(entry: CachedRating) -> tuple[Any, ...]:
+    return (
+        entry.rating,
+        entry.deviation,
+        entry.volatility,
+        entry.rank_points,
+        entry.games,
+        entry.version,
+        entry.provisional,
+    )
+
+
+def _event_fields(event: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        event["rating"],
+        event["deviation"],
+        event["volatility"],
+        event["rank_points"],
+        event["games"],
+        event["version"],
+        False,
+    )
 
 
 def test_bad_input_reaches_the_dead_letter_topic_and_good_input_is_rated(

@@ -1,4 +1,5 @@
-"""rate_player's 1v1 fast path against the general path (_rate_many), bit for bit."""
+"""The 1v1 shortcuts against the general path, bit for bit: rate_player's (against
+_rate_many) and rate_match's (rate_duel, against rate_player for each player)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ from hypothesis import strategies as st
 
 from stream.ratings import engine
 from stream.ratings.elo import EloConfig
-from stream.ratings.engine import MatchView, PlayerUpdate, initial_state, rate_player, skill_at
+from stream.ratings.engine import (
+    MatchView,
+    PlayerUpdate,
+    initial_state,
+    rate_match,
+    rate_player,
+    skill_at,
+)
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modes import ModeConfig
@@ -153,6 +161,29 @@ def test_both_players_of_a_match_agree_across_paths(case: Case) -> None:
     state = case.snapshots.get(other)
     args = (case.mode, other, state, case.match, case.snapshots, case.forced_score)
     assert fast_path(*args) == general_path(*args)
+
+
+@settings(deadline=None, max_examples=300)
+@given(cases())
+def test_rate_match_of_a_duel_equals_rate_player_for_each_player(case: Case) -> None:
+    # rate_match takes the pre-match states as everyone's snapshots (the replay's situation).
+    states = dict(case.snapshots)
+    with mock.patch.object(engine, "rate_player", mock.Mock(side_effect=AssertionError)):
+        duel = rate_match(case.mode, case.match, states)
+    for pid in ("me", "them"):
+        alone = rate_player(case.mode, pid, states.get(pid), case.match, states)
+        assert duel[pid] == alone
+        assert duel[pid].state.rating == alone.state.rating
+        assert duel[pid].state.deviation == alone.state.deviation
+        assert duel[pid].state.volatility == alone.state.volatility
+        assert duel[pid].expected_score == alone.expected_score
+
+
+def test_rate_match_of_a_player_against_themselves_takes_the_general_path() -> None:
+    mode = MODES[0]
+    # The decoders reject such a match; the engine rates it as rate_player does, not as a duel.
+    match = MatchView((("me",), ("me",)), (0, 1), T0)
+    assert rate_match(mode, match, {}) == {"me": rate_player(mode, "me", None, match, {})}
 
 
 # --- hand-picked cases -----------------------------------------------------------------------

@@ -1,0 +1,150 @@
+"""One player's rating in one mode as the cache holds it, and how a rating-changed event
+becomes one."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from stream.cache.keys import MAX_ID_LENGTH
+from stream.events import describe_value, parse_time
+from stream.ratings.skill import PlayerState, Skill
+
+__all__ = ["CachedRating"]
+
+# The fields the cache needs; the event's others (outcome, previous, expected_score, algorithm)
+# are not cached, so an event without them is still usable.
+_REQUIRED = (
+    "player_id",
+    "mode",
+    "match_id",
+    "rating",
+    "deviation",
+    "volatility",
+    "rank_points",
+    "games",
+    "version",
+    "at",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CachedRating:
+    """A player's rating in one mode after their latest cached match.
+
+    ``version`` counts the player's rating changes in the mode (the writer keeps the highest);
+    ``updated_at_ms`` is the event time of that match in epoch milliseconds. ``provisional``
+    marks a player the cache does not know: the mode's defaults, version 0, never written.
+    The deviation is as of ``updated_at_ms``; growth from inactivity since is not applied.
+    """
+
+    player_id: str
+    mode: str
+    rating: float
+    deviation: float
+    volatility: float | None
+    rank_points: int
+    games: int
+    version: int
+    updated_at_ms: int
+    match_id: str | None
+    provisional: bool = False
+
+    @property
+    def skill(self) -> Skill:
+        return Skill(self.rating, self.deviation, self.volatility)
+
+    def conservative(self, k: float) -> float:
+        """The conservative leaderboard score: a rating the player very probably has at least."""
+        return self.rating - k * self.deviation
+
+    @classmethod
+    def provisional_default(cls, mode: str, player_id: str, state: PlayerState) -> CachedRating:
+        """A player the cache has never seen, with the mode's initial ``state``."""
+        return cls(
+            player_id=player_id,
+            mode=mode,
+            rating=state.rating,
+            deviation=state.deviation,
+            volatility=state.volatility,
+            rank_points=state.rank_points,
+            games=0,
+            version=0,
+            updated_at_ms=0,
+            match_id=None,
+            provisional=True,
+        )
+
+    @classmethod
+    def from_rating_changed(cls, event: Mapping[str, Any]) -> CachedRating:
+        """The cache entry for a decoded rating-changed event.
+
+        ValueError names every missing field at once, or the first field with a wrong type or
+        value. Unknown extra fields are ignored, as the schema asks of consumers.
+        """
+        if not isinstance(event, Mapping):
+            raise ValueError(f"rating-changed event must be an object, got {describe_value(event)}")
+        missing = [name for name in _REQUIRED if name not in event]
+        if missing:
+            raise ValueError(f"rating-changed event is missing field(s): {', '.join(missing)}")
+        volatility = event["volatility"]
+        try:
+            at_ms = _epoch_ms(event["at"])
+        except ValueError as exc:
+            raise ValueError(f"rating-changed field 'at': {exc}") from None
+        return cls(
+            player_id=_text(event, "player_id"),
+            mode=_text(event, "mode"),
+            rating=_number(event, "rating"),
+            deviation=_number(event, "deviation", minimum=0.0),
+            volatility=None if volatility is None else _number(event, "volatility"),
+            rank_points=_integer(event, "rank_points"),
+            games=_integer(event, "games", minimum=0),
+            version=_integer(event, "version", minimum=1),
+            updated_at_ms=at_ms,
+            match_id=_text(event, "match_id"),
+        )
+
+
+def _epoch_ms(value: object) -> int:
+    # Integer epoch milliseconds are taken as they are: seconds-and-back could round.
+    seconds = parse_time(value)
+    if isinstance(value, int):
+        return value
+    return round(seconds * 1000.0)
+
+
+def _text(event: Mapping[str, Any], name: str) -> str:
+    value = event[name]
+    if not isinstance(value, str) or not value or len(value) > MAX_ID_LENGTH:
+        raise ValueError(
+            f"rating-changed field {name!r}: expected a string of 1 to {MAX_ID_LENGTH} "
+            f"characters, got {describe_value(value)}"
+        )
+    return value
+
+
+def _number(event: Mapping[str, Any], name: str, minimum: float | None = None) -> float:
+    value = event[name]
+    # bool is an int subclass, but true is no rating.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(
+            f"rating-changed field {name!r}: expected a number, got {describe_value(value)}"
+        )
+    number = float(value)
+    if not math.isfinite(number) or (minimum is not None and number < minimum):
+        raise ValueError(f"rating-changed field {name!r}: {value!r} is out of range")
+    return number
+
+
+def _integer(event: Mapping[str, Any], name: str, minimum: int | None = None) -> int:
+    value = event[name]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(
+            f"rating-changed field {name!r}: expected an integer, got {describe_value(value)}"
+        )
+    if minimum is not None and value < minimum:
+        raise ValueError(f"rating-changed field {name!r}: {value} is below {minimum}")
+    return value

@@ -1,0 +1,259 @@
+"""The cache writer's feed: rating-changed from Kafka into Redis, at least once.
+
+It is a consumer of the ``rating-changed`` topic in its own group (``<app id>-cache``), not a
+step of the rating agents. Measured and reasoned in the README ("The rating cache"): the one
+extra hop costs about one broker fetch of latency, and in exchange Redis can be down for as
+long as Kafka keeps the topic without the rating agents waiting or anything being lost.
+
+Failure: a Redis error (down, slow, failing over, read-only replica) stops the feed at the
+batch in hand; it retries that batch with exponential backoff (0.1 s doubling to 5 s), logs the
+outage once and then the lag every 10 s, and commits the batch's offsets only after Redis has
+it. Rating goes on meanwhile; the events wait in Kafka.
+
+Replay: after a crash or a rebalance the feed reads again from the last committed offsets and
+writes those events again; the write script keeps a key's newest version, so a replayed,
+duplicated or late event never overwrites newer state.
+
+Bad records (not JSON, missing fields) go to the dead-letter topic with their bytes, origin
+and reason, and the feed goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import redis.asyncio as aioredis
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.errors import CommitFailedError
+from redis.exceptions import RedisError
+
+from stream.cache.entry import CachedRating
+from stream.cache.keys import KeyLayout
+from stream.cache.writer import CacheWriter
+from stream.pipeline.outbox import DeadLetter, Origin
+from stream.pipeline.settings import Settings
+
+log = logging.getLogger("skillstream.cache")
+
+MAX_BACKOFF_SECONDS = 5.0
+LAG_LOG_SECONDS = 10.0
+
+
+@dataclass
+class FeedStats:
+    """What the feed has done; the worker's metrics read it."""
+
+    written: int = 0  # rating changes applied to Redis
+    stale: int = 0  # older than or equal to what Redis had (replays, duplicates)
+    dead_lettered: int = 0
+    errors: int = 0  # failed attempts to write a batch
+    lag_records: int = 0  # rating-changed events in Kafka not yet in Redis
+    # Event time of the oldest rating change not yet in Redis (None: caught up).
+    oldest_pending_ms: int | None = None
+    outage_since: float | None = None  # monotonic time of the first failure of this outage
+    last_write: float | None = field(default=None)
+
+    def lag_seconds(self, now_ms: int | None = None) -> float:
+        """How far the cache is behind the rating state, in seconds of wall time (0: caught up)."""
+        if self.oldest_pending_ms is None:
+            return 0.0
+        now = time.time() * 1000 if now_ms is None else now_ms
+        return max(0.0, (now - self.oldest_pending_ms) / 1000)
+
+
+class CacheFeed:
+    """Consume rating-changed and write it to Redis; ``run()`` until ``stop()``."""
+
+    def __init__(
+        self,
+        writer: CacheWriter,
+        bootstrap_servers: str,
+        topic: str,
+        group_id: str,
+        dead_letter_topic: str,
+        *,
+        batch_size: int = 2000,
+        fetch_max_wait_ms: int = 20,
+        client_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.writer = writer
+        self.topic = topic
+        self.dead_letter_topic = dead_letter_topic
+        self.batch_size = batch_size
+        self.stats = FeedStats()
+        self._stopping = asyncio.Event()
+        options = client_options or {}
+        self._consumer = AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=bootstrap_servers,
+            group_id=group_id,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=fetch_max_wait_ms,
+            # A long Redis outage must not make the group think this consumer died.
+            max_poll_interval_ms=3_600_000,
+            **options,
+        )
+        self._producer = AIOKafkaProducer(
+            bootstrap_servers=bootstrap_servers, acks="all", **options
+        )
+        self._last_lag_log = 0.0
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def run(self) -> None:
+        """Write until stop(); a batch whose Redis write is being retried is left uncommitted."""
+        await self._producer.start()
+        try:
+            await self._consumer.start()
+            try:
+                while not self._stopping.is_set():
+                    batches = await self._consumer.getmany(
+                        timeout_ms=200, max_records=self.batch_size
+                    )
+                    if batches:
+                        await self._handle(batches)
+                    await self._update_lag(0)
+                    self._log_lag(time.monotonic(), None)
+            finally:
+                await self._consumer.stop()
+        finally:
+            await self._producer.stop()
+
+    async def _handle(self, batches: dict[TopicPartition, list[Any]]) -> None:
+        entries: list[CachedRating] = []
+        letters: list[DeadLetter] = []
+        offsets: dict[TopicPartition, int] = {}
+        oldest: int | None = None
+        for tp, records in batches.items():
+            for record in records:
+                try:
+                    entry = CachedRating.from_rating_changed(orjson.loads(record.value or b""))
+                    self.writer.check(entry)
+                except (orjson.JSONDecodeError, ValueError, TypeError) as exc:
+                    origin = Origin(tp.topic, tp.partition, record.offset, record.timestamp)
+                    letters.append(DeadLetter(record.key, record.value, origin, f"cache: {exc}"))
+                    continue
+                entries.append(entry)
+                if oldest is None or entry.updated_at_ms < oldest:
+                    oldest = entry.updated_at_ms
+            offsets[tp] = records[-1].offset + 1
+        self.stats.oldest_pending_ms = oldest
+        await self._update_lag(len(entries))
+        if letters:
+            await self._dead_letter(letters)
+        if not await self._write(entries):
+            return  # stopping: the batch stays uncommitted and is read again next time
+        try:
+            await self._consumer.commit(offsets)
+        except CommitFailedError:
+            # A rebalance moved the partitions: their new owner writes these events again,
+            # which the versioned script makes harmless.
+            log.info("cache feed: commit after a rebalance failed; events will be rewritten")
+        self.stats.oldest_pending_ms = None
+
+    async def _write(self, entries: list[CachedRating]) -> bool:
+        delay = 0.1
+        while True:
+            try:
+                result = await self.writer.write(entries)
+            except (RedisError, OSError) as exc:
+                self.stats.errors += 1
+                now = time.monotonic()
+                if self.stats.outage_since is None:
+                    self.stats.outage_since = now
+                    log.warning("cache feed: Redis write failed (%s); retrying with backoff", exc)
+                self._log_lag(now, str(exc))
+                if self._stopping.is_set():
+                    return False
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), delay)
+                delay = min(delay * 2, MAX_BACKOFF_SECONDS)
+                continue
+            if self.stats.outage_since is not None:
+                log.warning(
+                    "cache feed: Redis is back after %.1f s; writing the backlog",
+                    time.monotonic() - self.stats.outage_since,
+                )
+                self.stats.outage_since = None
+            self.stats.written += result.applied
+            self.stats.stale += result.stale
+            self.stats.last_write = time.monotonic()
+            return True
+
+    async def _dead_letter(self, letters: list[DeadLetter]) -> None:
+        sends = []
+        for letter in letters:
+            log.warning(
+                "cache feed: dead-lettered %s[%d]@%d: %s",
+                letter.origin.topic,
+                letter.origin.partition,
+                letter.origin.offset,
+                letter.reason,
+            )
+            sends.append(
+                await self._producer.send(
+                    self.dead_letter_topic,
+                    letter.value,
+                    key=letter.key,
+                    headers=letter.headers(),
+                )
+            )
+        await asyncio.gather(*sends)
+        self.stats.dead_lettered += len(letters)
+
+    async def _update_lag(self, in_hand: int) -> None:
+        """Events in Kafka not yet in Redis: what the consumer has not fetched yet (from the
+        fetch responses' high watermarks) plus the batch in hand."""
+        lag = in_hand
+        for tp in self._consumer.assignment():
+            end = self._consumer.highwater(tp)
+            if end is not None:
+                lag += max(0, end - await self._consumer.position(tp))
+        self.stats.lag_records = lag
+
+    def _log_lag(self, now: float, error: str | None) -> None:
+        lagging = self.stats.lag_records > 0 and self.stats.lag_seconds() > LAG_LOG_SECONDS
+        if (error is None and not lagging) or now - self._last_lag_log < LAG_LOG_SECONDS:
+            return
+        self._last_lag_log = now
+        log.warning(
+            "cache lag: %d rating changes, %.1f s behind%s",
+            self.stats.lag_records,
+            self.stats.lag_seconds(),
+            "" if error is None else f" (Redis: {error})",
+        )
+
+
+def redis_client(url: str) -> aioredis.Redis:
+    """A client for the writer: short timeouts, so a stalled Redis fails a batch (which is
+    retried) instead of hanging the feed; AUTH and TLS come from the URL."""
+    client: aioredis.Redis = aioredis.Redis.from_url(
+        url, socket_timeout=5.0, socket_connect_timeout=2.0, health_check_interval=10
+    )
+    return client
+
+
+def feed_from_settings(settings: Settings) -> CacheFeed:
+    """The feed a worker (or `skillstream cache writer`) runs with these settings."""
+    writer = CacheWriter(
+        redis_client(settings.redis_url),
+        KeyLayout(settings.cache_prefix),
+        settings.cache_conservative_k,
+    )
+    return CacheFeed(
+        writer,
+        settings.bootstrap_servers,
+        settings.rating_changed_topic,
+        settings.cache_group,
+        settings.dead_letter_topic,
+        fetch_max_wait_ms=max(1, round(settings.fetch_max_wait_seconds * 1000)),
+        client_options=settings.kafka_security.aiokafka_options(),
+    )

@@ -1,0 +1,111 @@
+"""Where the rating cache keeps what: one hash per player and mode, three sorted sets per mode.
+
+``<prefix>:{<mode>}:player:<player_id>``  HASH: the player's cached rating (see codec.py)
+``<prefix>:{<mode>}:by-rating``           ZSET: score = rating (skill windows)
+``<prefix>:{<mode>}:by-rank-points``      ZSET: score = rank points (leaderboard)
+``<prefix>:{<mode>}:by-conservative``     ZSET: score = rating - k * deviation (leaderboard)
+
+Every key of a mode carries the hash tag ``{<mode>}``, so on Redis Cluster they all live in one
+slot and the writer's single Lua script may update a player's hash and the mode's three sorted
+sets atomically. The price: one mode's keys cannot be spread over several shards, so a mode is
+bounded by one node's memory and throughput; the cluster scales out across modes.
+
+Inside the tag the mode is percent-encoded (``%`` -> ``%25``, ``{`` -> ``%7B``, ``}`` -> ``%7D``):
+a ``}`` in a mode would otherwise end the tag early and scatter the mode over several slots,
+and escaping ``%`` too keeps the encoding one-to-one, so two modes never share keys. Player ids
+need no escaping: Redis takes the first ``{`` and the first ``}`` after it, both of which are
+ours, and the player id is always the key's last part. The prefix may not contain braces,
+since a brace there would become the tag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["DEFAULT_LAYOUT", "MAX_ID_LENGTH", "Board", "KeyLayout", "check_id", "escape_mode"]
+
+# Mode and player ids are capped like the events that carry them (rating-changed schema).
+MAX_ID_LENGTH = 128
+
+_ESCAPES = str.maketrans({"%": "%25", "{": "%7B", "}": "%7D"})
+
+
+class Board(StrEnum):
+    """A mode's sorted sets a leaderboard or skill window can read."""
+
+    RANK_POINTS = "rank_points"
+    CONSERVATIVE = "conservative"
+    RATING = "rating"
+
+
+def check_id(value: object, what: str) -> str:
+    """``value`` if it is a usable mode or player id; ValueError saying why not otherwise."""
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a string, got {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{what} is empty")
+    if len(value) > MAX_ID_LENGTH:
+        raise ValueError(f"{what} is longer than {MAX_ID_LENGTH} characters")
+    return value
+
+
+def escape_mode(mode: str) -> str:
+    """The mode as it appears inside the hash tag: no braces, and one-to-one."""
+    return mode.translate(_ESCAPES)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyLayout:
+    """Key names for one deployment; ``prefix`` keeps several deployments on one server apart."""
+
+    prefix: str = "skillstream"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.prefix, str) or not self.prefix:
+            raise ValueError("key prefix must be a non-empty string")
+        if "{" in self.prefix or "}" in self.prefix:
+            raise ValueError(f"key prefix {self.prefix!r} must not contain '{{' or '}}'")
+
+    def mode_base(self, mode: str) -> str:
+        """``<prefix>:{<escaped mode>}``: what every key of ``mode`` starts with."""
+        return f"{self.prefix}:{{{escape_mode(check_id(mode, 'mode'))}}}"
+
+    def player(self, mode: str, player_id: str) -> str:
+        return f"{self.mode_base(mode)}:player:{check_id(player_id, 'player_id')}"
+
+    def by_rating(self, mode: str) -> str:
+        return f"{self.mode_base(mode)}:by-rating"
+
+    def by_rank_points(self, mode: str) -> str:
+        return f"{self.mode_base(mode)}:by-rank-points"
+
+    def by_conservative(self, mode: str) -> str:
+        return f"{self.mode_base(mode)}:by-conservative"
+
+    def board(self, mode: str, board: Board | str) -> str:
+        """The sorted set behind ``board``; ValueError for a board that does not exist."""
+        try:
+            which = Board(board)
+        except ValueError:
+            choices = ", ".join(b.value for b in Board)
+            raise ValueError(f"unknown board {board!r}; one of {choices}") from None
+        if which is Board.RANK_POINTS:
+            return self.by_rank_points(mode)
+        if which is Board.CONSERVATIVE:
+            return self.by_conservative(mode)
+        return self.by_rating(mode)
+
+    def write_keys(self, mode: str, player_id: str) -> tuple[str, str, str, str]:
+        """The writer script's KEYS, in its order: hash, by-rating, by-rank-points,
+        by-conservative."""
+        base = self.mode_base(mode)
+        return (
+            f"{base}:player:{check_id(player_id, 'player_id')}",
+            f"{base}:by-rating",
+            f"{base}:by-rank-points",
+            f"{base}:by-conservative",
+        )
+
+
+DEFAULT_LAYOUT = KeyLayout()

@@ -1,0 +1,216 @@
+"""What matchmakers ask the cache, as plans: the commands to send and what their replies mean.
+
+No I/O here. A :class:`Plan` holds the commands for one pipelined round trip and a pure
+function from their replies to the answer. The async and the sync client only execute plans,
+so both answer identically by construction, and everything here is testable without a server.
+
+Needs Redis >= 6.2 or Valkey (ZRANGE ... BYSCORE / REV).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from stream.cache.codec import decode_entry, encode_float, score_pairs
+from stream.cache.entry import CachedRating
+from stream.cache.keys import DEFAULT_LAYOUT, Board, KeyLayout, check_id
+from stream.ratings import probability
+from stream.ratings.engine import initial_state
+from stream.ratings.modes import ModeConfig, Modes
+
+__all__ = [
+    "AROUND_SCRIPT",
+    "Command",
+    "LeaderboardEntry",
+    "Plan",
+    "RatingQueries",
+    "UnknownModeError",
+    "nearest_first",
+]
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+Command = tuple[str | int, ...]
+
+# Rank and neighbours must come from one state of the board, or a player moving between two
+# reads would be missing from their own neighbourhood; a script reads both at once. Sent with
+# EVAL (the server caches it by SHA): one round trip, no SCRIPT LOAD dance for a read.
+# KEYS: the board. ARGV: player id, n. Returns false, or {rank of first entry (0-based),
+# flat member/score list, highest first}.
+AROUND_SCRIPT = """-- skillstream rating cache: a player's neighbourhood on a board
+local rank = redis.call('ZREVRANK', KEYS[1], ARGV[1])
+if not rank then
+  return false
+end
+local n = tonumber(ARGV[2])
+local first = math.max(rank - n, 0)
+return {first, redis.call('ZRANGE', KEYS[1], first, rank + n, 'REV', 'WITHSCORES')}
+"""
+
+
+class UnknownModeError(ValueError):
+    """A mode the modes configuration rejects (``unlisted = "reject"`` and not listed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardEntry:
+    """A place on a board: ``rank`` 1 is the highest score. Equal scores get consecutive
+    ranks, ordered by player id descending (byte order), as Redis orders them."""
+
+    rank: int
+    player_id: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Plan(Generic[T]):
+    """Commands for one pipeline, and the pure function that turns their replies into T."""
+
+    commands: tuple[Command, ...]
+    decode: Callable[[Sequence[Any]], T]
+
+    def then(self, convert: Callable[[T], U]) -> Plan[U]:
+        """The same commands, answered with ``convert`` applied to this plan's answer."""
+        decode = self.decode
+        return Plan(self.commands, lambda replies: convert(decode(replies)))
+
+
+class RatingQueries:
+    """Builds the plans behind every RatingCache / SyncRatingCache method (see there)."""
+
+    def __init__(self, modes: Modes, layout: KeyLayout = DEFAULT_LAYOUT) -> None:
+        self.modes = modes
+        self.layout = layout
+
+    def mode_config(self, mode: str) -> ModeConfig:
+        """``mode``'s configuration; UnknownModeError if the configuration rejects it."""
+        try:
+            return self.modes.get(check_id(mode, "mode"))
+        except KeyError:
+            raise UnknownModeError(
+                f"mode {mode!r} is not configured, and the modes configuration rejects "
+                "unlisted modes"
+            ) from None
+
+    def get_many(self, mode: str, player_ids: Iterable[str]) -> Plan[dict[str, CachedRating]]:
+        ids = _unique_ids(player_ids)
+        default = initial_state(self.mode_config(mode))
+        commands = tuple(("HGETALL", self.layout.player(mode, p)) for p in ids)
+
+        def decode(replies: Sequence[Any]) -> dict[str, CachedRating]:
+            found: dict[str, CachedRating] = {}
+            for player_id, reply in zip(ids, replies, strict=True):
+                entry = decode_entry(mode, player_id, reply)
+                found[player_id] = entry or CachedRating.provisional_default(
+                    mode, player_id, default
+                )
+            return found
+
+        return Plan(commands, decode)
+
+    def window(
+        self, mode: str, rating: float, width: float, limit: int = 100
+    ) -> Plan[list[tuple[str, float]]]:
+        if not math.isfinite(rating):
+            raise ValueError(f"rating must be finite, got {rating!r}")
+        if not math.isfinite(width) or width < 0:
+            raise ValueError(f"width must be finite and >= 0, got {width!r}")
+        _check_count(limit, "limit", minimum=1)
+        key = self.layout.by_rating(mode)
+        # Up to `limit` on each side of `rating`: the nearest `limit` overall are among them,
+        # whereas one ascending range with LIMIT would keep the lowest, not the nearest.
+        above = ("ZRANGE", key, encode_float(rating), encode_float(rating + width), "BYSCORE")
+        below = ("ZRANGE", key, "(" + encode_float(rating), encode_float(rating - width))
+        paging = ("LIMIT", 0, limit, "WITHSCORES")
+        commands = ((*above, *paging), (*below, "BYSCORE", "REV", *paging))
+
+        def decode(replies: Sequence[Any]) -> list[tuple[str, float]]:
+            return nearest_first(
+                rating, [*score_pairs(replies[0]), *score_pairs(replies[1])], limit
+            )
+
+        return Plan(commands, decode)
+
+    def win_probability(self, mode: str, a: str, b: str) -> Plan[float]:
+        algorithm = self.mode_config(mode).algorithm
+        return self.get_many(mode, (a, b)).then(
+            lambda found: probability.win_probability(algorithm, found[a].skill, found[b].skill)
+        )
+
+    def team_win_probability(
+        self, mode: str, team_a: Sequence[str], team_b: Sequence[str]
+    ) -> Plan[float]:
+        algorithm = self.mode_config(mode).algorithm
+        return self._teams(mode, team_a, team_b).then(
+            lambda teams: probability.team_win_probability(algorithm, *teams)
+        )
+
+    def match_quality(self, mode: str, team_a: Sequence[str], team_b: Sequence[str]) -> Plan[float]:
+        algorithm = self.mode_config(mode).algorithm
+        return self._teams(mode, team_a, team_b).then(
+            lambda teams: probability.match_quality(algorithm, *teams)
+        )
+
+    def top(
+        self, mode: str, n: int, board: Board | str = Board.RANK_POINTS
+    ) -> Plan[list[LeaderboardEntry]]:
+        _check_count(n, "n", minimum=1)
+        command = ("ZRANGE", self.layout.board(mode, board), 0, n - 1, "REV", "WITHSCORES")
+        return Plan((command,), lambda replies: _ranked(0, replies[0]))
+
+    def around(
+        self, mode: str, player_id: str, n: int, board: Board | str = Board.RANK_POINTS
+    ) -> Plan[list[LeaderboardEntry]]:
+        _check_count(n, "n", minimum=0)
+        key = self.layout.board(mode, board)
+        command = ("EVAL", AROUND_SCRIPT, 1, key, check_id(player_id, "player_id"), n)
+
+        def decode(replies: Sequence[Any]) -> list[LeaderboardEntry]:
+            reply = replies[0]
+            if reply is None or reply is False:
+                return []
+            first, entries = reply
+            return _ranked(int(first), entries)
+
+        return Plan((command,), decode)
+
+    def _teams(
+        self, mode: str, team_a: Sequence[str], team_b: Sequence[str]
+    ) -> Plan[tuple[list[CachedRating], list[CachedRating]]]:
+        for name, team in (("team_a", team_a), ("team_b", team_b)):
+            if isinstance(team, str) or not team:
+                raise ValueError(f"{name} must be a non-empty sequence of player ids")
+        return self.get_many(mode, (*team_a, *team_b)).then(
+            lambda found: ([found[p] for p in team_a], [found[p] for p in team_b])
+        )
+
+
+def nearest_first(
+    center: float, candidates: Iterable[tuple[str, float]], limit: int
+) -> list[tuple[str, float]]:
+    """The ``limit`` candidates nearest to ``center``; ties by lower score, then player id."""
+    ordered = sorted(candidates, key=lambda c: (abs(c[1] - center), c[1], c[0]))
+    return ordered[:limit]
+
+
+def _ranked(first: int, reply: object) -> list[LeaderboardEntry]:
+    return [
+        LeaderboardEntry(first + i + 1, player_id, score)
+        for i, (player_id, score) in enumerate(score_pairs(reply))
+    ]
+
+
+def _unique_ids(player_ids: Iterable[str]) -> list[str]:
+    # A lone string is iterable too, and would be read as one id per character.
+    if isinstance(player_ids, str | bytes):
+        raise TypeError("player_ids must be a collection of ids, not one string")
+    return [check_id(p, "player_id") for p in dict.fromkeys(player_ids)]
+
+
+def _check_count(value: int, name: str, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")

@@ -1,0 +1,134 @@
+"""`skillstream cache rebuild`: fill Redis from the rating state itself.
+
+The source is the ratings table's changelog topic: compacted, keyed by (player, mode), each
+record the player's whole state and version. So it holds every player's latest state for as long
+as the deployment exists, unlike rating-changed, whose retention is bounded.
+
+Safe while the live feed writes: every entry goes through the same versioned script, so a
+rebuilt entry never replaces a newer one the feed wrote, and the feed's newer writes win over
+whatever the rebuild wrote before them.
+
+Failure: a Kafka or Redis error stops the rebuild with the error; running it again is safe (it
+is idempotent) and starts over. Records that cannot be decoded are counted and skipped (they
+are the worker's own writes; the count says if any exist).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from stream.cache.entry import CachedRating
+from stream.cache.writer import CacheWriter
+
+
+@dataclass(frozen=True)
+class RebuildReport:
+    records: int  # changelog records read (latest and superseded ones)
+    written: int  # entries the cache did not have at this version or newer
+    stale: int  # entries the cache already had (the feed is current for them)
+    skipped: int  # tombstones and undecodable records
+    seconds: float
+
+
+def entry_from_changelog(key: bytes | None, value: bytes | None) -> CachedRating | None:
+    """The cache entry a ratings-changelog record stands for; None for a tombstone.
+
+    Key: the JSON string of ``rating_key`` (``["player", "mode"]``); value: ``{"s": state list,
+    "v": version, "r": recent match ids}`` (stream/pipeline/players.py). ValueError if malformed.
+    """
+    if value is None:
+        return None
+    try:
+        player_id, mode = orjson.loads(orjson.loads(key or b""))
+        record = orjson.loads(value)
+        rating, deviation, volatility, rank_points, games, last_played = record["s"]
+        recent = record.get("r") or [None]
+        return CachedRating(
+            player_id=str(player_id),
+            mode=str(mode),
+            rating=float(rating),
+            deviation=float(deviation),
+            volatility=None if volatility is None else float(volatility),
+            rank_points=int(rank_points),
+            games=int(games),
+            version=int(record["v"]),
+            updated_at_ms=0 if last_played is None else round(float(last_played) * 1000),
+            match_id=None if recent[-1] is None else str(recent[-1]),
+        )
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a ratings-changelog record: {exc}") from None
+
+
+async def rebuild(
+    writer: CacheWriter,
+    bootstrap_servers: str,
+    changelog_topic: str,
+    *,
+    batch_size: int = 2000,
+    progress: Callable[[int, int], None] | None = None,
+    client_options: dict[str, Any] | None = None,
+) -> RebuildReport:
+    """Write every player's latest state in ``changelog_topic`` to the cache.
+
+    Reads each partition from its start to the end offset it had when the rebuild began (records
+    written later reach Redis through the live feed). ``progress(done, total)`` counts records.
+    """
+    started = time.monotonic()
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap_servers,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=50,
+        **(client_options or {}),
+    )
+    await consumer.start()
+    records = written = stale = skipped = 0
+    try:
+        partitions = consumer.partitions_for_topic(changelog_topic)
+        if partitions is None:
+            await consumer._client.force_metadata_update()
+            partitions = consumer.partitions_for_topic(changelog_topic)
+        if not partitions:
+            raise LookupError(f"topic {changelog_topic!r} does not exist (no worker ran yet?)")
+        tps = [TopicPartition(changelog_topic, p) for p in sorted(partitions)]
+        consumer.assign(tps)
+        await consumer.seek_to_beginning(*tps)
+        starts = await consumer.beginning_offsets(tps)
+        ends = await consumer.end_offsets(tps)
+        total = sum(ends[tp] - starts[tp] for tp in tps)
+        remaining = {tp for tp in tps if ends[tp] > starts[tp]}
+        while remaining:
+            batches = await consumer.getmany(*remaining, timeout_ms=500, max_records=batch_size)
+            entries: list[CachedRating] = []
+            for tp, batch in batches.items():
+                for record in batch:
+                    records += 1
+                    try:
+                        entry = entry_from_changelog(record.key, record.value)
+                        if entry is not None:
+                            writer.check(entry)
+                    except ValueError:
+                        entry = None
+                    if entry is None:
+                        skipped += 1
+                    else:
+                        entries.append(entry)
+                # A whole fetched batch is always used: some brokers report end offsets that
+                # fall inside their last record batch (README, known problems).
+                if batch and batch[-1].offset + 1 >= ends[tp]:
+                    remaining.discard(tp)
+            if entries:
+                result = await writer.write(entries)
+                written += result.applied
+                stale += result.stale
+            if progress is not None:
+                progress(records, max(total, records))
+    finally:
+        await consumer.stop()
+    return RebuildReport(records, written, stale, skipped, time.monotonic() - started)

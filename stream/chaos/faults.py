@@ -1,0 +1,146 @@
+"""The fault schedule (pure, seeded) and the injector that pauses and resumes processes.
+
+A run is a sequence of *waves* of matches (see traffic.py); every fault is planned at a wave:
+it is injected right after that wave was published, while its matches are in flight. The
+faults are spread over the run, one per slot of equal width, so every kind of fault meets a
+stream that is warm and still has matches to rate afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import random
+import signal
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["FaultKind", "Pauser", "PlannedFault", "plan_faults"]
+
+
+class FaultKind(StrEnum):
+    KILL = "kill"  # SIGKILL of one worker, then a restart
+    BROKER_PAUSE = "broker-pause"  # SIGSTOP of the Kafka broker, SIGCONT after a while
+    REDIS_PAUSE = "redis-pause"  # SIGSTOP of Redis (Valkey), SIGCONT after a while
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedFault:
+    """One fault: injected after wave ``wave`` was published (plus ``delay`` seconds).
+
+    ``target`` is the worker slot for a kill (None for pauses); ``seconds`` how long a pause
+    lasts (0 for a kill).
+    """
+
+    kind: FaultKind
+    wave: int
+    delay: float = 0.0
+    target: int | None = None
+    seconds: float = 0.0
+
+    def describe(self) -> str:
+        if self.kind is FaultKind.KILL:
+            return f"kill w{self.target} at wave {self.wave} (+{self.delay:.2f} s)"
+        return f"{self.kind} {self.seconds:g} s at wave {self.wave}"
+
+
+# Longest delay between a wave's publication and a kill: a wave is rated in a few tenths of a
+# second, so the kill lands anywhere from "before the batch" to "after its ratings were sent".
+MAX_KILL_DELAY = 0.5
+
+
+def plan_faults(
+    seed: int,
+    waves: int,
+    *,
+    kills: int,
+    workers: int,
+    broker_pause: float,
+    redis_pause: float,
+) -> list[PlannedFault]:
+    """The faults of a run over ``waves`` waves, in wave order; the same inputs give the same
+    plan. A pause of 0 seconds is left out.
+
+    The waves between a warm-up (the first tenth, at least 2) and a tail (the last tenth, at
+    least 2) are cut into one slot per fault; each fault gets a seeded wave in the middle half
+    of its slot, so two faults are always at least about half a slot apart. The kinds are
+    shuffled over the slots, except that the Redis pause never takes the last slot: the stream
+    must go on while Redis is away. Kill targets and delays are seeded too.
+
+    ValueError if there are too few waves for the faults (ask for more matches), or the counts
+    are out of range.
+    """
+    if kills < 0 or workers < 1:
+        raise ValueError(f"need kills >= 0 and workers >= 1, got {kills} and {workers}")
+    if broker_pause < 0 or redis_pause < 0:
+        raise ValueError("pause lengths must be >= 0")
+    rng = random.Random(seed)
+    kinds = [FaultKind.KILL] * kills
+    if broker_pause > 0:
+        kinds.append(FaultKind.BROKER_PAUSE)
+    if redis_pause > 0:
+        kinds.append(FaultKind.REDIS_PAUSE)
+    if not kinds:
+        return []
+    margin = max(2, waves // 10)
+    first, end = margin, waves - margin
+    width = (end - first) / len(kinds)
+    # Each slot needs a wave of its own at least, and room for a spread within it.
+    if width < 2:
+        raise ValueError(
+            f"{waves} waves are too few for {len(kinds)} faults (each needs 2 waves besides "
+            f"a warm-up and a tail of {margin}): use more matches"
+        )
+    rng.shuffle(kinds)
+    if kinds[-1] is FaultKind.REDIS_PAUSE and len(kinds) > 1:
+        swap = rng.randrange(len(kinds) - 1)
+        kinds[-1], kinds[swap] = kinds[swap], kinds[-1]
+    plan: list[PlannedFault] = []
+    for slot, kind in enumerate(kinds):
+        low = first + slot * width + width / 4
+        high = first + slot * width + 3 * width / 4
+        # Half up, not to even: two waves a whole wave apart never round to the same one.
+        wave = min(max(math.floor(rng.uniform(low, high) + 0.5), first), end - 1)
+        if kind is FaultKind.KILL:
+            fault = PlannedFault(
+                kind, wave, round(rng.uniform(0.0, MAX_KILL_DELAY), 3), rng.randrange(workers)
+            )
+        elif kind is FaultKind.BROKER_PAUSE:
+            fault = PlannedFault(kind, wave, seconds=broker_pause)
+        else:
+            fault = PlannedFault(kind, wave, seconds=redis_pause)
+        plan.append(fault)
+    return plan
+
+
+class Pauser:
+    """SIGSTOP and SIGCONT of processes this harness started, remembering which are stopped,
+    so that :meth:`resume_all` (called from ``finally`` blocks, also on Ctrl-C) never leaves a
+    process frozen: a stopped process ignores SIGTERM until it is continued.
+
+    Failure: ``pause`` raises ProcessLookupError if the process is gone; ``resume`` and
+    ``resume_all`` ignore processes that are gone.
+    """
+
+    def __init__(self) -> None:
+        self.stopped: dict[int, str] = {}
+
+    def pause(self, pid: int, name: str) -> None:
+        # Remembered first: if the signal lands and we are interrupted right after, the
+        # finally block still sends SIGCONT.
+        self.stopped[pid] = name
+        try:
+            os.kill(pid, signal.SIGSTOP)
+        except ProcessLookupError:
+            del self.stopped[pid]
+            raise
+
+    def resume(self, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+        self.stopped.pop(pid, None)
+
+    def resume_all(self) -> None:
+        for pid in list(self.stopped):
+            self.resume(pid)

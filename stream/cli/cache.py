@@ -1,0 +1,207 @@
+"""The Redis cache commands: `cache writer`, `cache rebuild`, `ratings get`, `leaderboard`.
+
+All take their settings from the environment, like the worker (`REDIS_URL`,
+`KAFKA_BOOTSTRAP_SERVERS`, `SKILLSTREAM_*`), so they address the same cache and topics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from typing import Any
+
+import orjson
+
+from stream.pipeline.settings import Settings, SettingsError
+from stream.ratings.modes import ModesError
+
+
+def _settings(command: str) -> Settings | None:
+    try:
+        settings = Settings.from_env()
+        settings.load_modes()
+    except (SettingsError, ModesError) as exc:
+        print(f"skillstream {command}: error: {exc}", file=sys.stderr)
+        return None
+    return settings
+
+
+def cmd_writer(args: argparse.Namespace) -> int:
+    """The feed on its own (workers with SKILLSTREAM_CACHE_WRITER=off leave it to this)."""
+    from stream.cache.feed import feed_from_settings
+
+    settings = _settings("cache writer")
+    if settings is None:
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+    async def run() -> None:
+        feed = feed_from_settings(settings)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, feed.stop)
+        try:
+            await feed.run()
+        finally:
+            await feed.writer.redis.aclose()
+
+    asyncio.run(run())
+    return 0
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    from stream.cache.feed import redis_client
+    from stream.cache.keys import KeyLayout
+    from stream.cache.rebuild import rebuild
+    from stream.cache.writer import CacheWriter
+    from stream.cli.progress import Progress
+
+    settings = _settings("cache rebuild")
+    if settings is None:
+        return 2
+
+    async def run() -> int:
+        client = redis_client(settings.redis_url)
+        writer = CacheWriter(
+            client, KeyLayout(settings.cache_prefix), settings.cache_conservative_k
+        )
+        try:
+            with Progress(None, "rebuild", unit=" records") as bar:
+
+                def progress(done: int, total: int) -> None:
+                    bar.total = total
+                    bar.update(done)
+
+                report = await rebuild(
+                    writer,
+                    settings.bootstrap_servers,
+                    settings.ratings_changelog_topic,
+                    progress=progress,
+                    client_options=settings.kafka_security.aiokafka_options(),
+                )
+        except LookupError as exc:
+            print(f"skillstream cache rebuild: error: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            await client.aclose()
+        print(
+            f"read {report.records:,} changelog records in {report.seconds:.1f} s: "
+            f"{report.written:,} entries written, {report.stale:,} already current, "
+            f"{report.skipped:,} skipped"
+        )
+        return 0
+
+    return asyncio.run(run())
+
+
+def _reader(settings: Settings) -> Any:
+    from stream.cache.reader import SyncRatingCache
+
+    return SyncRatingCache.from_url(
+        settings.redis_url, settings.load_modes(), prefix=settings.cache_prefix
+    )
+
+
+def cmd_ratings_get(args: argparse.Namespace) -> int:
+    """One JSON line per player, in the order given (provisional: not in the cache)."""
+    from stream.cache.queries import UnknownModeError
+
+    settings = _settings("ratings get")
+    if settings is None:
+        return 2
+    cache = _reader(settings)
+    try:
+        found = cache.get_many(args.mode, args.players)
+    except UnknownModeError as exc:
+        print(f"skillstream ratings get: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        cache.close()
+    for entry in found.values():
+        sys.stdout.write(
+            orjson.dumps(
+                {
+                    "player_id": entry.player_id,
+                    "mode": entry.mode,
+                    "rating": entry.rating,
+                    "deviation": entry.deviation,
+                    "volatility": entry.volatility,
+                    "rank_points": entry.rank_points,
+                    "games": entry.games,
+                    "version": entry.version,
+                    "updated_at_ms": entry.updated_at_ms,
+                    "provisional": entry.provisional,
+                }
+            ).decode()
+            + "\n"
+        )
+    return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from stream.cache.queries import UnknownModeError
+
+    settings = _settings("leaderboard")
+    if settings is None:
+        return 2
+    cache = _reader(settings)
+    try:
+        if args.around is None:
+            entries = cache.top(args.mode, args.top, board=args.board)
+        else:
+            entries = cache.around(args.mode, args.around, args.top, board=args.board)
+    except UnknownModeError as exc:
+        print(f"skillstream leaderboard: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        cache.close()
+    if args.json:
+        for e in entries:
+            line = {"rank": e.rank, "player_id": e.player_id, "score": e.score}
+            sys.stdout.write(orjson.dumps(line).decode() + "\n")
+        return 0
+    if not entries:
+        where = "" if args.around is None else f" around {args.around!r}"
+        print(f"no entries{where} on the {args.board} board of {args.mode!r}", file=sys.stderr)
+        return 1 if args.around is not None else 0
+    print(f"{'rank':>6}  {'player':<24} {args.board:>14}")
+    for e in entries:
+        marker = " <" if e.player_id == args.around else ""
+        print(f"{e.rank:>6}  {e.player_id:<24} {e.score:>14.1f}{marker}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cache = sub.add_parser("cache", help="the Redis rating cache: run its writer, rebuild it")
+    actions = cache.add_subparsers(dest="action", required=True, metavar="ACTION")
+    writer = actions.add_parser(
+        "writer", help="run the cache writer alone (rating-changed -> Redis) until stopped"
+    )
+    writer.set_defaults(func=cmd_writer)
+    rebuild = actions.add_parser(
+        "rebuild", help="fill Redis from the ratings changelog (safe while the writer runs)"
+    )
+    rebuild.set_defaults(func=cmd_rebuild)
+
+    ratings = sub.add_parser("ratings", help="read cached ratings")
+    ratings_actions = ratings.add_subparsers(dest="action", required=True, metavar="ACTION")
+    get = ratings_actions.add_parser("get", help="players' cached ratings in one mode, as JSON")
+    get.add_argument("mode")
+    get.add_argument("players", nargs="+", metavar="PLAYER")
+    get.set_defaults(func=cmd_ratings_get)
+
+    board = sub.add_parser("leaderboard", help="a mode's leaderboard from the cache")
+    board.add_argument("mode")
+    board.add_argument(
+        "--board",
+        choices=["rank_points", "conservative", "rating"],
+        default="rank_points",
+        help="what to rank by (default rank_points)",
+    )
+    board.add_argument("--top", type=int, default=20, help="how many (around: on each side)")
+    board.add_argument("--around", metavar="PLAYER", help="the entries around this player")
+    board.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    board.set_defaults(func=cmd_leaderboard)

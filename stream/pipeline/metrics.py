@@ -1,0 +1,122 @@
+"""The worker's Prometheus metrics (served at ``/metrics`` on SKILLSTREAM_WEB_PORT).
+
+One registry per worker, so tests and several pipelines in one process never share counters.
+Names and meanings are listed in the README (operations: what to watch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
+
+__all__ = ["CONTENT_TYPE", "WorkerMetrics"]
+
+# Prometheus' text format 0.0.4; aiohttp adds the charset itself and refuses one given here.
+CONTENT_TYPE = "text/plain; version=0.0.4"
+
+# From a few ms (a fast broker) to the 2 h match timeout's scale of trouble.
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+# Outbox counts with a metric of their own; every other count goes to skillstream_events_total.
+_OUTCOME_PREFIX = "ratings_"
+
+
+class WorkerMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.events_in = Counter(
+            "skillstream_events_in_total", "Records consumed, by topic.", ["topic"], registry=r
+        )
+        self.events_out = Counter(
+            "skillstream_events_out_total", "Records produced, by topic.", ["topic"], registry=r
+        )
+        self.dead_lettered = Counter(
+            "skillstream_dead_lettered_total",
+            "Inputs sent to the dead-letter topic, by the topic they came from.",
+            ["source"],
+            registry=r,
+        )
+        self.ratings = Counter(
+            "skillstream_ratings_applied_total",
+            "Rating changes applied, by outcome (win, loss, draw, abandoned, timeout).",
+            ["outcome"],
+            registry=r,
+        )
+        self.pipeline_events = Counter(
+            "skillstream_pipeline_events_total",
+            "What the processors saw: duplicates, finishes without a start, timed-out matches,"
+            " cancelled players, late snapshots, forwarded events.",
+            ["kind"],
+            registry=r,
+        )
+        self.latency = Histogram(
+            "skillstream_rating_latency_seconds",
+            "From match-finished produced (its Kafka timestamp) to rating-changed acknowledged.",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.batch_seconds = Histogram(
+            "skillstream_batch_seconds",
+            "Time to process and deliver one batch, by agent.",
+            ["agent"],
+            registry=r,
+        )
+        self.consumer_lag = Gauge(
+            "skillstream_consumer_lag",
+            "Records not yet processed on the partitions this worker owns, by topic.",
+            ["topic"],
+            registry=r,
+        )
+        self.cache_lag = Gauge(
+            "skillstream_cache_lag_records",
+            "Rating changes in Kafka not yet written to Redis (this worker's partitions).",
+            registry=r,
+        )
+        self.cache_lag_seconds = Gauge(
+            "skillstream_cache_lag_seconds",
+            "Age of the oldest rating change not yet written to Redis (0: caught up).",
+            registry=r,
+        )
+        # The cache feed counts for itself (it also runs without a worker); read at scrape time.
+        self.cache_counts: Callable[[], tuple[int, int]] | None = None
+        r.register(_CacheCounters(self))
+        self.ready = Gauge(
+            "skillstream_ready",
+            "1 when the worker has its partitions and its tables are recovered.",
+            registry=r,
+        )
+
+    def count_outbox(self, counts: Mapping[str, int]) -> None:
+        for name, n in counts.items():
+            if not n:
+                continue
+            if name.startswith(_OUTCOME_PREFIX):
+                self.ratings.labels(name[len(_OUTCOME_PREFIX) :]).inc(n)
+            elif name != "dead_lettered":  # counted by source in dead_lettered
+                self.pipeline_events.labels(name).inc(n)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _CacheCounters(Collector):
+    def __init__(self, metrics: WorkerMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        read = self.metrics.cache_counts
+        written, errors = (0, 0) if read is None else read()
+        yield CounterMetricFamily(
+            "skillstream_cache_written",
+            "Rating changes the cache writer applied to Redis.",
+            value=written,
+        )
+        yield CounterMetricFamily(
+            "skillstream_cache_errors",
+            "Failed attempts to write a batch to Redis (each is retried).",
+            value=errors,
+        )

@@ -1,0 +1,163 @@
+"""The cache feed on the real local stack: rating-changed on Tansu, written to Valkey, through
+a Redis stall in the middle of the stream, with bad records dead-lettered."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import orjson
+import pytest
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from librdkafka_clients import Reader, fleet_producer
+
+from stream.cache.feed import CacheFeed, redis_client
+from stream.cache.keys import KeyLayout
+from stream.cache.reader import RatingCache
+from stream.cache.writer import CacheWriter
+from stream.events import format_time
+from stream.local.stack import LocalStack
+from stream.ratings.modes import Modes
+
+MODE = "1v1"
+PLAYERS = [f"p{i}" for i in range(30)]
+T0 = 1_780_000_000.0
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with LocalStack() as running:
+        yield running
+
+
+def rating_changed(player_id: str, version: int) -> dict[str, Any]:
+    # Values that differ per (player, version), so a stale write would show.
+    rating = 1500.0 + hash((player_id, version)) % 400 - 200 + version / 7
+    return {
+        "player_id": player_id,
+        "mode": MODE,
+        "match_id": f"m{version}-{player_id}",
+        "outcome": "win",
+        "rating": rating,
+        "deviation": 300.0 / version,
+        "volatility": 0.06,
+        "rank_points": 100 * version,
+        "games": version,
+        "version": version,
+        "previous": {"rating": 1500.0, "deviation": 350.0, "volatility": 0.06, "rank_points": 0},
+        "expected_score": 0.5,
+        "algorithm": "glicko2",
+        "at": format_time(T0 + version),
+    }
+
+
+async def eventually(check: Callable[[], Any], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if await check():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+async def test_the_feed_writes_the_newest_state_through_a_redis_stall(stack: LocalStack) -> None:
+    tag = uuid.uuid4().hex[:8]
+    topic, dlq = f"rating-{tag}", f"dlq-{tag}"
+    admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap_servers)
+    await admin.start()
+    await admin.create_topics(
+        [NewTopic(topic, num_partitions=4, replication_factor=1), NewTopic(dlq, 1, 1)]
+    )
+    await admin.close()
+    producer = fleet_producer(stack.bootstrap_servers)
+
+    def publish(events: list[dict[str, Any]], raw: tuple[bytes, ...] = ()) -> None:
+        for event in events:
+            producer.produce(topic, orjson.dumps(event), event["player_id"].encode())
+        for value in raw:
+            producer.produce(topic, value, b"bad")
+        assert producer.flush(30) == 0
+
+    layout = KeyLayout(f"t{tag}")
+    feed = CacheFeed(
+        CacheWriter(redis_client(stack.redis_url), layout),
+        stack.bootstrap_servers,
+        topic,
+        f"cache-{tag}",
+        dlq,
+    )
+    cache = RatingCache.from_url(stack.redis_url, Modes(), prefix=layout.prefix)
+    valkey = next(s for s in stack.servers if s.name == "valkey").process.pid
+
+    async def cache_holds(versions: dict[str, int]) -> bool:
+        found = await cache.get_many(MODE, list(versions))
+        return all(
+            found[p].version == v and found[p].rating == rating_changed(p, v)["rating"]
+            for p, v in versions.items()
+        )
+
+    task = asyncio.create_task(feed.run())
+    stalled = False
+    try:
+        publish([rating_changed(p, v) for v in (1, 2) for p in PLAYERS])
+        await eventually(lambda: cache_holds(dict.fromkeys(PLAYERS, 2)), 30, "versions 1-2")
+
+        os.kill(valkey, signal.SIGSTOP)  # Redis hangs: connections open, no answers
+        stalled = True
+        newer = [rating_changed(p, v) for v in (3, 4, 5) for p in PLAYERS]
+        # Late and duplicated deliveries of older versions, and two records nobody can use.
+        late = [rating_changed(p, 2) for p in PLAYERS[:10]] + [rating_changed("p0", 5)]
+        publish(newer + late, (b"{not json", orjson.dumps({"player_id": "x", "mode": MODE})))
+
+        async def lag_is_visible() -> bool:
+            return feed.stats.errors > 0 and feed.stats.lag_records > 0
+
+        await eventually(lag_is_visible, 30, "the feed to notice the stall")
+        assert feed.stats.outage_since is not None
+        assert feed.stats.lag_seconds() > 0
+        os.kill(valkey, signal.SIGCONT)
+        stalled = False
+        await eventually(lambda: cache_holds(dict.fromkeys(PLAYERS, 5)), 40, "convergence")
+
+        async def caught_up() -> bool:
+            return feed.stats.lag_records == 0 and feed.stats.outage_since is None
+
+        await eventually(caught_up, 10, "the lag to return to 0")
+    finally:
+        if stalled:
+            os.kill(valkey, signal.SIGCONT)
+        feed.stop()
+        await asyncio.wait_for(task, 20)
+        await cache.aclose()
+        await feed.writer.redis.aclose()
+
+    # Newest state everywhere, also in the sorted sets.
+    cache = RatingCache.from_url(stack.redis_url, Modes(), prefix=layout.prefix)
+    try:
+        top = await cache.top(MODE, len(PLAYERS), board="rating")
+        found = await cache.get_many(MODE, PLAYERS)
+    finally:
+        await cache.aclose()
+    assert {e.player_id: e.score for e in top} == {
+        p: rating_changed(p, 5)["rating"] for p in PLAYERS
+    }
+    assert {p: e.rank_points for p, e in found.items()} == dict.fromkeys(PLAYERS, 500)
+
+    letters = Reader(stack.bootstrap_servers, dlq, 1)
+    try:
+        records = letters.until(2, timeout=20)
+    finally:
+        letters.close()
+    assert sorted(r.value() for r in records) == sorted(
+        [b"{not json", orjson.dumps({"player_id": "x", "mode": MODE})]
+    )
+    for record in records:
+        headers = dict(record.headers())
+        assert headers["skillstream.source.topic"].decode() == topic
+        assert headers["skillstream.error.reason"].startswith(b"cache: ")

@@ -1,0 +1,120 @@
+"""CachedRating from rating-changed events, as the pipeline writes them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+import pytest
+
+from stream.cache.entry import CachedRating
+from stream.events import format_time
+from stream.pipeline.records import rating_changed
+from stream.ratings.modes import ModeConfig
+from stream.ratings.skill import PlayerState
+
+AT = 1_767_323_045.25  # 2026-01-02T03:04:05.250Z
+
+
+def event(**changes: Any) -> dict[str, Any]:
+    produced = rating_changed(
+        player_id="p1",
+        mode=ModeConfig("ranked-1v1"),
+        match_id="m-9",
+        outcome="win",
+        before=PlayerState(1500.0, 350.0, 0.06),
+        after=PlayerState(1662.3108939062977, 290.31896371798047, 0.059999, 24, 1, AT),
+        version=1,
+        expected_score=0.5,
+        at=AT,
+    )
+    # Through JSON, as a consumer of the topic sees it.
+    decoded: dict[str, Any] = orjson.loads(orjson.dumps(produced))
+    decoded.update(changes)
+    return decoded
+
+
+def test_from_the_pipelines_event() -> None:
+    entry = CachedRating.from_rating_changed(event())
+    assert entry == CachedRating(
+        player_id="p1",
+        mode="ranked-1v1",
+        rating=1662.3108939062977,
+        deviation=290.31896371798047,
+        volatility=0.059999,
+        rank_points=24,
+        games=1,
+        version=1,
+        updated_at_ms=1_767_323_045_250,
+        match_id="m-9",
+    )
+    assert not entry.provisional
+    assert entry.skill.rating == entry.rating and entry.skill.volatility == 0.059999
+    assert entry.conservative(3.0) == 1662.3108939062977 - 3.0 * 290.31896371798047
+
+
+def test_null_volatility_and_other_time_forms() -> None:
+    entry = CachedRating.from_rating_changed(
+        event(volatility=None, deviation=0, at="2026-01-02T04:04:05.250+01:00")
+    )
+    assert entry.volatility is None and entry.deviation == 0.0
+    assert isinstance(entry.deviation, float)
+    assert entry.updated_at_ms == 1_767_323_045_250
+    assert CachedRating.from_rating_changed(event(at=1_767_323_045_251)).updated_at_ms == (
+        1_767_323_045_251
+    )
+    assert format_time(AT) == event()["at"]
+
+
+def test_fields_the_cache_does_not_use_are_optional() -> None:
+    slim = event()
+    for name in ("outcome", "previous", "expected_score", "algorithm"):
+        del slim[name]
+    slim["added-later"] = {"ignored": True}
+    assert CachedRating.from_rating_changed(slim).version == 1
+
+
+def test_missing_fields_are_all_named() -> None:
+    broken = event()
+    del broken["rating"], broken["version"]
+    with pytest.raises(ValueError, match=r"missing field\(s\): rating, version"):
+        CachedRating.from_rating_changed(broken)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"rating": "1500"}, "'rating': expected a number, got '1500'"),
+        ({"rating": True}, "'rating': expected a number, got true"),
+        ({"rating": float("nan")}, "'rating': nan is out of range"),
+        ({"deviation": -1.0}, "'deviation': -1.0 is out of range"),
+        ({"version": 0}, "'version': 0 is below 1"),
+        ({"version": 2.0}, "'version': expected an integer, got 2.0"),
+        ({"games": -1}, "'games': -1 is below 0"),
+        ({"player_id": ""}, "'player_id': expected a string of 1 to 128"),
+        ({"mode": "m" * 129}, "'mode': expected a string of 1 to 128"),
+        ({"at": "2026-01-02T03:04:05"}, "'at': "),
+        ({"at": 5}, "'at': expected epoch milliseconds"),
+    ],
+)
+def test_bad_fields_are_refused(changes: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        CachedRating.from_rating_changed(event(**changes))
+
+
+def test_not_an_object() -> None:
+    with pytest.raises(ValueError, match="must be an object"):
+        CachedRating.from_rating_changed([1, 2])  # type: ignore[arg-type]
+
+
+def test_provisional_default() -> None:
+    state = PlayerState(1500.0, 350.0, 0.06, rank_points=7, games=3, last_played=5.0)
+    entry = CachedRating.provisional_default("m", "p", state)
+    assert entry.provisional and entry.version == 0 and entry.games == 0
+    assert (entry.rating, entry.deviation, entry.volatility, entry.rank_points) == (
+        1500.0,
+        350.0,
+        0.06,
+        7,
+    )

@@ -1,0 +1,157 @@
+"""Query plans: the commands each cache method sends and how replies become answers.
+
+Replies here are hand-made in the shapes Redis returns; the integration tests send the same
+plans to a real Valkey.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stream.cache.codec import encode_fields
+from stream.cache.entry import CachedRating
+from stream.cache.keys import KeyLayout
+from stream.cache.queries import (
+    AROUND_SCRIPT,
+    LeaderboardEntry,
+    RatingQueries,
+    UnknownModeError,
+    nearest_first,
+)
+from stream.ratings import probability
+from stream.ratings.elo import EloConfig
+from stream.ratings.engine import initial_state
+from stream.ratings.modes import Modes, parse_modes
+from stream.ratings.skill import Skill
+
+MODES = parse_modes({"modes": {"elo-duel": {"algorithm": "elo"}}})
+QUERIES = RatingQueries(MODES, KeyLayout("t"))
+
+
+def hash_reply(entry: CachedRating) -> dict[str, str]:
+    pairs = encode_fields(entry)
+    return dict(zip(pairs[::2], pairs[1::2], strict=True))
+
+
+def known(player_id: str, rating: float, deviation: float = 50.0) -> CachedRating:
+    return CachedRating(player_id, "elo-duel", rating, deviation, None, 10, 3, 4, 1, "x")
+
+
+def test_get_many_sends_one_hgetall_per_distinct_player() -> None:
+    plan = QUERIES.get_many("elo-duel", ["a", "b", "a"])
+    assert plan.commands == (
+        ("HGETALL", "t:{elo-duel}:player:a"),
+        ("HGETALL", "t:{elo-duel}:player:b"),
+    )
+    a = known("a", 1600.0)
+    found = plan.decode([hash_reply(a), {}])
+    assert list(found) == ["a", "b"]
+    assert found["a"] == a
+    default = initial_state(MODES.get("elo-duel"))
+    assert found["b"] == CachedRating.provisional_default("elo-duel", "b", default)
+    assert found["b"].provisional and found["b"].rating == EloConfig().initial().rating
+
+
+def test_empty_get_many_needs_no_round_trip() -> None:
+    plan = QUERIES.get_many("m", [])
+    assert plan.commands == () and plan.decode([]) == {}
+
+
+def test_a_lone_string_is_not_a_list_of_ids() -> None:
+    with pytest.raises(TypeError, match="not one string"):
+        QUERIES.get_many("m", "abc")
+
+
+def test_rejected_mode_is_a_clear_error() -> None:
+    strict = RatingQueries(parse_modes({"default": {"unlisted": "reject"}, "modes": {"a": {}}}))
+    assert strict.get_many("a", ["p"]).commands
+    with pytest.raises(UnknownModeError, match="mode 'b' is not configured"):
+        strict.get_many("b", ["p"])
+    with pytest.raises(UnknownModeError):
+        strict.win_probability("b", "p", "q")
+
+
+def test_window_reads_both_sides_of_the_rating() -> None:
+    plan = QUERIES.window("m", 1500.0, 100.0, limit=3)
+    key = "t:{m}:by-rating"
+    assert plan.commands == (
+        ("ZRANGE", key, "1500.0", "1600.0", "BYSCORE", "LIMIT", 0, 3, "WITHSCORES"),
+        ("ZRANGE", key, "(1500.0", "1400.0", "BYSCORE", "REV", "LIMIT", 0, 3, "WITHSCORES"),
+    )
+    above = [(b"x", 1500.0), (b"y", 1590.0), (b"z", 1600.0)]
+    below = [b"w", b"1499", b"v", b"1420", b"u", b"1400"]
+    assert plan.decode([above, below]) == [("x", 1500.0), ("w", 1499.0), ("v", 1420.0)]
+
+
+def test_nearest_first_breaks_ties_by_lower_rating_then_id() -> None:
+    candidates = [("b", 1510.0), ("a", 1490.0), ("d", 1500.0), ("c", 1510.0)]
+    assert nearest_first(1500.0, candidates, 10) == [
+        ("d", 1500.0),
+        ("a", 1490.0),
+        ("b", 1510.0),
+        ("c", 1510.0),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("rating", "width", "limit"),
+    [(float("nan"), 1.0, 1), (1.0, -1.0, 1), (1.0, float("inf"), 1), (1.0, 1.0, 0)],
+)
+def test_window_refuses_bad_arguments(rating: float, width: float, limit: int) -> None:
+    with pytest.raises(ValueError):
+        QUERIES.window("m", rating, width, limit)
+
+
+def test_win_probability_uses_the_modes_algorithm() -> None:
+    plan = QUERIES.win_probability("elo-duel", "a", "b")
+    a = known("a", 1700.0)
+    got = plan.decode([hash_reply(a), {}])
+    default = EloConfig().initial()
+    assert got == probability.win_probability(EloConfig(), Skill(1700.0, 50.0), default)
+
+
+def test_team_plans_fetch_each_player_once() -> None:
+    plan = QUERIES.match_quality("elo-duel", ["a", "b"], ["c", "a"])
+    assert len(plan.commands) == 3
+    a, b, c = known("a", 1600.0), known("b", 1400.0), known("c", 1550.0, 80.0)
+    replies = [hash_reply(a), hash_reply(b), hash_reply(c)]
+    algorithm = MODES.get("elo-duel").algorithm
+    assert plan.decode(replies) == probability.match_quality(algorithm, [a, b], [c, a])
+    plan = QUERIES.team_win_probability("elo-duel", ["a", "b"], ["c", "a"])
+    assert plan.decode(replies) == probability.team_win_probability(algorithm, [a, b], [c, a])
+
+
+@pytest.mark.parametrize("teams", [([], ["a"]), (["a"], []), ("ab", ["c"])])
+def test_teams_must_be_non_empty_sequences(teams: tuple[list[str], list[str]]) -> None:
+    with pytest.raises(ValueError, match="non-empty sequence"):
+        QUERIES.team_win_probability("m", *teams)
+
+
+def test_top() -> None:
+    plan = QUERIES.top("m", 2, "conservative")
+    assert plan.commands == (("ZRANGE", "t:{m}:by-conservative", 0, 1, "REV", "WITHSCORES"),)
+    assert plan.decode([[(b"a", 9.0), (b"b", 8.0)]]) == [
+        LeaderboardEntry(1, "a", 9.0),
+        LeaderboardEntry(2, "b", 8.0),
+    ]
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
+        QUERIES.top("m", 0)
+    with pytest.raises(ValueError, match="unknown board"):
+        QUERIES.top("m", 1, "wins")
+
+
+def test_around() -> None:
+    plan = QUERIES.around("m", "p", 1)
+    assert plan.commands == (("EVAL", AROUND_SCRIPT, 1, "t:{m}:by-rank-points", "p", 1),)
+    assert plan.decode([[4, [b"q", b"30", b"p", b"20", b"r", b"10"]]]) == [
+        LeaderboardEntry(5, "q", 30.0),
+        LeaderboardEntry(6, "p", 20.0),
+        LeaderboardEntry(7, "r", 10.0),
+    ]
+    assert plan.decode([None]) == []
+    with pytest.raises(ValueError, match="n must be an integer >= 0"):
+        QUERIES.around("m", "p", -1)
+
+
+def test_default_modes_accept_any_mode() -> None:
+    assert RatingQueries(Modes()).get_many("anything", ["p"]).commands
