@@ -25,6 +25,7 @@ class WriteTiming:
     entries: int
     batch: int
     seconds: float
+    memory_bytes: int = 0  # Redis used_memory added by the writes (all keys of the prefix)
 
     @property
     def per_second(self) -> float:
@@ -81,15 +82,17 @@ async def time_writes(
     writer = CacheWriter(client, KeyLayout(prefix))
     entries = _entries(players, versions, seed=1)
     try:
+        before = (await client.info("memory"))["used_memory"]
         started = time.perf_counter()
         for i in range(0, len(entries), batch):
             await writer.write(entries[i : i + batch])
             if progress is not None:
                 progress(min(len(entries), i + batch))
         seconds = time.perf_counter() - started
+        after = (await client.info("memory"))["used_memory"]
     finally:
         await client.aclose()
-    return WriteTiming(len(entries), batch, seconds)
+    return WriteTiming(len(entries), batch, seconds, int(after) - int(before))
 
 
 def time_lookups(

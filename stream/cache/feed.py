@@ -80,6 +80,7 @@ class CacheFeed:
         *,
         batch_size: int = 2000,
         fetch_max_wait_ms: int = 20,
+        session_timeout_ms: int = 10_000,
         client_options: dict[str, Any] | None = None,
     ) -> None:
         self.writer = writer
@@ -96,6 +97,9 @@ class CacheFeed:
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             fetch_max_wait_ms=fetch_max_wait_ms,
+            # As the rating agents': a killed worker's cache partitions move on as soon.
+            session_timeout_ms=session_timeout_ms,
+            heartbeat_interval_ms=max(100, session_timeout_ms // 5),
             # A long Redis outage must not make the group think this consumer died.
             max_poll_interval_ms=3_600_000,
             **options,
@@ -255,5 +259,6 @@ def feed_from_settings(settings: Settings) -> CacheFeed:
         settings.cache_group,
         settings.dead_letter_topic,
         fetch_max_wait_ms=max(1, round(settings.fetch_max_wait_seconds * 1000)),
+        session_timeout_ms=round(settings.session_timeout_seconds * 1000),
         client_options=settings.kafka_security.aiokafka_options(),
     )

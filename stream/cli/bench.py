@@ -15,6 +15,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return bench_pipeline(args)
     if args.target == "cache":
         return bench_cache(args)
+    if args.target == "recovery":
+        return bench_recovery(args)
+    if args.target == "state":
+        from stream.bench.state import table_bytes_per_player
+
+        per_player = table_bytes_per_player()
+        print(
+            f"ratings table, memory store: {per_player:,.0f} bytes per player and mode"
+            " (RSS growth over 200,000 full records: state, version, last 16 match ids)"
+        )
+        return 0
     raise SystemExit(f"unknown benchmark {args.target!r}")
 
 
@@ -52,7 +63,8 @@ def bench_cache(args: argparse.Namespace) -> int:
             w = asyncio.run(time_writes(stack.redis_url, "bw", players, 2, progress=bar.update))
         print(
             f"  CacheWriter.write, batches of {w.batch:,}: {w.entries:,} rating changes in"
-            f" {w.seconds:.2f} s = {w.per_second:,.0f}/s"
+            f" {w.seconds:.2f} s = {w.per_second:,.0f}/s;"
+            f" Redis memory {w.memory_bytes / players:,.0f} bytes per player (hash + 3 sorted sets)"
         )
         with Progress(5 * players, "feed", unit=" events") as bar:
             f = asyncio.run(
@@ -68,6 +80,20 @@ def bench_cache(args: argparse.Namespace) -> int:
             f" p50 {lookups.median_ms:.2f} ms, p99 {lookups.percentile(0.99):.2f} ms,"
             f" max {max(lookups.latencies_ms):.2f} ms"
         )
+    return 0
+
+
+def bench_recovery(args: argparse.Namespace) -> int:
+    from stream.bench.recovery import run_recovery
+    from stream.cli.progress import Progress
+    from stream.local.stack import LocalStack, environment
+
+    players = args.recovery_players
+    print(f"worker start to 'Worker ready', {players:,} players in the ratings changelog")
+    with LocalStack() as stack, Progress(players, "changelog", unit=" players") as bar:
+        timings = run_recovery(environment(stack), players, bar.update)
+    for t in timings:
+        print(f"  {t.label:<34} {t.players:>9,} players: {t.seconds:6.1f} s")
     return 0
 
 
@@ -140,7 +166,11 @@ def bench_pipeline(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = sub.add_parser("bench", help="print performance figures")
-    bench.add_argument("target", choices=["engine", "pipeline", "cache"], help="what to measure")
+    bench.add_argument(
+        "target",
+        choices=["engine", "pipeline", "cache", "state", "recovery"],
+        help="what to measure",
+    )
     bench.add_argument(
         "--pipeline-matches", type=int, default=30_000, help="pipeline: flat-out run size"
     )
@@ -167,6 +197,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench.add_argument("--matches", type=int, default=200_000, help="replay size")
     bench.add_argument(
         "--cache-players", type=int, default=50_000, help="cache: players written and read"
+    )
+    bench.add_argument(
+        "--recovery-players", type=int, default=100_000, help="recovery: players to recover"
     )
     bench.add_argument(
         "--cache-lookups", type=int, default=2000, help="cache: get_many calls timed"

@@ -17,8 +17,11 @@ from typing import Any
 import orjson
 from aiokafka import AIOKafkaConsumer
 
+from stream.cache.entry import CachedRating
+from stream.cache.reader import RatingCache
 from stream.local.stack import LocalStack, StackError, environment
 from stream.local.workers import WorkerError, WorkerProcess
+from stream.ratings.modes import Modes
 from stream.simulation import SimulationConfig, Simulator
 from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
 
@@ -37,7 +40,7 @@ def cmd_live(args: argparse.Namespace) -> int:
                     f"worker pid {worker.pid}; Ctrl-C stops everything",
                     file=sys.stderr,
                 )
-                asyncio.run(_live(stack.bootstrap_servers, args))
+                asyncio.run(_live(stack.bootstrap_servers, stack.redis_url, args))
             except KeyboardInterrupt:
                 pass
             finally:
@@ -49,11 +52,13 @@ def cmd_live(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _live(bootstrap_servers: str, args: argparse.Namespace) -> None:
+async def _live(bootstrap_servers: str, redis_url: str, args: argparse.Namespace) -> None:
     consumer = AIOKafkaConsumer(
         "rating-changed", bootstrap_servers=bootstrap_servers, auto_offset_reset="earliest"
     )
     await consumer.start()
+    # The leaderboard is read from the Redis cache, as a matchmaker or a game's UI would.
+    cache = RatingCache.from_url(redis_url, Modes())
     report = FleetReport()
     simulation = SimulationConfig(
         seed=args.seed, matches=10**9, players=args.players, initial_players=args.players
@@ -91,8 +96,14 @@ async def _live(bootstrap_servers: str, args: argparse.Namespace) -> None:
                         if sent is not None:
                             latencies.append((record.timestamp / 1000.0 - sent) * 1000.0)
             waiting = len(report.finished_at_wall) - len(rated)
+            mode = next(iter(players.values()))["mode"] if players else None
+            board = [] if mode is None else await cache.top(mode, 10)
+            cached = (
+                {} if mode is None else await cache.get_many(mode, [e.player_id for e in board])
+            )
             _show(
                 players,
+                [cached[e.player_id] for e in board],
                 matches_per_s=report.matches - last_sent,
                 ratings_per_s=ratings - last_ratings,
                 waiting=waiting,
@@ -104,10 +115,12 @@ async def _live(bootstrap_servers: str, args: argparse.Namespace) -> None:
         producing.cancel()
         await asyncio.gather(producing, return_exceptions=True)
         await consumer.stop()
+        await cache.aclose()
 
 
 def _show(
     players: dict[str, dict[str, Any]],
+    top: list[CachedRating],
     *,
     matches_per_s: int,
     ratings_per_s: int,
@@ -123,12 +136,18 @@ def _show(
     if not sys.stdout.isatty():
         print(status, flush=True)
         return
-    top = sorted(players.values(), key=lambda e: (-e["rank_points"], -e["rating"]))[:10]
-    lines = ["\x1b[H\x1b[2J" + status, "", "  # player     rank pts  rating ± dev   games"]
+    # "cache behind": the cached version is older than the last rating-changed seen here.
+    behind = sum(1 for e in top if e.version < players.get(e.player_id, {}).get("version", 0))
+    lines = [
+        "\x1b[H\x1b[2J" + status,
+        "",
+        f"  top 10 from the Redis cache ({behind} of them behind the topic)",
+        "  # player     rank pts  rating ± dev   games",
+    ]
     for i, e in enumerate(top, 1):
         lines.append(
-            f"{i:3d} {e['player_id']:<10} {e['rank_points']:8d}  "
-            f"{e['rating']:6.0f} ± {e['deviation']:3.0f}  {e['games']:6d}"
+            f"{i:3d} {e.player_id:<10} {e.rank_points:8d}  "
+            f"{e.rating:6.0f} ± {e.deviation:3.0f}  {e.games:6d}"
         )
     print("\n".join(lines), flush=True)
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from types import FrameType
 
 from stream import __version__
-from stream.cli import bench, cache, demo, live, local, offline, simulate, topics, worker
+from stream.cli import bench, cache, chaos, demo, live, local, offline, simulate, topics, worker
 from stream.history import HistoryError
 from stream.ratings.modes import ModesError
 
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     live.register(sub)
     cache.register(sub)
     topics.register(sub)
+    chaos.register(sub)
     return parser
 
 

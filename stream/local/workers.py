@@ -28,19 +28,22 @@ class WorkerProcess:
 
     def start(self, timeout: float = 60.0) -> WorkerProcess:
         """Start and wait for Faust's "Worker ready" (partitions assigned, tables recovered)."""
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "stream", "worker"],
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            # Own session: Ctrl-C reaches the parent, which stops the worker in order.
-            start_new_session=True,
-        )
-        log.close()
+        self.launch()
         self.wait_ready(timeout)
         return self
+
+    def launch(self) -> None:
+        """Start the process without waiting for it to be ready."""
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "stream", "worker"],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                # Own session: Ctrl-C reaches the parent, which stops the worker in order.
+                start_new_session=True,
+            )
 
     def wait_ready(self, timeout: float = 60.0, after: int = 0) -> None:
         """Wait for the ``after``-th-plus-one "Worker ready" line (recovery after a rebalance)."""

@@ -334,7 +334,13 @@ class Pipeline:
                         commands = orjson.loads(value or b"")
                         self.matches.on_commands(view, out, partition, commands, origin, wall)
                 except Exception as exc:
-                    log.exception("internal error on %s[%d]@%d", *origin.__dict__.values())
+                    log.exception(
+                        "internal error on %s[%d]@%d",
+                        origin.topic,
+                        origin.partition,
+                        origin.offset,
+                        extra=_context(origin, key),
+                    )
                     out.dead_letter(DeadLetter(key, value, origin, f"internal error: {exc!r}"))
         await self._deliver(out)
         for partition, group in groups.items():
@@ -371,7 +377,14 @@ class Pipeline:
                     try:
                         self.players.on_commands(ratings, pending, out, [command])
                     except Exception as exc:
-                        log.exception("internal error on a player command: %r", command)
+                        log.exception(
+                            "internal error on a player command: %r",
+                            command,
+                            extra={
+                                **_context(origin, None),
+                                "match_id": command[1] if len(command) > 1 else None,
+                            },
+                        )
                         out.dead_letter(
                             DeadLetter(
                                 None, orjson.dumps(command), origin, f"internal error: {exc!r}"
@@ -433,12 +446,7 @@ class Pipeline:
                 letter.origin.partition,
                 letter.origin.offset,
                 letter.reason,
-                extra={
-                    "topic": letter.origin.topic,
-                    "partition": letter.origin.partition,
-                    "offset": letter.origin.offset,
-                    "reason": letter.reason,
-                },
+                extra={**_context(letter.origin, letter.key), "reason": letter.reason},
             )
             pending.append(
                 await send(
@@ -476,6 +484,16 @@ class Pipeline:
         for finished_ms in out.finished_ms:
             m.latency.observe(max(0.0, (now - finished_ms) / 1000))
         m.batch_seconds.labels(agent).observe(time.perf_counter() - started)
+
+
+def _context(origin: Origin, key: bytes | None) -> dict[str, Any]:
+    """Log fields that find the event again (JSON logs); input events are keyed by match id."""
+    return {
+        "topic": origin.topic,
+        "partition": origin.partition,
+        "offset": origin.offset,
+        "match_id": None if key is None else key.decode("utf-8", "replace")[:200],
+    }
 
 
 def _by_partition(events: Sequence[EventT[Any]]) -> dict[int, list[EventT[Any]]]:

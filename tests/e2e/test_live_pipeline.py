@@ -19,6 +19,7 @@ from redis import Redis
 
 from stream.cache.entry import CachedRating
 from stream.cache.reader import SyncRatingCache
+from stream.chaos.traffic import waves
 from stream.local.stack import LocalStack, environment
 from stream.local.workers import WorkerProcess
 from stream.ratings.modes import Modes
@@ -75,22 +76,6 @@ def consume(env: dict[str, str], topic: str, until: int, timeout: float = 90.0) 
     finally:
         consumer.close()
     return records
-
-
-def waves(matches: list[Any]) -> Iterator[list[Any]]:
-    """Matches in groups where no player plays twice: a player's next match is published
-    only after the previous one was rated, as in a live fleet."""
-    wave: list[Any] = []
-    players: set[str] = set()
-    for m in matches:
-        ids = {pid for team in m.teams for pid in team}
-        if players & ids:
-            yield wave
-            wave, players = [], set()
-        wave.append(m)
-        players |= ids
-    if wave:
-        yield wave
 
 
 def history_messages(
@@ -151,22 +136,58 @@ def test_live_ratings_equal_replay_across_a_worker_crash(
     finally:
         reader.close()
         worker.cleanup()
-    events = [orjson.loads(r.value()) for r in records]
-    # Every (player, match) has exactly one distinct rating-changed (a redelivery may repeat
-    # it byte for byte), and versions count each player's matches.
+    assert_exactly_once(records, 4 * len(matches))
+    assert converged, "\n".join(cache_log[-20:])
+    assert_equals_replay(records, matches, tmp_path)
+
+
+def test_sigterm_hands_the_work_over_with_nothing_lost_or_applied_twice(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    matches = list(simulate(SimulationConfig(seed=12, matches=200, players=50)))
+    groups = list(waves(matches))
+    topic = env["SKILLSTREAM_TOPIC_RATING_CHANGED"]
+    first = WorkerProcess(env, "first").start()
+    second = WorkerProcess(env, "second").start()  # joins the group: the partitions are shared
+    reader = Reader(env["KAFKA_BOOTSTRAP_SERVERS"], topic, int(env["SKILLSTREAM_PARTITIONS"]))
+    try:
+        done = 0
+        for index, wave in enumerate(groups):
+            produce(env, history_messages(env, wave))
+            done += len(wave)
+            if index == len(groups) // 2:
+                # SIGTERM while this wave is in flight: the worker finishes its batch, flushes,
+                # commits and leaves; the other takes its partitions over.
+                assert first.stop(timeout=60) == 0, first.output()[-3000:]
+            assert len(reader.until(2 * done)) >= 2 * done
+        records = reader.until(10 * len(matches), timeout=3.0)
+    finally:
+        reader.close()
+        first.cleanup()
+        second.cleanup()
+    assert_exactly_once(records, 2 * len(matches))
+    assert_equals_replay(records, matches, tmp_path)
+
+
+def assert_exactly_once(records: list[Any], expected: int) -> None:
+    """Every (player, match) has exactly one distinct rating-changed (a redelivery may repeat
+    it byte for byte), and there is one for each of the ``expected`` player results."""
     distinct: dict[tuple[str, str], bytes] = {}
-    for r, e in zip(records, events, strict=True):
+    for r in records:
+        e = orjson.loads(r.value())
         key = (e["player_id"], e["match_id"])
         assert distinct.setdefault(key, r.value()) == r.value()
-    assert len(distinct) == 4 * len(matches)
-    outcomes = sorted({e["outcome"] for e in events})
-    assert set(outcomes) <= {"win", "loss", "draw"}, outcomes
+        assert e["outcome"] in ("win", "loss", "draw"), e
+    assert len(distinct) == expected
+
+
+def assert_equals_replay(records: list[Any], matches: list[Any], tmp_path: Path) -> None:
+    """Each player's last rating-changed equals `skillstream replay` of the same matches."""
     last: dict[str, dict[str, Any]] = {}
-    for e in events:
+    for r in records:
+        e = orjson.loads(r.value())
         if e["player_id"] not in last or e["version"] > last[e["player_id"]]["version"]:
             last[e["player_id"]] = e
-
-    assert converged, "\n".join(cache_log[-20:])
     history = tmp_path / "history.jsonl"
     with history.open("w") as f:
         write_jsonl(matches, f)

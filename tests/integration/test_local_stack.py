@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from stream.local.stack import LocalStack
+from stream.local.stack import LocalStack, environment
 
 
 def alive(pid: int) -> bool:
@@ -123,3 +123,34 @@ async def test_the_end_offset_follows_the_last_record_of_a_batched_produce() -> 
         finally:
             await consumer.stop()
     assert ends[tp] == 7
+
+
+def test_topics_create_is_idempotent_and_refuses_another_partition_count(
+    stack: LocalStack,
+) -> None:
+    env = {**environment(stack), "SKILLSTREAM_APP_ID": "provision"}
+    command = [sys.executable, "-m", "stream", "topics", "create"]
+
+    def run(*extra: str, **over: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*command, *extra],
+            env={**env, **over},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    plan = run("--dry-run", KAFKA_BOOTSTRAP_SERVERS="127.0.0.1:9")  # nothing listens there
+    assert plan.returncode == 0, plan.stderr
+    assert "provision-ratings-changelog" in plan.stdout and "cleanup.policy=compact" in plan.stdout
+    first = run()
+    assert first.returncode == 0, first.stderr
+    created = [line for line in first.stdout.splitlines() if line.startswith("created")]
+    assert len(created) == 10  # 6 topics + 4 changelogs
+    second = run()
+    assert second.returncode == 0, second.stderr
+    assert all(line.startswith("exists") for line in second.stdout.splitlines())
+    wrong = run(SKILLSTREAM_PARTITIONS="3")
+    assert wrong.returncode == 1
+    assert "SKILLSTREAM_PARTITIONS is 3" in wrong.stderr and "Traceback" not in wrong.stderr

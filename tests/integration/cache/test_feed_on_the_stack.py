@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -18,10 +20,10 @@ from librdkafka_clients import Reader, fleet_producer
 
 from stream.cache.feed import CacheFeed, redis_client
 from stream.cache.keys import KeyLayout
-from stream.cache.reader import RatingCache
+from stream.cache.reader import RatingCache, SyncRatingCache
 from stream.cache.writer import CacheWriter
 from stream.events import format_time
-from stream.local.stack import LocalStack
+from stream.local.stack import LocalStack, environment
 from stream.ratings.modes import Modes
 
 MODE = "1v1"
@@ -161,3 +163,44 @@ async def test_the_feed_writes_the_newest_state_through_a_redis_stall(stack: Loc
         headers = dict(record.headers())
         assert headers["skillstream.source.topic"].decode() == topic
         assert headers["skillstream.error.reason"].startswith(b"cache: ")
+
+
+def test_the_cache_writer_command_runs_the_feed_alone_and_stops_on_sigterm(
+    stack: LocalStack,
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    env = {
+        **environment(stack),
+        "SKILLSTREAM_APP_ID": f"w{tag}",
+        "SKILLSTREAM_TOPIC_RATING_CHANGED": f"rating-{tag}",
+        "SKILLSTREAM_TOPIC_DLQ": f"dlq-{tag}",
+        "SKILLSTREAM_CACHE_PREFIX": f"w{tag}",
+    }
+    producer = fleet_producer(stack.bootstrap_servers)
+    for p in PLAYERS:
+        producer.produce(
+            env["SKILLSTREAM_TOPIC_RATING_CHANGED"], orjson.dumps(rating_changed(p, 1))
+        )
+    assert producer.flush(30) == 0
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "stream", "cache", "writer"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    cache = SyncRatingCache.from_url(
+        stack.redis_url, Modes(), prefix=env["SKILLSTREAM_CACHE_PREFIX"]
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if all(e.version == 1 for e in cache.get_many(MODE, PLAYERS).values()):
+                break
+            time.sleep(0.2)
+        assert all(e.version == 1 for e in cache.get_many(MODE, PLAYERS).values())
+    finally:
+        cache.close()
+        writer.send_signal(signal.SIGTERM)
+        output, _ = writer.communicate(timeout=30)
+    assert writer.returncode == 0, output.decode()

@@ -1,0 +1,96 @@
+"""How long a (re)started worker takes to recover its tables, for a given number of players.
+
+The ratings changelog is filled directly with one full record per player (what the player agent
+writes: state, version, the last 16 match ids), on the partition the player's rating lives on,
+so the figure is about recovery, not about rating 50,000 matches first. Then a worker starts and
+the time to Faust's "Worker ready" (partitions assigned, every table recovered) is measured:
+against an empty deployment (the fixed cost of starting), with the players (memory store: the
+whole changelog is read), and with RocksDB twice (a fresh volume reads everything; a restart on
+the same volume reads only the tail).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from aiokafka import AIOKafkaProducer
+
+from stream.local.workers import WorkerProcess
+from stream.pipeline.partitioning import partition_for
+from stream.pipeline.records import RECENT_MATCHES, rating_key
+from stream.pipeline.settings import Settings
+from stream.pipeline.topics import ensure_topics
+from stream.pipeline.view import StateView
+
+
+@dataclass(frozen=True)
+class RecoveryTiming:
+    label: str
+    players: int
+    seconds: float
+
+
+async def fill_ratings_changelog(
+    settings: Settings, players: int, progress: Callable[[int], None] | None = None
+) -> None:
+    """One rating record per player in the ratings changelog, as the worker would write it."""
+    await ensure_topics(settings)
+    rng = random.Random(5)
+    producer = AIOKafkaProducer(
+        bootstrap_servers=settings.bootstrap_servers, linger_ms=20, max_batch_size=512 * 1024
+    )
+    await producer.start()
+    try:
+        topic = settings.ratings_changelog_topic
+        for i in range(players):
+            player = f"player-{i:08d}"
+            view = StateView({})
+            record = {
+                "s": [1500 + rng.gauss(0, 200), 60.0, 0.06, rng.randrange(10000), 40, 1.78e9],
+                "v": 40,
+                "r": [f"match-{rng.randrange(10**9):012d}" for _ in range(RECENT_MATCHES)],
+            }
+            view.put(rating_key(player, "ranked-1v1"), record)
+            ((key, value),) = view.changes().items()
+            partition = partition_for(player, settings.partitions)
+            await producer.send(topic, value, key=key, partition=partition)
+            if progress is not None and i % 5000 == 0:
+                progress(i)
+        await producer.flush()
+        if progress is not None:
+            progress(players)
+    finally:
+        await producer.stop()
+
+
+def time_start(env: Mapping[str, str], label: str, players: int) -> RecoveryTiming:
+    """Seconds from starting ``skillstream worker`` to its "Worker ready"."""
+    worker = WorkerProcess(env, label)
+    started = time.monotonic()
+    try:
+        worker.start(timeout=600)
+        seconds = time.monotonic() - started
+    finally:
+        worker.cleanup()
+    return RecoveryTiming(label, players, seconds)
+
+
+def run_recovery(
+    env: Mapping[str, str], players: int, progress: Callable[[int], None] | None = None
+) -> list[RecoveryTiming]:
+    base = {**env, "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": "6"}
+    empty = {**base, "SKILLSTREAM_APP_ID": "recovery-empty"}
+    full = {**base, "SKILLSTREAM_APP_ID": "recovery-full"}
+    timings = [time_start(empty, "empty deployment, memory store", 0)]
+    asyncio.run(fill_ratings_changelog(Settings.from_env(full), players, progress))
+    timings.append(time_start(full, "memory store", players))
+    with tempfile.TemporaryDirectory() as data:
+        rocks = {**full, "SKILLSTREAM_STORE": "rocksdb", "SKILLSTREAM_DATA_DIR": data}
+        timings.append(time_start(rocks, "RocksDB, fresh volume", players))
+        timings.append(time_start(rocks, "RocksDB, restart on its volume", players))
+    return timings

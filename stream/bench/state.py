@@ -1,0 +1,37 @@
+"""Memory a worker's ratings table needs per player (memory store): the bytes it holds."""
+
+from __future__ import annotations
+
+import gc
+import random
+from pathlib import Path
+
+from stream.pipeline.records import RECENT_MATCHES, rating_key
+from stream.pipeline.view import StateView
+
+
+def _rss() -> int:
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * 4096
+
+
+def table_bytes_per_player(players: int = 200_000, seed: int = 1) -> float:
+    """RSS growth per player of a ratings table filled through StateView, as the worker fills
+    it: a full record (state, version, the last RECENT_MATCHES match ids) per player."""
+    rng = random.Random(seed)
+    gc.collect()
+    before = _rss()
+    table: dict[bytes, bytes] = {}
+    for i in range(players):
+        view = StateView(table)
+        record = {
+            "s": [1500 + rng.random() * 300, 50 + rng.random() * 100, 0.06, 4000, 100, 1.78e9],
+            "v": 100,
+            "r": [f"match-{rng.randrange(10**9):012d}" for _ in range(RECENT_MATCHES)],
+        }
+        view.put(rating_key(f"player-{i:08d}", "ranked-1v1"), record)
+        for key, value in view.changes().items():
+            if value is not None:
+                table[key] = value
+    gc.collect()
+    return (_rss() - before) / players

@@ -1,0 +1,111 @@
+"""`skillstream chaos`: the fault harness (stream/chaos) against real workers on a fresh local
+stack. Exit code 0 only if every check passed; 1 if one failed; 2 if the run could not start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import orjson
+
+
+def cmd_chaos(args: argparse.Namespace) -> int:
+    from stream.chaos import ChaosConfig, run_chaos
+    from stream.cli.progress import Progress
+    from stream.local.stack import StackError
+    from stream.local.workers import WorkerError
+
+    try:
+        config = ChaosConfig(
+            matches=args.matches,
+            players=args.players,
+            team_size=args.team_size,
+            workers=args.workers,
+            kills=args.kills,
+            broker_pause=args.broker_pause,
+            redis_pause=args.redis_pause,
+            store=args.store,
+            seed=args.seed,
+            cache_deadline=args.cache_deadline,
+            keep_logs=args.keep_logs,
+        )
+    except ValueError as exc:
+        print(f"skillstream chaos: error: {exc}", file=sys.stderr)
+        return 2
+    # With --json stdout carries only the report; the progress lines go to stderr.
+    lines = sys.stderr if args.json else sys.stdout
+    try:
+        with Progress(None, "chaos", unit=" ratings") as bar:
+
+            def progress(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done)
+
+            def emit(line: str) -> None:
+                if bar.enabled:
+                    # Clear the bar's line first: both are on the terminal.
+                    sys.stderr.write("\r\x1b[K")
+                lines.write(line + "\n")
+                lines.flush()
+
+            report = run_chaos(config, emit=emit, progress=progress)
+    except ValueError as exc:
+        print(f"skillstream chaos: error: {exc}", file=sys.stderr)
+        return 2
+    except (StackError, WorkerError) as exc:
+        print(f"skillstream chaos: error: could not start: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(orjson.dumps(report.to_json()).decode() + "\n")
+    else:
+        print(report.text())
+    return 0 if report.passed else 1
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    chaos = sub.add_parser(
+        "chaos",
+        help="fault harness: kill workers, freeze the broker and Redis on a local stack, and "
+        "check that every rating equals an offline replay, once",
+        description="Runs the fleet simulator in waves against real worker processes on a "
+        "fresh local stack (Tansu + Valkey) and injects faults at seeded waves: SIGKILL of a "
+        "worker (then a restart), SIGSTOP of the broker and of Redis for a while. Then checks "
+        "final states against an offline replay, one distinct rating-changed per (player, "
+        "match), the cache against the ratings, and that no worker crashed by itself.",
+    )
+    chaos.add_argument("--matches", type=int, default=600, help="matches (default 600)")
+    chaos.add_argument("--players", type=int, default=120, help="players (default 120)")
+    chaos.add_argument("--team-size", type=int, default=1, help="players per team (default 1)")
+    chaos.add_argument(
+        "--workers", type=int, default=3, help="workers in the consumer group (default 3)"
+    )
+    chaos.add_argument("--kills", type=int, default=3, help="worker SIGKILLs (default 3)")
+    chaos.add_argument(
+        "--broker-pause",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="SIGSTOP the broker this long; 0: no broker pause (default 20)",
+    )
+    chaos.add_argument(
+        "--redis-pause",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="SIGSTOP Redis this long mid-stream; 0: no Redis pause (default 30)",
+    )
+    chaos.add_argument("--store", choices=["memory", "rocksdb"], default="memory")
+    chaos.add_argument("--seed", type=int, default=1, help="seeds the matches and the faults")
+    chaos.add_argument(
+        "--cache-deadline",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="the cache must equal the ratings this soon after Redis returns (default 5)",
+    )
+    chaos.add_argument(
+        "--keep-logs", action="store_true", help="keep the workers' log files and print paths"
+    )
+    chaos.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    chaos.set_defaults(func=cmd_chaos)

@@ -1,0 +1,99 @@
+"""`skillstream ratings get` and `skillstream leaderboard` against a real Valkey, as a
+matchmaker's operator runs them (subprocesses, settings from the environment)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from conftest import ValkeyServer
+from redis.asyncio import Redis as AsyncRedis
+
+from stream.cache import CachedRating, CacheWriter, KeyLayout
+
+PREFIX = "cmds"
+
+
+def entry(player: str, rating: float, points: int, deviation: float = 50.0) -> CachedRating:
+    return CachedRating(
+        player_id=player,
+        mode="1v1",
+        rating=rating,
+        deviation=deviation,
+        volatility=0.06,
+        rank_points=points,
+        games=3,
+        version=3,
+        updated_at_ms=1_780_000_000_000,
+        match_id="m3",
+    )
+
+
+def command(valkey: ValkeyServer, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "REDIS_URL": valkey.url, "SKILLSTREAM_CACHE_PREFIX": PREFIX}
+    return subprocess.run(
+        [sys.executable, "-m", "stream", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def fill(valkey: ValkeyServer) -> None:
+    async def write() -> None:
+        client = AsyncRedis.from_url(valkey.url)
+        await client.flushdb()
+        entries = [
+            entry("ann", 1700.0, 6000),
+            entry("bob", 1600.0, 5000, deviation=10.0),
+            entry("cat", 1500.0, 7000),
+        ]
+        await CacheWriter(client, KeyLayout(PREFIX)).write(entries)
+        await client.aclose()
+
+    asyncio.run(write())
+
+
+def test_ratings_get_prints_cached_and_provisional_players(valkey: ValkeyServer) -> None:
+    fill(valkey)
+    done = command(valkey, "ratings", "get", "1v1", "bob", "newcomer")
+    assert done.returncode == 0, done.stderr
+    lines = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert [line["player_id"] for line in lines] == ["bob", "newcomer"]
+    assert (lines[0]["rating"], lines[0]["version"], lines[0]["provisional"]) == (1600.0, 3, False)
+    assert (lines[1]["rating"], lines[1]["games"], lines[1]["provisional"]) == (1500.0, 0, True)
+
+
+def test_leaderboards_by_rank_points_and_conservative_rating(valkey: ValkeyServer) -> None:
+    fill(valkey)
+    done = command(valkey, "leaderboard", "1v1", "--json")
+    assert done.returncode == 0, done.stderr
+    board = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert [(e["rank"], e["player_id"]) for e in board] == [(1, "cat"), (2, "ann"), (3, "bob")]
+    # Conservative: rating - 3 deviations; bob's certainty puts him first (1570 vs 1550).
+    done = command(valkey, "leaderboard", "1v1", "--board", "conservative", "--top", "1")
+    assert done.returncode == 0, done.stderr
+    assert "bob" in done.stdout.splitlines()[1]
+    assert len(done.stdout.splitlines()) == 2
+    around = command(valkey, "leaderboard", "1v1", "--around", "ann", "--top", "1")
+    assert [line.split()[1] for line in around.stdout.splitlines()[1:]] == ["cat", "ann", "bob"]
+    missing = command(valkey, "leaderboard", "1v1", "--around", "nobody")
+    assert missing.returncode == 1
+    assert "no entries around 'nobody'" in missing.stderr
+
+
+def test_a_mode_the_configuration_rejects_is_a_clear_error(
+    valkey: ValkeyServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    modes = tmp_path / "modes.toml"
+    modes.write_text('[default]\nunlisted = "reject"\n[modes.1v1]\n')
+    monkeypatch.setenv("SKILLSTREAM_MODES_FILE", str(modes))
+    done = command(valkey, "ratings", "get", "2v2", "x")
+    assert done.returncode == 2
+    assert "2v2" in done.stderr and "Traceback" not in done.stderr

@@ -1,0 +1,57 @@
+"""cache rebuild's reading of the ratings changelog: the worker's own records, decoded back."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from stream.cache.rebuild import entry_from_changelog
+from stream.pipeline.records import encode_state, rating_key
+from stream.pipeline.view import StateView
+from stream.ratings.skill import PlayerState
+
+
+def changelog_record(state: PlayerState, version: int, recent: list[str]) -> tuple[bytes, bytes]:
+    """Key and value exactly as the player agent writes them (StateView.changes)."""
+    view = StateView({})
+    view.put(rating_key("alice", "ranked"), {"s": encode_state(state), "v": version, "r": recent})
+    ((key, value),) = view.changes().items()
+    assert value is not None
+    return key, value
+
+
+def test_a_record_becomes_the_entry_the_feed_would_write() -> None:
+    state = PlayerState(1612.5, 88.25, 0.0599, 4200, 31, 1_780_000_123.456)
+    key, value = changelog_record(state, 31, ["m29", "m30", "m31"])
+    entry = entry_from_changelog(key, value)
+    assert entry is not None
+    assert (entry.player_id, entry.mode, entry.version, entry.match_id) == (
+        "alice",
+        "ranked",
+        31,
+        "m31",
+    )
+    assert (entry.rating, entry.deviation, entry.volatility) == (1612.5, 88.25, 0.0599)
+    assert (entry.rank_points, entry.games, entry.updated_at_ms) == (4200, 31, 1_780_000_123_456)
+    assert not entry.provisional
+
+
+def test_elo_states_have_no_volatility_and_tombstones_are_skipped() -> None:
+    key, value = changelog_record(PlayerState(1016.0, 0.0, None, 12, 1, 5.0), 1, ["m"])
+    entry = entry_from_changelog(key, value)
+    assert entry is not None and entry.volatility is None
+    assert entry_from_changelog(key, None) is None
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        (b"not json", b"{}"),
+        (orjson.dumps(rating_key("a", "m")), b'{"s": [1, 2], "v": 1, "r": []}'),
+        (orjson.dumps(rating_key("a", "m")), b'{"v": 1}'),
+        (orjson.dumps("plain"), b'{"s": [1, 2, null, 3, 4, null], "v": 1, "r": []}'),
+    ],
+)
+def test_malformed_records_are_a_value_error(key: bytes, value: bytes) -> None:
+    with pytest.raises(ValueError, match="not a ratings-changelog record"):
+        entry_from_changelog(key, value)

@@ -1,0 +1,61 @@
+"""The chaos fleet's bookkeeping, with tiny stand-in processes instead of workers: an exit it
+did not cause is recorded and the slot restarted; a kill is not a crash; nothing is left."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+import pytest
+
+from stream.chaos.fleet import ChaosWorker, Fleet
+
+# First incarnations say they are ready and crash soon after; replacements stay up.
+SCRIPT = """
+import sys, time
+print("Worker ready", flush=True)
+time.sleep(0.3 if sys.argv[1].endswith(".0") else 60)
+sys.exit(3)
+"""
+
+
+def fake_launch(self: ChaosWorker) -> None:
+    with self.log_path.open("ab") as log:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", SCRIPT, self.name], stdout=log, stderr=subprocess.STDOUT
+        )
+
+
+async def test_crashes_are_recorded_and_restarted_kills_are_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ChaosWorker, "launch", fake_launch)
+    said: list[str] = []
+    began = time.monotonic()
+    fleet = Fleet({}, 2, lambda: time.monotonic() - began, said.append)
+    try:
+        await fleet.start(10.0)
+        stopping = asyncio.Event()
+        watch = asyncio.create_task(fleet.watch(stopping, 10.0))
+        deadline = time.monotonic() + 15.0
+        while not (len(fleet.exits) == 2 and all(e.restarted_in is not None for e in fleet.exits)):
+            assert time.monotonic() < deadline, said
+            await asyncio.sleep(0.1)
+        result = await fleet.kill_and_restart(0, 10.0)
+        await asyncio.sleep(1.0)  # a watchdog round or two: the kill is no crash
+        stopping.set()
+        await watch
+    finally:
+        fleet.stop_all(timeout=2.0)
+        fleet.remove_logs()
+    assert sorted(e.slot for e in fleet.exits) == ["w0", "w1"]
+    assert {e.returncode for e in fleet.exits} == {3}
+    assert all("Worker ready" in e.tail for e in fleet.exits)
+    assert any("UNEXPECTED" in line for line in said)
+    assert result.pid != result.new_pid and result.restart_seconds >= 0
+    # Two first incarnations, two restarts after the crashes, one after the kill.
+    assert len(fleet.workers) == 5
+    assert all(w.exited() is not None for w in fleet.workers)
+    assert not any(w.log_path.exists() for w in fleet.workers)

@@ -1,0 +1,141 @@
+"""Settings from the environment: defaults, every kind of bad value, secrets kept out of repr."""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from pathlib import Path
+
+import orjson
+import pytest
+
+from stream.pipeline.logs import JsonFormatter, logging_config
+from stream.pipeline.security import KafkaSecurity
+from stream.pipeline.settings import Settings, SettingsError, redact_url
+from stream.pipeline.topics import TABLES, topic_specs
+
+
+def test_defaults_without_any_variable() -> None:
+    s = Settings.from_env({})
+    assert s == Settings()
+    assert s.kafka_security.aiokafka_options() == {}
+    assert s.kafka_security.faust_credentials() is None
+    cache = (s.cache_writer, s.cache_prefix, s.cache_conservative_k)
+    assert cache == ("worker", "skillstream", 3.0)
+    assert s.recovery_consistency_check is True
+    assert s.max_future_seconds == 300.0
+    assert s.log_format == "text"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("SKILLSTREAM_PARTITIONS", "eight", "expected a whole number"),
+        ("SKILLSTREAM_PARTITIONS", "0", "at least 1"),
+        ("SKILLSTREAM_BATCH_WAIT_MS", "-5", "positive number"),
+        ("SKILLSTREAM_MAX_FUTURE_SECONDS", "inf", "positive number"),
+        ("SKILLSTREAM_STORE", "redis", "memory or rocksdb"),
+        ("SKILLSTREAM_CACHE_WRITER", "sometimes", "worker or off"),
+        ("SKILLSTREAM_CACHE_CONSERVATIVE_K", "-1", "finite number >= 0"),
+        ("SKILLSTREAM_CACHE_CONSERVATIVE_K", "nan", "finite number >= 0"),
+        ("SKILLSTREAM_CACHE_PREFIX", "a{b}", "not a valid Kafka name"),
+        ("SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK", "maybe", "expected true or false"),
+        ("SKILLSTREAM_LOG_FORMAT", "xml", "text or json"),
+        ("SKILLSTREAM_TOPIC_DLQ", "dead letters", "not a valid Kafka name"),
+        ("KAFKA_SECURITY_PROTOCOL", "TLS", "KAFKA_SECURITY_PROTOCOL: expected one of"),
+        ("KAFKA_SASL_MECHANISM", "GSSAPI", "KAFKA_SASL_MECHANISM: expected one of"),
+        ("SKILLSTREAM_MODES_FILE", "/nonexistent/modes.toml", "no such file"),
+    ],
+)
+def test_a_bad_value_names_its_variable(name: str, value: str, message: str) -> None:
+    with pytest.raises(SettingsError, match=message) as caught:
+        Settings.from_env({name: value})
+    assert name in str(caught.value) or "KAFKA" in name
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("false", False), ("0", False), ("ON", True)])
+def test_booleans(raw: str, expected: bool) -> None:
+    env = {"SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK": raw}
+    assert Settings.from_env(env).recovery_consistency_check is expected
+
+
+def test_sasl_needs_a_username_and_a_password() -> None:
+    with pytest.raises(SettingsError, match="needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD"):
+        Settings.from_env({"KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT"})
+
+
+def test_sasl_ssl_options_for_every_kafka_client() -> None:
+    env = {
+        "KAFKA_SECURITY_PROTOCOL": "sasl_ssl",
+        "KAFKA_SASL_MECHANISM": "scram-sha-512",
+        "KAFKA_SASL_USERNAME": "rater",
+        "KAFKA_SASL_PASSWORD": "hunter2",
+    }
+    settings = Settings.from_env(env)
+    options = settings.kafka_security.aiokafka_options()
+    assert options["security_protocol"] == "SASL_SSL"
+    assert options["sasl_mechanism"] == "SCRAM-SHA-512"
+    assert (options["sasl_plain_username"], options["sasl_plain_password"]) == ("rater", "hunter2")
+    assert isinstance(options["ssl_context"], ssl.SSLContext)
+    credentials = settings.kafka_security.faust_credentials()
+    assert credentials.protocol.value == "SASL_SSL"
+    assert credentials.mechanism.value == "SCRAM-SHA-512"
+    # The password is in neither the settings' nor the credentials' repr.
+    assert "hunter2" not in repr(settings)
+    assert "hunter2" not in repr(credentials)
+
+
+def test_tls_files_that_cannot_be_loaded_are_a_clear_error(tmp_path: Path) -> None:
+    missing = tmp_path / "ca.pem"
+    security = KafkaSecurity.from_env(
+        {"KAFKA_SECURITY_PROTOCOL": "SSL", "KAFKA_SSL_CAFILE": str(missing)}
+    )
+    with pytest.raises(ValueError, match="KAFKA_SSL_"):
+        security.aiokafka_options()
+
+
+def test_the_redis_password_stays_out_of_repr_and_logs() -> None:
+    settings = Settings.from_env({"REDIS_URL": "rediss://cache:s3cret@redis.internal:6380/0"})
+    assert "s3cret" not in repr(settings)
+    assert settings.redis_url_redacted == "rediss://cache:***@redis.internal:6380/0"
+    assert redact_url("redis://:onlypass@h:1/0") == "redis://:***@h:1/0"
+    assert redact_url("redis://h:6379/0") == "redis://h:6379/0"
+
+
+def test_topics_cover_the_changelogs_compacted_and_durable_with_three_replicas() -> None:
+    specs = {
+        t.name: t
+        for t in topic_specs(
+            Settings.from_env({"SKILLSTREAM_REPLICATION_FACTOR": "3", "SKILLSTREAM_APP_ID": "r"})
+        )
+    }
+    for table in TABLES:
+        changelog = specs[f"r-{table}-changelog"]
+        assert changelog.config["cleanup.policy"] == "compact"
+        assert changelog.config["min.insync.replicas"] == "2"
+    assert specs["match-finished"].config["retention.ms"] == str(7 * 86_400_000)
+    assert {t.partitions for t in specs.values()} == {8}
+    single = topic_specs(Settings())
+    assert all("min.insync.replicas" not in t.config for t in single)
+
+
+def test_the_app_tables_are_the_changelogs_topics_create_makes() -> None:
+    from stream.pipeline.app import Pipeline
+
+    pipeline = Pipeline(Settings(app_id="names", cache_writer="off"))
+    tables = [pipeline.match_table, pipeline.clock_table, pipeline.rating_table]
+    names = {t.changelog_topic.get_topic_name() for t in [*tables, pipeline.pending_table]}
+    assert names == {f"names-{table}-changelog" for table in TABLES}
+    assert Settings(app_id="names").ratings_changelog_topic in names
+
+
+def test_json_logs_carry_the_ids_of_the_event() -> None:
+    record = logging.LogRecord("skillstream", logging.WARNING, "x", 1, "dead %s", ("m",), None)
+    record.__dict__.update({"topic": "match-finished", "partition": 3, "offset": 17})
+    line = orjson.loads(JsonFormatter().format(record))
+    assert line["message"] == "dead m"
+    assert line["level"] == "warning"
+    assert (line["topic"], line["partition"], line["offset"]) == ("match-finished", 3, 17)
+    assert "match_id" not in line
+    assert logging_config("info", "text") is None
+    assert logging_config("info", "json")["root"]["level"] == "INFO"  # type: ignore[index]
