@@ -178,7 +178,7 @@ def environment(stack: LocalStack) -> dict[str, str]:
         **os.environ,
         "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap_servers,
         "REDIS_URL": stack.redis_url,
-        # Tansu's end offsets are too low (README, known problems): without this a worker
-        # restarted on its RocksDB store would refuse to recover.
-        "SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK": "false",
+        # Tansu's end offsets are too low (README, known problems): the worker reads each
+        # changelog's real end before recovering it.
+        "SKILLSTREAM_VERIFY_END_OFFSETS": "true",
     }

@@ -39,6 +39,7 @@ from faust.types import TP, EventT
 
 if TYPE_CHECKING:
     from stream.cache.feed import CacheFeed
+from stream.pipeline.endoffsets import verify_end_offsets
 from stream.pipeline.matches import FINISHED, STARTED, MatchProcessor
 from stream.pipeline.metrics import CONTENT_TYPE, WorkerMetrics
 from stream.pipeline.outbox import DeadLetter, Origin, Outbox
@@ -49,6 +50,10 @@ from stream.pipeline.view import StateView, encode_key
 from stream.ratings.modes import Modes
 
 log = logging.getLogger("skillstream.worker")
+
+# A partition with records waiting that has not moved for this long is sought back.
+STALL_SECONDS = 15.0
+STALL_CHECK_SECONDS = 5.0
 
 # One packed message stays well under Kafka's default 1 MiB message limit.
 MAX_PACKED_BYTES = 256 * 1024
@@ -103,6 +108,8 @@ class Pipeline:
         self.modes = settings.load_modes() if modes is None else modes
         s = settings
         _patch_fetch_wait(max(1, round(s.fetch_max_wait_seconds * 1000)))
+        if s.verify_end_offsets:
+            verify_end_offsets(s.bootstrap_servers, s.kafka_security.aiokafka_options())
         self.app = faust.App(
             s.app_id,
             broker=s.broker_urls,
@@ -135,8 +142,17 @@ class Pipeline:
         self.counts: defaultdict[str, int] = defaultdict(int)
         self.cache_feed: CacheFeed | None = None
         self.metrics = WorkerMetrics()
-        # Next offset to process per input partition (for the consumer-lag gauge).
+        # Next offset to process per input partition (for the consumer-lag gauge and the
+        # stall watchdog), and when each last moved.
         self._next_offsets: dict[TP, int] = {}
+        self._progress_at: dict[TP, float] = {}
+        self._stall_since: dict[TP, float] = {}
+        self._agent_topics = {
+            s.match_started_topic,
+            s.match_finished_topic,
+            s.match_commands_topic,
+            s.player_commands_topic,
+        }
         self._ready_match_partitions: set[int] = set()
         self._input_kinds = {s.match_started_topic: STARTED, s.match_finished_topic: FINISHED}
         self._define()
@@ -221,6 +237,11 @@ class Pipeline:
 
         app.timer(10.0, name="skillstream.report")(report)
 
+        async def watch() -> None:
+            await self.unstick_partitions()
+
+        app.timer(STALL_CHECK_SECONDS, name="skillstream.stalls")(watch)
+
         async def metrics_page(view: Any, request: Any) -> Any:
             self._refresh_gauges()
             return view.bytes(self.metrics.render(), content_type=CONTENT_TYPE)
@@ -239,6 +260,50 @@ class Pipeline:
 
         if s.cache_writer == "worker":
             self._add_cache_writer()
+
+    async def unstick_partitions(self) -> None:
+        """Seek back an input partition that has records waiting but stopped moving.
+
+        After a rebalance Faust can leave a partition it believes it delivered (faust-streaming
+        issues 629 and 221: a message dropped while the flow was suspended still counts as
+        read), and nothing is fetched from it again: in the chaos runs a broker pause left a
+        wave's commands unprocessed for good. Records are waiting when the partition's high
+        watermark is past the next offset this worker would process (or, for a partition it
+        has not processed yet, past the committed offset). Seeking re-reads them; redelivery
+        is harmless, every state change being idempotent.
+        """
+        if not self.readiness()["ready"]:
+            self._stall_since.clear()
+            return
+        consumer = self.app.consumer
+        committed: dict[Any, Any] = getattr(consumer, "_committed_offset", {})
+        now = time.monotonic()
+        for tp in consumer.assignment():
+            if tp.topic not in self._agent_topics:
+                continue
+            try:
+                end = consumer.highwater(tp)
+            except Exception:  # nothing fetched from it yet
+                continue
+            position = self._next_offsets.get(tp, committed.get(tp))
+            if end is None or position is None or end <= position:
+                self._stall_since.pop(tp, None)
+                continue
+            since = self._stall_since.setdefault(tp, max(now, self._progress_at.get(tp, now)))
+            if now - since < STALL_SECONDS or now - self._progress_at.get(tp, 0.0) < STALL_SECONDS:
+                continue
+            log.warning(
+                "partition %s[%d] stalled at offset %d with %d record(s) waiting; seeking back",
+                tp.topic,
+                tp.partition,
+                position,
+                end - position,
+                extra={"topic": tp.topic, "partition": tp.partition, "offset": position},
+            )
+            self.metrics.pipeline_events.labels("stalled_partitions").inc()
+            await consumer.seek(tp, position)
+            self._stall_since.pop(tp, None)
+            self._progress_at[tp] = now
 
     def readiness(self) -> dict[str, Any]:
         """Ready: started, no rebalance or table recovery in progress. A worker without
@@ -466,7 +531,9 @@ class Pipeline:
         for event in events:
             message = event.message
             m.events_in.labels(message.topic).inc()
-            self._next_offsets[TP(message.topic, message.partition)] = message.offset + 1
+            tp = TP(message.topic, message.partition)
+            self._next_offsets[tp] = message.offset + 1
+            self._progress_at[tp] = time.monotonic()
         for topic, commands in (
             (s.player_commands_topic, out.player_commands),
             (s.match_commands_topic, out.match_commands),

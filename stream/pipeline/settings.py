@@ -47,6 +47,9 @@ class Settings:
     # broker's end offset (the store belongs to another incarnation of the topic). Tansu reports
     # end offsets too low (README, known problems), so the local stack turns the check off.
     recovery_consistency_check: bool = True
+    # Read each changelog's real end before recovering it, for brokers whose end offsets are
+    # too low (Tansu; stream/pipeline/endoffsets.py). The local stack turns it on.
+    verify_end_offsets: bool = False
     # The Redis cache: key prefix, the k of the conservative leaderboard (rating - k *
     # deviation), and whether this worker process also runs the cache writer ("worker") or
     # leaves it to `skillstream cache writer` processes ("off").
@@ -160,6 +163,9 @@ class Settings:
             web_port=None if web_port is None else reader.integer("SKILLSTREAM_WEB_PORT", 0),
             recovery_consistency_check=reader.boolean(
                 "SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK", defaults.recovery_consistency_check
+            ),
+            verify_end_offsets=reader.boolean(
+                "SKILLSTREAM_VERIFY_END_OFFSETS", defaults.verify_end_offsets
             ),
             cache_prefix=reader.name("SKILLSTREAM_CACHE_PREFIX", defaults.cache_prefix),
             cache_conservative_k=reader.number(

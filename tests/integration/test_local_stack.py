@@ -14,8 +14,10 @@ import pytest
 import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from faust.types import TP
 
 from stream.local.stack import LocalStack, environment
+from stream.pipeline.endoffsets import scan_end_offsets
 
 
 def alive(pid: int) -> bool:
@@ -123,6 +125,35 @@ async def test_the_end_offset_follows_the_last_record_of_a_batched_produce() -> 
         finally:
             await consumer.stop()
     assert ends[tp] == 7
+
+
+async def test_the_worker_reads_the_real_end_of_a_changelog_from_the_log() -> None:
+    # The workaround for the expected failure above: what recovery uses as the end offset.
+    with LocalStack() as stack:
+        producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap_servers, linger_ms=5)
+        await producer.start()
+        try:
+            for partition, lots in ((0, (3, 4)), (1, (1,)), (2, (2, 5, 1))):
+                for lot in lots:
+                    sent = [
+                        await producer.send("log", b"x", partition=partition) for _ in range(lot)
+                    ]
+                    await asyncio.gather(*sent)
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(bootstrap_servers=stack.bootstrap_servers)
+        await consumer.start()
+        try:
+            tps = [TopicPartition("log", p) for p in range(3)]
+            reported = await consumer.end_offsets(tps)
+        finally:
+            await consumer.stop()
+        ends = await scan_end_offsets(
+            stack.bootstrap_servers,
+            {TP(tp.topic, tp.partition): reported[tp] for tp in tps},
+            {},
+        )
+    assert [ends[TP("log", p)] for p in range(3)] == [7, 1, 8]
 
 
 def test_topics_create_is_idempotent_and_refuses_another_partition_count(

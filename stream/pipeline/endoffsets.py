@@ -1,0 +1,90 @@
+"""End offsets read from the log itself, for brokers whose ListOffsets answer is too low.
+
+Faust recovers a table partition by reading its changelog up to the end offset the broker
+reports, then stops. Tansu (the local broker) reports the base offset of a partition's last
+record batch plus one (README, known problems), so the records after the first one of that
+last batch were left out of recovery: a restarted worker lost the newest changes of its
+tables, and matches in flight stalled. With SKILLSTREAM_VERIFY_END_OFFSETS (the local stack
+sets it) the worker reads each changelog partition from one before the reported end to its
+real end and recovers up to there. Apache Kafka reports end offsets exactly; leave it off there.
+
+Failure: a fetch error propagates and fails the recovery, which Faust retries as it does for
+its own errors. Replay: nothing is written; the scan only reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from faust.tables.recovery import Recovery
+from faust.types import TP
+
+# Empty fetches in a row that end a partition's scan (each waits the consumer's fetch wait).
+EMPTY_POLLS = 2
+
+_config: dict[str, Any] = {}
+
+
+async def scan_end_offsets(
+    bootstrap_servers: str, reported: Mapping[TP, int | None], options: Mapping[str, Any]
+) -> dict[TP, int | None]:
+    """The real end offset (last offset + 1) of every partition in ``reported``.
+
+    Each partition is read from one before its reported end; whole record batches come back,
+    so the last record's offset shows where the log really ends. Partitions reported empty or
+    unknown keep their reported value.
+    """
+    ends: dict[TP, int | None] = dict(reported)
+    todo = {tp: end for tp, end in reported.items() if end}
+    if not todo:
+        return ends
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap_servers,
+        enable_auto_commit=False,
+        fetch_max_wait_ms=20,
+        **options,
+    )
+    await consumer.start()
+    try:
+        partitions = {TopicPartition(tp.topic, tp.partition): tp for tp in todo}
+        consumer.assign(list(partitions))
+        for kafka_tp, tp in partitions.items():
+            consumer.seek(kafka_tp, todo[tp] - 1)
+        empty = dict.fromkeys(partitions, 0)
+        while any(n < EMPTY_POLLS for n in empty.values()):
+            batches = await consumer.getmany(timeout_ms=100)
+            for kafka_tp, tp in partitions.items():
+                records = batches.get(kafka_tp)
+                if records:
+                    ends[tp] = max(ends[tp] or 0, records[-1].offset + 1)
+                    empty[kafka_tp] = 0
+                else:
+                    empty[kafka_tp] += 1
+    finally:
+        await consumer.stop()
+    return ends
+
+
+def verify_end_offsets(bootstrap_servers: str, options: Mapping[str, Any]) -> None:
+    """Make Faust's recovery use :func:`scan_end_offsets` (once per process)."""
+    _config.update(servers=bootstrap_servers, options=dict(options))
+    if getattr(Recovery, "_skillstream_scans_ends", False):
+        return
+    original = Recovery._build_highwaters
+
+    async def build_highwaters(
+        self: Recovery, consumer: Any, tps: Any, destination: Any, title: str
+    ) -> None:
+        class Scanning:
+            """The consumer, with its end offsets checked against the log."""
+
+            async def highwaters(self, *partitions: TP) -> dict[TP, int | None]:
+                reported = await consumer.highwaters(*partitions)
+                return await scan_end_offsets(_config["servers"], reported, _config["options"])
+
+        await original(self, cast(Any, Scanning()), tps, destination, title)
+
+    Recovery._build_highwaters = build_highwaters  # type: ignore[method-assign]
+    Recovery._skillstream_scans_ends = True  # type: ignore[attr-defined]
