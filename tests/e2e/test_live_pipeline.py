@@ -20,6 +20,7 @@ from redis import Redis
 from stream.cache.entry import CachedRating
 from stream.cache.reader import SyncRatingCache
 from stream.chaos.traffic import waves
+from stream.chaos.verify import cached_fields, event_fields
 from stream.local.stack import LocalStack, environment
 from stream.local.workers import WorkerProcess
 from stream.ratings.modes import Modes
@@ -244,27 +245,11 @@ def wait_for_cache(env: dict[str, str], records: list[Any], timeout: float = 20.
 
 
 def _cache_fields(entry: CachedRating) -> tuple[Any, ...]:
-    return (
-        entry.rating,
-        entry.deviation,
-        entry.volatility,
-        entry.rank_points,
-        entry.games,
-        entry.version,
-        entry.provisional,
-    )
+    return (*cached_fields(entry), entry.provisional)
 
 
 def _event_fields(event: dict[str, Any]) -> tuple[Any, ...]:
-    return (
-        event["rating"],
-        event["deviation"],
-        event["volatility"],
-        event["rank_points"],
-        event["games"],
-        event["version"],
-        False,
-    )
+    return (*event_fields(event), False)
 
 
 def test_bad_input_reaches_the_dead_letter_topic_and_good_input_is_rated(
