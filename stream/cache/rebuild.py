@@ -90,10 +90,12 @@ async def rebuild(
     await consumer.start()
     records = written = stale = skipped = 0
     try:
-        partitions = consumer.partitions_for_topic(changelog_topic)
-        if partitions is None:
-            await consumer._client.force_metadata_update()
-            partitions = consumer.partitions_for_topic(changelog_topic)
+        # topics() refreshes the metadata, so a topic created a moment ago is found too.
+        partitions = (
+            consumer.partitions_for_topic(changelog_topic)
+            if changelog_topic in await consumer.topics()
+            else None
+        )
         if not partitions:
             raise LookupError(f"topic {changelog_topic!r} does not exist (no worker ran yet?)")
         tps = [TopicPartition(changelog_topic, p) for p in sorted(partitions)]

@@ -15,25 +15,15 @@ from typing import Any
 
 import orjson
 
-from stream.pipeline.settings import Settings, SettingsError
-from stream.ratings.modes import ModesError
-
-
-def _settings(command: str) -> Settings | None:
-    try:
-        settings = Settings.from_env()
-        settings.load_modes()
-    except (SettingsError, ModesError) as exc:
-        print(f"skillstream {command}: error: {exc}", file=sys.stderr)
-        return None
-    return settings
+from stream.cli.environment import settings_or_none
+from stream.pipeline.settings import Settings
 
 
 def cmd_writer(args: argparse.Namespace) -> int:
     """The feed on its own (workers with SKILLSTREAM_CACHE_WRITER=off leave it to this)."""
     from stream.cache.feed import feed_from_settings
 
-    settings = _settings("cache writer")
+    settings = settings_or_none("cache writer")
     if settings is None:
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -59,7 +49,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     from stream.cache.writer import CacheWriter
     from stream.cli.progress import Progress
 
-    settings = _settings("cache rebuild")
+    settings = settings_or_none("cache rebuild")
     if settings is None:
         return 2
 
@@ -109,7 +99,7 @@ def cmd_ratings_get(args: argparse.Namespace) -> int:
     """One JSON line per player, in the order given (provisional: not in the cache)."""
     from stream.cache.queries import UnknownModeError
 
-    settings = _settings("ratings get")
+    settings = settings_or_none("ratings get")
     if settings is None:
         return 2
     cache = _reader(settings)
@@ -144,7 +134,7 @@ def cmd_ratings_get(args: argparse.Namespace) -> int:
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     from stream.cache.queries import UnknownModeError
 
-    settings = _settings("leaderboard")
+    settings = settings_or_none("leaderboard")
     if settings is None:
         return 2
     cache = _reader(settings)

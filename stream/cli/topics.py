@@ -10,7 +10,7 @@ import argparse
 import asyncio
 import sys
 
-from stream.pipeline.settings import Settings, SettingsError
+from stream.cli.environment import settings_or_none
 from stream.pipeline.topics import TopicError, TopicSpec, ensure_topics, topic_specs
 
 
@@ -23,10 +23,8 @@ def _describe(spec: TopicSpec) -> str:
 
 
 def cmd_topics_create(args: argparse.Namespace) -> int:
-    try:
-        settings = Settings.from_env()
-    except SettingsError as exc:
-        print(f"skillstream topics create: error: {exc}", file=sys.stderr)
+    settings = settings_or_none("topics create", modes=False)
+    if settings is None:
         return 2
     specs = topic_specs(settings)
     if args.dry_run:

@@ -12,9 +12,9 @@ import gc
 import logging
 import sys
 
-from stream.pipeline.settings import Settings, SettingsError
+from stream.cli.environment import settings_or_none
+from stream.pipeline.settings import Settings
 from stream.pipeline.topics import TopicError, ensure_topics
-from stream.ratings.modes import ModesError
 
 
 def run_worker(settings: Settings, loglevel: str = "info") -> int:
@@ -47,11 +47,8 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    try:
-        settings = Settings.from_env()
-        settings.load_modes()
-    except (SettingsError, ModesError) as exc:
-        print(f"skillstream worker: error: {exc}", file=sys.stderr)
+    settings = settings_or_none("worker")
+    if settings is None:
         return 2
     try:
         return run_worker(settings, args.loglevel)

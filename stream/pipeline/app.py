@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, Any
 from weakref import ref
@@ -364,7 +364,7 @@ class Pipeline:
                 feed.stop()
                 try:
                     await asyncio.wait_for(self._task, 15.0)
-                except (TimeoutError, Exception):
+                except Exception:
                     log.exception("cache feed did not stop cleanly")
 
         self.app.service(CacheWriterService)
@@ -528,12 +528,19 @@ class Pipeline:
         for name, n in out.counts.items():
             self.counts[name] += n
         m, s = self.metrics, self.settings
+        # Per topic and partition, not per event: this runs on every batch.
+        per_topic: Counter[str] = Counter()
+        last: dict[TP, int] = {}
         for event in events:
             message = event.message
-            m.events_in.labels(message.topic).inc()
-            tp = TP(message.topic, message.partition)
-            self._next_offsets[tp] = message.offset + 1
-            self._progress_at[tp] = time.monotonic()
+            per_topic[message.topic] += 1
+            last[TP(message.topic, message.partition)] = message.offset
+        for topic, n in per_topic.items():
+            m.events_in.labels(topic).inc(n)
+        moved = time.monotonic()
+        for tp, offset in last.items():
+            self._next_offsets[tp] = offset + 1
+            self._progress_at[tp] = moved
         for topic, commands in (
             (s.player_commands_topic, out.player_commands),
             (s.match_commands_topic, out.match_commands),

@@ -1,0 +1,21 @@
+"""Settings for the commands that talk to the deployment, read as the worker reads them."""
+
+from __future__ import annotations
+
+import sys
+
+from stream.pipeline.settings import Settings, SettingsError
+from stream.ratings.modes import ModesError
+
+
+def settings_or_none(command: str, *, modes: bool = True) -> Settings | None:
+    """Settings from the environment (and, with ``modes``, the modes file checked); on a bad
+    value prints ``skillstream COMMAND: error: ...`` naming it and returns None (exit 2)."""
+    try:
+        settings = Settings.from_env()
+        if modes:
+            settings.load_modes()
+    except (SettingsError, ModesError) as exc:
+        print(f"skillstream {command}: error: {exc}", file=sys.stderr)
+        return None
+    return settings
