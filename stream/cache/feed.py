@@ -54,7 +54,8 @@ class FeedStats:
     dead_lettered: int = 0
     errors: int = 0  # failed attempts to write a batch
     lag_records: int = 0  # rating-changed events in Kafka not yet in Redis
-    # Event time of the oldest rating change not yet in Redis (None: caught up).
+    # When the oldest rating change not yet in Redis was published (its Kafka timestamp; None:
+    # caught up). Not its event time: a replay or a backfill of old matches is not "lag".
     oldest_pending_ms: int | None = None
     outage_since: float | None = None  # monotonic time of the first failure of this outage
     last_write: float | None = field(default=None)
@@ -146,8 +147,9 @@ class CacheFeed:
                     letters.append(DeadLetter(record.key, record.value, origin, f"cache: {exc}"))
                     continue
                 entries.append(entry)
-                if oldest is None or entry.updated_at_ms < oldest:
-                    oldest = entry.updated_at_ms
+                published = record.timestamp if record.timestamp else entry.updated_at_ms
+                if oldest is None or published < oldest:
+                    oldest = published
             offsets[tp] = records[-1].offset + 1
         self.stats.oldest_pending_ms = oldest
         await self._update_lag(len(entries))

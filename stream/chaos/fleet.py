@@ -29,6 +29,8 @@ READY = "Worker ready"
 # Seconds before a crashed slot is started again: enough for its partitions to be noticed as
 # free, short enough that the stream hardly waits.
 RESTART_DELAY = 1.0
+# Log lines every rebalance produces, left out of a report's warnings.
+ROUTINE = ("because it is rebalancing", "cache lag:")
 
 
 class ChaosWorker(WorkerProcess):
@@ -246,6 +248,24 @@ class Fleet:
 
     def log_paths(self) -> list[Path]:
         return [w.log_path for w in self.workers]
+
+    def warnings(self, limit: int = 60) -> list[str]:
+        """The workers' warnings and errors, oldest first, without the routine rebalance
+        heartbeat notices: what a stalled run's report shows of the logs."""
+        found: list[str] = []
+        for worker in self.workers:
+            try:
+                text = worker.output()
+            except FileNotFoundError:
+                continue
+            for line in text.splitlines():
+                if ("[WARNING]" in line or "[ERROR]" in line) and not any(
+                    routine in line for routine in ROUTINE
+                ):
+                    found.append(f"{worker.name}: {line[:300]}")
+        # Faust's lines start with their timestamp, after the worker's name.
+        found.sort(key=lambda line: line.partition(": ")[2][:25])
+        return found[-limit:]
 
 
 def _indent(text: str) -> str:

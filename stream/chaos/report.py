@@ -104,6 +104,10 @@ class ChaosReport:
     # Seconds from the last wave rated to the cache equal to every last rating-changed.
     cache_end_seconds: float | None = None
     stalled: str | None = None  # why the stream stopped before the last wave
+    # After a stall: where the missing ratings' matches got stuck (trace.py), and the
+    # workers' warnings and errors, so a stall seen once explains itself.
+    trace: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     checks: list[Check] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)  # worker logs kept (--keep-logs)
@@ -138,6 +142,8 @@ class ChaosReport:
             "unexpected_exits": [e.to_json() for e in self.exits],
             "cache_end_seconds": _round(self.cache_end_seconds),
             "stalled": self.stalled,
+            "trace": self.trace,
+            "warnings": self.warnings,
             "checks": [c.to_json() for c in self.checks],
             "logs": self.logs,
         }
@@ -172,6 +178,12 @@ class ChaosReport:
         lines.append(f"  cache at the end: equal to the ratings {end} after the last wave")
         if self.stalled:
             lines.append(f"  STALLED: {self.stalled}")
+        if self.trace:
+            lines.append("  trace of the stalled matches:")
+            lines.extend(f"    {line}" for line in self.trace)
+        if self.warnings:
+            lines.append("  worker warnings and errors:")
+            lines.extend(f"    {line}" for line in self.warnings)
         if self.logs:
             lines.append("  worker logs kept: " + " ".join(self.logs))
         lines.append("  checks:")

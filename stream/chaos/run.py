@@ -39,6 +39,7 @@ from stream.cache.reader import RatingCache
 from stream.chaos.faults import FaultKind, Pauser, plan_faults
 from stream.chaos.fleet import Fleet
 from stream.chaos.report import ChaosReport, FaultRecord
+from stream.chaos.trace import trace_matches
 from stream.chaos.traffic import Publisher, RatingReader, match_messages, waves
 from stream.chaos.verify import (
     Check,
@@ -205,6 +206,8 @@ def run_chaos(
                 # short grace: after a broker pause Faust can spend 10 s rejoining to commit.
                 fleet.stop_all(timeout=5.0)
                 report.pids = [*stack.pids(), *(w.pid for w in fleet.workers if w.pid)]
+                if not report.passed:
+                    report.warnings = fleet.warnings()
                 if config.keep_logs:
                     report.logs = [str(p) for p in fleet.log_paths()]
                 else:
@@ -356,6 +359,7 @@ class _Run:
                     f"e.g. {sorted(missing)[:3]}"
                 )
                 self.say(f"STALLED: {self.report.stalled}")
+                self.report.trace = await trace_matches(s, {match for _, match in missing})
                 break
             self.wave_times[i] = (self.wave_times[i][0], self.clock())
             if progress is not None:

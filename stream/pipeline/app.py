@@ -39,6 +39,7 @@ from faust.types import TP, EventT
 
 if TYPE_CHECKING:
     from stream.cache.feed import CacheFeed
+from stream.pipeline.committed import patch_seek_to_committed
 from stream.pipeline.endoffsets import verify_end_offsets
 from stream.pipeline.matches import FINISHED, STARTED, MatchProcessor
 from stream.pipeline.metrics import CONTENT_TYPE, WorkerMetrics
@@ -108,6 +109,7 @@ class Pipeline:
         self.modes = settings.load_modes() if modes is None else modes
         s = settings
         _patch_fetch_wait(max(1, round(s.fetch_max_wait_seconds * 1000)))
+        patch_seek_to_committed()
         if s.verify_end_offsets:
             verify_end_offsets(s.bootstrap_servers, s.kafka_security.aiokafka_options())
         self.app = faust.App(
@@ -268,9 +270,10 @@ class Pipeline:
         issues 629 and 221: a message dropped while the flow was suspended still counts as
         read), and nothing is fetched from it again: in the chaos runs a broker pause left a
         wave's commands unprocessed for good. Records are waiting when the partition's high
-        watermark is past the next offset this worker would process (or, for a partition it
-        has not processed yet, past the committed offset). Seeking re-reads them; redelivery
-        is harmless, every state change being idempotent.
+        watermark is past the next offset this worker would process (for a partition it has
+        not processed yet: past the committed offset, or past the log's start if the group
+        never committed one). Seeking re-reads them; redelivery is harmless, every state change
+        being idempotent.
         """
         if not self.readiness()["ready"]:
             self._stall_since.clear()
@@ -286,6 +289,9 @@ class Pipeline:
             except Exception:  # nothing fetched from it yet
                 continue
             position = self._next_offsets.get(tp, committed.get(tp))
+            if position is None and end:
+                # Neither processed here nor ever committed: it starts at the log's start.
+                position = (await consumer.earliest_offsets(tp)).get(tp)
             if end is None or position is None or end <= position:
                 self._stall_since.pop(tp, None)
                 continue

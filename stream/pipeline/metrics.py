@@ -78,7 +78,7 @@ class WorkerMetrics:
         )
         self.cache_lag_seconds = Gauge(
             "skillstream_cache_lag_seconds",
-            "Age of the oldest rating change not yet written to Redis (0: caught up).",
+            "Seconds since the oldest rating change not yet in Redis was published (0: caught up).",
             registry=r,
         )
         # The cache feed counts for itself (it also runs without a worker); read at scrape time.

@@ -29,7 +29,11 @@ def test_ratings_survive_kills_a_frozen_broker_and_a_frozen_redis() -> None:
         seed=3,
     )
     lines = io.StringIO()
-    report = run_chaos(config, emit=lambda line: lines.write(line + "\n"))
+
+    def emit(line: str) -> None:
+        lines.write(line + "\n")
+
+    report = run_chaos(config, emit=emit)
     shown = f"{lines.getvalue()}\n{report.text()}"
 
     assert report.passed, shown

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from stream.ratings import glicko1
 from stream.ratings.glicko1 import Glicko1Config
-from stream.ratings.skill import Result, Skill
+from stream.ratings.skill import Result, Skill, SkillLike
 
 CONFIG = Glicko1Config()
 # The reference vectors use no minimum deviation.
@@ -59,7 +59,7 @@ def test_seed_variant_one_game_at_a_time() -> None:
     after_first = NO_MIN.rate(PLAYER, OPPONENTS[:1])
     assert after_first.rating == pytest.approx(1563.4320, abs=5e-5)
     assert after_first.deviation == pytest.approx(175.2202, abs=5e-5)
-    skill = PLAYER
+    skill: SkillLike = PLAYER
     for result in OPPONENTS:
         skill = NO_MIN.rate(skill, [result])
     assert skill.rating == pytest.approx(1464.2190389663429, abs=1e-9)

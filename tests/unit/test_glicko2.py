@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from stream.ratings import glicko2
 from stream.ratings.glicko2 import SCALE, Glicko2Config
-from stream.ratings.skill import Result, Skill
+from stream.ratings.skill import Result, Skill, SkillLike
 
 CONFIG = Glicko2Config()
 
@@ -175,7 +175,7 @@ skills_in_bounds = st.builds(Skill, ratings_in_bounds, deviations_in_bounds, vol
 opponents = st.builds(Result, ratings_in_bounds, deviations_in_bounds, scores)
 
 
-def assert_in_bounds(skill: Skill) -> None:
+def assert_in_bounds(skill: SkillLike) -> None:
     assert MIN_RATING - 1e-9 <= skill.rating <= MAX_RATING + 1e-9
     assert MIN_DEVIATION - 1e-9 <= skill.deviation <= MAX_DEVIATION + 1e-9
     assert skill.volatility is not None

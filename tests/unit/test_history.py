@@ -309,7 +309,7 @@ def test_jsonl_with_bom(tmp_path: Path) -> None:
 
 class FakeStdin:
     def __init__(self, data: bytes) -> None:
-        self.buffer = io.BufferedReader(io.BytesIO(data))  # type: ignore[arg-type]
+        self.buffer = io.BufferedReader(io.BytesIO(data))
 
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,7 @@ import math
 import statistics
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -26,7 +27,7 @@ from stream.simulation import (
 from stream.simulation.core import DEFAULT_START
 
 
-def run(**changes: object) -> list[SimulatedMatch]:
+def run(**changes: Any) -> list[SimulatedMatch]:
     return list(simulate(replace(SimulationConfig(matches=500, players=100), **changes)))
 
 

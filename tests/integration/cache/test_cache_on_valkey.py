@@ -434,7 +434,7 @@ def test_slot_function_agrees_with_a_cluster_node(valkey_cluster_node: ValkeySer
         keys += [os.urandom(12).hex() for _ in range(50)]
         with client.pipeline(transaction=False) as pipe:
             for key in keys:
-                pipe.execute_command("CLUSTER KEYSLOT", key)
+                pipe.execute_command("CLUSTER KEYSLOT", key)  # type: ignore[no-untyped-call]
             server_slots = pipe.execute()
         assert [key_slot(key) for key in keys] == server_slots
         assert server_slots[0] == 11058
@@ -445,7 +445,7 @@ def test_slot_function_agrees_with_a_cluster_node(valkey_cluster_node: ValkeySer
 def test_plain_server_has_no_cluster_keyslot(sredis: Redis) -> None:
     # Why the test above needs its own cluster-enabled node.
     with pytest.raises(redis.ResponseError, match=re.compile("cluster", re.IGNORECASE)):
-        sredis.execute_command("CLUSTER KEYSLOT", "somekey")
+        sredis.execute_command("CLUSTER KEYSLOT", "somekey")  # type: ignore[no-untyped-call]
 
 
 def test_the_fixture_stops_exactly_its_server() -> None:

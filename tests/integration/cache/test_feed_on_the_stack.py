@@ -122,7 +122,8 @@ async def test_the_feed_writes_the_newest_state_through_a_redis_stall(stack: Loc
 
         await eventually(lag_is_visible, 30, "the feed to notice the stall")
         assert feed.stats.outage_since is not None
-        assert feed.stats.lag_seconds() > 0
+        # Measured from publication, not from the events' times (months before now).
+        assert 0 < feed.stats.lag_seconds() < 60
         os.kill(valkey, signal.SIGCONT)
         stalled = False
         await eventually(lambda: cache_holds(dict.fromkeys(PLAYERS, 5)), 40, "convergence")

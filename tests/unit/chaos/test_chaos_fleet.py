@@ -59,3 +59,25 @@ async def test_crashes_are_recorded_and_restarted_kills_are_not(
     assert len(fleet.workers) == 5
     assert all(w.exited() is not None for w in fleet.workers)
     assert not any(w.log_path.exists() for w in fleet.workers)
+
+
+def test_warnings_are_the_workers_warnings_and_errors_in_time_order_without_routine_ones() -> None:
+    fleet = Fleet({}, 2, time.monotonic, lambda line: None)
+    logs = {
+        "w0": "[2026-11-21 15:00:02,000] [1] [WARNING] b\n"
+        "[2026-11-21 15:00:03,000] [1] [INFO] not a warning\n"
+        "[2026-11-21 15:00:04,000] [1] [WARNING] Heartbeat failed for group g because it is "
+        "rebalancing\n",
+        "w1": "[2026-11-21 15:00:01,000] [2] [ERROR] a\n[2026-11-21 15:00:05,000] [2] [ERROR] c\n",
+    }
+    try:
+        for slot in fleet.slots:
+            slot.worker.log_path.write_text(logs[slot.name])
+        assert fleet.warnings() == [
+            "chaos-w1.0: [2026-11-21 15:00:01,000] [2] [ERROR] a",
+            "chaos-w0.0: [2026-11-21 15:00:02,000] [1] [WARNING] b",
+            "chaos-w1.0: [2026-11-21 15:00:05,000] [2] [ERROR] c",
+        ]
+        assert fleet.warnings(limit=1) == ["chaos-w1.0: [2026-11-21 15:00:05,000] [2] [ERROR] c"]
+    finally:
+        fleet.remove_logs()

@@ -33,6 +33,9 @@ def report(*checks: Check) -> ChaosReport:
     out.faults = [kill, pause, missed]
     out.exits = [WorkerExit("w0", 42, 1, 22.0, "line one\nKafkaTimeoutError", 4.0)]
     out.checks = list(checks)
+    out.stalled = "wave 13: 2 of 2 ratings missing after 180 s"
+    out.trace = ["m-1:", "  player-commands[2]@27  (not yet committed): [...]"]
+    out.warnings = ["chaos-w1.0: [2026-11-21 15:18:02,482] [7] [WARNING] partition stalled"]
     return out
 
 
@@ -47,6 +50,10 @@ def test_text_report_shows_figures_faults_exits_and_checks() -> None:
     assert "w0 (pid 42) exited with 1 at 22.0 s, ready again after 4.0 s" in text
     assert "| KafkaTimeoutError" in text
     assert "PASS replay" in text and "FAIL crashes" in text
+    trace = text.index("trace of the stalled matches:")
+    assert text.index("STALLED: wave 13") < trace < text.index("    m-1:")
+    assert "      player-commands[2]@27  (not yet committed): [...]" in text
+    assert "worker warnings and errors:\n    chaos-w1.0: [2026-11-21" in text
     assert text.endswith("result: FAIL")
 
 
@@ -58,6 +65,7 @@ def test_json_report_is_one_object_and_passes_only_if_every_check_does() -> None
     assert failing["kills"] == 1
     assert [f["kind"] for f in failing["faults"]] == ["kill", "redis-pause", "broker-pause"]
     assert failing["unexpected_exits"][0]["log_tail"].endswith("KafkaTimeoutError")
+    assert failing["trace"][0] == "m-1:" and len(failing["warnings"]) == 1
     assert report(Check("a", True, "")).to_json()["passed"] is True
     assert not report().passed, "no checks is no pass"
 

@@ -21,7 +21,9 @@ from stream.chaos.verify import (
 from stream.ratings.skill import PlayerState
 
 
-def event(player: str, match: str, version: int, rating: float = 1500.0, **extra: Any) -> dict:
+def event(
+    player: str, match: str, version: int, rating: float = 1500.0, **extra: Any
+) -> dict[str, Any]:
     return {
         "player_id": player,
         "mode": "1v1",
@@ -38,7 +40,7 @@ def event(player: str, match: str, version: int, rating: float = 1500.0, **extra
     }
 
 
-def raw(*events: dict) -> list[bytes]:
+def raw(*events: dict[str, Any]) -> list[bytes]:
     return [orjson.dumps(e) for e in events]
 
 

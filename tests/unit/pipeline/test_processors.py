@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from pipeline_cluster import FINISHED, STARTED, Cluster, epoch_ms
@@ -13,15 +14,18 @@ from stream.ratings.engine import MatchView, rate_match
 from stream.ratings.modes import Modes, parse_modes
 from stream.ratings.skill import PlayerState
 from stream.simulation import SimulationConfig, simulate
+from stream.simulation.core import SimulatedMatch
 
 T0 = 1_780_000_000.0
 
 
-def start(match_id: str, teams: list[list[str]], at: float, mode: str = "1v1") -> dict:
+def start(match_id: str, teams: list[list[str]], at: float, mode: str = "1v1") -> dict[str, Any]:
     return {"match_id": match_id, "mode": mode, "started_at": epoch_ms(at), "teams": teams}
 
 
-def finish(match_id: str, ranks: list[int], at: float, mode: str = "1v1", **extra: object) -> dict:
+def finish(
+    match_id: str, ranks: list[int], at: float, mode: str = "1v1", **extra: object
+) -> dict[str, Any]:
     return {
         "match_id": match_id,
         "mode": mode,
@@ -47,7 +51,7 @@ def test_a_1v1_match_rates_both_players_as_the_engine_does() -> None:
     assert c.pending("a") == {} and c.pending("b") == {}
 
 
-def _history(team_size: int, matches: int, seed: int) -> list:
+def _history(team_size: int, matches: int, seed: int) -> list[SimulatedMatch]:
     config = SimulationConfig(seed=seed, matches=matches, players=40, team_size=team_size)
     return list(simulate(config))
 
