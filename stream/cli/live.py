@@ -3,6 +3,11 @@
 It starts Tansu and Valkey on free loopback ports, one worker, and the fleet simulator, and
 shows the top players, events per second and the rating lag until Ctrl-C (or ``--seconds``);
 then it stops exactly the processes it started.
+
+The demo's matches last seconds, not minutes, so its grace period is scaled down with them
+(unless SKILLSTREAM_MODES_FILE is set): with the default 60 s, each abandoned match held its
+players' next matches for a minute, their opponents' next matches waited on those, and within
+a minute almost no one was rated (README, decisions: the grace period and match length).
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ import argparse
 import asyncio
 import statistics
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -26,12 +33,36 @@ from stream.simulation import SimulationConfig, Simulator
 from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
 
 
+def demo_grace_seconds(match_seconds: float) -> float:
+    """A grace period shorter than the demo's matches: three quarters of one, at least 0.5 s
+    (event-time reordering on the local broker is milliseconds), at most the default 60 s."""
+    return min(60.0, max(0.5, 0.75 * match_seconds))
+
+
+def demo_modes(match_seconds: float) -> str:
+    """The modes file of the demo: the defaults with a grace period scaled to its matches."""
+    return (
+        f"# skillstream live: {match_seconds:g} s matches, so a grace period shorter than one\n"
+        "[default.pending]\n"
+        f"grace_seconds = {demo_grace_seconds(match_seconds)!r}\n"
+    )
+
+
 def cmd_live(args: argparse.Namespace) -> int:
     print("starting the local stack (Tansu, Valkey) and a worker ...", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="skillstream-live-") as tmp:
+        return _run(args, Path(tmp))
+
+
+def _run(args: argparse.Namespace, tmp: Path) -> int:
     try:
         with LocalStack() as stack:
             env = environment(stack)
             env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
+            if "SKILLSTREAM_MODES_FILE" not in env:
+                modes_file = tmp / "modes.toml"
+                modes_file.write_text(demo_modes(args.match_seconds), encoding="utf-8")
+                env["SKILLSTREAM_MODES_FILE"] = str(modes_file)
             worker = WorkerProcess(env, "live")
             try:
                 worker.start()
@@ -95,7 +126,9 @@ async def _live(bootstrap_servers: str, redis_url: str, args: argparse.Namespace
                         sent = report.finished_at_wall.get(event["match_id"])
                         if sent is not None:
                             latencies.append((record.timestamp / 1000.0 - sent) * 1000.0)
-            waiting = len(report.finished_at_wall) - len(rated)
+            # Finished and not yet rated; abandoned matches are rated without a finish, so
+            # the two counts alone do not say it.
+            waiting = sum(1 for m in report.finished_at_wall if m not in rated)
             mode = next(iter(players.values()))["mode"] if players else None
             board = [] if mode is None else await cache.top(mode, 10)
             cached = (
