@@ -80,19 +80,19 @@ async def trace_matches(settings: Settings, match_ids: Iterable[str]) -> list[st
     """One line per (match, record that mentions it), then each partition's position."""
     s = settings
     ids = sorted(set(match_ids))
-    topics = [
+    # What the rating group consumes (its commits say how far it got), then what it produces.
+    consumed = [
         s.match_started_topic,
         s.match_finished_topic,
         s.match_commands_topic,
         s.player_commands_topic,
-        s.rating_changed_topic,
-        s.dead_letter_topic,
     ]
+    topics = [*consumed, s.rating_changed_topic, s.dead_letter_topic]
     try:
         records, committed = await asyncio.wait_for(
             asyncio.gather(
                 _read_all(s.bootstrap_servers, topics, s.partitions),
-                _committed(s.bootstrap_servers, s.app_id, topics[:4], s.partitions),
+                _committed(s.bootstrap_servers, s.app_id, consumed, s.partitions),
             ),
             timeout=30.0,
         )
@@ -111,13 +111,8 @@ async def trace_matches(settings: Settings, match_ids: Iterable[str]) -> list[st
                         continue
                     touched.add(tp)
                     position = committed.get(tp)
-                    state = (
-                        ""
-                        if topic in (s.rating_changed_topic, s.dead_letter_topic)
-                        else "  (not yet committed)"
-                        if position is None or position <= offset
-                        else ""
-                    )
+                    waiting = topic in consumed and (position is None or position <= offset)
+                    state = "  (not yet committed)" if waiting else ""
                     text = value.decode("utf-8", "replace")
                     if len(text) > 160:
                         text = text[:157] + "..."
