@@ -10,12 +10,12 @@ from types import FrameType
 
 from stream import __version__
 from stream.cli import bench, cache, chaos, demo, live, local, offline, simulate, topics, worker
-from stream.history import HistoryError
-from stream.ratings.modes import ModesError
+from stream.cli.arguments import OneLineParser
+from stream.errors import UserError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = OneLineParser(
         prog="skillstream", description="Streaming skill ratings for online games."
     )
     parser.add_argument("--version", action="version", version=f"skillstream {__version__}")
@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _terminate)
     try:
         code: int = args.func(args)
-    except (HistoryError, ModesError, offline.UsageError) as exc:
+    except UserError as exc:
         print(f"skillstream {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except Terminated:

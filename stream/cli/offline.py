@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -12,7 +11,9 @@ from typing import IO
 
 import orjson
 
+from stream.cli.arguments import iso_date
 from stream.cli.progress import Progress
+from stream.errors import UserError
 from stream.history import HistoryMatch, read_history, read_seed_ratings
 from stream.offline.evaluation import evaluate
 from stream.offline.replayer import DEFAULT_MODE, Replayer
@@ -21,7 +22,7 @@ from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.modes import ModeConfig, Modes, load_modes
 
 
-class UsageError(Exception):
+class UsageError(UserError):
     """A command-line mistake; printed without a traceback."""
 
 
@@ -72,16 +73,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
         for final in replayer.ratings():
             out.write(orjson.dumps(final.to_json(), option=orjson.OPT_APPEND_NEWLINE))
     return 0
-
-
-def parse_since(value: str) -> float:
-    try:
-        when = dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an ISO-8601 date: {value!r}") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return when.timestamp()
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -138,7 +129,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     ev = sub.add_parser("evaluate", help="how well ratings predict a history")
     add_common(ev)
-    ev.add_argument("--since", type=parse_since, help="score only matches from this date on")
+    ev.add_argument("--since", type=iso_date, help="score only matches from this date on")
     ev.add_argument("--json", action="store_true", help="print one JSON object")
     ev.add_argument("--plot", type=Path, help="write a calibration diagram (PNG)")
     ev.set_defaults(func=cmd_evaluate)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from stream.errors import UserError
 from stream.ratings.skill import PlayerStats
 
 
@@ -50,7 +51,7 @@ class SeedRating:
     volatility: float | None
 
 
-class HistoryError(Exception):
+class HistoryError(UserError):
     """A history or seed file the readers cannot use; ``str()`` is the user-facing message.
 
     ``line`` is None for problems with the file as a whole (missing, empty, unknown format).

@@ -8,12 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stream.errors import UserError
 from stream.events import EventLimits
 from stream.pipeline.security import KafkaSecurity, SecurityError
 from stream.ratings.modes import Modes, load_modes
 
 
-class SettingsError(ValueError):
+class SettingsError(UserError, ValueError):
     """A setting that cannot be used; the message names the variable."""
 
 

@@ -35,6 +35,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
+from stream.errors import UserError
 from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.rank_points import RankPointsConfig
@@ -43,7 +44,7 @@ from stream.ratings.teams import TeamStrategy
 _T = TypeVar("_T")
 
 
-class ModesError(ValueError):
+class ModesError(UserError, ValueError):
     """A modes file that cannot be used; the message names the file and the key."""
 
 

@@ -1,0 +1,101 @@
+"""Argument types that check a value when it is parsed, so mistakes stop a command up front.
+
+Each is an ``argparse`` ``type=``: a bad value raises ``argparse.ArgumentTypeError`` with a
+message naming the value, which :class:`OneLineParser` prints as one line (exit code 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (``PROG: error: MESSAGE``), exit code 2.
+
+    argparse prints the whole usage block before the error; a user who mistyped one value
+    wants to read what was wrong, and ``--help`` still shows the usage.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise argparse.ArgumentTypeError(message)
+
+
+def existing_file(text: str) -> Path:
+    """A readable file, or ``-`` for standard input."""
+    path = Path(text)
+    if text == "-":
+        return path
+    _check(path.exists(), f"no such file: {text}")
+    _check(not path.is_dir(), f"{text} is a directory, not a file")
+    _check(os.access(path, os.R_OK), f"{text} is not readable")
+    return path
+
+
+def output_file(*suffixes: str) -> Callable[[str], Path]:
+    """A file that can be written: its folder exists and is writable, it is not a folder, and
+    (when ``suffixes`` are given) its name ends with one of them."""
+
+    def parse(text: str) -> Path:
+        path = Path(text)
+        _check(not path.is_dir(), f"{text} is a directory, not a file")
+        if suffixes:
+            _check(
+                path.suffix.lower() in suffixes,
+                f"{text}: the file name must end with {' or '.join(suffixes)}",
+            )
+        folder = path.parent if str(path.parent) else Path(".")
+        _check(folder.is_dir(), f"{text}: the folder {folder} does not exist")
+        _check(os.access(folder, os.W_OK), f"{text}: the folder {folder} is not writable")
+        _check(not path.exists() or os.access(path, os.W_OK), f"{text} is not writable")
+        return path
+
+    return parse
+
+
+def int_at_least(low: int) -> Callable[[str], int]:
+    """A whole number of at least ``low``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        _check(value >= low, f"must be at least {low}, got {value}")
+        return value
+
+    return parse
+
+
+positive_int = int_at_least(1)
+non_negative_int = int_at_least(0)
+
+
+def fraction(text: str) -> float:
+    """A number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    _check(0.0 < value < 1.0, f"must be between 0 and 1 (exclusive), got {text}")
+    return value
+
+
+def iso_date(text: str) -> float:
+    """An ISO-8601 date or date-time (UTC unless it says otherwise), as epoch seconds."""
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO-8601 date: {text!r}") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return when.timestamp()

@@ -1,0 +1,91 @@
+"""Paired comparison of two sets of predictions of the same matches.
+
+Two configurations (or a configuration and a peer) predict the same matches; the question is
+whether one's log loss is lower by more than chance. Per prediction the difference of the two
+losses is taken (pairing removes the matches' own difficulty, which both share), and its mean
+gets a standard error *clustered by day*: matches of one day share form, injuries, patches and
+tournaments, so treating them as independent would understate the error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+_EPS = 1e-15
+# A difference is called evidence when it is this many standard errors from zero (about 95%).
+Z_EVIDENCE = 2.0
+DAY_SECONDS = 86_400.0
+
+
+def log_loss(p: float, actual: float) -> float:
+    """The log loss of predicting ``p`` for a result ``actual`` (1, 0.5 or 0)."""
+    q = min(max(p, _EPS), 1.0 - _EPS)
+    return -(actual * math.log(q) + (1.0 - actual) * math.log(1.0 - q))
+
+
+def day_of(at: float) -> int:
+    """The UTC day (days since the epoch) of a time in epoch seconds: the default cluster."""
+    return math.floor(at / DAY_SECONDS)
+
+
+@dataclass(frozen=True, slots=True)
+class PairedDifference:
+    """Mean of ``a - b`` per prediction, with its clustered standard error.
+
+    Negative ``mean`` means A's losses are lower (A predicts better)."""
+
+    predictions: int
+    clusters: int
+    mean: float
+    standard_error: float
+
+    @property
+    def z(self) -> float:
+        if self.standard_error > 0:
+            return self.mean / self.standard_error
+        return 0.0 if self.mean == 0 else math.copysign(math.inf, self.mean)
+
+    @property
+    def verdict(self) -> str:
+        """``better`` (A beats B beyond noise), ``worse``, or ``no evidence``."""
+        if self.clusters < 2 or abs(self.z) < Z_EVIDENCE:
+            return "no evidence"
+        return "better" if self.mean < 0 else "worse"
+
+    def as_dict(self) -> dict[str, float | int | str]:
+        return {
+            "predictions": self.predictions,
+            "clusters": self.clusters,
+            "difference": self.mean,
+            "standard_error": self.standard_error,
+            "verdict": self.verdict,
+        }
+
+
+def paired_difference(
+    a: Sequence[float], b: Sequence[float], clusters: Sequence[Hashable]
+) -> PairedDifference:
+    """The paired difference of losses ``a[i] - b[i]`` with a cluster-robust standard error.
+
+    ``clusters[i]`` names the group of prediction ``i`` (for example its day): differences
+    within a group may be correlated, those of different groups are taken as independent.
+    The standard error is the usual sandwich estimate with the G/(G-1) small-sample factor.
+    """
+    n = len(a)
+    if len(b) != n or len(clusters) != n:
+        raise ValueError(f"unequal lengths: {n}, {len(b)}, {len(clusters)}")
+    if n == 0:
+        return PairedDifference(0, 0, math.nan, math.nan)
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    mean = math.fsum(diffs) / n
+    sums: defaultdict[Hashable, float] = defaultdict(float)
+    for d, c in zip(diffs, clusters, strict=True):
+        sums[c] += d - mean
+    g = len(sums)
+    if g < 2:
+        return PairedDifference(n, g, mean, math.nan)
+    variance = math.fsum(s * s for s in sums.values()) * g / (g - 1) / (n * n)
+    return PairedDifference(n, g, mean, math.sqrt(variance))
