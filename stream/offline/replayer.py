@@ -17,6 +17,7 @@ from stream.ratings.engine import (
     rate_player,
     skill_at,
 )
+from stream.ratings.glicko2 import SCALE, Glicko2Config
 from stream.ratings.modes import ModeConfig, Modes
 from stream.ratings.probability import team_win_probability
 from stream.ratings.rank_points import to_points
@@ -141,18 +142,32 @@ class Replayer:
 
 
 def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
-    """A migrated player's starting state; Rank Points start at the seed's functional rating."""
+    """A migrated player's starting state; Rank Points start at the seed's functional rating.
+
+    A seed's deviation is capped at a new player's (the Glicko family never lets a player become
+    less certain than that) and Glicko-2 seeds are held to the mode's bounds, as every Glicko-2
+    update would hold them anyway: no seed can carry the engine outside the ranges it is proven
+    finite on.
+    """
     fresh = initial_state(mode)
+    algorithm = mode.algorithm
+    rating = seed.rating
     # Algorithms without a deviation or a volatility ignore the seed's.
     deviation = fresh.deviation
     if seed.deviation is not None and fresh.deviation > 0.0:
-        deviation = seed.deviation
+        deviation = min(seed.deviation, fresh.deviation)
     volatility = fresh.volatility
     if seed.volatility is not None and fresh.volatility is not None:
         volatility = seed.volatility
+    if isinstance(algorithm, Glicko2Config):
+        low, high = algorithm.rating_bounds
+        rating = min(max(rating, low), high)
+        deviation = max(deviation, algorithm.min_deviation * SCALE)
+        if volatility is not None:
+            volatility = min(max(volatility, algorithm.min_volatility), algorithm.max_volatility)
     points = to_points(
         mode.rank_points,
-        seed.rating - mode.rank_points.confidence_z * deviation,
-        mode.algorithm.rating_bounds,
+        rating - mode.rank_points.confidence_z * deviation,
+        algorithm.rating_bounds,
     )
-    return PlayerState(seed.rating, deviation, volatility, round(points), 0, None)
+    return PlayerState(rating, deviation, volatility, round(points), 0, None)

@@ -14,13 +14,24 @@ map (initial +- 6.045 T, the Glicko-2 range in logistic units).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from stream.ratings.ranges import (
+    INITIAL_RATING_WHY,
+    MAX_ABS_RATING,
+    TEMPERATURE_WHY,
+    Range,
+    check_ranges,
+)
 from stream.ratings.skill import Rated, Result, Skill, SkillLike
 
 _BOUND_UNITS = 6.045
+_MAX_GAIN_WHY = (
+    "the largest change one match makes (chess: 10 to 40); above 1000 a single result "
+    "outweighs a whole history, and a match of max_gain 1e308 produced ratings of -5e307"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +44,14 @@ class EloConfig:
     max_gain: float = 32.0
     initial_rating: float = 1500.0
 
+    RANGES: ClassVar[Mapping[str, Range]] = {
+        "temperature": Range(1.0, 100_000.0, TEMPERATURE_WHY),
+        "max_gain": Range(0.0, 1000.0, _MAX_GAIN_WHY, low_open=True),
+        "initial_rating": Range(-MAX_ABS_RATING, MAX_ABS_RATING, INITIAL_RATING_WHY),
+    }
+
     def __post_init__(self) -> None:
-        if not self.temperature > 0:
-            raise ValueError(f"temperature must be positive, got {self.temperature}")
-        if not self.max_gain > 0:
-            raise ValueError(f"max_gain must be positive, got {self.max_gain}")
+        check_ranges(self, self.RANGES)
 
     # The methods below make the config usable wherever a rating algorithm is expected.
     def initial(self) -> Skill:

@@ -16,16 +16,21 @@ where Rank Points map, using the same range as Glicko-2 (1500 +- 6.045 * 173.717
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from stream.ratings.ranges import INITIAL_RATING_WHY, MAX_ABS_RATING, Range, check_ranges, require
 from stream.ratings.skill import Rated, Result, Skill, SkillLike
 
 Q = math.log(10.0) / 400.0
 _THREE_Q_SQ_OVER_PI_SQ = 3.0 * Q * Q / (math.pi * math.pi)
 # Same public range as Glicko-2's bounds, so Rank Points mean the same across the family.
 _BOUND_HALF_WIDTH = 6.045 * 173.7178
+_DEVIATION_WHY = (
+    "Glickman's new player has 350; above 1000 one game moves a rating by thousands of points, "
+    "below 1 a rating can no longer move"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,15 +47,26 @@ class Glicko1Config:
     period_seconds: float = 3600.0
     c: float = 3.1
 
+    RANGES: ClassVar[Mapping[str, Range]] = {
+        "initial_rating": Range(-MAX_ABS_RATING, MAX_ABS_RATING, INITIAL_RATING_WHY),
+        "initial_deviation": Range(1.0, 1000.0, _DEVIATION_WHY),
+        "min_deviation": Range(0.0, 1000.0, _DEVIATION_WHY),
+        "period_seconds": Range(1.0, 315_360_000.0, "one second to ten years"),
+        "c": Range(
+            0.0,
+            1000.0,
+            "rating-update uses 3.1; 1000 brings anyone back to the "
+            "initial deviation after one period",
+        ),
+    }
+
     def __post_init__(self) -> None:
-        if not self.initial_deviation > 0:
-            raise ValueError(f"initial_deviation must be positive, got {self.initial_deviation}")
-        if not 0 <= self.min_deviation <= self.initial_deviation:
-            raise ValueError("need 0 <= min_deviation <= initial_deviation")
-        if not self.period_seconds > 0:
-            raise ValueError(f"period_seconds must be positive, got {self.period_seconds}")
-        if not self.c >= 0:
-            raise ValueError(f"c must not be negative, got {self.c}")
+        check_ranges(self, self.RANGES)
+        require(
+            self.min_deviation <= self.initial_deviation,
+            "min_deviation",
+            "must not be above initial_deviation",
+        )
 
     # The methods below make the config usable wherever a rating algorithm is expected.
     def initial(self) -> Skill:
@@ -126,9 +142,10 @@ def rate(config: Glicko1Config, skill: SkillLike, results: Sequence[Result]) -> 
     """
     if not results:
         return skill
-    if skill.deviation <= 0:
+    rd_sq = skill.deviation * skill.deviation
+    if rd_sq == 0.0:
         # A perfectly certain rating cannot move (1/RD^2 is infinite); only reachable with
-        # min_deviation = 0.
+        # min_deviation = 0 (or a deviation so small that its square underflows).
         return skill
     inv_d_sq = 0.0
     score_sum = 0.0
@@ -139,7 +156,7 @@ def rate(config: Glicko1Config, skill: SkillLike, results: Sequence[Result]) -> 
         score_sum += g_j * (result.score - e_j)
     # Kept as 1/d^2 so a near-certain blowout (E_j(1 - E_j) underflowing) cannot divide by 0.
     inv_d_sq *= Q * Q
-    precision = 1.0 / (skill.deviation * skill.deviation) + inv_d_sq
+    precision = 1.0 / rd_sq + inv_d_sq
     new_rating = skill.rating + Q / precision * score_sum
     new_deviation = math.sqrt(1.0 / precision)
     new_deviation = min(max(new_deviation, config.min_deviation), config.initial_deviation)

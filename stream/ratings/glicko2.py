@@ -16,16 +16,44 @@ INVERSUS, on Glicko-2's internal scale.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from stream.ratings.ranges import Range, check_ranges, require
 from stream.ratings.skill import Rated, Result, Skill, SkillLike
 
 SCALE = 173.7178
 CENTER = 1500.0
 _INV_PI_SQ_3 = 3.0 / (math.pi * math.pi)
 _SECONDS_PER_DAY = 86400.0
+# Hard caps on the volatility search's steps, whatever the inputs: with accepted parameters
+# the bracket needs at most tau / 2 + 1 steps and the Illinois method converges in about 10.
+_MAX_BRACKET_STEPS = 64
+_MAX_ILLINOIS_STEPS = 100
+# Least information (1 / v) a rating period may carry: keeps v and delta^2 finite.
+_MIN_INFORMATION = 1e-12
+
+_RATING_WHY = (
+    "public 1500 +- 2606, 2.5 times the INVERSUS bounds; further out, the expected score "
+    "between the two bounds rounds to exactly 1 in double precision"
+)
+_DEVIATION_WHY = (
+    "public 1.7 to 869 points (INVERSUS: 30 to 350); a deviation above 5 lets one result move "
+    "a rating by thousands of points"
+)
+_VOLATILITY_WHY = (
+    "Glickman and INVERSUS use 0.06 (0.04 to 0.08); 0 would stop the deviation from ever "
+    "growing, above 1 one period's noise is wider than the rating range"
+)
+_TAU_WHY = (
+    "Glickman suggests 0.3 to 1.2; below 0.01 the volatility cannot move, above 10 one result "
+    "throws it to its bounds"
+)
+_EPSILON_WHY = (
+    "Glickman uses 1e-6; 1e-12 is near the resolution of doubles around ln(volatility^2), above "
+    "0.01 the volatility is off by half a percent"
+)
 
 
 def initial(config: Glicko2Config) -> Skill:
@@ -95,6 +123,10 @@ def rate(config: Glicko2Config, skill: SkillLike, results: Sequence[Result]) -> 
         e = 1.0 / (1.0 + exp(-g * (mu - (result.rating - CENTER) / SCALE)))
         inv_v += g * g * e * (1.0 - e)
         delta_scale += g * (result.score - e)
+    if inv_v < _MIN_INFORMATION:  # noqa: PLR1730 (a comparison is cheaper than max() here)
+        # Results so lopsided that every expected score rounds to 0 or 1 (a composite-team
+        # shift can push an opponent past the bounds): their variance is all but infinite.
+        inv_v = _MIN_INFORMATION
     v = 1.0 / inv_v
     delta = v * delta_scale
 
@@ -128,7 +160,8 @@ def new_volatility(
         f_b = ex * (delta_sq - t) / (2.0 * t * t) - (big_b - a) / tau_sq
     else:
         k = 1.0
-        while True:
+        # f(a - k tau) >= k / tau - 1/2, so this ends by k = tau / 2 + 1; the cap is a backstop.
+        for _ in range(_MAX_BRACKET_STEPS):
             big_b = a - k * tau
             ex = exp(big_b)
             t = base + ex
@@ -136,7 +169,9 @@ def new_volatility(
             if f_b >= 0.0:
                 break
             k += 1.0
-    while abs(big_b - big_a) > epsilon:
+    for _ in range(_MAX_ILLINOIS_STEPS):
+        if abs(big_b - big_a) <= epsilon or f_b == f_a:
+            break
         big_c = big_a + (big_a - big_b) * f_a / (f_b - f_a)
         ex = exp(big_c)
         t = base + ex
@@ -178,19 +213,40 @@ class Glicko2Config:
     granularity_days: float = 1.0
     epsilon: float = 1e-6
 
+    RANGES: ClassVar[Mapping[str, Range]] = {
+        "tau": Range(0.01, 10.0, _TAU_WHY),
+        "min_rating": Range(-15.0, 15.0, _RATING_WHY),
+        "max_rating": Range(-15.0, 15.0, _RATING_WHY),
+        "min_deviation": Range(0.01, 5.0, _DEVIATION_WHY),
+        "unrated_deviation": Range(0.01, 5.0, _DEVIATION_WHY),
+        "min_volatility": Range(0.001, 1.0, _VOLATILITY_WHY),
+        "max_volatility": Range(0.001, 1.0, _VOLATILITY_WHY),
+        "unrated_volatility": Range(0.001, 1.0, _VOLATILITY_WHY),
+        "period_days": Range(0.01, 3650.0, "a quarter of an hour to ten years per rating period"),
+        "granularity_days": Range(
+            0.0001, 3650.0, "inactivity counted in steps of about nine seconds to ten years"
+        ),
+        "epsilon": Range(1e-12, 0.01, _EPSILON_WHY),
+    }
+
     def __post_init__(self) -> None:
-        if not self.tau > 0:
-            raise ValueError(f"tau must be positive, got {self.tau}")
-        if not self.min_rating < self.max_rating:
-            raise ValueError("min_rating must be below max_rating")
-        if not 0 < self.min_deviation <= self.unrated_deviation:
-            raise ValueError("need 0 < min_deviation <= unrated_deviation")
-        if not 0 < self.min_volatility <= self.unrated_volatility <= self.max_volatility:
-            raise ValueError("need 0 < min_volatility <= unrated_volatility <= max_volatility")
-        if not (self.period_days > 0 and self.granularity_days > 0):
-            raise ValueError("period_days and granularity_days must be positive")
-        if not self.epsilon > 0:
-            raise ValueError("epsilon must be positive")
+        check_ranges(self, self.RANGES)
+        require(
+            self.max_rating - self.min_rating >= 1.0,
+            "max_rating",
+            "must be at least 1 above min_rating (174 public points: a narrower range leaves "
+            "nothing to rank)",
+        )
+        require(
+            self.min_deviation <= self.unrated_deviation,
+            "min_deviation",
+            "must not be above unrated_deviation",
+        )
+        require(
+            self.min_volatility <= self.unrated_volatility <= self.max_volatility,
+            "unrated_volatility",
+            "must lie between min_volatility and max_volatility",
+        )
 
     # The module's pure functions double as methods, so the config is usable wherever a rating
     # algorithm is expected, without a second call on the replay's hot path.

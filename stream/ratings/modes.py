@@ -33,11 +33,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from stream.errors import UserError
 from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
 from stream.ratings.glicko2 import Glicko2Config
+from stream.ratings.ranges import ConfigError, Range, check_ranges
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.teams import TeamStrategy
 
@@ -63,9 +64,20 @@ class PendingConfig:
     timeout_seconds: float = 7200.0
     quit_policy: QuitPolicy = QuitPolicy.CANCEL
 
+    RANGES: ClassVar[Mapping[str, Range]] = {
+        "grace_seconds": Range(
+            0.0,
+            86_400.0,
+            "an abandoned match holds its players' next matches this long (README: shorter "
+            "than the mode's matches); a day is the most",
+        ),
+        "timeout_seconds": Range(
+            1.0, 604_800.0, "at most the match topics' retention (a week), at least a second"
+        ),
+    }
+
     def __post_init__(self) -> None:
-        if self.grace_seconds < 0 or self.timeout_seconds <= 0:
-            raise ValueError("grace_seconds must be >= 0 and timeout_seconds > 0")
+        check_ranges(self, self.RANGES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,69 +141,84 @@ def load_modes(path: Path) -> Modes:
 
 
 def parse_modes(data: Mapping[str, Any], source: str = "modes") -> Modes:
-    _check_keys(data, {"default", "modes"}, source)
-    default_table = _table(data.get("default", {}), f"{source}: [default]")
+    """Modes from a parsed TOML document; ModesError names ``source`` and the key's table."""
+    _check_keys(data, {"default", "modes"}, source, "the top level")
+    default_table = _table(data.get("default", {}), source, "[default]")
     unlisted = default_table.get("unlisted", "default")
     if unlisted not in ("default", "reject"):
         raise ModesError(f"{source}: [default] unlisted must be 'default' or 'reject'")
-    default = build_mode("default", default_table, f"{source}: [default]")
+    default = build_mode("default", default_table, source, "default")
     listed: dict[str, ModeConfig] = {}
-    for name, table in _table(data.get("modes", {}), f"{source}: [modes]").items():
-        where = f"{source}: [modes.{name}]"
-        merged = _merge(default_table, _table(table, where))
+    for name, table in _table(data.get("modes", {}), source, "[modes]").items():
+        path = f"modes.{name}"
+        merged = _merge(default_table, _table(table, source, f"[{path}]"))
         merged.pop("unlisted", None)
-        listed[name] = build_mode(name, merged, where)
+        listed[name] = build_mode(name, merged, source, path)
     return Modes(default=default, listed=listed, accept_unlisted=unlisted == "default")
 
 
-def build_mode(name: str, table: Mapping[str, Any], where: str = "mode") -> ModeConfig:
-    """One mode from its (already merged) table."""
+def build_mode(
+    name: str, table: Mapping[str, Any], source: str = "modes", path: str = "mode"
+) -> ModeConfig:
+    """One mode from its (already merged) table; ``path`` is the table's TOML name."""
+    where = f"[{path}]"
     algorithms = set(ALGORITHMS)
     _check_keys(
         table,
         {"algorithm", "teams", "unlisted", "rank_points", "pending"} | algorithms,
+        source,
         where,
     )
     algo_name = table.get("algorithm", "glicko2")
-    if algo_name not in ALGORITHMS:
-        raise ModesError(f"{where}: unknown algorithm {algo_name!r}; one of {sorted(ALGORITHMS)}")
+    if not isinstance(algo_name, str) or algo_name not in ALGORITHMS:
+        raise ModesError(
+            f"{source}: {where} unknown algorithm {algo_name!r}; one of {sorted(ALGORITHMS)}"
+        )
     try:
         teams = TeamStrategy(table.get("teams", TeamStrategy.COMPOSITE_TEAM))
     except ValueError:
         choices = [t.value for t in TeamStrategy]
-        raise ModesError(f"{where}: teams must be one of {choices}") from None
-    algorithm = _build(ALGORITHMS[algo_name], table.get(algo_name, {}), f"{where}.{algo_name}")
-    rank_points = _build(RankPointsConfig, table.get("rank_points", {}), f"{where}.rank_points")
-    pending_table = dict(_table(table.get("pending", {}), f"{where}.pending"))
+        raise ModesError(f"{source}: {where} teams must be one of {choices}") from None
+    algorithm = _build(
+        ALGORITHMS[algo_name], table.get(algo_name, {}), source, f"{path}.{algo_name}"
+    )
+    rank_points = _build(
+        RankPointsConfig, table.get("rank_points", {}), source, f"{path}.rank_points"
+    )
+    pending_table = dict(_table(table.get("pending", {}), source, f"[{path}.pending]"))
     if "quit_policy" in pending_table:
         try:
             pending_table["quit_policy"] = QuitPolicy(pending_table["quit_policy"])
         except ValueError:
-            raise ModesError(f"{where}.pending: quit_policy must be 'cancel' or 'normal'") from None
-    pending = _build(PendingConfig, pending_table, f"{where}.pending")
+            raise ModesError(
+                f"{source}: [{path}.pending] quit_policy must be 'cancel' or 'normal'"
+            ) from None
+    pending = _build(PendingConfig, pending_table, source, f"{path}.pending")
     return ModeConfig(name, algorithm, teams, rank_points, pending)
 
 
-def _build(cls: type[_T], table: object, where: str) -> _T:
-    params = _table(table, where)
+def _build(cls: type[_T], table: object, source: str, path: str) -> _T:
+    where = f"[{path}]"
+    params = _table(table, source, where)
     names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    _check_keys(params, names, where)
+    _check_keys(params, names, source, where)
     try:
         return cls(**params)
-    except (TypeError, ValueError) as exc:
-        raise ModesError(f"{where}: {exc}") from exc
+    except ConfigError as exc:
+        # The range check names the key; the table is named here.
+        raise ModesError(f"{source}: {where} {exc}") from None
 
 
-def _table(value: object, where: str) -> dict[str, Any]:
+def _table(value: object, source: str, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ModesError(f"{where}: expected a table")
+        raise ModesError(f"{source}: {where} expected a table, got {value!r}")
     return value
 
 
-def _check_keys(table: Mapping[str, Any], allowed: set[str], where: str) -> None:
+def _check_keys(table: Mapping[str, Any], allowed: set[str], source: str, where: str) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise ModesError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+        raise ModesError(f"{source}: {where} unknown key(s) {unknown}; allowed: {sorted(allowed)}")
 
 
 def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,13 @@ default, as its author would leave it out today) is added to a win over a higher
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
+
+from stream.ratings.ranges import Range, check_ranges, require
+
+_MAX_POINTS = 1_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,13 +32,24 @@ class RankPointsConfig:
     max_step: int = 500
     upset_bonus: float = 0.0
 
+    RANGES: ClassVar[Mapping[str, Range]] = {
+        "approach": Range(
+            0.0, 1.0, "the fraction of the way to the target; 0 would never move", low_open=True
+        ),
+        "confidence_z": Range(
+            0.0, 10.0, "standard deviations below the rating (INVERSUS: 3, 99.7%)"
+        ),
+        "max_points": Range(1, _MAX_POINTS, "any whole scale up to a billion", integer=True),
+        "min_step": Range(0, _MAX_POINTS, "whole points, at most max_step", integer=True),
+        "max_step": Range(0, _MAX_POINTS, "whole points (INVERSUS: 500)", integer=True),
+        "upset_bonus": Range(
+            0.0, _MAX_POINTS, "points for the largest possible upset (INVERSUS: 250)"
+        ),
+    }
+
     def __post_init__(self) -> None:
-        if not 0.0 < self.approach <= 1.0:
-            raise ValueError(f"approach must be in (0, 1], got {self.approach}")
-        if self.max_points <= 0 or self.min_step < 0 or self.max_step < self.min_step:
-            raise ValueError("need max_points > 0 and 0 <= min_step <= max_step")
-        if self.confidence_z < 0 or self.upset_bonus < 0:
-            raise ValueError("confidence_z and upset_bonus must not be negative")
+        check_ranges(self, self.RANGES)
+        require(self.min_step <= self.max_step, "min_step", "must not be above max_step")
 
 
 def to_points(config: RankPointsConfig, rating: float, bounds: tuple[float, float]) -> float:

@@ -40,6 +40,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from stream.ratings.ranges import (
+    INITIAL_RATING_WHY,
+    MAX_ABS_RATING,
+    TEMPERATURE_WHY,
+    Range,
+    check_ranges,
+)
 from stream.ratings.skill import PlayerStats, Rated, Skill, SkillLike
 
 _BOUND_UNITS = 6.045
@@ -58,13 +65,19 @@ class ZoneStatsConfig:
     max_game_minutes: float = 20.0
     initial_rating: float = 500.0
 
+    RANGES: ClassVar[Mapping[str, Range]] = {
+        "temperature": Range(1.0, 100_000.0, TEMPERATURE_WHY),
+        "game_mult": Range(
+            0.0, 100.0, "rating points per minute of play (ZoneStats: 2)", low_open=True
+        ),
+        "max_game_minutes": Range(
+            0.0, 1440.0, "ZoneStats caps a pair at 20 minutes; a day is the most", low_open=True
+        ),
+        "initial_rating": Range(-MAX_ABS_RATING, MAX_ABS_RATING, INITIAL_RATING_WHY),
+    }
+
     def __post_init__(self) -> None:
-        if not self.temperature > 0:
-            raise ValueError(f"temperature must be positive, got {self.temperature}")
-        if not self.game_mult > 0:
-            raise ValueError(f"game_mult must be positive, got {self.game_mult}")
-        if not self.max_game_minutes > 0:
-            raise ValueError(f"max_game_minutes must be positive, got {self.max_game_minutes}")
+        check_ranges(self, self.RANGES)
 
     # The methods below make the config usable wherever a rating algorithm is expected.
     def initial(self) -> Skill:

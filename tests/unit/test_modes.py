@@ -60,11 +60,15 @@ def test_unlisted_modes_can_be_rejected() -> None:
         ({"defaults": {}}, "unknown key(s) ['defaults']"),
         ({"default": {"algorithm": "trueskill"}}, "unknown algorithm 'trueskill'"),
         ({"default": {"teams": "solo"}}, "teams must be one of"),
-        ({"default": {"glicko2": {"taw": 0.5}}}, "[default].glicko2: unknown key(s) ['taw']"),
-        ({"default": {"glicko2": {"tau": -1.0}}}, "tau must be positive"),
+        (
+            {"default": {"glicko2": {"taw": 0.5}}},
+            "m.toml: [default.glicko2] unknown key(s) ['taw']",
+        ),
+        ({"default": {"glicko2": {"tau": -1.0}}}, "[default.glicko2] tau must be between 0.01"),
         ({"modes": {"x": {"pending": {"quit_policy": "win"}}}}, "quit_policy must be"),
         ({"default": {"unlisted": "maybe"}}, "unlisted must be"),
-        ({"modes": {"x": 3}}, "[modes.x]: expected a table"),
+        ({"modes": {"x": 3}}, "[modes.x] expected a table, got 3"),
+        ({"default": {"algorithm": ["elo"]}}, "unknown algorithm ['elo']"),
     ],
 )
 def test_bad_modes_files_name_the_key(data: dict[str, object], message: str) -> None:
@@ -80,3 +84,39 @@ def test_unreadable_and_invalid_files(tmp_path: Path) -> None:
     bad.write_text("[default\n")
     with pytest.raises(ModesError, match="not valid TOML"):
         load_modes(bad)
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        # The three: a hang, a ZeroDivisionError and ratings of -5e307.
+        (
+            "[default.glicko2]\ntau = inf\n",
+            "[default.glicko2] tau must be between 0.01 and 10, got inf",
+        ),
+        ("[default.glicko2]\ntau = 1e300\n", "tau must be between 0.01 and 10, got 1e+300"),
+        (
+            '[modes.arena]\nalgorithm = "elo"\n[modes.arena.elo]\nmax_gain = 1e308\n',
+            "[modes.arena.elo] max_gain must be above 0 and at most 1000, got 1e+308",
+        ),
+        ("[default.glicko2]\nepsilon = nan\n", "epsilon must be between 1e-12 and 0.01, got nan"),
+        ("[default.rank_points]\nmax_points = 1.5\n", "max_points must be a whole number"),
+        ('[default.pending]\ngrace_seconds = "60"\n', "grace_seconds must be a number, got '60'"),
+        ("[default.pending]\ntimeout_seconds = 1e9\n", "timeout_seconds must be between 1"),
+        (
+            "[default.glicko2]\nmin_volatility = 0.09\n",
+            "unrated_volatility must lie between min_volatility and max_volatility",
+        ),
+        ("[default.rank_points]\nmin_step = 600\n", "min_step must not be above max_step"),
+    ],
+)
+def test_every_number_is_checked_when_the_file_is_read(
+    tmp_path: Path, toml: str, message: str
+) -> None:
+    path = tmp_path / "modes.toml"
+    path.write_text(toml)
+    with pytest.raises(ModesError) as info:
+        load_modes(path)
+    assert str(info.value).startswith(f"{path}: ")
+    assert message in str(info.value)
+    assert "\n" not in str(info.value)
