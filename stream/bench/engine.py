@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 
 from stream.bench.baseline import plain_loop_replay, textbook_loop_replay
-from stream.history import read_history
+from stream.offline.intake import Intake
 from stream.offline.replayer import Replayer
 from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
 from stream.ratings.engine import MatchView, rate_player
@@ -34,7 +34,7 @@ class ReplayTiming:
     """Median seconds of each way to rate the same generated history."""
 
     matches: int
-    replay_s: float  # skillstream's Replayer over read_history: what `replay` does
+    replay_s: float  # skillstream's Replayer over the history's Intake: what `replay` does
     textbook_s: float  # Glickman's steps as small functions, csv.DictReader
     tuned_s: float  # the same loop hand-tuned
     max_rating_difference: float  # largest |rating| gap between the replay and the loops
@@ -87,12 +87,13 @@ def time_replay(matches: int = 200_000, runs: int = 3) -> ReplayTiming:
         times: dict[str, list[float]] = {"replay": [], "textbook": [], "tuned": []}
         loops = {"textbook": textbook_loop_replay, "tuned": plain_loop_replay}
         finals: dict[str, dict[str, tuple[float, float, float]]] = {}
-        replayer = Replayer(Modes.single(ModeConfig("default")))
+        modes = Modes.single(ModeConfig("default"))
+        replayer = Replayer(modes)
         for run in range(runs):
             if run:
-                replayer = Replayer(Modes.single(ModeConfig("default")))
+                replayer = Replayer(modes)
             t0 = time.perf_counter()
-            for match in read_history(path):
+            for match in Intake(path, modes):
                 replayer.apply(match)
             times["replay"].append(time.perf_counter() - t0)
             for name, loop in loops.items():

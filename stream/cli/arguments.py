@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -99,3 +100,45 @@ def iso_date(text: str) -> float:
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
     return when.timestamp()
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    _check(math.isfinite(value), f"must be a finite number, got {text}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number of at least 0."""
+    value = _finite(text)
+    _check(value >= 0.0, f"must not be negative, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number above 0."""
+    value = _finite(text)
+    _check(value > 0.0, f"must be above 0, got {text}")
+    return value
+
+
+def probability(text: str) -> float:
+    """A number from 0 to 1, both included."""
+    value = _finite(text)
+    _check(0.0 <= value <= 1.0, f"must be between 0 and 1, got {text}")
+    return value
+
+
+def output_folder(text: str) -> Path:
+    """A folder to write into: it exists and is writable, or it can be created."""
+    path = Path(text)
+    _check(not path.exists() or path.is_dir(), f"{text} is a file, not a folder")
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    _check(existing.is_dir(), f"{text}: {existing} is a file, not a folder")
+    _check(os.access(existing, os.W_OK), f"{text}: the folder {existing} is not writable")
+    return path

@@ -6,6 +6,8 @@ import argparse
 import platform
 
 from stream.bench.engine import time_replay, time_updates
+from stream.cli.arguments import non_negative_float, non_negative_int, positive_float, positive_int
+from stream.errors import UserError
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -26,7 +28,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             " (RSS growth over 200,000 full records: state, version, last 16 match ids)"
         )
         return 0
-    raise SystemExit(f"unknown benchmark {args.target!r}")
+    raise UserError(f"unknown benchmark {args.target!r}")
 
 
 def bench_engine(args: argparse.Namespace) -> int:
@@ -107,6 +109,9 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     from stream.local.workers import WorkerProcess
 
     partitions = args.partitions or LOCAL_PARTITIONS
+    for rate in args.rates:
+        if int(rate * args.seconds) < 1:
+            raise UserError(f"--rates {rate:g} for --seconds {args.seconds:g} is not one match")
     print(
         f"each run on a fresh local stack: Tansu + one worker, {partitions} partitions,"
         f" {os.cpu_count()} cores shared with the load generator"
@@ -172,36 +177,44 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="what to measure",
     )
     bench.add_argument(
-        "--pipeline-matches", type=int, default=30_000, help="pipeline: flat-out run size"
+        "--pipeline-matches",
+        type=non_negative_int,
+        default=30_000,
+        help="pipeline: flat-out run size (0: none)",
     )
     bench.add_argument(
         "--rates",
-        type=float,
+        type=positive_float,
         nargs="*",
         default=[500.0, 1000.0],
         help="pipeline: paced runs (matches/s)",
     )
-    bench.add_argument("--seconds", type=float, default=20.0, help="pipeline: paced run length")
+    bench.add_argument(
+        "--seconds", type=positive_float, default=20.0, help="pipeline: paced run length"
+    )
     bench.add_argument(
         "--partitions",
-        type=int,
+        type=positive_int,
         default=None,
         help="pipeline: partitions per topic (default: the local stack's, 4)",
     )
     bench.add_argument(
         "--match-seconds",
-        type=float,
+        type=non_negative_float,
         default=2.0,
         help="pipeline: paced matches last this long (the start is produced this much earlier)",
     )
-    bench.add_argument("--matches", type=int, default=200_000, help="replay size")
+    bench.add_argument("--matches", type=positive_int, default=200_000, help="replay size")
     bench.add_argument(
-        "--cache-players", type=int, default=50_000, help="cache: players written and read"
+        "--cache-players", type=positive_int, default=50_000, help="cache: players written and read"
     )
     bench.add_argument(
-        "--recovery-players", type=int, default=100_000, help="recovery: players to recover"
+        "--recovery-players",
+        type=positive_int,
+        default=100_000,
+        help="recovery: players to recover",
     )
     bench.add_argument(
-        "--cache-lookups", type=int, default=2000, help="cache: get_many calls timed"
+        "--cache-lookups", type=positive_int, default=2000, help="cache: get_many calls timed"
     )
     bench.set_defaults(func=cmd_bench)

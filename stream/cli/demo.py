@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from stream.cli.arguments import int_at_least, output_folder, positive_int
 from stream.cli.offline import stream_history
 from stream.offline.evaluation import evaluate
 from stream.offline.replayer import Replayer
@@ -63,8 +64,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo = sub.add_parser("demo", help="rate a simulated season and print the leaderboard")
-    demo.add_argument("--matches", type=int, default=50_000)
-    demo.add_argument("--players", type=int, default=2_000)
-    demo.add_argument("--top", type=int, default=15)
-    demo.add_argument("--out-dir", type=Path, default=Path("out"))
+    demo.add_argument("--matches", type=positive_int, default=50_000, help="default 50000")
+    demo.add_argument("--players", type=int_at_least(2), default=2_000, help="default 2000")
+    demo.add_argument(
+        "--top", type=positive_int, default=15, help="leaderboard lines shown (default 15)"
+    )
+    demo.add_argument(
+        "--out-dir",
+        type=output_folder,
+        default=Path("out"),
+        help="folder for the simulated history (default out/)",
+    )
     demo.set_defaults(func=cmd_demo)

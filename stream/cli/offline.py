@@ -11,11 +11,12 @@ from typing import IO
 
 import orjson
 
-from stream.cli.arguments import iso_date
+from stream.cli.arguments import existing_file, iso_date, output_file
 from stream.cli.progress import Progress
 from stream.errors import UserError
-from stream.history import HistoryMatch, read_history, read_seed_ratings
+from stream.history import HistoryMatch, read_seed_ratings
 from stream.offline.evaluation import evaluate
+from stream.offline.intake import Intake
 from stream.offline.replayer import DEFAULT_MODE, Replayer
 from stream.offline.tuning import Trial, modes_toml_section, tune
 from stream.ratings.algorithm import ALGORITHMS
@@ -26,16 +27,36 @@ class UsageError(UserError):
     """A command-line mistake; printed without a traceback."""
 
 
+# The image formats matplotlib writes without extra packages.
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
+
+
 def add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("history", type=Path, help="CSV or JSON-lines match history ('-': stdin)")
+    parser.add_argument(
+        "history", type=existing_file, help="CSV or JSON-lines match history ('-': stdin)"
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--mode", help="rate every match as this mode of the modes file")
     which.add_argument(
         "--algorithm", choices=sorted(ALGORITHMS), help="rate with this algorithm's defaults"
     )
-    parser.add_argument("--modes-file", type=Path, help="modes TOML (default: built-in defaults)")
     parser.add_argument(
-        "--seed-ratings", type=Path, help="JSON lines of starting states (player_id, rating, ...)"
+        "--modes-file", type=existing_file, help="modes TOML (default: built-in defaults)"
+    )
+    parser.add_argument(
+        "--seed-ratings",
+        type=existing_file,
+        help="JSON lines of starting states (player_id, rating, ...)",
+    )
+
+
+def add_on_error(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--on-error",
+        choices=["stop", "skip"],
+        default="stop",
+        help="a bad row (or a mode the modes file rejects): stop with its line (default), or "
+        "skip it, rate the rest and report how many were skipped",
     )
 
 
@@ -53,20 +74,42 @@ def resolve_modes(args: argparse.Namespace) -> tuple[Modes, str | None]:
 
 def make_replayer(args: argparse.Namespace) -> Replayer:
     modes, override = resolve_modes(args)
+    if args.seed_ratings is not None and str(args.seed_ratings) == "-" == str(args.history):
+        raise UsageError("the history and --seed-ratings cannot both be read from stdin ('-')")
     seeds = list(read_seed_ratings(args.seed_ratings)) if args.seed_ratings else []
     return Replayer(modes, override, seeds)
 
 
-def stream_history(path: Path, label: str) -> Iterator[HistoryMatch]:
-    """The history's matches, with a progress bar by bytes read when stderr is a terminal."""
+def stream_history(
+    path: Path,
+    label: str,
+    replayer: Replayer | None = None,
+    args: argparse.Namespace | None = None,
+) -> Iterator[HistoryMatch]:
+    """The matches to rate (see :class:`Intake`), with a progress bar of matches read when
+    stderr is a terminal; what was left out is reported on stderr at the end.
+
+    ``replayer`` supplies the modes and ``--mode`` (default: every mode accepted), ``args``
+    ``--on-error`` and the modes file's name (default: a bad row stops the command).
+    """
+    modes, override = (Modes(), None) if replayer is None else replayer.mode_choice
+    skip = args is not None and getattr(args, "on_error", "stop") == "skip"
+    source = "the modes file"
+    if args is not None and args.modes_file is not None:
+        source = str(args.modes_file)
     total = None if str(path) == "-" else path.stat().st_size
-    with Progress(total, label) as bar:
-        yield from read_history(path, progress=bar.update)
+    with Progress(total, label, unit="matches") as bar:
+        intake = Intake(
+            path, modes, override, skip_bad_rows=skip, progress=bar.update, modes_source=source
+        )
+        yield from intake
+    for line in intake.report.lines():
+        print(f"skillstream {label}: {line}", file=sys.stderr)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     replayer = make_replayer(args)
-    for match in stream_history(args.history, "replay"):
+    for match in stream_history(args.history, "replay", replayer, args):
         replayer.apply(match)
     with ExitStack() as stack:
         out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
@@ -77,7 +120,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     replayer = make_replayer(args)
-    metrics = evaluate(stream_history(args.history, "evaluate"), replayer, since=args.since)
+    metrics = evaluate(
+        stream_history(args.history, "evaluate", replayer, args), replayer, since=args.since
+    )
     summary = metrics.summary()
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(summary, option=orjson.OPT_APPEND_NEWLINE))
@@ -124,14 +169,22 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay = sub.add_parser("replay", help="rate a match history offline")
     add_common(replay)
-    replay.add_argument("--out", type=Path, help="output JSON lines (default: stdout)")
+    add_on_error(replay)
+    replay.add_argument(
+        "--out", type=output_file(".jsonl"), help="output JSON lines, FILE.jsonl (default: stdout)"
+    )
     replay.set_defaults(func=cmd_replay)
 
     ev = sub.add_parser("evaluate", help="how well ratings predict a history")
     add_common(ev)
     ev.add_argument("--since", type=iso_date, help="score only matches from this date on")
     ev.add_argument("--json", action="store_true", help="print one JSON object")
-    ev.add_argument("--plot", type=Path, help="write a calibration diagram (PNG)")
+    add_on_error(ev)
+    ev.add_argument(
+        "--plot",
+        type=output_file(*PLOT_SUFFIXES),
+        help="write a calibration diagram (FILE.png, .svg or .pdf)",
+    )
     ev.set_defaults(func=cmd_evaluate)
 
     tn = sub.add_parser("tune", help="search parameters for the lowest held-out log loss")

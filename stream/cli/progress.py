@@ -1,8 +1,11 @@
 """A tiny progress bar for long offline commands, drawn on one terminal line.
 
 Dependency-free on purpose: it only needs percent, rate and ETA, and a library would be one
-more thing to install on game servers. By default it draws only on a terminal, so piped or
-logged output stays clean.
+more thing to install on game servers. tqdm and rich were weighed: both count one quantity
+against its own total, while a history's bar counts matches (whose total is unknown until the
+file is read) and takes its percent from the bytes read; both could only do that by drawing a
+custom line, which is what this module is. By default it draws only on a terminal, so piped
+or logged output stays clean.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ class Progress:
     """Progress of ``total`` units (None when unknown: then no percent or ETA).
 
     ``update(done)`` takes the absolute amount done so far. ``unit`` "B" formats amounts as
-    bytes (kB, MB, ...); any other unit is appended to plain counts.
+    bytes (kB, MB, ...); any other unit is appended to plain counts. ``update(done, position)``
+    counts ``done`` in ``unit`` while the percent and ETA come from ``position`` out of
+    ``total`` (matches read, out of a file's bytes).
     """
 
     def __init__(
@@ -45,6 +50,7 @@ class Progress:
         self._start = clock()
         self._last_draw: float | None = None
         self._done = 0
+        self._position: int | None = None
         self._width = 0
         self._closed = False
 
@@ -59,9 +65,11 @@ class Progress:
     ) -> None:
         self.close()
 
-    def update(self, done: int) -> None:
-        """Record ``done`` units finished; redraws if the last draw is old enough."""
+    def update(self, done: int, position: int | None = None) -> None:
+        """Record ``done`` units finished (and ``position`` out of ``total``, if it measures
+        something else); redraws if the last draw is old enough."""
         self._done = done
+        self._position = position
         if not self.enabled or self._closed:
             return
         now = self._clock()
@@ -84,19 +92,22 @@ class Progress:
         rate = done / elapsed if elapsed > 0 else 0.0
         parts = [self.label]
         total = self.total
+        position = done if self._position is None else self._position
+        fraction: float | None = None
         if total is not None:
-            fraction = min(max(done / total, 0.0), 1.0)
+            fraction = min(max(position / total, 0.0), 1.0)
             filled = round(fraction * _BAR_WIDTH)
             parts.append(f"{fraction * 100:5.1f}%")
             parts.append("[" + "#" * filled + "-" * (_BAR_WIDTH - filled) + "]")
+        if total is not None and self._position is None:
             parts.append(f"{self._amount(done)}/{self._amount(total)}")
         else:
             parts.append(self._amount(done))
         parts.append(f"{self._amount(rate)}/s")
         if final:
             parts.append(f"in {_duration(elapsed)}")
-        elif total is not None and rate > 0 and done < total:
-            parts.append(f"ETA {_duration((total - done) / rate)}")
+        elif fraction is not None and 0.0 < fraction < 1.0 and elapsed > 0:
+            parts.append(f"ETA {_duration(elapsed * (1.0 - fraction) / fraction)}")
         return " ".join(parts)
 
     def _amount(self, value: float) -> str:

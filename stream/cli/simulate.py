@@ -8,10 +8,20 @@ from __future__ import annotations
 import argparse
 import sys
 from contextlib import ExitStack
-from pathlib import Path
 from typing import TextIO
 
+from stream.cli.arguments import (
+    int_at_least,
+    non_negative_float,
+    output_file,
+    positive_int,
+    probability,
+)
+from stream.errors import UserError
 from stream.simulation import SimulationConfig, simulate, write_csv, write_jsonl
+
+# What --out may be: the format follows the suffix unless --format says otherwise.
+OUT_SUFFIXES = (".csv", ".jsonl")
 
 
 def config_from_args(args: argparse.Namespace) -> SimulationConfig:
@@ -32,17 +42,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     try:
         config = config_from_args(args)
     except ValueError as exc:
-        print(f"skillstream simulate: error: {exc}", file=sys.stderr)
-        return 2
+        raise UserError(str(exc)) from None
     if args.kafka:
         return _to_kafka(args, config)
-    fmt = args.format or ("jsonl" if args.out and args.out.suffix == ".jsonl" else "csv")
+    suffix = args.out.suffix.lower().lstrip(".") if args.out else None
+    fmt = args.format or suffix or "csv"
+    if suffix is not None and fmt != suffix:
+        raise UserError(f"--format {fmt} does not match --out {args.out}")
     if fmt == "csv" and (config.teams != 2 or config.team_size != 1):
-        print(
-            "skillstream simulate: error: CSV holds 1v1 matches; use --format jsonl",
-            file=sys.stderr,
-        )
-        return 2
+        raise UserError("CSV holds 1v1 matches; use --format jsonl (or --out FILE.jsonl)")
     with ExitStack() as stack:
         out: TextIO = (
             stack.enter_context(args.out.open("w", newline="")) if args.out else sys.stdout
@@ -93,21 +101,29 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
 
 
 def add_simulation_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--matches", type=int, default=10_000)
-    parser.add_argument("--players", type=int, default=1_000)
+    parser.add_argument("--matches", type=positive_int, default=10_000)
+    parser.add_argument("--players", type=int_at_least(2), default=1_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--mode", help="mode name (default from the format, e.g. 1v1)")
-    parser.add_argument("--team-size", type=int, default=1)
-    parser.add_argument("--teams", type=int, default=2, help="teams per match (>2: free-for-all)")
-    parser.add_argument("--draw-rate", type=float, default=0.0)
-    parser.add_argument("--quit-rate", type=float, default=0.0)
-    parser.add_argument("--drift", type=float, default=0.0, help="true-skill drift per match (sd)")
+    parser.add_argument("--team-size", type=positive_int, default=1)
+    parser.add_argument(
+        "--teams", type=int_at_least(2), default=2, help="teams per match (>2: free-for-all)"
+    )
+    parser.add_argument("--draw-rate", type=probability, default=0.0)
+    parser.add_argument("--quit-rate", type=probability, default=0.0)
+    parser.add_argument(
+        "--drift", type=non_negative_float, default=0.0, help="true-skill drift per match (sd)"
+    )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sim = sub.add_parser("simulate", help="generate a match history from simulated players")
     add_simulation_options(sim)
-    sim.add_argument("--out", type=Path, help="output file (default: stdout)")
+    sim.add_argument(
+        "--out",
+        type=output_file(*OUT_SUFFIXES),
+        help="output file, FILE.csv or FILE.jsonl (default: stdout)",
+    )
     sim.add_argument(
         "--format", choices=["csv", "jsonl"], help="default: by --out suffix, else csv"
     )

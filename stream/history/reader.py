@@ -29,10 +29,15 @@ from stream.history.source import BOM, display_name, first_utf8_error, is_stdin,
 if TYPE_CHECKING:
     from _csv import Reader
 
-Progress = Callable[[int], None]
+# Called with (matches read so far, bytes read so far).
+Progress = Callable[[int, int], None]
+# Called with each bad row's error when the caller skips bad rows instead of stopping.
+OnBadRow = Callable[[HistoryError], None]
 
 CSV_COLUMNS = ("played_at", "player_a", "player_b", "score_a")
 CSV_OPTIONAL = ("mode",)
+# A CSV row has no match id: it gets this prefix and its line number, which never repeat.
+CSV_ID_PREFIX = "row-"
 
 # How often (in rows) to report progress: often enough for a smooth bar, rare enough to cost
 # nothing on the hot path.
@@ -58,7 +63,9 @@ _EMPTY_FILE = (
 )
 
 
-def read_history(path: Path | str, progress: Progress | None = None) -> Iterator[HistoryMatch]:
+def read_history(
+    path: Path | str, progress: Progress | None = None, on_bad_row: OnBadRow | None = None
+) -> Iterator[HistoryMatch]:
     """Yield the matches of a history file in file order; ``-`` reads stdin.
 
     CSV: a header naming ``played_at,player_a,player_b,score_a`` and optionally ``mode``, in
@@ -71,10 +78,14 @@ def read_history(path: Path | str, progress: Progress | None = None) -> Iterator
     JSON lines: one match-finished event per line (see ``stream.events``), with ``teams``
     required since a history has no match-started events. Blank lines are skipped.
 
-    ``progress``, if given, is called with the approximate number of bytes consumed so far,
-    every few thousand rows and once at the end (never for stdin). Matches are not sorted or
-    checked for order: that is the caller's concern. Any problem raises
-    :class:`HistoryError` naming the line.
+    ``progress``, if given, is called with the number of matches read and the approximate
+    number of bytes consumed so far, every few thousand rows and once at the end (never for
+    stdin). Matches are not sorted or checked for order: that is the caller's concern.
+
+    A bad row raises :class:`HistoryError` naming the file and the line, unless ``on_bad_row``
+    is given: then the error is passed to it and reading goes on with the next row. Problems
+    with the file as a whole (missing, empty, a bad header, not UTF-8, an unclosed quote that
+    swallows the rest of a CSV) always raise.
     """
     name = display_name(path)
     if is_stdin(path):
@@ -85,57 +96,79 @@ def read_history(path: Path | str, progress: Progress | None = None) -> Iterator
             head = head[len(BOM) :]
         # Blank lines beyond the peeked bytes fall through to CSV, whose reader skips them.
         if head.lstrip().startswith(b"{"):
-            yield from _read_jsonl(handle, name, progress)
+            yield from _read_jsonl(handle, name, progress, on_bad_row)
         else:
-            yield from _read_csv(handle, path, name, progress)
+            yield from _read_csv(handle, path, name, progress, on_bad_row)
 
 
 # --- JSON lines --------------------------------------------------------------------------------
 
 
 def _read_jsonl(
-    handle: io.BufferedReader, name: str, progress: Progress | None
+    handle: io.BufferedReader, name: str, progress: Progress | None, on_bad_row: OnBadRow | None
 ) -> Iterator[HistoryMatch]:
     limits = DEFAULT_LIMITS
     # Room for the line ending, so an event of exactly max_bytes still fits.
     piece = limits.max_bytes + 2
     consumed = 0
     number = 0
+    count = 0
     while True:
         raw = handle.readline(piece)
         if not raw:
             break
         number += 1
         consumed += len(raw)
-        if len(raw) == piece and not raw.endswith(b"\n"):
-            raise HistoryError(name, number, f"line is longer than {limits.max_bytes} bytes")
-        if number == 1 and raw.startswith(BOM):
-            raw = raw[len(BOM) :]
-        raw = raw.strip()
-        if not raw:
-            continue
         try:
-            event = decode_match_finished(raw, limits)
-        except EventError as exc:
-            raise HistoryError(name, number, str(exc)) from None
-        if event.teams is None:
-            raise HistoryError(
-                name, number, "teams: required in a history (there is no match-started event)"
-            )
-        yield HistoryMatch(
-            number,
-            event.match_id,
-            event.mode,
-            event.finished_at,
-            event.teams,
-            event.ranks,
-            event.stats,
-            event.quitters,
-        )
-        if progress is not None and number % PROGRESS_EVERY == 0:
-            progress(consumed)
+            match = _jsonl_match(raw, number, name, handle, piece)
+        except HistoryError as exc:
+            if on_bad_row is None:
+                raise
+            on_bad_row(exc)
+            continue
+        if match is None:
+            continue
+        yield match
+        count += 1
+        if progress is not None and count % PROGRESS_EVERY == 0:
+            progress(count, consumed)
     if progress is not None:
-        progress(consumed)
+        progress(count, consumed)
+
+
+def _jsonl_match(
+    raw: bytes, number: int, name: str, handle: io.BufferedReader, piece: int
+) -> HistoryMatch | None:
+    """The match on one line (None for a blank line); HistoryError names the line."""
+    limits = DEFAULT_LIMITS
+    if len(raw) == piece and not raw.endswith(b"\n"):
+        # Read past the rest of the line, so that a caller who skips it resumes on the next.
+        while raw and not raw.endswith(b"\n"):
+            raw = handle.readline(piece)
+        raise HistoryError(name, number, f"line is longer than {limits.max_bytes} bytes")
+    if number == 1 and raw.startswith(BOM):
+        raw = raw[len(BOM) :]
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        event = decode_match_finished(raw, limits)
+    except EventError as exc:
+        raise HistoryError(name, number, str(exc)) from None
+    if event.teams is None:
+        raise HistoryError(
+            name, number, "teams: required in a history (there is no match-started event)"
+        )
+    return HistoryMatch(
+        number,
+        event.match_id,
+        event.mode,
+        event.finished_at,
+        event.teams,
+        event.ranks,
+        event.stats,
+        event.quitters,
+    )
 
 
 # --- CSV ---------------------------------------------------------------------------------------
@@ -180,7 +213,11 @@ def _columns(header: list[str], name: str, line: int) -> dict[str, int]:
 
 
 def _read_csv(
-    handle: io.BufferedReader, path: Path | str, name: str, progress: Progress | None
+    handle: io.BufferedReader,
+    path: Path | str,
+    name: str,
+    progress: Progress | None,
+    on_bad_row: OnBadRow | None,
 ) -> Iterator[HistoryMatch]:
     text = io.TextIOWrapper(handle, encoding="utf-8-sig", newline="")
     try:
@@ -188,7 +225,7 @@ def _read_csv(
             iter(partial(text.readline, _MAX_LINE_CHARS), ""), skipinitialspace=True
         )
         try:
-            yield from _csv_rows(reader, name, handle, progress)
+            yield from _csv_rows(reader, name, handle, progress, on_bad_row)
         except UnicodeDecodeError:
             found = first_utf8_error(path)
             if found is None:
@@ -201,7 +238,11 @@ def _read_csv(
 
 
 def _csv_rows(
-    reader: Reader, name: str, handle: io.BufferedReader, progress: Progress | None
+    reader: Reader,
+    name: str,
+    handle: io.BufferedReader,
+    progress: Progress | None,
+    on_bad_row: OnBadRow | None,
 ) -> Iterator[HistoryMatch]:
     # Line where the row being read starts: csv.Error only knows where reading stopped, which
     # for an unclosed quote can be thousands of lines later.
@@ -234,60 +275,77 @@ def _csv_rows(
         for fields in reader:
             line = previous + 1
             previous = reader.line_num
-            if len(fields) != width:
-                if not "".join(fields).strip():  # blank or whitespace-only line
-                    continue
-                raise HistoryError(
-                    name, line, f"expected {width} fields ({','.join(header)}), got {len(fields)}"
-                )
-            stamp = fields[i_time]
-            if stamp.isdigit():
-                at = _epoch_ms(stamp, name, line)
-            else:
-                try:
-                    moment = fromisoformat(stamp)
-                except ValueError:
+            try:
+                if len(fields) != width:
+                    if not "".join(fields).strip():  # blank or whitespace-only line
+                        continue
                     raise HistoryError(
                         name,
                         line,
-                        "played_at must be an ISO-8601 time (e.g. 2026-01-02T03:04:05Z) or "
-                        f"integer epoch milliseconds, got {describe_value(stamp)}",
-                    ) from None
-                # Subtracting the epoch is timestamp() without its method-call overhead.
-                if moment.tzinfo is None:
-                    at = (moment - epoch).total_seconds()
-                else:
-                    at = (moment - epoch_utc).total_seconds()
-                if at < 0.0:
-                    raise HistoryError(
-                        name, line, f"played_at is before 1970: {describe_value(stamp)}"
+                        f"expected {width} fields ({','.join(header)}), got {len(fields)}",
                     )
-            player_a = fields[i_a]
-            player_b = fields[i_b]
-            if not player_a or not player_b or player_a == player_b:
-                raise HistoryError(name, line, _players_problem(player_a, player_b))
-            if len(player_a) > max_id or len(player_b) > max_id:
-                which = "player_a" if len(player_a) > max_id else "player_b"
-                raise HistoryError(name, line, f"{which} is longer than {max_id} characters")
-            ranks = scores.get(fields[i_score])
-            if ranks is None:
-                ranks = _score(fields[i_score], name, line)
-            mode: str | None = None
-            if i_mode is not None:
-                mode = fields[i_mode] or None
-                if mode is not None and len(mode) > max_id:
-                    raise HistoryError(name, line, f"mode is longer than {max_id} characters")
+                stamp = fields[i_time]
+                if stamp.isdigit():
+                    at = _epoch_ms(stamp, name, line)
+                else:
+                    try:
+                        moment = fromisoformat(stamp)
+                    except ValueError:
+                        raise HistoryError(
+                            name,
+                            line,
+                            "played_at must be an ISO-8601 time (e.g. 2026-01-02T03:04:05Z) or "
+                            f"integer epoch milliseconds, got {describe_value(stamp)}",
+                        ) from None
+                    # Subtracting the epoch is timestamp() without its method-call overhead.
+                    if moment.tzinfo is None:
+                        at = (moment - epoch).total_seconds()
+                    else:
+                        at = (moment - epoch_utc).total_seconds()
+                    if at < 0.0:
+                        raise HistoryError(
+                            name, line, f"played_at is before 1970: {describe_value(stamp)}"
+                        )
+                player_a = fields[i_a]
+                player_b = fields[i_b]
+                if not player_a or not player_b or player_a == player_b:
+                    raise HistoryError(name, line, _players_problem(player_a, player_b))
+                if len(player_a) > max_id or len(player_b) > max_id:
+                    which = "player_a" if len(player_a) > max_id else "player_b"
+                    raise HistoryError(name, line, f"{which} is longer than {max_id} characters")
+                ranks = scores.get(fields[i_score])
+                if ranks is None:
+                    ranks = _score(fields[i_score], name, line)
+                mode: str | None = None
+                if i_mode is not None:
+                    mode = fields[i_mode] or None
+                    if mode is not None and len(mode) > max_id:
+                        raise HistoryError(name, line, f"mode is longer than {max_id} characters")
+            except HistoryError as exc:
+                if on_bad_row is None:
+                    raise
+                on_bad_row(exc)
+                continue
             yield new_match(
                 HistoryMatch,
-                (line, f"row-{line}", mode, at, ((player_a,), (player_b,)), ranks, None, empty),
+                (
+                    line,
+                    f"{CSV_ID_PREFIX}{line}",
+                    mode,
+                    at,
+                    ((player_a,), (player_b,)),
+                    ranks,
+                    None,
+                    empty,
+                ),
             )
             count += 1
             if progress is not None and count % PROGRESS_EVERY == 0:
-                progress(handle.tell())
+                progress(count, handle.tell())
     except csv.Error as exc:
         raise HistoryError(name, previous + 1, f"bad CSV: {exc}") from None
     if progress is not None:
-        progress(handle.tell())
+        progress(count, handle.tell())
 
 
 def _epoch_ms(stamp: str, name: str, line: int) -> float:

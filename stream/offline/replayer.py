@@ -73,6 +73,11 @@ class Replayer:
             (s.player_id, s.mode): s for s in seeds
         }
 
+    @property
+    def mode_choice(self) -> tuple[Modes, str | None]:
+        """The modes rated with, and the mode every match is forced into (or None)."""
+        return self._modes, self._override
+
     def mode_of(self, match: HistoryMatch) -> tuple[str, ModeConfig, dict[str, PlayerState]]:
         name = self._override or match.mode or DEFAULT_MODE
         known = self._known.get(name)

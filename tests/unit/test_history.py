@@ -314,8 +314,8 @@ class FakeStdin:
 
 def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", FakeStdin((HEADER + "1767323045000,a,b,1\n").encode()))
-    calls: list[int] = []
-    matches = list(read_history("-", progress=calls.append))
+    calls: list[tuple[int, int]] = []
+    matches = list(read_history("-", progress=lambda n, at: calls.append((n, at))))
     assert [m.teams for m in matches] == [(("a",), ("b",))]
     assert calls == []  # no size to measure against
     assert not sys.stdin.buffer.closed  # stdin stays usable
@@ -327,22 +327,23 @@ def test_stdin_error_names_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
         list(read_history(Path("-")))
 
 
-def test_progress_reports_bytes(tmp_path: Path) -> None:
+def test_progress_reports_matches_and_bytes(tmp_path: Path) -> None:
     rows = "".join(f"1767323045000,a{i},b{i},1\n" for i in range(10_000))
     path = write(tmp_path, HEADER + rows)
-    calls: list[int] = []
-    assert sum(1 for _ in read_history(path, progress=calls.append)) == 10_000
-    assert len(calls) == 3  # after 4096 and 8192 rows, and at the end
+    calls: list[tuple[int, int]] = []
+    progress = lambda n, at: calls.append((n, at))  # noqa: E731
+    assert sum(1 for _ in read_history(path, progress=progress)) == 10_000
+    # After 4096 and 8192 matches, and at the end.
+    assert [n for n, _ in calls] == [4096, 8192, 10_000]
     assert calls == sorted(calls)
-    assert calls[-1] == path.stat().st_size
+    assert calls[-1][1] == path.stat().st_size
 
 
 def test_progress_for_jsonl(tmp_path: Path) -> None:
     path = write(tmp_path, "".join(event(match_id=f"m{i}") + "\n" for i in range(5000)), "h.jsonl")
-    calls: list[int] = []
-    list(read_history(path, progress=calls.append))
-    assert calls[-1] == path.stat().st_size
-    assert len(calls) == 2
+    calls: list[tuple[int, int]] = []
+    list(read_history(path, progress=lambda n, at: calls.append((n, at))))
+    assert calls == [(4096, calls[0][1]), (5000, path.stat().st_size)]
 
 
 def test_csv_streams_in_bounded_memory(tmp_path: Path) -> None:

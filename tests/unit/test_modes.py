@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.elo import EloConfig
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modes import Modes, ModesError, QuitPolicy, load_modes, parse_modes
@@ -120,3 +124,37 @@ def test_every_number_is_checked_when_the_file_is_read(
     assert str(info.value).startswith(f"{path}: ")
     assert message in str(info.value)
     assert "\n" not in str(info.value)
+
+
+toml_numbers = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(2**63), 2**63 - 1),
+    st.booleans(),
+    st.text(max_size=3),
+)
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    st.sampled_from(sorted(ALGORITHMS)),
+    st.data(),
+)
+def test_generated_modes_files_load_in_range_or_fail_naming_the_key(
+    algorithm: str, data: st.DataObject
+) -> None:
+    cls = ALGORITHMS[algorithm]
+    keys = data.draw(st.lists(st.sampled_from(sorted(cls.RANGES)), unique=True, max_size=4))
+    table = {key: data.draw(toml_numbers) for key in keys}
+    document = {"modes": {"m": {"algorithm": algorithm, algorithm: table}}}
+    try:
+        config = parse_modes(document, source="g.toml").get("m").algorithm
+    except ModesError as exc:
+        message = str(exc)
+        assert message.startswith(f"g.toml: [modes.m.{algorithm}] ")
+        assert "\n" not in message
+        named = message.split("] ", 1)[1].split(" ", 1)[0]
+        assert named in cls.RANGES
+    else:
+        for key, accepted in cls.RANGES.items():
+            value = getattr(config, key)
+            assert math.isfinite(value) and accepted.contains(value)
