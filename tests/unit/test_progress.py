@@ -120,3 +120,20 @@ def test_default_stream_is_current_stderr(capsys: object) -> None:
     captured = capsys.readouterr()  # type: ignore[attr-defined]
     assert captured.err.endswith("\n")
     assert "x" in captured.err
+
+
+def test_matches_counted_while_the_percent_comes_from_bytes() -> None:
+    out = io.StringIO()
+    clock = Clock()
+    bar = Progress(2_200_000, "replay", out, enabled=True, unit="matches", clock=clock)
+    clock.now += 2.0
+    bar.update(184_300, 550_000)
+    line = out.getvalue()
+    assert line.startswith("\rreplay  25.0% [######------------------]")
+    assert line.endswith(" 184.3k matches 92.2k matches/s ETA 6.0s")
+    clock.now += 6.0
+    bar.update(737_200, 2_200_000)
+    bar.close()
+    assert out.getvalue().endswith(
+        " 100.0% [" + "#" * 24 + "] 737.2k matches 92.2k matches/s in 8.0s\n"
+    )

@@ -406,3 +406,34 @@ def test_replay_is_deterministic_and_counts_games(
         s.last_played == max(m.at for m in matches if any(pid in t for t in m.teams))
         for pid, s in table.items()
     )
+
+
+@settings(deadline=None)
+@given(
+    st.sampled_from([Glicko2Config(), Glicko1Config(), EloConfig()]),
+    st.floats(-1e6, 1e6),
+    st.none() | st.floats(0.0, 1e300),
+    st.none() | st.floats(1e-300, 1e300),
+)
+def test_any_seed_the_reader_accepts_starts_inside_the_engines_ranges(
+    algorithm: Glicko2Config | Glicko1Config | EloConfig,
+    rating: float,
+    deviation: float | None,
+    volatility: float | None,
+) -> None:
+    mode = ModeConfig("m", algorithm)
+    state = seeded_state(mode, SeedRating(1, "p", None, rating, deviation, volatility))
+    fresh = mode.algorithm.initial()
+    assert 0.0 <= state.deviation <= fresh.deviation
+    if isinstance(algorithm, Glicko2Config):
+        low, high = algorithm.rating_bounds
+        assert low <= state.rating <= high
+        assert state.deviation >= algorithm.min_deviation * SCALE
+        assert state.volatility is not None
+        assert algorithm.min_volatility <= state.volatility <= algorithm.max_volatility
+    else:
+        assert state.rating == rating
+    # The first match from such a state stays finite.
+    match = hm(T0, [["p"], ["q"]], [0, 1])
+    update = rate_player(mode, "p", state, match, {"p": state})
+    assert math.isfinite(update.state.rating) and math.isfinite(update.state.deviation)
