@@ -76,6 +76,7 @@ class RecentMatchIds:
         self, window_seconds: float = DUPLICATE_WINDOW_SECONDS, per_player: bool = True
     ) -> None:
         self.window = window_seconds
+        # Off only to show what the per-player records add (tests).
         self.per_player = per_player
         self._seen: dict[str, float] = {}
         self._order: deque[tuple[float, str]] = deque()
@@ -140,7 +141,9 @@ class Intake:
         name = display_name(self.path)
         report = self.report
         on_bad_row = report.skip if self.skip_bad_rows else None
-        recent: RecentMatchIds | None = None
+        recent = RecentMatchIds()
+        # CSV rows get their line as id, which never repeats: their ids need no checking.
+        check_ids: bool | None = None
         override = self.mode_override
         accept_all = self.modes.accept_unlisted or override is not None
         for match in read_history(self.path, self.progress, on_bad_row):
@@ -155,11 +158,9 @@ class Intake:
                     raise error
                 on_bad_row(error)
                 continue
-            if recent is None:
-                # CSV rows get their line as id, which never repeats: no player need remember.
-                generated = match.match_id == f"{CSV_ID_PREFIX}{match.row}"
-                recent = RecentMatchIds(per_player=not generated)
-            if recent.repeated(match.match_id, match.at, mode, match.teams):
+            if check_ids is None:
+                check_ids = match.match_id != f"{CSV_ID_PREFIX}{match.row}"
+            if check_ids and recent.repeated(match.match_id, match.at, mode, match.teams):
                 report.duplicates += 1
                 continue
             yield match
