@@ -29,7 +29,11 @@ _THREE_Q_SQ_OVER_PI_SQ = 3.0 * Q * Q / (math.pi * math.pi)
 _BOUND_HALF_WIDTH = 6.045 * 173.7178
 _DEVIATION_WHY = (
     "Glickman's new player has 350; above 1000 one game moves a rating by thousands of points, "
-    "below 1 a rating can no longer move"
+    "below 1 a new player's rating can hardly move"
+)
+_MIN_DEVIATION_WHY = (
+    "rating-update uses 25; 0 lets a rating settle for good, and it may not exceed the initial "
+    "deviation"
 )
 
 
@@ -50,13 +54,15 @@ class Glicko1Config:
     RANGES: ClassVar[Mapping[str, Range]] = {
         "initial_rating": Range(-MAX_ABS_RATING, MAX_ABS_RATING, INITIAL_RATING_WHY),
         "initial_deviation": Range(1.0, 1000.0, _DEVIATION_WHY),
-        "min_deviation": Range(0.0, 1000.0, _DEVIATION_WHY),
-        "period_seconds": Range(1.0, 315_360_000.0, "one second to ten years"),
+        "min_deviation": Range(0.0, 1000.0, _MIN_DEVIATION_WHY),
+        "period_seconds": Range(
+            1.0, 315_360_000.0, "one second to ten years; 0 would divide by zero"
+        ),
         "c": Range(
             0.0,
             1000.0,
-            "rating-update uses 3.1; 1000 brings anyone back to the "
-            "initial deviation after one period",
+            "rating-update uses 3.1; 1000 brings anyone back to the initial deviation after one "
+            "period, so more would mean nothing",
         ),
     }
 

@@ -222,9 +222,11 @@ class Glicko2Config:
         "min_volatility": Range(0.001, 1.0, _VOLATILITY_WHY),
         "max_volatility": Range(0.001, 1.0, _VOLATILITY_WHY),
         "unrated_volatility": Range(0.001, 1.0, _VOLATILITY_WHY),
-        "period_days": Range(0.01, 3650.0, "a quarter of an hour to ten years per rating period"),
+        "period_days": Range(
+            0.01, 3650.0, "a quarter of an hour to ten years per period; 0 would divide by zero"
+        ),
         "granularity_days": Range(
-            0.0001, 3650.0, "inactivity counted in steps of about nine seconds to ten years"
+            0.0001, 3650.0, "steps of nine seconds to ten years; 0 would divide by zero"
         ),
         "epsilon": Range(1e-12, 0.01, _EPSILON_WHY),
     }

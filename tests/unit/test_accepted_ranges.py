@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -207,3 +208,16 @@ def test_values_outside_the_range_are_refused_naming_the_key(
 def test_whole_number_keys_refuse_fractions() -> None:
     with pytest.raises(ConfigError, match="max_points must be a whole number"):
         RankPointsConfig(max_points=10000.5)  # type: ignore[arg-type]
+
+
+def doc_row(cls: type[Any], key: str) -> str:
+    accepted = cls.RANGES[key]
+    return f"| `{key}` | {getattr(cls(), key)!r} | {accepted.describe()} | {accepted.why} |"
+
+
+def test_the_docs_list_every_key() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "modes-file.md").read_text()
+    for cls in CONFIG_CLASSES:
+        for key in cls.RANGES:
+            row = doc_row(cls, key)
+            assert row in docs, f"docs/modes-file.md lacks the row for {cls.__name__}:\n{row}"
