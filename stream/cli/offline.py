@@ -31,6 +31,19 @@ class UsageError(UserError):
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 
 
+def plot_file(text: str) -> Path:
+    """A writable image file, and matplotlib (an optional extra) there to draw it: checked
+    before the history is read, not after."""
+    path = output_file(*PLOT_SUFFIXES)(text)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise argparse.ArgumentTypeError(
+            "drawing needs matplotlib: pip install 'skillstream[plot]'"
+        ) from None
+    return path
+
+
 def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "history", type=existing_file, help="CSV or JSON-lines match history ('-': stdin)"
@@ -182,7 +195,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_on_error(ev)
     ev.add_argument(
         "--plot",
-        type=output_file(*PLOT_SUFFIXES),
+        type=plot_file,
         help="write a calibration diagram (FILE.png, .svg or .pdf)",
     )
     ev.set_defaults(func=cmd_evaluate)

@@ -4,6 +4,7 @@ no traceback, no usage block; and nothing is written or run before the check."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import orjson
@@ -235,3 +236,11 @@ def _is_count(text: str) -> bool:
         return int(text) >= 1
     except ValueError:
         return False
+
+
+def test_plot_without_matplotlib_is_refused_before_reading(
+    files: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the extra were not installed
+    code, err = run(["evaluate", files["h"], "--plot", f"{files['dir']}/c.png"], capsys)
+    assert_one_line(code, err, "--plot: drawing needs matplotlib: pip install 'skillstream[plot]'")
