@@ -1,5 +1,5 @@
 """What the offline commands rate from a history: the rows that can be read, in modes the
-modes file accepts, each match id once within the live worker's retention window.
+modes file accepts, each match id once (as the live worker recognises a repeat).
 
 The live worker dead-letters an event in a mode the modes file rejects and ignores a repeated
 match id (a redelivered or resent match-finished): so does this intake. A bad row stops the
@@ -116,7 +116,8 @@ class Intake:
     ``skip_bad_rows`` False (the default, ``--on-error stop``): the first bad row, or a match in
     a mode the modes file rejects, raises :class:`HistoryError` naming the file and the line.
     True: such rows are counted in ``report`` and reading goes on. ``modes_source`` names the
-    modes file in the message about a rejected mode.
+    modes file in the message about a rejected mode. Nothing is written: iterating again reads
+    the file again, yields the same matches and starts ``report`` afresh.
     """
 
     def __init__(
@@ -139,7 +140,7 @@ class Intake:
 
     def __iter__(self) -> Iterator[HistoryMatch]:
         name = display_name(self.path)
-        report = self.report
+        report = self.report = IntakeReport()
         on_bad_row = report.skip if self.skip_bad_rows else None
         recent = RecentMatchIds()
         # CSV rows get their line as id, which never repeats: their ids need no checking.
