@@ -12,9 +12,11 @@ import orjson
 from stream.events import DEFAULT_LIMITS, describe_value
 from stream.history.model import HistoryError, SeedRating
 from stream.history.source import BOM, display_name, open_binary
+from stream.ratings.ranges import MAX_ABS_RATING
 
-# Far outside any rating scale in use; beyond it a seed is a unit or export mistake.
-MAX_SEED_RATING = 1e6
+# Far outside any rating scale in use (beyond it a seed is a unit or export mistake), and the
+# range the engine is proven finite on.
+MAX_SEED_RATING = MAX_ABS_RATING
 _MAX_LINE = 64 * 1024
 
 
