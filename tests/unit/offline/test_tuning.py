@@ -131,6 +131,8 @@ def test_a_tiny_scored_part_keeps_the_start_and_warns(tmp_path: Path) -> None:
     assert out.best == start
     assert out.kept == start
     assert any("has only 40 matches" in w for w in out.warnings)
+    # 80 players in 80 matches: most predictions involve someone's first games.
+    assert any("involve a player with fewer than 5 games" in w for w in out.warnings)
     # Noise still gives some value a lower loss, which a rule without the paired error keeps.
     assert min(t.log_loss for t in out.trials) < out.search_base_log_loss - 1e-5
 
