@@ -101,7 +101,14 @@ def evaluate(
     skip: int = 0,
 ) -> PredictionMetrics:
     """The overall metrics of :func:`~stream.offline.predictions.predictions` (same arguments)."""
-    return evaluate_in_detail(predictions(matches, replayer, since, skip)).overall
+    metrics = PredictionMetrics()
+    last_row = 0
+    for prediction in predictions(matches, replayer, since, skip):
+        if prediction.row != last_row:
+            last_row = prediction.row
+            metrics.matches += 1
+        metrics.add(prediction.p, prediction.actual)
+    return metrics
 
 
 def evaluate_in_detail(scored: Iterable[Prediction]) -> Evaluation:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from stream.history import HistoryMatch
 from stream.offline.replayer import Replayer
+from stream.ratings.fastinit import fast_init
 
 # Games played by the less experienced participant: (lowest, highest or None, label).
 EXPERIENCE_BUCKETS: tuple[tuple[int, int | None, str], ...] = (
@@ -34,6 +35,7 @@ def experience_bucket(games: int) -> str:
     raise ValueError(f"games must be >= 0, got {games}")
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Prediction:
     """One scored prediction; ``p`` is the probability that ``teams[0]`` beats ``teams[1]``."""
