@@ -87,6 +87,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     mistake (exit 2), not a ``nan``. Running it again gives the same output."""
     if args.compare:
         return compare_configurations(args)
+    if args.predictions and args.predictions.resolve() == args.history.resolve():
+        raise UsageError(f"--predictions {args.predictions} would overwrite the history it scores")
     tally = Tally()
     matches = tally.track(stream_history(args.history, "evaluate"))
     scored = predictions(matches, make_replayer(args), since=args.since)

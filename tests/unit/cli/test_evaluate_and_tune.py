@@ -159,6 +159,20 @@ def test_a_peer_file_of_another_history_is_refused(
     assert f"{peer} line 1: actual" in line and "another history" in line
 
 
+def test_predictions_never_overwrite_the_history(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "h.jsonl"
+    text = (
+        '{"match_id": "m1", "mode": "duel", "finished_at": "2026-01-01T10:00:00Z", '
+        '"teams": [["a"], ["b"]], "ranks": [0, 1]}\n'
+    )
+    path.write_text(text)
+    assert main(["evaluate", str(path), "--predictions", str(path)]) == 2
+    assert "would overwrite the history" in one_error_line(capsys, "evaluate")
+    assert path.read_text() == text
+
+
 def test_compare_with_options_it_would_ignore_is_refused(
     history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -122,6 +122,16 @@ def test_each_configuration_is_replayed_once(result: TuneResult) -> None:
     assert {t.settings["elo.max_gain"] for t in result.trials} <= allowed
 
 
+def test_tuning_again_from_a_settled_winner_changes_nothing(history_path: Path) -> None:
+    knobs = knobs_for("elo", teams=False)
+    settled = tune(lambda: reader(history_path), BASE, Plan(SKIP, rounds=5), knobs)
+    assert len(settled.steps) < 5  # the search stopped by itself, not at the round limit
+    again = tune(lambda: reader(history_path), settled.best, Plan(SKIP, rounds=5), knobs)
+    assert again.steps == ()
+    assert again.best == settled.best
+    assert again.search_base_log_loss == settled.search_best_log_loss
+
+
 def test_a_tiny_scored_part_keeps_the_start_and_warns(tmp_path: Path) -> None:
     # 40 scored matches of evenly matched players on two days: nothing is beyond noise.
     path = write_history(tmp_path / "tiny.csv", 80, 5, matchmaking_noise=100.0)
