@@ -3,6 +3,8 @@ the mistakes both refuse with one line."""
 
 from __future__ import annotations
 
+import io
+import sys
 import tomllib
 from pathlib import Path
 
@@ -271,3 +273,25 @@ def test_tune_with_a_time_split_judges_on_later_matches(
     assert kept == verdict.endswith(": better")
     # The verdict also reaches a user who sends the section to a file.
     assert captured.err.strip().splitlines()[-1] == "skillstream tune: " + verdict[2:]
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_tune_draws_one_bar_over_all_trials(
+    history: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["tune", str(history), "--algorithm", "elo", "--rounds", "1"]) == 0
+    first, *after = terminal.getvalue().split("\n")
+    bars = [drawing.strip() for drawing in first.split("\r") if drawing.strip()]
+    assert bars, terminal.getvalue()
+    # One bar, redrawn on one line, complete at the end; then only the warnings and verdict.
+    assert all(drawing.startswith("tune ") for drawing in bars)
+    assert "100.0%" in bars[-1]
+    assert after[-1] == ""
+    assert after[:-1]
+    assert all(line.startswith("skillstream tune: ") for line in after[:-1])
