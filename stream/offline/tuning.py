@@ -172,22 +172,27 @@ def tune(
         return (m for m in history() if m.at < split)
 
     trials: list[Trial] = []
-    cache: dict[bytes, Scores] = {}
+    # The log loss of every configuration replayed. Per-prediction losses are kept only for
+    # the start, the current best and the candidates of one knob: all of them would hold
+    # (trials x scored predictions) numbers.
+    known: dict[bytes, float] = {}
 
     def run(table: Table) -> Scores | None:
-        key = orjson.dumps(table, option=orjson.OPT_SORT_KEYS)
-        if key not in cache:
-            try:
-                config = build_mode(base.name, table, "tune candidate")
-            except ModesError:
-                return None  # outside the algorithm's valid range in this combination
-            cache[key] = score(search_part(), config, seeds, skip=plan.skip)
-            settings = {k.name: v for k in knobs if (v := k.read(table)) is not None}
-            trial = Trial(settings, cache[key].log_loss)
+        try:
+            config = build_mode(base.name, table, "tune candidate")
+        except ModesError:
+            return None  # outside the algorithm's valid range in this combination
+        scores = score(search_part(), config, seeds, skip=plan.skip)
+        key = _key(table)
+        if key not in known:
+            known[key] = scores.log_loss
+            trial = Trial(
+                {k.name: v for k in knobs if (v := k.read(table)) is not None}, scores.log_loss
+            )
             trials.append(trial)
             if on_trial is not None:
                 on_trial(trial)
-        return cache[key]
+        return scores
 
     base_table = mode_table(base)
     base_scores = run(base_table)
@@ -199,15 +204,19 @@ def tune(
         changed = False
         for knob in knobs:
             current = knob.read(best_table)
-            tried = [
-                (value, knob.applied(best_table, value))
-                for value in knob.values
-                if value != current
-            ]
-            scored = [(v, t, s) for v, t in tried if (s := run(t)) is not None]
+            candidates: list[tuple[Value, Table, Scores]] = []
+            for value in knob.values:
+                table = knob.applied(best_table, value)
+                earlier = known.get(_key(table))
+                # Replayed before and no lower than the current loss: it cannot be better.
+                if value == current or (earlier is not None and earlier >= best_scores.log_loss):
+                    continue
+                scores = run(table)
+                if scores is not None:
+                    candidates.append((value, table, scores))
             # The lowest loss among the values that beat the current one beyond noise: the
             # lowest of all may be a noisy one while a close second is clearly better.
-            for value, table, scores in sorted(scored, key=lambda c: c[2].log_loss):
+            for value, table, scores in sorted(candidates, key=lambda c: c[2].log_loss):
                 paired = scores.against(best_scores)
                 if paired.verdict == "better":
                     steps.append(Step(knob.name, current, value, paired))
@@ -239,6 +248,10 @@ def tune(
         verdict,
         warnings,
     )
+
+
+def _key(table: Table) -> bytes:
+    return orjson.dumps(table, option=orjson.OPT_SORT_KEYS)
 
 
 def scored_part_warnings(scores: Scores, where: str) -> tuple[str, ...]:
