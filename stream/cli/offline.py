@@ -258,14 +258,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     ev = sub.add_parser("evaluate", help="how well ratings predict a history")
     add_common(ev)
-    ev.add_argument("--since", type=iso_date, help="score only matches from this date on")
+    ev.add_argument(
+        "--since", type=iso_date, metavar="DATE", help="score only matches from this date on"
+    )
     ev.add_argument("--json", action="store_true", help="print one JSON object")
     ev.add_argument(
-        "--plot", type=output_file(".png"), help="write calibration diagrams with breakdowns (PNG)"
+        "--plot",
+        type=output_file(".png"),
+        metavar="FILE.png",
+        help="write calibration diagrams with breakdowns",
     )
     ev.add_argument(
         "--predictions",
         type=output_file(".jsonl"),
+        metavar="FILE.jsonl",
         help="write one JSON line per scored prediction (row, played_at, p, actual, ...)",
     )
     ev.add_argument(
@@ -284,14 +290,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--holdout",
         type=fraction,
         default=0.2,
+        metavar="FRACTION",
         help="fraction of the searched matches scored (default 0.2)",
     )
     tn.add_argument(
         "--split",
         type=iso_date,
+        metavar="DATE",
         help="search on matches before this date; judge the winner on those from it on",
     )
     tn.add_argument(
-        "--rounds", type=positive_int, default=2, help="coordinate-descent rounds (default 2)"
+        "--rounds",
+        type=positive_int,
+        default=2,
+        metavar="N",
+        help="coordinate-descent rounds (default 2)",
     )
     tn.set_defaults(func=cmd_tune)
