@@ -23,7 +23,8 @@ from stream.offline.predictions import Prediction, predictions
 from stream.offline.predictions_file import read_predictions, write_predictions
 from stream.offline.replayer import DEFAULT_MODE, Replayer
 from stream.offline.search_space import knobs_for
-from stream.offline.tuning import Plan, Trial, planned_trials, tune, tuned_toml
+from stream.offline.tuned_section import tuned_toml
+from stream.offline.tuning import Plan, Trial, planned_trials, tune
 from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.modes import ModeConfig, Modes, load_modes
 

@@ -14,6 +14,7 @@ from stream.offline.comparison import Z_EVIDENCE
 from stream.offline.evaluation import evaluate
 from stream.offline.replayer import Replayer
 from stream.offline.search_space import knobs_for, mode_table
+from stream.offline.tuned_section import tuned_toml
 from stream.offline.tuning import (
     Plan,
     Trial,
@@ -21,7 +22,6 @@ from stream.offline.tuning import (
     planned_trials,
     score,
     tune,
-    tuned_toml,
 )
 from stream.ratings.elo import EloConfig
 from stream.ratings.modes import ModeConfig, Modes, parse_modes
