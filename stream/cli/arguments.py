@@ -42,6 +42,19 @@ def existing_file(text: str) -> Path:
     return path
 
 
+def existing_file_ending(*suffixes: str) -> Callable[[str], Path]:
+    """An :func:`existing_file` (not stdin) whose name ends with one of ``suffixes``."""
+
+    def parse(text: str) -> Path:
+        _check(
+            Path(text).suffix.lower() in suffixes,
+            f"{text}: the file name must end with {' or '.join(suffixes)}",
+        )
+        return existing_file(text)
+
+    return parse
+
+
 def output_file(*suffixes: str) -> Callable[[str], Path]:
     """A file that can be written: its folder exists and is writable, it is not a folder, and
     (when ``suffixes`` are given) its name ends with one of them."""

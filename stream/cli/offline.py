@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -11,14 +12,27 @@ from typing import IO
 
 import orjson
 
-from stream.cli.arguments import existing_file, iso_date, output_file
+from stream.cli.arguments import (
+    existing_file,
+    existing_file_ending,
+    fraction,
+    iso_date,
+    output_file,
+    positive_int,
+)
+from stream.cli.evaluation_report import comparison_lines, evaluation_lines
 from stream.cli.progress import Progress
 from stream.errors import UserError
 from stream.history import HistoryMatch, read_seed_ratings
-from stream.offline.evaluation import evaluate
+from stream.offline.evaluation import Tally, evaluate_in_detail
 from stream.offline.intake import Intake
+from stream.offline.pairing import Side, compare, side_from_file, side_of
+from stream.offline.predictions import Prediction, predictions
+from stream.offline.predictions_file import read_predictions, write_predictions
 from stream.offline.replayer import DEFAULT_MODE, Replayer
-from stream.offline.tuning import Trial, modes_toml_section, tune
+from stream.offline.search_space import knobs_for
+from stream.offline.tuned_section import tuned_toml
+from stream.offline.tuning import Plan, Trial, planned_trials, tune
 from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.modes import ModeConfig, Modes, load_modes
 
@@ -132,50 +146,175 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Score the history once; ``--predictions`` is written while scoring, so a bad row stops
+    the command with that file holding the predictions before it. Nothing to score is a
+    mistake (exit 2), not a ``nan``. Running it again gives the same output."""
+    if args.compare:
+        return compare_configurations(args)
+    if args.predictions and args.predictions.resolve() == args.history.resolve():
+        raise UsageError(f"--predictions {args.predictions} would overwrite the history it scores")
+    tally = Tally()
     replayer = make_replayer(args)
-    metrics = evaluate(
-        stream_history(args.history, "evaluate", replayer, args), replayer, since=args.since
-    )
-    summary = metrics.summary()
+    matches = tally.track(stream_history(args.history, "evaluate", replayer, args))
+    scored = predictions(matches, replayer, since=args.since)
+    with ExitStack() as stack:
+        if args.predictions:
+            scored = write_predictions(stack.enter_context(args.predictions.open("wb")), scored)
+        evaluation = evaluate_in_detail(scored)
+    if not evaluation.overall.matches:
+        raise UsageError(nothing_to_score(args, tally))
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(summary, option=orjson.OPT_APPEND_NEWLINE))
+        sys.stdout.buffer.write(
+            orjson.dumps(evaluation.summary(), option=orjson.OPT_APPEND_NEWLINE)
+        )
     else:
-        print(f"matches   {summary['matches']}")
-        print(f"log_loss  {summary['log_loss']:.5f}")
-        print(f"brier     {summary['brier']:.5f}")
-        print(f"accuracy  {summary['accuracy']:.4f}")
+        print("\n".join(evaluation_lines(evaluation)))
     if args.plot:
         from stream.cli.plots import calibration_plot
 
-        calibration_plot(metrics, args.plot, title=f"Calibration: {args.history.name}")
+        calibration_plot(evaluation, args.plot, title=f"Calibration: {args.history.name}")
         if not args.json:
             print(f"calibration diagram written to {args.plot}")
     return 0
 
 
-def count_matches(path: Path) -> int:
-    return sum(1 for _ in stream_history(path, "count"))
+def nothing_to_score(args: argparse.Namespace, tally: Tally) -> str:
+    name = args.history
+    if not tally.matches:
+        return f"{name} has no matches: nothing to score"
+    if args.since is not None and tally.last_at < args.since:
+        return (
+            f"no match of {name} is on or after --since {when(args.since)} "
+            f"(its last match is at {when(tally.last_at)})"
+        )
+    return f"every scored match of {name} has quitters: nothing to score"
+
+
+def when(at: float) -> str:
+    """Epoch seconds as an ISO-8601 UTC date, or date and time when not at midnight."""
+    moment = dt.datetime.fromtimestamp(at, dt.UTC)
+    if moment.time() == dt.time():
+        return moment.date().isoformat()
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def compare_configurations(args: argparse.Namespace) -> int:
+    """``evaluate --compare [A] B``: modes files are replayed, predictions files read.
+
+    With one file, A is the configuration the other options name. Every replay reads the
+    history again (so not stdin). A predictions file that disagrees with the history's results
+    or shares no prediction with it stops the command with one line naming it."""
+    given: list[Path] = args.compare
+    if len(given) > 2:
+        raise UsageError(f"--compare takes one or two files, got {len(given)}")
+    if len(given) == 2 and (args.modes_file or args.algorithm):
+        raise UsageError("--compare A B compares A and B: drop --modes-file and --algorithm")
+    if args.predictions or args.plot:
+        raise UsageError("--compare prints a comparison only: use --predictions or --plot alone")
+    if str(args.history) == "-":
+        raise UsageError("--compare reads the history once per side: give a file, not stdin")
+    seeds = list(read_seed_ratings(args.seed_ratings)) if args.seed_ratings else []
+    tally = Tally()
+
+    def replayed(modes: Modes, override: str | None) -> list[Prediction]:
+        replayer = Replayer(modes, override, seeds)
+        matches = tally.track(stream_history(args.history, "evaluate", replayer, args))
+        return list(predictions(matches, replayer, since=args.since))
+
+    scored: list[Prediction] | None = None
+    sides: list[Side] = []
+    if len(given) == 1:
+        scored = replayed(*resolve_modes(args))
+        sides.append(side_of(own_configuration(args), scored))
+    for path in given:
+        if path.suffix.lower() == ".toml":
+            modes = load_modes(path)
+            if args.mode and not modes.accepts(args.mode):
+                raise UsageError(
+                    f"mode {args.mode!r} is not in {path} and unlisted modes are rejected"
+                )
+            own = replayed(modes, args.mode)
+            scored = own if scored is None else scored
+            sides.append(side_of(str(path), own))
+    if scored is None:  # two predictions files: the history still says what is scored
+        scored = replayed(*resolve_modes(args))
+    if not scored:
+        raise UsageError(nothing_to_score(args, tally))
+    for index, path in enumerate(given):
+        if path.suffix.lower() == ".jsonl":
+            position = index + (len(given) == 1)
+            sides.insert(position, side_from_file(str(path), read_predictions(path), scored))
+    try:
+        comparison = compare(scored, sides[0], sides[1])
+    except ValueError as exc:
+        raise UsageError(f"{exc}: do the row numbers refer to {args.history}?") from None
+    if args.json:
+        sys.stdout.buffer.write(
+            orjson.dumps(comparison.as_dict(), option=orjson.OPT_APPEND_NEWLINE)
+        )
+    else:
+        print("\n".join(comparison_lines(comparison)))
+    return 0
+
+
+def own_configuration(args: argparse.Namespace) -> str:
+    if args.algorithm:
+        return f"--algorithm {args.algorithm}"
+    return str(args.modes_file) if args.modes_file else "built-in defaults"
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
+    """Search, then print the configuration to use as a modes-file section (stdout) and the
+    verdict and warnings (stderr). Reads the history once per trial, so not stdin; the same
+    arguments give the same output."""
     if str(args.history) == "-":
         raise UsageError("tune reads the history several times: give a file, not stdin")
     modes, override = resolve_modes(args)
     base = modes.get(override or DEFAULT_MODE)
-    total = count_matches(args.history)
-    skip = int(total * (1.0 - args.holdout))
-    if total - skip < 1:
+    seeds = list(read_seed_ratings(args.seed_ratings)) if args.seed_ratings else []
+    split: float | None = args.split
+    total = Tally()
+    before = Tally()
+    for match in total.track(Intake(args.history, modes, override)):
+        if split is not None and match.at < split:
+            before.add(match)
+    searched = before.matches if split is not None else total.matches
+    skip = int(searched * (1.0 - args.holdout))
+    if split is not None and not searched:
+        raise UsageError(f"no match of {args.history} is before --split: nothing to search on")
+    if split is not None and searched == total.matches:
+        raise UsageError(f"no match of {args.history} is on or after --split: nothing to judge on")
+    if searched - skip < 1:
         raise UsageError("the held-out tail is empty: use a longer history or a larger --holdout")
+    knobs = knobs_for(base.algorithm.name, teams=total.largest_team > 1)
+    plan = Plan(skip, split, args.rounds)
+    planned = planned_trials(knobs, plan)
+    with Progress(planned, "tune") as bar:
+        trials = 0
 
-    def report(trial: Trial) -> None:
-        params = " ".join(f"{k}={v:g}" for k, v in trial.params.items())
-        print(f"trial  log_loss {trial.log_loss:.5f}  {params}", file=sys.stderr)
+        def count(trial: Trial) -> None:
+            nonlocal trials
+            trials += 1
+            bar.update(trials)
 
-    result = tune(
-        lambda: stream_history(args.history, "tune"), base, skip, args.rounds, on_trial=report
-    )
+        result = tune(
+            lambda: Intake(args.history, modes, override), base, plan, knobs, seeds, count
+        )
+        bar.update(planned)  # a search that settles early skips the rest of the plan
+    for warning in result.warnings:
+        print(f"skillstream tune: warning: {warning}", file=sys.stderr)
+    if split is None:
+        search = f"the last {args.holdout:.0%} of the history"
+        verdict = "the same matches"
+    else:
+        search = f"the last {args.holdout:.0%} of the matches before {when(split)}"
+        verdict = f"the matches from {when(split)} on"
     section = f"modes.{override}" if override else "default"
-    sys.stdout.write(modes_toml_section(result, section, args.history.name))
+    text = tuned_toml(result, section, args.history.name, search, verdict)
+    sys.stdout.write(text)
+    # The verdict again where a user who sends the section to a file still reads it.
+    judged = next(line for line in text.splitlines() if line.startswith("# verdict on "))
+    print(f"skillstream tune: {judged[2:]}", file=sys.stderr)
     return 0
 
 
@@ -190,20 +329,53 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     ev = sub.add_parser("evaluate", help="how well ratings predict a history")
     add_common(ev)
-    ev.add_argument("--since", type=iso_date, help="score only matches from this date on")
+    ev.add_argument(
+        "--since", type=iso_date, metavar="DATE", help="score only matches from this date on"
+    )
     ev.add_argument("--json", action="store_true", help="print one JSON object")
     add_on_error(ev)
     ev.add_argument(
         "--plot",
         type=plot_file,
-        help="write a calibration diagram (FILE.png, .svg or .pdf)",
+        metavar="FILE.png",
+        help="write calibration diagrams with breakdowns (FILE.png, .svg or .pdf)",
+    )
+    ev.add_argument(
+        "--predictions",
+        type=output_file(".jsonl"),
+        metavar="FILE.jsonl",
+        help="write one JSON line per scored prediction (row, played_at, p, actual, ...)",
+    )
+    ev.add_argument(
+        "--compare",
+        nargs="+",
+        metavar="FILE",
+        type=existing_file_ending(".toml", ".jsonl"),
+        help="A [B]: paired comparison of two modes files (.toml) or predictions files "
+        "(.jsonl); with one file, this configuration is A",
     )
     ev.set_defaults(func=cmd_evaluate)
 
-    tn = sub.add_parser("tune", help="search parameters for the lowest held-out log loss")
+    tn = sub.add_parser("tune", help="search parameters; keep only changes beyond noise")
     add_common(tn)
     tn.add_argument(
-        "--holdout", type=float, default=0.2, help="fraction of matches scored (default 0.2)"
+        "--holdout",
+        type=fraction,
+        default=0.2,
+        metavar="FRACTION",
+        help="fraction of the searched matches scored (default 0.2)",
     )
-    tn.add_argument("--rounds", type=int, default=2, help="coordinate-descent rounds")
+    tn.add_argument(
+        "--split",
+        type=iso_date,
+        metavar="DATE",
+        help="search on matches before this date; judge the winner on those from it on",
+    )
+    tn.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=2,
+        metavar="N",
+        help="coordinate-descent rounds (default 2)",
+    )
     tn.set_defaults(func=cmd_tune)

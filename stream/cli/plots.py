@@ -3,38 +3,70 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from stream.offline.evaluation import Evaluation
 from stream.offline.metrics import PredictionMetrics
 
+_PANEL_TITLES = {
+    "experience": "by games of the less experienced participant",
+    "team_size": "by team size",
+    "mode": "by mode",
+}
+# More curves than this in one panel are unreadable: the largest buckets are drawn.
+_MAX_CURVES = 6
 
-def calibration_plot(metrics: PredictionMetrics, path: Path, title: str) -> None:
-    """Predicted probability against observed frequency, with how many predictions each bin has."""
+
+def calibration_plot(evaluation: Evaluation, path: Path, title: str) -> None:
+    """Predicted probability against observed frequency: overall with how many predictions each
+    bin has, then one panel per breakdown with a curve per bucket."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    bins = metrics.calibration()
-    predicted = [b[0] for b in bins]
-    observed = [b[1] for b in bins]
-    counts = [b[2] for b in bins]
-    fig, (top, bottom) = plt.subplots(
-        2, 1, figsize=(6, 7), gridspec_kw={"height_ratios": [3, 1]}, sharex=True
-    )
-    top.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfect calibration")
-    top.plot(predicted, observed, marker="o", label="ratings")
-    top.set_ylabel("observed win frequency")
+    overall = evaluation.overall
+    fig, axes = plt.subplots(2, 2, figsize=(11, 10))
+    top = axes[0][0]
+    _diagonal(top)
+    _curve(top, overall, "all predictions", marker_counts=True)
     top.set_title(
-        f"{title}\n{metrics.matches:,} matches: log loss {metrics.log_loss:.4f}, "
-        f"brier {metrics.brier:.4f}, accuracy {metrics.accuracy:.3f}",
+        f"{title}\n{overall.matches:,} matches: log loss {overall.log_loss:.4f}, "
+        f"brier {overall.brier:.4f}, accuracy {overall.accuracy:.3f}",
         fontsize=10,
     )
-    top.legend(loc="upper left")
-    top.set_xlim(0, 1)
-    top.set_ylim(0, 1)
-    bottom.bar(predicted, counts, width=0.08)
-    bottom.set_xlabel("predicted win probability")
-    bottom.set_ylabel("predictions")
+    top.legend(loc="upper left", fontsize=8)
+    for ax, dimension in zip((axes[0][1], axes[1][0], axes[1][1]), _PANEL_TITLES, strict=True):
+        _diagonal(ax)
+        buckets = evaluation.breakdown(dimension)
+        largest = sorted(buckets, key=lambda b: -b[1].predictions)[:_MAX_CURVES]
+        for name, metrics in [b for b in buckets if b in largest]:
+            label = (
+                f"{name}: {metrics.matches:,} matches, favourite "
+                f"{metrics.favourite_predicted:.2f} predicted / "
+                f"{metrics.favourite_observed:.2f} won"
+            )
+            _curve(ax, metrics, label, marker_counts=False)
+        ax.set_title(_PANEL_TITLES[dimension], fontsize=10)
+        ax.legend(loc="upper left", fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def _diagonal(ax: Any) -> None:
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfect calibration")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("predicted win probability")
+    ax.set_ylabel("observed win frequency")
+
+
+def _curve(ax: Any, metrics: PredictionMetrics, label: str, *, marker_counts: bool) -> None:
+    bins = metrics.calibration()
+    predicted = [b[0] for b in bins]
+    observed = [b[1] for b in bins]
+    ax.plot(predicted, observed, marker="o", label=label)
+    if marker_counts:
+        for x, y, n in bins:
+            ax.annotate(f"{n:,}", (x, y), textcoords="offset points", xytext=(4, -10), fontsize=7)

@@ -17,6 +17,27 @@ from dataclasses import dataclass
 _EPS = 1e-15
 # A difference is called evidence when it is this many standard errors from zero (about 95%).
 Z_EVIDENCE = 2.0
+# Student's t, 97.5% quantile, by degrees of freedom (clusters - 1) up to 30: with few days the
+# clustered error is itself uncertain (two days give one degree of freedom, t = 12.7), and
+# comparing to 2 would call noise evidence.
+_T_975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def critical_value(clusters: int) -> float:
+    """How many standard errors from zero count as evidence with this many clusters."""
+    df = clusters - 1
+    if df < 1:
+        return math.inf
+    if df <= len(_T_975):
+        return max(_T_975[df - 1], Z_EVIDENCE)
+    # Beyond the table t is 1.96 + 2.4/df within 0.003; never below the plain threshold.
+    return max(1.96 + 2.4 / df, Z_EVIDENCE)
+
+
 DAY_SECONDS = 86_400.0
 
 
@@ -50,8 +71,10 @@ class PairedDifference:
 
     @property
     def verdict(self) -> str:
-        """``better`` (A beats B beyond noise), ``worse``, or ``no evidence``."""
-        if self.clusters < 2 or abs(self.z) < Z_EVIDENCE:
+        """``better`` (A beats B beyond noise), ``worse``, or ``no evidence``.
+
+        Beyond noise means at least :func:`critical_value` standard errors from zero."""
+        if self.clusters < 2 or abs(self.z) < critical_value(self.clusters):
             return "no evidence"
         return "better" if self.mean < 0 else "worse"
 

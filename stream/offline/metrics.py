@@ -21,6 +21,10 @@ class PredictionMetrics:
     bin_count: list[int] = field(default_factory=lambda: [0] * CALIBRATION_BINS)
     bin_predicted: list[float] = field(default_factory=lambda: [0.0] * CALIBRATION_BINS)
     bin_actual: list[float] = field(default_factory=lambda: [0.0] * CALIBRATION_BINS)
+    # Seen from the favoured side (p >= 0.5), so a bucket's figures do not average to 0.5
+    # because the order in which teams are listed is arbitrary.
+    _favourite_predicted: float = 0.0
+    _favourite_observed: float = 0.0
 
     def add(self, p: float, actual: float) -> None:
         q = min(max(p, _EPS), 1.0 - _EPS)
@@ -35,6 +39,12 @@ class PredictionMetrics:
         self.bin_count[b] += 1
         self.bin_predicted[b] += p
         self.bin_actual[b] += actual
+        if p >= 0.5:
+            self._favourite_predicted += p
+            self._favourite_observed += actual
+        else:
+            self._favourite_predicted += 1.0 - p
+            self._favourite_observed += 1.0 - actual
 
     @property
     def log_loss(self) -> float:
@@ -48,12 +58,26 @@ class PredictionMetrics:
     def accuracy(self) -> float:
         return self._correct / self.predictions if self.predictions else math.nan
 
+    @property
+    def favourite_predicted(self) -> float:
+        """The mean predicted win probability of the favoured side."""
+        return self._favourite_predicted / self.predictions if self.predictions else math.nan
+
+    @property
+    def favourite_observed(self) -> float:
+        """How often the favoured side won (a draw counts half): calibrated when it matches
+        :attr:`favourite_predicted`."""
+        return self._favourite_observed / self.predictions if self.predictions else math.nan
+
     def summary(self) -> dict[str, float | int]:
         return {
             "matches": self.matches,
+            "predictions": self.predictions,
             "log_loss": self.log_loss,
             "brier": self.brier,
             "accuracy": self.accuracy,
+            "favourite_predicted": self.favourite_predicted,
+            "favourite_observed": self.favourite_observed,
         }
 
     def calibration(self) -> list[tuple[float, float, int]]:

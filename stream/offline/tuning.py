@@ -1,142 +1,271 @@
-"""Parameter search: the configuration with the lowest log loss on a held-out tail.
+"""Parameter search that keeps a change only when it is beyond noise.
 
-Coordinate descent over a small grid per parameter: each trial replays the whole history
-(training on all of it, in order) and scores only the tail, so a trial costs one pass over the
-file and memory stays bounded by the number of players.
+Coordinate descent over the knobs of :mod:`stream.offline.search_space`: each trial replays
+the search part of the history (training on all of it, in order) and scores its tail. For each
+knob every candidate value is tried, and the best one replaces the current value only when its
+paired difference in log loss against the current configuration is at least
+:data:`~stream.offline.comparison.Z_EVIDENCE` standard errors below zero, the error clustered
+by day. A holdout tail of a few thousand matches has a standard error of 0.001-0.005, so a
+smaller threshold keeps noise.
+
+Choosing among many candidates on one scored part flatters the winner there. With a time split
+the search sees only the matches before the split date, and the winner meets the starting
+configuration on the matches from that date on, which the search never scored: that verdict
+decides whether the winner is kept.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, cast
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
-from stream.history import HistoryMatch
-from stream.offline.evaluation import evaluate
+import orjson
+
+from stream.history import HistoryMatch, SeedRating
+from stream.offline.comparison import PairedDifference, day_of, log_loss, paired_difference
+from stream.offline.predictions import NEWCOMER_GAMES, predictions
 from stream.offline.replayer import Replayer
-from stream.ratings.modes import ModeConfig, Modes
+from stream.offline.search_space import Knob, Table, Value, mode_table
+from stream.ratings.modes import ModeConfig, Modes, ModesError, build_mode
 
-Overrides = dict[str, float]
-
-
-def _one(field: str, *values: float) -> tuple[Overrides, ...]:
-    return tuple({field: v} for v in values)
-
-
-def _volatility(*values: float) -> tuple[Overrides, ...]:
-    # With one game per rating period the volatility barely moves from its start, so it acts as
-    # per-game process noise; its bounds move with it to keep the INVERSUS proportions.
-    return tuple(
-        {"min_volatility": v * 2 / 3, "unrated_volatility": v, "max_volatility": v * 4 / 3}
-        for v in values
-    )
+# Fewer scored matches than this and the verdict cannot see differences of a few thousandths.
+SMALL_SCORED = 2_000
+# A scored part where more than this share of predictions involves a newcomer mostly measures
+# how new players are rated.
+NEWCOMER_SHARE = 0.5
 
 
-# Knobs worth turning around each default, each a list of field overrides. Elo's and ZoneStats'
-# temperatures are not searched: with max_gain / game_mult they only rescale the ratings.
-GRIDS: dict[str, dict[str, tuple[Overrides, ...]]] = {
-    "glicko2": {
-        "volatility": _volatility(0.02, 0.03, 0.045, 0.06, 0.09, 0.12, 0.18),
-        "unrated_deviation": _one("unrated_deviation", 1.2, 1.5, 2.015, 2.5),
-        "min_deviation": _one("min_deviation", 0.05, 0.1, 0.175, 0.3),
-        "tau": _one("tau", 0.3, 0.5, 1.0),
-        "period_days": _one("period_days", 3.0, 14.0, 60.0),
-    },
-    "glicko1": {
-        "c": _one("c", 1.0, 2.0, 3.1, 5.0, 8.0, 12.0, 20.0),
-        "min_deviation": _one("min_deviation", 10.0, 25.0, 40.0, 60.0, 80.0),
-        "initial_deviation": _one("initial_deviation", 200.0, 250.0, 300.0, 350.0),
-    },
-    "elo": {"max_gain": _one("max_gain", 4.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0)},
-    "zonestats": {"game_mult": _one("game_mult", 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)},
-}
-# A candidate must beat the best so far by this much: smaller gains are noise, not tuning.
-MIN_GAIN = 1e-5
+@dataclass(frozen=True, slots=True)
+class Scores:
+    """The per-prediction log losses of one configuration on a scored part, with their days."""
+
+    matches: int
+    losses: list[float]
+    days: list[int]
+    newcomers: int
+
+    @property
+    def log_loss(self) -> float:
+        return math.fsum(self.losses) / len(self.losses) if self.losses else math.nan
+
+    def against(self, other: Scores) -> PairedDifference:
+        """This configuration's losses minus ``other``'s, paired on the same predictions."""
+        return paired_difference(self.losses, other.losses, self.days)
+
+
+def score(
+    matches: Iterable[HistoryMatch],
+    config: ModeConfig,
+    seeds: Sequence[SeedRating] = (),
+    since: float | None = None,
+    skip: int = 0,
+) -> Scores:
+    """Rate ``matches`` with ``config`` (every mode) and score as ``evaluate`` does."""
+    losses: list[float] = []
+    days: list[int] = []
+    rows: set[int] = set()
+    newcomers = 0
+    replayer = Replayer(Modes.single(config), None, seeds)
+    for prediction in predictions(matches, replayer, since, skip):
+        losses.append(log_loss(prediction.p, prediction.actual))
+        days.append(day_of(prediction.at))
+        rows.add(prediction.row)
+        newcomers += prediction.games < NEWCOMER_GAMES
+    return Scores(len(rows), losses, days, newcomers)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Which matches the search scores and where the verdict is taken.
+
+    Without ``split`` the search scores the history after its first ``skip`` matches, and the
+    verdict is taken there too (flattering the winner). With ``split`` (epoch seconds) the
+    search sees only matches before it, scoring them after their first ``skip``; the verdict
+    scores the matches from ``split`` on.
+    """
+
+    skip: int
+    split: float | None = None
+    rounds: int = 2
 
 
 @dataclass(frozen=True, slots=True)
 class Trial:
-    params: dict[str, float]
+    settings: dict[str, Value]
     log_loss: float
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A change the search kept: ``paired`` is the new configuration against the one before."""
+
+    knob: str
+    old: Value | None
+    new: Value
+    paired: PairedDifference
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The search's winner against the starting configuration on the verdict's scored part."""
+
+    matches: int
+    base_log_loss: float
+    best_log_loss: float
+    paired: PairedDifference
+    # True when the search never scored these matches (a time split).
+    unseen: bool
+
+    @classmethod
+    def of(cls, base: Scores, best: Scores, *, unseen: bool) -> Verdict:
+        return cls(base.matches, base.log_loss, best.log_loss, best.against(base), unseen)
+
+    @property
+    def keep_best(self) -> bool:
+        return self.paired.verdict == "better"
 
 
 @dataclass(frozen=True, slots=True)
 class TuneResult:
     base: ModeConfig
     best: ModeConfig
-    best_log_loss: float
-    baseline_log_loss: float
-    scored_matches: int
+    base_table: Table
+    best_table: Table
+    search_matches: int
+    search_base_log_loss: float
+    search_best_log_loss: float
+    steps: tuple[Step, ...]
     trials: tuple[Trial, ...]
+    verdict: Verdict
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def kept(self) -> ModeConfig:
+        """The configuration to use: the winner only when it beat the start beyond noise."""
+        return self.best if self.verdict.keep_best else self.base
+
+    @property
+    def kept_table(self) -> Table:
+        return self.best_table if self.verdict.keep_best else self.base_table
+
+
+def planned_trials(knobs: Sequence[Knob], plan: Plan) -> int:
+    """An upper bound of the replays :func:`tune` makes (for a progress bar)."""
+    return 1 + plan.rounds * sum(len(k.values) for k in knobs) + (2 if plan.split else 0)
 
 
 def tune(
     history: Callable[[], Iterable[HistoryMatch]],
     base: ModeConfig,
-    skip: int,
-    rounds: int = 2,
+    plan: Plan,
+    knobs: Sequence[Knob],
+    seeds: Sequence[SeedRating] = (),
     on_trial: Callable[[Trial], None] | None = None,
 ) -> TuneResult:
-    """Search ``base.algorithm``'s grid; ``history()`` yields the matches afresh for each trial.
+    """Search ``knobs`` from ``base``; ``history()`` yields the matches afresh for each replay."""
+    split = plan.split
 
-    The first ``skip`` matches only train; the rest are scored.
-    """
-    grid = GRIDS[base.algorithm.name]
+    def search_part() -> Iterator[HistoryMatch]:
+        if split is None:
+            return iter(history())
+        return (m for m in history() if m.at < split)
+
     trials: list[Trial] = []
-    seen: dict[tuple[tuple[str, float], ...], float] = {}
-    scored = 0
+    # The log loss of every configuration replayed. Per-prediction losses are kept only for
+    # the start, the current best and the candidates of one knob: all of them would hold
+    # (trials x scored predictions) numbers.
+    known: dict[bytes, float] = {}
 
-    searched = sorted({f for options in grid.values() for o in options for f in o})
-
-    def run(config: ModeConfig) -> float:
-        nonlocal scored
-        params = {name: float(getattr(config.algorithm, name)) for name in searched}
-        key = tuple(sorted(params.items()))
-        if key not in seen:
-            metrics = evaluate(history(), Replayer(Modes.single(config)), skip=skip)
-            seen[key] = metrics.log_loss
-            scored = metrics.matches
-            trial = Trial(params, metrics.log_loss)
+    def run(table: Table) -> Scores | None:
+        try:
+            config = build_mode(base.name, table, "tune candidate")
+        except ModesError:
+            return None  # outside the algorithm's valid range in this combination
+        scores = score(search_part(), config, seeds, skip=plan.skip)
+        key = _key(table)
+        if key not in known:
+            known[key] = scores.log_loss
+            trial = Trial(
+                {k.name: v for k in knobs if (v := k.read(table)) is not None}, scores.log_loss
+            )
             trials.append(trial)
             if on_trial is not None:
                 on_trial(trial)
-        return seen[key]
+        return scores
 
-    best = base
-    baseline = best_loss = run(base)
-    for _ in range(rounds):
-        improved = False
-        for options in grid.values():
-            for overrides in options:
-                try:
-                    algorithm = dataclasses.replace(cast(Any, best.algorithm), **overrides)
-                except ValueError:
-                    continue  # outside the algorithm's valid range in this combination
-                candidate = dataclasses.replace(best, algorithm=algorithm)
-                loss = run(candidate)
-                if loss < best_loss - MIN_GAIN:
-                    best, best_loss, improved = candidate, loss, True
-        if not improved:
+    base_table = mode_table(base)
+    base_scores = run(base_table)
+    if base_scores is None:
+        raise ValueError(f"the starting configuration {base.name!r} does not rebuild")
+    best_table, best_scores = base_table, base_scores
+    steps: list[Step] = []
+    for _ in range(plan.rounds):
+        changed = False
+        for knob in knobs:
+            current = knob.read(best_table)
+            candidates: list[tuple[Value, Table, Scores]] = []
+            for value in knob.values:
+                table = knob.applied(best_table, value)
+                earlier = known.get(_key(table))
+                # Replayed before and no lower than the current loss: it cannot be better.
+                if value == current or (earlier is not None and earlier >= best_scores.log_loss):
+                    continue
+                scores = run(table)
+                if scores is not None:
+                    candidates.append((value, table, scores))
+            # The lowest loss among the values that beat the current one beyond noise: the
+            # lowest of all may be a noisy one while a close second is clearly better.
+            for value, table, scores in sorted(candidates, key=lambda c: c[2].log_loss):
+                paired = scores.against(best_scores)
+                if paired.verdict == "better":
+                    steps.append(Step(knob.name, current, value, paired))
+                    best_table, best_scores, changed = table, scores, True
+                    break
+        if not changed:
             break
-    return TuneResult(base, best, best_loss, baseline, scored, tuple(trials))
+    best = build_mode(base.name, best_table, "tune winner")
+    warnings = scored_part_warnings(base_scores, "the search's scored part")
+    if split is None:
+        verdict = Verdict.of(base_scores, best_scores, unseen=False)
+    else:
+        after_base = score(history(), base, seeds, since=split)
+        after_best = (
+            after_base if best_table == base_table else score(history(), best, seeds, since=split)
+        )
+        verdict = Verdict.of(after_base, after_best, unseen=True)
+        warnings += scored_part_warnings(after_base, "the verdict's scored part")
+    return TuneResult(
+        base,
+        best,
+        base_table,
+        best_table,
+        base_scores.matches,
+        base_scores.log_loss,
+        best_scores.log_loss,
+        tuple(steps),
+        tuple(trials),
+        verdict,
+        warnings,
+    )
 
 
-def modes_toml_section(result: TuneResult, section: str, source: str) -> str:
-    """The winning configuration as a ready-to-paste modes.toml section."""
-    algorithm = result.best.algorithm
-    start = result.base.algorithm
-    lines = [
-        f"# tuned on {source}: log loss {result.best_log_loss:.5f} on the last "
-        f"{result.scored_matches} matches (starting configuration: "
-        f"{result.baseline_log_loss:.5f})",
-        f"[{section}]",
-        f'algorithm = "{algorithm.name}"',
-        f'teams = "{result.best.teams.value}"',
-        f"[{section}.{algorithm.name}]",
-    ]
-    for field in dataclasses.fields(algorithm):
-        value = getattr(algorithm, field.name)
-        marker = "" if value == getattr(start, field.name) else "  # tuned"
-        lines.append(f"{field.name} = {value!r}{marker}")
-    return "\n".join(lines) + "\n"
+def _key(table: Table) -> bytes:
+    return orjson.dumps(table, option=orjson.OPT_SORT_KEYS)
+
+
+def scored_part_warnings(scores: Scores, where: str) -> tuple[str, ...]:
+    """What makes a scored part a poor judge: too few matches, or mostly newcomers."""
+    out: list[str] = []
+    if scores.matches < SMALL_SCORED:
+        out.append(
+            f"{where} has only {scores.matches} matches on {len(set(scores.days))} days: "
+            "differences of a few thousandths in log loss are noise there"
+        )
+    if scores.losses and scores.newcomers / len(scores.losses) > NEWCOMER_SHARE:
+        share = scores.newcomers / len(scores.losses)
+        out.append(
+            f"{share:.0%} of the predictions in {where} involve a player with fewer than "
+            f"{NEWCOMER_GAMES} games: the result mostly reflects how new players are rated"
+        )
+    return tuple(out)

@@ -135,7 +135,7 @@ def test_evaluate_json_prints_exactly_one_object(
     out = capsys.readouterr().out
     assert len(out.strip().splitlines()) == 1
     summary = orjson.loads(out)
-    assert set(summary) == {"matches", "log_loss", "brier", "accuracy"}
+    assert {"matches", "log_loss", "brier", "accuracy", "calibration", "breakdown"} <= set(summary)
     assert summary["matches"] == 1500
     assert 0.0 < summary["log_loss"] < math.log(2) + 0.1
     assert 0.0 < summary["brier"] < 0.3
@@ -166,13 +166,13 @@ def test_tune_prints_a_modes_section_that_loads(
     assert section["algorithm"] == "elo"
     assert section["elo"]["max_gain"] in (4.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0)
     header = re.match(
-        r"# tuned on history.csv: log loss ([0-9.]+) on the last (\d+) matches "
-        r"\(starting configuration: ([0-9.]+)\)",
+        r"# tuned on history.csv: the search scored (\d+) matches \(the last 20% of the "
+        r"history\); start ([0-9.]+), winner ([0-9.]+)",
         out.splitlines()[0],
     )
     assert header is not None, out
-    assert float(header[1]) <= float(header[3])
-    assert int(header[2]) == 300  # the default 20% tail of 1500 matches
+    assert int(header[1]) == 300  # the default 20% tail of 1500 matches
+    assert float(header[3]) <= float(header[2])
 
 
 def test_simulate_then_replay_round_trip(tmp_path: Path) -> None:

@@ -7,7 +7,14 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream.offline.comparison import day_of, log_loss, paired_difference
+from stream.offline.comparison import (
+    Z_EVIDENCE,
+    PairedDifference,
+    critical_value,
+    day_of,
+    log_loss,
+    paired_difference,
+)
 
 
 def test_log_loss_of_known_values() -> None:
@@ -83,3 +90,21 @@ def test_identical_predictions_differ_by_nothing(rows: list[tuple[float, float, 
     result = paired_difference(a, a, [r[2] for r in rows])
     assert result.mean == 0.0
     assert result.verdict == "no evidence"
+
+
+def test_few_days_need_more_standard_errors() -> None:
+    # z = 5 is evidence over three days but not over two (Student's t with 2 degrees: 4.3).
+    assert critical_value(1) == math.inf
+    assert critical_value(3) == 4.303
+    assert 2.0 < critical_value(40) < 2.03
+    assert critical_value(200) == 2.0
+    assert 2.0 <= critical_value(31) < critical_value(30) <= 2.05
+    three_days = PairedDifference(90, 3, -0.05, 0.01)
+    assert three_days.verdict == "better"
+    two_days = PairedDifference(60, 2, -0.05, 0.01)
+    assert two_days.verdict == "no evidence"
+
+
+@given(st.integers(2, 10_000))
+def test_the_critical_value_falls_with_more_days_but_not_below_two(clusters: int) -> None:
+    assert critical_value(clusters) >= critical_value(clusters + 1) >= Z_EVIDENCE

@@ -1,4 +1,4 @@
-"""Parameter search (stream.offline.tuning) on a small simulated 1v1 history."""
+"""Parameter search (stream.offline.tuning) on small simulated histories."""
 
 from __future__ import annotations
 
@@ -10,155 +10,225 @@ from pathlib import Path
 import pytest
 
 from stream.history import HistoryMatch, read_history
+from stream.offline.comparison import Z_EVIDENCE
 from stream.offline.evaluation import evaluate
 from stream.offline.replayer import Replayer
+from stream.offline.search_space import knobs_for, mode_table
+from stream.offline.tuned_section import tuned_toml
 from stream.offline.tuning import (
-    GRIDS,
-    MIN_GAIN,
+    Plan,
     Trial,
     TuneResult,
-    modes_toml_section,
+    planned_trials,
+    score,
     tune,
 )
-from stream.ratings.algorithm import AlgorithmConfig
 from stream.ratings.elo import EloConfig
-from stream.ratings.glicko1 import Glicko1Config
-from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modes import ModeConfig, Modes, parse_modes
 from stream.ratings.teams import TeamStrategy
-from stream.ratings.zonestats import ZoneStatsConfig
-from stream.simulation import SimulationConfig, simulate, write_csv
+from stream.simulation import SimulationConfig, simulate, write_csv, write_jsonl
 
-MATCHES = 600
-SKIP = 300
-ROUNDS = 2
+MATCHES = 3000
+SKIP = 1500
 # Off the defaults on purpose: a small max_gain leaves the search room to improve, and the
-# temperature (not searched) and team strategy must survive into the result and its TOML.
-BASE_GAIN = 8.0
+# temperature (not searched) must survive into the result and its TOML.
+BASE_GAIN = 4.0
 BASE = ModeConfig(
     "default", EloConfig(temperature=200.0, max_gain=BASE_GAIN), TeamStrategy.COMPOSITE_OPPONENT
 )
+# About 40 matches a day: the scored half spans some 40 days, enough clusters for an error.
+PER_SECOND = 0.0005
+
+
+def write_history(path: Path, matches: int, seed: int, matchmaking_noise: float = 600.0) -> Path:
+    # Loose matchmaking by default: lopsided matches make the gain's effect clear in 1,500
+    # matches.
+    config = SimulationConfig(
+        matches=matches,
+        players=80,
+        seed=seed,
+        matches_per_second=PER_SECOND,
+        matchmaking_noise=matchmaking_noise,
+    )
+    with path.open("w", newline="", encoding="utf-8") as file:
+        assert write_csv(simulate(config), file) == matches
+    return path
 
 
 @pytest.fixture(scope="module")
 def history_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("tuning") / "history.csv"
-    with path.open("w", newline="", encoding="utf-8") as file:
-        written = write_csv(simulate(SimulationConfig(matches=MATCHES, players=60, seed=5)), file)
-    assert written == MATCHES
-    return path
+    return write_history(tmp_path_factory.mktemp("tuning") / "history.csv", MATCHES, 5)
+
+
+def reader(path: Path) -> Iterator[HistoryMatch]:
+    return read_history(path)
 
 
 @pytest.fixture(scope="module")
 def result(history_path: Path) -> TuneResult:
     seen: list[Trial] = []
-
-    def history() -> Iterator[HistoryMatch]:
-        return read_history(history_path)
-
-    out = tune(history, BASE, skip=SKIP, rounds=ROUNDS, on_trial=seen.append)
+    knobs = knobs_for("elo", teams=False)
+    out = tune(lambda: reader(history_path), BASE, Plan(SKIP), knobs, on_trial=seen.append)
     assert list(out.trials) == seen  # on_trial saw every trial, in order
+    assert len(seen) <= planned_trials(knobs, Plan(SKIP))
     return out
 
 
-def test_tuning_never_ends_worse_than_the_defaults(result: TuneResult) -> None:
-    assert result.best_log_loss <= result.baseline_log_loss
-    assert result.trials[0].params == {"max_gain": BASE_GAIN}
-    assert result.trials[0].log_loss == result.baseline_log_loss
-    losses = [t.log_loss for t in result.trials]
-    assert result.best_log_loss in losses
-    # A candidate is only taken when it beats the best so far by MIN_GAIN.
-    assert min(losses) <= result.best_log_loss <= min(losses) + MIN_GAIN
+def test_the_baseline_is_the_base_config_evaluated(result: TuneResult, history_path: Path) -> None:
+    fresh = evaluate(reader(history_path), Replayer(Modes.single(BASE)), skip=SKIP)
+    assert fresh.log_loss == pytest.approx(result.search_base_log_loss, rel=1e-12)
+    assert result.search_matches == MATCHES - SKIP == fresh.matches
+    assert result.trials[0].settings == {"elo.max_gain": BASE_GAIN}
 
 
-def test_every_trial_comes_from_the_grid(result: TuneResult) -> None:
-    allowed = [o for options in GRIDS["elo"].values() for o in options]
-    assert {"max_gain": BASE_GAIN} in allowed
-    for trial in result.trials:
-        assert trial.params in allowed
-    # Each configuration is tried at most once.
-    keys = [tuple(sorted(t.params.items())) for t in result.trials]
-    assert len(keys) == len(set(keys))
+def test_every_kept_step_is_beyond_noise(result: TuneResult) -> None:
+    # On this history a larger gain predicts clearly better than 4: the search moved.
+    assert result.steps
+    for step in result.steps:
+        assert step.knob == "elo.max_gain"
+        assert step.paired.verdict == "better"
+        assert step.paired.mean <= -Z_EVIDENCE * step.paired.standard_error
+    assert result.steps[0].old == BASE_GAIN
+    assert isinstance(result.best.algorithm, EloConfig)
+    assert result.best.algorithm.max_gain == result.steps[-1].new
+    assert result.search_best_log_loss < result.search_base_log_loss
 
 
-def test_trial_count_is_bounded(result: TuneResult) -> None:
-    grid_size = sum(len(options) for options in GRIDS["elo"].values())
-    assert 1 < len(result.trials) <= 1 + grid_size * ROUNDS
-
-
-def test_scored_matches_are_the_tail(result: TuneResult) -> None:
-    assert result.scored_matches == MATCHES - SKIP
-
-
-def test_best_config_scores_the_same_when_evaluated_afresh(
+def test_the_winner_scores_the_same_when_evaluated_afresh(
     result: TuneResult, history_path: Path
 ) -> None:
-    assert isinstance(result.best.algorithm, EloConfig)
-    best_gain = result.best.algorithm.max_gain
-    assert {"max_gain": best_gain} in [t.params for t in result.trials]
-    fresh = evaluate(read_history(history_path), Replayer(Modes.single(result.best)), skip=SKIP)
-    assert fresh.log_loss == result.best_log_loss
-    assert fresh.matches == MATCHES - SKIP
-    # Only max_gain is searched for Elo: everything else is the base configuration.
-    assert result.best == dataclasses.replace(
-        BASE, algorithm=EloConfig(temperature=200.0, max_gain=best_gain)
-    )
-    # On this history a larger gain predicts better than the base's: the search moved.
-    assert best_gain > BASE_GAIN
-    assert result.best_log_loss < result.baseline_log_loss
+    fresh = evaluate(reader(history_path), Replayer(Modes.single(result.best)), skip=SKIP)
+    assert fresh.log_loss == pytest.approx(result.search_best_log_loss, rel=1e-12)
+    # Only max_gain is searched for Elo here: everything else is the base configuration.
+    gain = result.steps[-1].new
+    assert isinstance(gain, float)
+    assert result.best.algorithm == EloConfig(temperature=200.0, max_gain=gain)
+    assert result.best.teams is TeamStrategy.COMPOSITE_OPPONENT
 
 
-def test_baseline_is_the_base_config_evaluated(result: TuneResult, history_path: Path) -> None:
-    fresh = evaluate(read_history(history_path), Replayer(Modes.single(BASE)), skip=SKIP)
-    assert fresh.log_loss == result.baseline_log_loss
+def test_without_a_split_the_verdict_is_the_search_s_own(result: TuneResult) -> None:
+    v = result.verdict
+    assert not v.unseen
+    assert v.base_log_loss == result.search_base_log_loss
+    assert v.best_log_loss == result.search_best_log_loss
+    assert v.keep_best
+    assert result.kept == result.best
 
 
-@pytest.mark.parametrize(("section", "lookup"), [("default", None), ("modes.tuned", "tuned")])
-def test_modes_toml_section_round_trips(
-    result: TuneResult, section: str, lookup: str | None
+def test_each_configuration_is_replayed_once(result: TuneResult) -> None:
+    keys = [tuple(sorted(t.settings.items())) for t in result.trials]
+    assert len(keys) == len(set(keys))
+    allowed = set(knobs_for("elo", teams=False)[0].values) | {BASE_GAIN}
+    assert {t.settings["elo.max_gain"] for t in result.trials} <= allowed
+
+
+def test_tuning_again_from_a_settled_winner_changes_nothing(history_path: Path) -> None:
+    knobs = knobs_for("elo", teams=False)
+    settled = tune(lambda: reader(history_path), BASE, Plan(SKIP, rounds=5), knobs)
+    assert len(settled.steps) < 5  # the search stopped by itself, not at the round limit
+    again = tune(lambda: reader(history_path), settled.best, Plan(SKIP, rounds=5), knobs)
+    assert again.steps == ()
+    assert again.best == settled.best
+    assert again.search_base_log_loss == settled.search_best_log_loss
+
+
+def test_a_tiny_scored_part_keeps_the_start_and_warns(tmp_path: Path) -> None:
+    # 40 scored matches of evenly matched players on two days: nothing is beyond noise.
+    path = write_history(tmp_path / "tiny.csv", 80, 5, matchmaking_noise=100.0)
+    start = dataclasses.replace(BASE, algorithm=EloConfig(temperature=200.0, max_gain=32.0))
+    out = tune(lambda: reader(path), start, Plan(40), knobs_for("elo", teams=False))
+    assert out.steps == ()
+    assert out.best == start
+    assert out.kept == start
+    assert any("has only 40 matches" in w for w in out.warnings)
+    # 80 players in 80 matches: most predictions involve someone's first games.
+    assert any("involve a player with fewer than 5 games" in w for w in out.warnings)
+    # Noise still gives some value a lower loss, which a rule without the paired error keeps.
+    assert min(t.log_loss for t in out.trials) < out.search_base_log_loss - 1e-5
+
+
+def test_a_time_split_judges_the_winner_on_matches_the_search_never_saw(
+    history_path: Path,
 ) -> None:
-    text = modes_toml_section(result, section, "history.csv")
-    data = tomllib.loads(text)
-    modes = parse_modes(data, source="tuned.toml")
-    mode = modes.default if lookup is None else modes.listed[lookup]
-    assert mode.algorithm == result.best.algorithm
-    assert isinstance(mode.algorithm, EloConfig)
-    assert mode.algorithm == EloConfig(temperature=200.0, max_gain=mode.algorithm.max_gain)
+    matches = list(reader(history_path))
+    split = matches[2000].at
+    before = [m for m in matches if m.at < split]
+    plan = Plan(skip=len(before) // 2, split=split)
+    out = tune(lambda: reader(history_path), BASE, plan, knobs_for("elo", teams=False))
+    assert out.search_matches == len(before) - len(before) // 2
+    v = out.verdict
+    assert v.unseen
+    after = [m for m in matches if m.at >= split]
+    assert v.matches == len(after)
+    fresh = evaluate(reader(history_path), Replayer(Modes.single(BASE)), since=split)
+    assert v.base_log_loss == pytest.approx(fresh.log_loss, rel=1e-12)
+    best = evaluate(reader(history_path), Replayer(Modes.single(out.best)), since=split)
+    assert v.best_log_loss == pytest.approx(best.log_loss, rel=1e-12)
+    assert out.kept == (out.best if v.paired.verdict == "better" else BASE)
+
+
+def test_the_team_strategy_is_searched_on_team_histories(tmp_path: Path) -> None:
+    path = tmp_path / "teams.jsonl"
+    config = SimulationConfig(
+        matches=600, players=60, team_size=2, seed=3, matches_per_second=PER_SECOND
+    )
+    with path.open("w", encoding="utf-8") as file:
+        write_jsonl(simulate(config), file)
+    knobs = knobs_for("elo")
+    assert knobs[-1].path == ("teams",)
+    out = tune(lambda: reader(path), BASE, Plan(300, rounds=1), knobs)
+    strategies = {t.settings["teams"] for t in out.trials}
+    assert strategies == {s.value for s in TeamStrategy}
+
+
+def test_score_counts_newcomers_and_days(history_path: Path) -> None:
+    scores = score(reader(history_path), BASE, skip=0)
+    assert scores.matches == MATCHES
+    assert len(scores.losses) == len(scores.days) == MATCHES
+    # 80 players, two per match: the first games of each are newcomers' games.
+    assert 0 < scores.newcomers < MATCHES / 2
+    assert len(set(scores.days)) > 30
+
+
+@pytest.mark.parametrize("section", ["default", "modes.tuned"])
+def test_tuned_toml_loads_and_marks_the_changes(result: TuneResult, section: str) -> None:
+    text = tuned_toml(result, section, "history.csv", "the last half", "the same matches")
+    modes = parse_modes(tomllib.loads(text), source="tuned.toml")
+    mode = modes.default if section == "default" else modes.listed["tuned"]
+    assert mode.algorithm == result.kept.algorithm
     assert mode.teams is TeamStrategy.COMPOSITE_OPPONENT
-    assert text.startswith("# tuned on history.csv: log loss ")
-    assert f"on the last {MATCHES - SKIP} matches" in text
-
-
-@pytest.mark.parametrize(
-    "algorithm",
-    [
-        Glicko2Config(
-            tau=0.3,
-            min_volatility=0.02,
-            unrated_volatility=0.03,
-            max_volatility=0.04,
-            period_days=3.0,
-            epsilon=1e-7,
-        ),
-        Glicko1Config(c=12.0, min_deviation=40.0, initial_deviation=250.0),
-        EloConfig(max_gain=1.0 / 3.0),
-        ZoneStatsConfig(game_mult=0.25),
-    ],
-)
-def test_modes_toml_section_round_trips_every_algorithm(algorithm: AlgorithmConfig) -> None:
-    best = ModeConfig("default", algorithm, TeamStrategy.INDIVIDUAL)
-    start = ModeConfig("default", type(algorithm)(), TeamStrategy.INDIVIDUAL)
-    result = TuneResult(start, best, 0.61, 0.69, 100, ())
-    text = modes_toml_section(result, "modes.tuned", "h.jsonl")
-    mode = parse_modes(tomllib.loads(text)).listed["tuned"]
-    assert mode.algorithm == algorithm
-    assert mode.teams is TeamStrategy.INDIVIDUAL
+    assert text.startswith("# tuned on history.csv: the search scored 1500 matches")
     tuned = [line.split(" = ")[0] for line in text.splitlines() if line.endswith("# tuned")]
-    # "# tuned" marks what differs from the configuration the search started from.
-    changed = [
-        f.name
-        for f in dataclasses.fields(algorithm)
-        if getattr(algorithm, f.name) != getattr(start.algorithm, f.name)
-    ]
-    assert tuned == changed
-    assert "(starting configuration: 0.69000)" in text.splitlines()[0]
+    assert tuned == ["max_gain"]
+    assert sum(line.startswith("# step elo.max_gain") for line in text.splitlines()) == len(
+        result.steps
+    )
+
+
+def test_tuned_toml_keeps_the_start_when_the_verdict_is_no_evidence(result: TuneResult) -> None:
+    verdict = result.verdict
+    unconvincing = type(verdict)(
+        verdict.matches,
+        verdict.base_log_loss,
+        verdict.best_log_loss,
+        type(verdict.paired)(verdict.paired.predictions, 40, -0.001, 0.001),
+        unseen=True,
+    )
+    rejected = TuneResult(
+        result.base,
+        result.best,
+        result.base_table,
+        result.best_table,
+        result.search_matches,
+        result.search_base_log_loss,
+        result.search_best_log_loss,
+        result.steps,
+        result.trials,
+        unconvincing,
+    )
+    text = tuned_toml(rejected, "default", "h.csv", "x", "y")
+    assert "the start is kept below" in text
+    mode = parse_modes(tomllib.loads(text)).default
+    assert mode == BASE
+    assert mode_table(mode) == result.base_table
+    assert not [line for line in text.splitlines() if line.endswith("# tuned")]

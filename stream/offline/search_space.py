@@ -1,0 +1,158 @@
+"""What ``tune`` may change: a declarative list of modes-file keys and their candidate values.
+
+A knob names a key by its path in a mode's table of the modes file (``("glicko2", "tau")`` is
+``tau`` under ``[default.glicko2]``), so a candidate configuration is built exactly as a modes
+file would build it, by :func:`stream.ratings.modes.build_mode`, with the same checks. A new
+modes-file key becomes searchable by adding one :class:`Knob` here.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from stream.ratings.modes import ModeConfig
+from stream.ratings.teams import TeamStrategy
+
+Kind = Literal["number", "choice"]
+Value = float | str
+Table = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Knob:
+    """One searchable key: where it lives, the values to try, and what kind of value it is.
+
+    ``moves_with`` names sibling keys set to this key's value times a ratio, for parameters
+    that only make sense together (Glicko-2's volatility and its bounds).
+    """
+
+    path: tuple[str, ...]
+    values: tuple[Value, ...]
+    kind: Kind
+    moves_with: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.path)
+
+    def applied(self, table: Table, value: Value) -> Table:
+        """A copy of a mode's ``table`` with this knob set to ``value``."""
+        out = copy.deepcopy(table)
+        *parents, key = self.path
+        inner = out
+        for part in parents:
+            inner = inner.setdefault(part, {})
+        inner[key] = value
+        for sibling, ratio in self.moves_with:
+            inner[sibling] = float(value) * ratio
+        return out
+
+    def read(self, table: Table) -> Value | None:
+        inner: Any = table
+        for part in self.path:
+            if not isinstance(inner, dict) or part not in inner:
+                return None
+            inner = inner[part]
+        return inner if isinstance(inner, float | int | str) else None
+
+
+def _numbers(path: tuple[str, ...], *values: float) -> Knob:
+    return Knob(path, values, "number")
+
+
+# Keys every algorithm shares. The team strategy changes how a team result moves each member's
+# rating (predictions always use the team averages), so it matters only with teams of two or more.
+COMMON: tuple[Knob, ...] = (Knob(("teams",), tuple(t.value for t in TeamStrategy), "choice"),)
+
+# Knobs worth turning around each algorithm's defaults. Elo's and ZoneStats' temperatures are
+# not searched: with max_gain / game_mult they only rescale the ratings.
+BY_ALGORITHM: Mapping[str, tuple[Knob, ...]] = {
+    "glicko2": (
+        # With one game per rating period the volatility barely moves from its start, so it
+        # acts as per-game process noise; its bounds keep the INVERSUS proportions around it.
+        Knob(
+            ("glicko2", "unrated_volatility"),
+            (0.02, 0.03, 0.045, 0.06, 0.09, 0.12, 0.18),
+            "number",
+            (("min_volatility", 2 / 3), ("max_volatility", 4 / 3)),
+        ),
+        _numbers(("glicko2", "unrated_deviation"), 1.2, 1.5, 2.015, 2.5),
+        _numbers(("glicko2", "min_deviation"), 0.05, 0.1, 0.175, 0.3),
+        _numbers(("glicko2", "tau"), 0.3, 0.5, 1.0),
+        _numbers(("glicko2", "period_days"), 3.0, 14.0, 60.0),
+    ),
+    "glicko1": (
+        _numbers(("glicko1", "c"), 1.0, 2.0, 3.1, 5.0, 8.0, 12.0, 20.0),
+        _numbers(("glicko1", "min_deviation"), 10.0, 25.0, 40.0, 60.0, 80.0),
+        _numbers(("glicko1", "initial_deviation"), 200.0, 250.0, 300.0, 350.0),
+    ),
+    "elo": (_numbers(("elo", "max_gain"), 4.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0),),
+    "zonestats": (_numbers(("zonestats", "game_mult"), 0.25, 0.5, 1.0, 2.0, 4.0, 8.0),),
+}
+
+
+def knobs_for(algorithm: str, *, teams: bool = True) -> tuple[Knob, ...]:
+    """The knobs of ``algorithm`` then the shared ones (without the team strategy if not
+    ``teams``: every team of the history has one player, so it changes nothing)."""
+    common = COMMON if teams else tuple(k for k in COMMON if k.path != ("teams",))
+    return BY_ALGORITHM[algorithm] + common
+
+
+def mode_table(config: ModeConfig) -> Table:
+    """``config`` as the table of a modes file that builds it again (every key written)."""
+    table: Table = {}
+    for f in dataclasses.fields(config):
+        if not f.init or f.name == "name":
+            continue
+        value = getattr(config, f.name)
+        if f.name == "algorithm":
+            table["algorithm"] = value.name
+            table[value.name] = _fields(value)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            table[f.name] = _fields(value)
+        else:
+            table[f.name] = _plain(value)
+    return table
+
+
+def _fields(value: object) -> Table:
+    return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}  # type: ignore[arg-type]
+
+
+def _plain(value: object) -> Any:
+    return value.value if isinstance(value, enum.Enum) else value
+
+
+def toml_section(table: Table, section: str, marked: Mapping[str, str] | None = None) -> str:
+    """``table`` as TOML under ``[section]``; a key whose dotted path is in ``marked`` gets
+    that text as a trailing comment."""
+    marked = marked or {}
+    lines: list[str] = []
+
+    def emit(inner: Table, header: str, prefix: str) -> None:
+        lines.append(f"[{header}]")
+        for key, value in inner.items():
+            if not isinstance(value, dict):
+                note = marked.get(prefix + key)
+                lines.append(f"{key} = {_toml_value(value)}" + (f"  # {note}" if note else ""))
+        for key, value in inner.items():
+            if isinstance(value, dict):
+                emit(value, f"{header}.{key}", f"{prefix}{key}.")
+
+    emit(table, section, "")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, int | float):
+        return repr(value)
+    raise TypeError(f"cannot write {value!r} as TOML")
