@@ -99,3 +99,15 @@ def iso_date(text: str) -> float:
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)
     return when.timestamp()
+
+
+def team_sizes(text: str) -> tuple[int, ...]:
+    """Two or more whole numbers of at least 1, separated by commas or 'v': ``2,3`` or ``2v3``."""
+    parts = text.replace("v", ",").split(",")
+    _check(
+        len(parts) >= 2 and all(part.strip().isdigit() for part in parts),
+        f"expected two or more team sizes such as 2,3 or 2v3, got {text!r}",
+    )
+    sizes = tuple(int(part) for part in parts)
+    _check(min(sizes) >= 1, f"every team needs a player, got {text!r}")
+    return sizes

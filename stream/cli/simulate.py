@@ -1,30 +1,84 @@
 """`skillstream simulate`: a fleet simulator that writes a match history file.
 
-(The live pipeline's producer mode builds on the same simulator core.)
+(The live pipeline's producer mode builds on the same simulator core.) docs/simulator.md
+describes the model behind every option.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from stream.simulation import SimulationConfig, simulate, write_csv, write_jsonl
+from stream.cli.arguments import team_sizes
+from stream.simulation import Matchmaker, SimulationConfig, simulate, write_csv, write_jsonl
+
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(SimulationConfig)}
+# Command-line option (without --) -> SimulationConfig field, for the model's knobs.
+_MODEL_OPTIONS = {
+    "matches": "matches",
+    "players": "players",
+    "initial-players": "initial_players",
+    "seed": "seed",
+    "mode": "mode",
+    "team-size": "team_size",
+    "teams": "teams",
+    "team-sizes": "team_sizes",
+    "draw-rate": "draw_probability",
+    "quit-rate": "quit_probability",
+    "drift": "drift_sd",
+    "newcomer-deficit": "newcomer_deficit",
+    "learning-matches": "learning_matches",
+    "matchmaker": "matchmaker",
+    "matchmaking-k": "matchmaking_k",
+    "matchmaking-noise": "matchmaking_noise",
+    "pool-size": "pool_size",
+    "carry": "carry",
+    "extra-player-edge": "extra_player_edge",
+    "party-rate": "party_rate",
+    "break-rate": "break_probability",
+    "break-days": "break_days",
+    "matches-per-second": "matches_per_second",
+    "match-length": "match_seconds",
+}
+_HELP = {
+    "initial-players": "players present at the start (veterans; default: a tenth)",
+    "mode": "mode name (default from the format, e.g. 1v1, 2v3, ffa8)",
+    "teams": "teams per match (>2: free-for-all)",
+    "team-sizes": "one size per team for uneven teams, e.g. 2,3 (overrides --team-size/--teams)",
+    "drift": "true-skill random walk per match played (sd)",
+    "newcomer-deficit": "how far below their eventual skill newcomers start",
+    "learning-matches": "matches for a newcomer's deficit to shrink by a factor e",
+    "matchmaker": "elo: its own rating from results; oracle: true skill plus noise",
+    "matchmaking-k": "K factor of the matchmaker's Elo",
+    "matchmaking-noise": "noise (sd) on the matchmaker's view, redrawn after each match",
+    "pool-size": "players the matchmaker looks at per match",
+    "carry": "weight of a team's best performance against its mean (0..1)",
+    "extra-player-edge": "points per player a bigger team keeps after the handicap",
+    "party-rate": "share of joining players who join the previous player's party",
+    "break-rate": "probability of a break after a match",
+    "break-days": "mean length of a break",
+    "matches-per-second": "simulated (game-time) match rate",
+    "match-length": "mean seconds a simulated match lasts",
+}
+_TYPES: dict[str, Any] = {
+    "team-sizes": team_sizes,
+    "matchmaker": Matchmaker,
+    "mode": str,
+    "initial-players": int,
+}
 
 
 def config_from_args(args: argparse.Namespace) -> SimulationConfig:
+    """The SimulationConfig of the parsed options; ValueError names a value out of range."""
     return SimulationConfig(
-        seed=args.seed,
-        matches=args.matches,
-        players=args.players,
-        mode=args.mode,
-        team_size=args.team_size,
-        teams=args.teams,
-        draw_probability=args.draw_rate,
-        quit_probability=args.quit_rate,
-        drift_sd=args.drift,
+        **{
+            field: getattr(args, option.replace("-", "_"))
+            for option, field in _MODEL_OPTIONS.items()
+        }
     )
 
 
@@ -37,7 +91,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.kafka:
         return _to_kafka(args, config)
     fmt = args.format or ("jsonl" if args.out and args.out.suffix == ".jsonl" else "csv")
-    if fmt == "csv" and (config.teams != 2 or config.team_size != 1):
+    if fmt == "csv" and config.sizes != (1, 1):
         print(
             "skillstream simulate: error: CSV holds 1v1 matches; use --format jsonl",
             file=sys.stderr,
@@ -93,15 +147,17 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
 
 
 def add_simulation_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--matches", type=int, default=10_000)
-    parser.add_argument("--players", type=int, default=1_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--mode", help="mode name (default from the format, e.g. 1v1)")
-    parser.add_argument("--team-size", type=int, default=1)
-    parser.add_argument("--teams", type=int, default=2, help="teams per match (>2: free-for-all)")
-    parser.add_argument("--draw-rate", type=float, default=0.0)
-    parser.add_argument("--quit-rate", type=float, default=0.0)
-    parser.add_argument("--drift", type=float, default=0.0, help="true-skill drift per match (sd)")
+    """One option per model knob, each defaulting to the SimulationConfig field."""
+    for option, field in _MODEL_OPTIONS.items():
+        default = _DEFAULTS[field]
+        kind = _TYPES.get(option) or type(default)
+        help_text = _HELP.get(option, "")
+        if default is not None:
+            help_text = f"{help_text} (default: {default})".strip()
+        choices = list(Matchmaker) if option == "matchmaker" else None
+        parser.add_argument(
+            f"--{option}", type=kind, default=default, choices=choices, help=help_text or None
+        )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
