@@ -27,6 +27,8 @@ _MODEL_OPTIONS = {
     "team-size": "team_size",
     "teams": "teams",
     "team-sizes": "team_sizes",
+    "skill-mean": "skill_mean",
+    "skill-sd": "skill_sd",
     "draw-rate": "draw_probability",
     "quit-rate": "quit_probability",
     "drift": "drift_sd",
@@ -49,6 +51,7 @@ _HELP = {
     "mode": "mode name (default from the format, e.g. 1v1, 2v3, ffa8)",
     "teams": "teams per match (>2: free-for-all)",
     "team-sizes": "one size per team for uneven teams, e.g. 2,3 (overrides --team-size/--teams)",
+    "skill-sd": "spread of the players' eventual true skills",
     "drift": "true-skill random walk per match played (sd)",
     "newcomer-deficit": "how far below their eventual skill newcomers start",
     "learning-matches": "matches for a newcomer's deficit to shrink by a factor e",
@@ -66,7 +69,7 @@ _HELP = {
 }
 _TYPES: dict[str, Any] = {
     "team-sizes": team_sizes,
-    "matchmaker": Matchmaker,
+    "matchmaker": str,
     "mode": str,
     "initial-players": int,
 }
@@ -154,7 +157,7 @@ def add_simulation_options(parser: argparse.ArgumentParser) -> None:
         help_text = _HELP.get(option, "")
         if default is not None:
             help_text = f"{help_text} (default: {default})".strip()
-        choices = list(Matchmaker) if option == "matchmaker" else None
+        choices = [m.value for m in Matchmaker] if option == "matchmaker" else None
         parser.add_argument(
             f"--{option}", type=kind, default=default, choices=choices, help=help_text or None
         )

@@ -49,8 +49,9 @@ class SimulationConfig:
     matchmaker: Matchmaker = Matchmaker.ELO
     # K factor of the matchmaker's Elo (points per unit of surprise).
     matchmaking_k: float = 32.0
-    # Gaussian noise on the matchmaker's view of a player, redrawn after each of their matches.
-    matchmaking_noise: float = 0.0
+    # Gaussian noise on the matchmaker's view of a player, redrawn after each of their matches:
+    # the compromises a queue makes to start matches in time.
+    matchmaking_noise: float = 50.0
     pool_size: int = 16
     # Weight of the team's best performance against its mean: 0 = the mean alone decides.
     carry: float = 0.25
@@ -117,6 +118,8 @@ class SimulationConfig:
             self.matchmaker in tuple(Matchmaker),
             f"matchmaker must be one of {', '.join(Matchmaker)}, got {self.matchmaker!r}",
         )
+        # A plain string from a caller becomes the member, so identity checks hold.
+        object.__setattr__(self, "matchmaker", Matchmaker(self.matchmaker))
 
     @property
     def sizes(self) -> tuple[int, ...]:

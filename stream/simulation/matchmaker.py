@@ -35,14 +35,21 @@ def balance(
 ) -> list[list[int]]:
     """Teams of ``sizes`` players: ``group`` (a party) together in the first, the others spread.
 
-    The others go best first, each to the team with room whose estimates sum to the least per
-    place: for teams of equal size without a party this is the snake draft 0, 1, 1, 0, 0, 1, ...
+    The others go best first, each to the team with room whose mean would be lowest if its
+    empty places were filled with the match's mean estimate: for teams of equal size without a
+    party this is the snake draft 0, 1, 1, 0, 0, 1, ...
     """
+    players = [*group, *others]
+    fill = sum(estimates[p] for p in players) / len(players)
     teams: list[list[int]] = [list(group)] + [[] for _ in sizes[1:]]
     sums = [sum(estimates[p] for p in group)] + [0.0] * (len(sizes) - 1)
+
+    def projected_mean(t: int) -> float:
+        return (sums[t] + (sizes[t] - len(teams[t])) * fill) / sizes[t]
+
     for player in sorted(others, key=lambda p: (-estimates[p], p)):
         open_teams = [t for t in range(len(sizes)) if len(teams[t]) < sizes[t]]
-        team = min(open_teams, key=lambda t: (sums[t] / sizes[t], t))
+        team = min(open_teams, key=lambda t: (projected_mean(t), t))
         teams[team].append(player)
         sums[team] += estimates[player]
     return teams
