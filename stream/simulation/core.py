@@ -150,8 +150,8 @@ class Simulator:
                 next_joiner += 1
             now_ms += max(1, round(rng.expovariate(1.0) * mean_gap_ms))
             length_ms = max(1, round(config.match_seconds * rng.uniform(0.7, 1.3) * 1000.0))
-            now_ms, group, others = self._pick_players(now_ms, length_ms)
-            teams = balance(group, others, self._estimates, config.sizes)
+            now_ms, parties, solo = self._pick_players(now_ms, length_ms)
+            teams = balance(parties, solo, self._estimates, config.sizes)
             # Otherwise the first team (CSV player_a) would always hold the party or favourite.
             rng.shuffle(teams)
             yield self._play(f"sim{config.seed}-{number + 1}", mode, now_ms, length_ms, teams)
@@ -159,10 +159,14 @@ class Simulator:
     def _free(self, p: int, start_ms: int) -> bool:
         return self._busy_until[p] <= start_ms and self._break_until[p] <= start_ms
 
-    def _pick_players(self, now_ms: int, length_ms: int) -> tuple[int, list[int], list[int]]:
-        """(finish time, the anchor and its party, the other players) of the next match.
+    def _pick_players(self, now_ms: int, length_ms: int) -> tuple[int, list[list[int]], list[int]]:
+        """(finish time, the parties, the solo players) of the next match.
 
-        The finish moves later than ``now_ms`` only when too few players are out of a match.
+        The first party holds the anchor (alone if they have no party). A pooled player whose
+        party has free members comes with them, as a party of its own team, while a team is
+        left without a party and the match has room; otherwise they wait, unless the pool runs
+        short. The finish moves later than ``now_ms`` only when too few players are out of a
+        match.
         """
         config = self.config
         need = config.players_per_match
@@ -177,15 +181,40 @@ class Simulator:
             start_ms = now_ms - length_ms
             available = self._fallback_pool(start_ms, need)
         anchor = available[0]
-        group = [anchor]
-        party = self._party[anchor]
-        if party is not None:
-            group += [m for m in party if m != anchor and self._free(m, start_ms)]
-        in_group = set(group)
+        parties = [[anchor, *self._free_mates(anchor, start_ms, set())]]
+        chosen = set(parties[0])
+        solo: list[int] = []
+        waiting: list[int] = []
         estimates = self._estimates
         target = estimates[anchor]
-        nearest = sorted((abs(estimates[p] - target), p) for p in available if p not in in_group)
-        return now_ms, group, [p for _, p in nearest[: need - len(group)]]
+        for _, p in sorted((abs(estimates[q] - target), q) for q in available if q != anchor):
+            if len(chosen) == need:
+                break
+            if p in chosen:
+                continue
+            mates = self._free_mates(p, start_ms, chosen)
+            if not mates:
+                solo.append(p)
+                chosen.add(p)
+            elif len(parties) < len(config.sizes) and len(chosen) + 1 + len(mates) <= need:
+                parties.append([p, *mates])
+                chosen.update(parties[-1])
+            else:
+                waiting.append(p)
+        for p in waiting:
+            if len(chosen) == need:
+                break
+            if p not in chosen:
+                solo.append(p)
+                chosen.add(p)
+        return now_ms, parties, solo
+
+    def _free_mates(self, p: int, start_ms: int, taken: set[int]) -> list[int]:
+        """The members of ``p``'s party, other than ``p``, free at ``start_ms`` and not taken."""
+        party = self._party[p]
+        if party is None:
+            return []
+        return [m for m in party if m != p and m not in taken and self._free(m, start_ms)]
 
     def _fallback_pool(self, start_ms: int, need: int) -> list[int]:
         """Free players when the random pool came up short (small, busy or resting population).

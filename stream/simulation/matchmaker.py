@@ -31,23 +31,28 @@ def elo_changes(ratings: Sequence[float], ranks: Sequence[int], k: float) -> lis
 
 
 def balance(
-    group: Sequence[int], others: Sequence[int], estimates: Sequence[float], sizes: Sequence[int]
+    parties: Sequence[Sequence[int]],
+    solo: Sequence[int],
+    estimates: Sequence[float],
+    sizes: Sequence[int],
 ) -> list[list[int]]:
-    """Teams of ``sizes`` players: ``group`` (a party) together in the first, the others spread.
+    """Teams of ``sizes`` players: party i (at most one per team) in team i, the solo spread.
 
-    The others go best first, each to the team with room whose mean would be lowest if its
-    empty places were filled with the match's mean estimate: for teams of equal size without a
-    party this is the snake draft 0, 1, 1, 0, 0, 1, ...
+    The solo players go best first, each to the team with room whose mean would be lowest if
+    its empty places were filled with the match's mean estimate: for teams of equal size
+    without parties this is the snake draft 0, 1, 1, 0, 0, 1, ...
     """
-    players = [*group, *others]
+    teams: list[list[int]] = [
+        list(parties[t]) if t < len(parties) else [] for t in range(len(sizes))
+    ]
+    players = [p for team in teams for p in team] + list(solo)
     fill = sum(estimates[p] for p in players) / len(players)
-    teams: list[list[int]] = [list(group)] + [[] for _ in sizes[1:]]
-    sums = [sum(estimates[p] for p in group)] + [0.0] * (len(sizes) - 1)
+    sums = [sum(estimates[p] for p in team) for team in teams]
 
     def projected_mean(t: int) -> float:
         return (sums[t] + (sizes[t] - len(teams[t])) * fill) / sizes[t]
 
-    for player in sorted(others, key=lambda p: (-estimates[p], p)):
+    for player in sorted(solo, key=lambda p: (-estimates[p], p)):
         open_teams = [t for t in range(len(sizes)) if len(teams[t]) < sizes[t]]
         team = min(open_teams, key=lambda t: (projected_mean(t), t))
         teams[team].append(player)

@@ -111,11 +111,13 @@ def test_the_matchmaker_learns_from_results() -> None:
 def test_teams_are_balanced_on_the_estimates_with_a_party_kept_together() -> None:
     estimates = [1900.0, 1800.0, 1600.0, 1500.0, 1400.0, 1300.0]
     assert balance([], [0, 1, 2, 3], estimates, (2, 2)) == [[0, 3], [1, 2]]  # snake draft
-    teams = balance([4, 5], [0, 1, 2, 3], estimates, (3, 3))
+    teams = balance([[4, 5]], [0, 1, 2, 3], estimates, (3, 3))
     assert teams[0][:2] == [4, 5]
     assert sorted(len(t) for t in teams) == [3, 3]
     assert teams == [[4, 5, 0], [1, 2, 3]]
     assert [len(t) for t in balance([], [0, 1, 2, 3, 4], estimates, (2, 3))] == [2, 3]
+    # Two parties: one per team, the weaker party gets the best solo player.
+    assert balance([[0, 1], [4, 5]], [2, 3], estimates, (3, 3)) == [[0, 1, 3], [4, 5, 2]]
 
 
 def test_parties_play_together_and_make_teammates_recur() -> None:
@@ -135,9 +137,9 @@ def test_parties_play_together_and_make_teammates_recur() -> None:
                     apart += side[mate] != t
         return together / (together + apart)
 
-    # A party queues together when one of them is the anchor of a match; a member the pool
-    # picks alone plays solo, so pairs meet as opponents sometimes.
-    assert share_together(1.0) > 0.8
+    # A party queues together; only when the pool runs short may a member play without (or
+    # against) their party.
+    assert share_together(1.0) > 0.95
     assert share_together(0.0) < 0.45  # a random pair in a 2v2: one chance in three
 
     def share_beside_partner(party_rate: float) -> float:
