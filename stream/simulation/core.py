@@ -109,8 +109,7 @@ class Simulator:
         self._busy_until.append(0)
         self._break_until.append(0)
         self._rating.append(config.skill_mean)
-        self._estimates.append(0.0)
-        self._estimates[index] = self._view(index)
+        self._estimates.append(self._view(index))  # reads the skill and rating just appended
         self._skill_by_id[player_id] = eventual - deficit
         party: list[int] | None = None
         if index > 0 and config.party_cap > 1 and rng.random() < config.party_rate:
