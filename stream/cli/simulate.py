@@ -18,7 +18,7 @@ from stream.simulation import Matchmaker, SimulationConfig, simulate, write_csv,
 
 _DEFAULTS: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(SimulationConfig)}
 # Command-line option (without --) -> SimulationConfig field, for the model's knobs.
-_MODEL_OPTIONS = {
+MODEL_OPTIONS = {
     "matches": "matches",
     "players": "players",
     "initial-players": "initial_players",
@@ -80,7 +80,7 @@ def config_from_args(args: argparse.Namespace) -> SimulationConfig:
     return SimulationConfig(
         **{
             field: getattr(args, option.replace("-", "_"))
-            for option, field in _MODEL_OPTIONS.items()
+            for option, field in MODEL_OPTIONS.items()
         }
     )
 
@@ -151,7 +151,7 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
 
 def add_simulation_options(parser: argparse.ArgumentParser) -> None:
     """One option per model knob, each defaulting to the SimulationConfig field."""
-    for option, field in _MODEL_OPTIONS.items():
+    for option, field in MODEL_OPTIONS.items():
         default = _DEFAULTS[field]
         kind = _TYPES.get(option) or type(default)
         help_text = _HELP.get(option, "")

@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         table = newcomer_calibration(read_history(args.history), Replayer(Modes()), args.matches)
     except UserError as exc:
-        print(f"newcomers: error: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2
     print("match  predictions  predicted  observed  observed-predicted")
     for row in table:

@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         rows = compare(args.history)
     except UserError as exc:
-        print(f"strategies: error: {exc}", file=sys.stderr)
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2
     print("strategy            log_loss  minus composite_team  standard_error  days  verdict")
     for run, diff in rows:

@@ -9,14 +9,14 @@ import orjson
 import pytest
 
 from stream.cli.main import main
-from stream.cli.simulate import _MODEL_OPTIONS
+from stream.cli.simulate import MODEL_OPTIONS
 from stream.simulation import SimulationConfig
 
 
 def test_every_model_field_is_an_option() -> None:
     fields = {f.name for f in dataclasses.fields(SimulationConfig)}
     # start and stats are for library callers (the fleet, tests), not the command line.
-    assert fields - set(_MODEL_OPTIONS.values()) == {"start", "stats"}
+    assert fields - set(MODEL_OPTIONS.values()) == {"start", "stats"}
 
 
 def test_uneven_teams_then_evaluate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
