@@ -70,6 +70,8 @@ class SimulationConfig:
         _check(self.team_size >= 1, f"team_size must be >= 1, got {self.team_size}")
         _check(self.teams >= 2, f"teams must be >= 2, got {self.teams}")
         if self.team_sizes is not None:
+            # A list from a caller becomes a tuple, so the config stays hashable.
+            object.__setattr__(self, "team_sizes", tuple(self.team_sizes))
             _check(
                 len(self.team_sizes) >= 2 and all(size >= 1 for size in self.team_sizes),
                 f"team_sizes must be two or more sizes >= 1, got {self.team_sizes}",

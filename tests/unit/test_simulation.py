@@ -239,6 +239,11 @@ def test_simulator_runs_once() -> None:
         ({"pool_size": 3, "teams": 4}, "pool_size must be at least 4, got 3"),
         ({"matches": -1}, "matches must be >= 0, got -1"),
         ({"mode": ""}, "mode must not be empty"),
+        ({"team_sizes": (2,)}, "team_sizes must be two or more sizes >= 1, got (2,)"),
+        ({"team_sizes": [2, 0]}, "team_sizes must be two or more sizes >= 1, got (2, 0)"),
+        ({"carry": -0.1}, "carry must be between 0 and 1, got -0.1"),
+        ({"learning_matches": 0}, "learning_matches must be > 0, got 0"),
+        ({"matchmaker": "magic"}, "matchmaker must be one of elo, oracle, got 'magic'"),
     ],
 )
 def test_config_validation(changes: dict[str, object], message: str) -> None:
