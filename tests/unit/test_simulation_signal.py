@@ -90,9 +90,9 @@ def test_elo_matchmaking_leaves_signal_where_the_oracle_leaves_coin_flips() -> N
         carry=0.0,
         party_rate=0.0,
     )
-    assert oracle > 0.68
+    assert oracle > COIN_FLIP - 0.005  # 0.711 here: no better than a coin flip
     for changes in ({"team_size": 2}, {"team_size": 5}, {"team_sizes": (2, 3)}, {"teams": 4}):
-        assert default_log_loss(**changes) < 0.675, changes
+        assert default_log_loss(**changes) < 0.665, changes
 
 
 def test_the_matchmaker_learns_from_results() -> None:
