@@ -115,7 +115,8 @@ def iso_date(text: str) -> float:
     return when.timestamp()
 
 
-def _finite(text: str) -> float:
+def finite_float(text: str) -> float:
+    """A finite number (no inf or nan)."""
     try:
         value = float(text)
     except ValueError:
@@ -126,21 +127,21 @@ def _finite(text: str) -> float:
 
 def non_negative_float(text: str) -> float:
     """A finite number of at least 0."""
-    value = _finite(text)
+    value = finite_float(text)
     _check(value >= 0.0, f"must not be negative, got {text}")
     return value
 
 
 def positive_float(text: str) -> float:
     """A finite number above 0."""
-    value = _finite(text)
+    value = finite_float(text)
     _check(value > 0.0, f"must be above 0, got {text}")
     return value
 
 
 def probability(text: str) -> float:
     """A number from 0 to 1, both included."""
-    value = _finite(text)
+    value = finite_float(text)
     _check(0.0 <= value <= 1.0, f"must be between 0 and 1, got {text}")
     return value
 
@@ -155,3 +156,15 @@ def output_folder(text: str) -> Path:
     _check(existing.is_dir(), f"{text}: {existing} is a file, not a folder")
     _check(os.access(existing, os.W_OK), f"{text}: the folder {existing} is not writable")
     return path
+
+
+def team_sizes(text: str) -> tuple[int, ...]:
+    """Two or more whole numbers of at least 1, separated by commas or 'v': ``2,3`` or ``2v3``."""
+    parts = text.replace("v", ",").split(",")
+    _check(
+        len(parts) >= 2 and all(part.strip().isdigit() for part in parts),
+        f"expected two or more team sizes such as 2,3 or 2v3, got {text!r}",
+    )
+    sizes = tuple(int(part) for part in parts)
+    _check(min(sizes) >= 1, f"every team needs a player, got {text!r}")
+    return sizes

@@ -1,40 +1,106 @@
 """`skillstream simulate`: a fleet simulator that writes a match history file.
 
-(The live pipeline's producer mode builds on the same simulator core.)
+(The live pipeline's producer mode builds on the same simulator core.) docs/simulator.md
+describes the model behind every option.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from contextlib import ExitStack
-from typing import TextIO
+from typing import Any, TextIO
 
 from stream.cli.arguments import (
+    finite_float,
     int_at_least,
     non_negative_float,
     output_file,
     positive_int,
     probability,
+    team_sizes,
 )
 from stream.errors import UserError
-from stream.simulation import SimulationConfig, simulate, write_csv, write_jsonl
+from stream.simulation import Matchmaker, SimulationConfig, simulate, write_csv, write_jsonl
+
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(SimulationConfig)}
+# Command-line option (without --) -> SimulationConfig field, for the model's knobs.
+MODEL_OPTIONS = {
+    "matches": "matches",
+    "players": "players",
+    "initial-players": "initial_players",
+    "seed": "seed",
+    "mode": "mode",
+    "team-size": "team_size",
+    "teams": "teams",
+    "team-sizes": "team_sizes",
+    "skill-mean": "skill_mean",
+    "skill-sd": "skill_sd",
+    "draw-rate": "draw_probability",
+    "quit-rate": "quit_probability",
+    "drift": "drift_sd",
+    "newcomer-deficit": "newcomer_deficit",
+    "learning-matches": "learning_matches",
+    "matchmaker": "matchmaker",
+    "matchmaking-k": "matchmaking_k",
+    "matchmaking-noise": "matchmaking_noise",
+    "pool-size": "pool_size",
+    "carry": "carry",
+    "extra-player-edge": "extra_player_edge",
+    "party-rate": "party_rate",
+    "break-rate": "break_probability",
+    "break-days": "break_days",
+    "matches-per-second": "matches_per_second",
+    "match-length": "match_seconds",
+}
+_HELP = {
+    "initial-players": "players present at the start (veterans; default: a tenth)",
+    "mode": "mode name (default from the format, e.g. 1v1, 2v3, ffa8)",
+    "teams": "teams per match (>2: free-for-all)",
+    "team-sizes": "one size per team for uneven teams, e.g. 2,3 (overrides --team-size/--teams)",
+    "skill-sd": "spread of the players' eventual true skills",
+    "drift": "true-skill random walk per match played (sd)",
+    "newcomer-deficit": "how far below their eventual skill newcomers start",
+    "learning-matches": "matches for a newcomer's deficit to shrink by a factor e",
+    "matchmaker": "elo: its own rating from results; oracle: true skill plus noise",
+    "matchmaking-k": "K factor of the matchmaker's Elo",
+    "matchmaking-noise": "noise (sd) on the matchmaker's view, redrawn after each match",
+    "pool-size": "players the matchmaker looks at per match",
+    "carry": "weight of a team's best performance against its mean (0..1)",
+    "extra-player-edge": "points per player a bigger team keeps after the handicap",
+    "party-rate": "share of joining players who join the previous player's party",
+    "break-rate": "probability of a break after a match",
+    "break-days": "mean length of a break",
+    "matches-per-second": "simulated (game-time) match rate",
+    "match-length": "mean seconds a simulated match lasts",
+}
+# Options whose range the parser checks (the config checks the rest, as a one-line error too).
+_TYPES: dict[str, Any] = {
+    "matches": positive_int,
+    "players": int_at_least(2),
+    "team-size": positive_int,
+    "teams": int_at_least(2),
+    "draw-rate": probability,
+    "quit-rate": probability,
+    "drift": non_negative_float,
+    "team-sizes": team_sizes,
+    "matchmaker": str,
+    "mode": str,
+    "initial-players": int,
+}
 
 # What --out may be: the format follows the suffix unless --format says otherwise.
 OUT_SUFFIXES = (".csv", ".jsonl")
 
 
 def config_from_args(args: argparse.Namespace) -> SimulationConfig:
+    """The SimulationConfig of the parsed options; ValueError names a value out of range."""
     return SimulationConfig(
-        seed=args.seed,
-        matches=args.matches,
-        players=args.players,
-        mode=args.mode,
-        team_size=args.team_size,
-        teams=args.teams,
-        draw_probability=args.draw_rate,
-        quit_probability=args.quit_rate,
-        drift_sd=args.drift,
+        **{
+            field: getattr(args, option.replace("-", "_"))
+            for option, field in MODEL_OPTIONS.items()
+        }
     )
 
 
@@ -49,7 +115,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     fmt = args.format or suffix or "csv"
     if suffix is not None and fmt != suffix:
         raise UserError(f"--format {fmt} does not match --out {args.out}")
-    if fmt == "csv" and (config.teams != 2 or config.team_size != 1):
+    if fmt == "csv" and (config.sizes != (1, 1)):
         raise UserError("CSV holds 1v1 matches; use --format jsonl (or --out FILE.jsonl)")
     with ExitStack() as stack:
         out: TextIO = (
@@ -101,19 +167,17 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
 
 
 def add_simulation_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--matches", type=positive_int, default=10_000)
-    parser.add_argument("--players", type=int_at_least(2), default=1_000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--mode", help="mode name (default from the format, e.g. 1v1)")
-    parser.add_argument("--team-size", type=positive_int, default=1)
-    parser.add_argument(
-        "--teams", type=int_at_least(2), default=2, help="teams per match (>2: free-for-all)"
-    )
-    parser.add_argument("--draw-rate", type=probability, default=0.0)
-    parser.add_argument("--quit-rate", type=probability, default=0.0)
-    parser.add_argument(
-        "--drift", type=non_negative_float, default=0.0, help="true-skill drift per match (sd)"
-    )
+    """One option per model knob, each defaulting to the SimulationConfig field."""
+    for option, field in MODEL_OPTIONS.items():
+        default = _DEFAULTS[field]
+        kind = _TYPES.get(option) or (finite_float if isinstance(default, float) else type(default))
+        help_text = _HELP.get(option, "")
+        if default is not None:
+            help_text = f"{help_text} (default: {default})".strip()
+        choices = [m.value for m in Matchmaker] if option == "matchmaker" else None
+        parser.add_argument(
+            f"--{option}", type=kind, default=default, choices=choices, help=help_text or None
+        )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -16,6 +16,7 @@ import pytest
 from stream.events import decode_match_finished
 from stream.history import read_history
 from stream.simulation import (
+    Matchmaker,
     SimulatedMatch,
     SimulationConfig,
     Simulator,
@@ -56,7 +57,9 @@ def test_defaults_are_1v1_without_stats() -> None:
 
 
 def test_times_increase_in_whole_milliseconds_from_start() -> None:
-    matches = run(matches_per_second=0.5)
+    # Short matches: a player is in one match at a time, so 100 players cannot keep up 0.5
+    # matches a second of the default 15-minute matches (the run would wait for them).
+    matches = run(matches_per_second=0.5, match_seconds=10)
     times = [m.at for m in matches]
     assert times[0] > DEFAULT_START
     assert all(a < b for a, b in itertools.pairwise(times))
@@ -133,8 +136,16 @@ def test_outcomes_follow_the_logistic_curve() -> None:
 
 
 def test_matchmaking_pairs_similar_players() -> None:
+    # The oracle isolates the pairing step from the errors of the matchmaker's own rating, and
+    # short matches keep most of the pool out of a match.
     def mean_gap(noise: float, pool: int) -> float:
-        matches = run(matches=3000, matchmaking_noise=noise, pool_size=pool)
+        matches = run(
+            matches=3000,
+            matchmaking_noise=noise,
+            pool_size=pool,
+            matchmaker=Matchmaker.ORACLE,
+            match_seconds=60,
+        )
         return statistics.fmean(
             abs(m.true_skills[m.teams[0][0]] - m.true_skills[m.teams[1][0]]) for m in matches
         )
@@ -153,8 +164,13 @@ def test_true_skills_are_normal_and_drift() -> None:
     assert abs(statistics.fmean(skills) - 1500) < 20
     assert abs(statistics.stdev(skills) - 300) < 20
 
-    still = Simulator(SimulationConfig(matches=300, players=50, seed=1))
-    moving = Simulator(SimulationConfig(matches=300, players=50, seed=1, drift_sd=20))
+    # Newcomers' skills also move as they learn: switched off to see the drift alone.
+    still = Simulator(
+        SimulationConfig(matches=300, players=50, seed=1, drift_sd=0, newcomer_deficit=0)
+    )
+    moving = Simulator(
+        SimulationConfig(matches=300, players=50, seed=1, drift_sd=20, newcomer_deficit=0)
+    )
     last_still = {p: s for m in still for p, s in m.true_skills.items()}
     last_moving = {p: s for m in moving for p, s in m.true_skills.items()}
     # Without drift a skill never changes; with it, the last match's skill is not the final one.
@@ -212,7 +228,10 @@ def test_simulator_runs_once() -> None:
     [
         ({"teams": 1}, "teams must be >= 2, got 1"),
         ({"team_size": 0}, "team_size must be >= 1, got 0"),
-        ({"players": 3, "team_size": 2}, "players must be at least team_size * teams = 4, got 3"),
+        (
+            {"players": 3, "team_size": 2},
+            "players must be at least the players of one match (4), got 3",
+        ),
         ({"initial_players": 1}, "initial_players must be between 2 and players (1000), got 1"),
         ({"draw_probability": 1.5}, "draw_probability must be between 0 and 1, got 1.5"),
         ({"matches_per_second": 0}, "matches_per_second must be > 0, got 0"),
@@ -220,6 +239,11 @@ def test_simulator_runs_once() -> None:
         ({"pool_size": 3, "teams": 4}, "pool_size must be at least 4, got 3"),
         ({"matches": -1}, "matches must be >= 0, got -1"),
         ({"mode": ""}, "mode must not be empty"),
+        ({"team_sizes": (2,)}, "team_sizes must be two or more sizes >= 1, got (2,)"),
+        ({"team_sizes": [2, 0]}, "team_sizes must be two or more sizes >= 1, got (2, 0)"),
+        ({"carry": -0.1}, "carry must be between 0 and 1, got -0.1"),
+        ({"learning_matches": 0}, "learning_matches must be > 0, got 0"),
+        ({"matchmaker": "magic"}, "matchmaker must be one of elo, oracle, got 'magic'"),
     ],
 )
 def test_config_validation(changes: dict[str, object], message: str) -> None:

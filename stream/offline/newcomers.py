@@ -1,0 +1,88 @@
+"""How well a newcomer's early matches are predicted: observed minus predicted win rate.
+
+``python -m stream.offline.newcomers HISTORY [--matches 10]`` rates the history with the built-in
+default modes, predicting every match before applying it as ``evaluate`` does, and for each
+player's 1st, 2nd, ... match prints the mean predicted and observed score of their team against
+each other team. A negative gap in the first rows means newcomers win less often than their
+default rating says. A malformed history stops it with the reader's one-line error (exit 2).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from stream.cli.arguments import OneLineParser, existing_file, positive_int
+from stream.errors import UserError
+from stream.history import HistoryMatch, read_history
+from stream.offline.replayer import Replayer
+from stream.ratings.modes import Modes
+
+
+@dataclass
+class DebutRow:
+    """Predictions for players in their ``match``-th match (1 = debut)."""
+
+    match: int
+    predictions: int = 0
+    predicted: float = 0.0
+    observed: float = 0.0
+
+    @property
+    def gap(self) -> float:
+        """Observed minus predicted win rate (nan without predictions)."""
+        if not self.predictions:
+            return float("nan")
+        return (self.observed - self.predicted) / self.predictions
+
+
+def newcomer_calibration(
+    matches: Iterable[HistoryMatch], replayer: Replayer, rows: int = 10
+) -> list[DebutRow]:
+    """One row per match number 1..``rows`` of a player's history (quitters' matches unscored)."""
+    table = [DebutRow(n) for n in range(1, rows + 1)]
+    played: Counter[str] = Counter()
+    for match in matches:
+        if not match.quitters:
+            pairs = iter(replayer.predict(match))
+            for i in range(len(match.teams)):
+                for j in range(i + 1, len(match.teams)):
+                    p, actual = next(pairs)
+                    for side, q, s in ((i, p, actual), (j, 1.0 - p, 1.0 - actual)):
+                        for player in match.teams[side]:
+                            n = played[player]
+                            if n < rows:
+                                row = table[n]
+                                row.predictions += 1
+                                row.predicted += q
+                                row.observed += s
+        replayer.apply(match)
+        for lineup in match.teams:
+            played.update(lineup)
+    return table
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = OneLineParser(prog="python -m stream.offline.newcomers", description=__doc__)
+    parser.add_argument("history", type=existing_file)
+    parser.add_argument("--matches", type=positive_int, default=10, help="rows: 1st..Nth match")
+    args = parser.parse_args(argv)
+    try:
+        table = newcomer_calibration(read_history(args.history), Replayer(Modes()), args.matches)
+    except UserError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    print("match  predictions  predicted  observed  observed-predicted")
+    for row in table:
+        n = max(row.predictions, 1)
+        print(
+            f"{row.match:>5}  {row.predictions:>11}  {row.predicted / n:>9.3f}"
+            f"  {row.observed / n:>8.3f}  {row.gap:>+18.3f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

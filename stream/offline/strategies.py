@@ -1,0 +1,85 @@
+"""The three team strategies scored on one history, each against the default one, paired.
+
+``python -m stream.offline.strategies HISTORY`` rates the history three times with the default
+algorithm, once per team strategy (composite_team, composite_opponent, individual), predicting
+every match before applying it as ``evaluate`` does, and prints each strategy's log loss and its
+paired difference from composite_team with the standard error clustered by day. Reads the file
+three times; a malformed history stops it with the reader's one-line error (exit 2).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from stream.cli.arguments import OneLineParser, existing_file
+from stream.errors import UserError
+from stream.history import HistoryMatch, read_history
+from stream.offline.comparison import PairedDifference, day_of, log_loss, paired_difference
+from stream.offline.replayer import Replayer
+from stream.ratings.modes import ModeConfig, Modes
+from stream.ratings.teams import TeamStrategy
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyLosses:
+    """Per-prediction log losses of one strategy and the day of each prediction."""
+
+    strategy: TeamStrategy
+    losses: list[float]
+    days: list[int]
+
+    @property
+    def log_loss(self) -> float:
+        return sum(self.losses) / len(self.losses) if self.losses else float("nan")
+
+
+def strategy_losses(matches: Iterable[HistoryMatch], strategy: TeamStrategy) -> StrategyLosses:
+    """Predict-then-apply over ``matches`` with the default algorithm and ``strategy``.
+
+    Matches with quitters are applied but not scored, as in ``evaluate``.
+    """
+    replayer = Replayer(Modes.single(ModeConfig("default", teams=strategy)), "default")
+    losses: list[float] = []
+    days: list[int] = []
+    for match in matches:
+        if not match.quitters:
+            day = day_of(match.at)
+            for p, actual in replayer.predict(match):
+                losses.append(log_loss(p, actual))
+                days.append(day)
+        replayer.apply(match)
+    return StrategyLosses(strategy, losses, days)
+
+
+def compare(path: Path) -> list[tuple[StrategyLosses, PairedDifference]]:
+    """Each strategy with its paired difference from composite_team (itself: zero)."""
+    runs = [strategy_losses(read_history(path), strategy) for strategy in TeamStrategy]
+    base = runs[0]
+    return [(run, paired_difference(run.losses, base.losses, base.days)) for run in runs]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = OneLineParser(prog="python -m stream.offline.strategies", description=__doc__)
+    parser.add_argument("history", type=existing_file)
+    args = parser.parse_args(argv)
+    if str(args.history) == "-":
+        parser.error("the history is read once per strategy: give a file, not -")
+    try:
+        rows = compare(args.history)
+    except UserError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    print("strategy            log_loss  minus composite_team  standard_error  days  verdict")
+    for run, diff in rows:
+        print(
+            f"{run.strategy.value:<19} {run.log_loss:.5f}  {diff.mean:+.5f}"
+            f"              {diff.standard_error:.5f}         {diff.clusters:<5} {diff.verdict}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""The knobs of a simulation, their defaults and their checks (docs/simulator.md explains each)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+
+# 2026-01-01T00:00:00Z
+DEFAULT_START = 1_767_225_600.0
+
+
+class Matchmaker(StrEnum):
+    # A running Elo rating fed by the reported results: newcomers enter at the population mean.
+    ELO = "elo"
+    # True skill plus ``matchmaking_noise``: a matchmaker that knows the truth (a control).
+    ORACLE = "oracle"
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationConfig:
+    """Knobs of the simulation; the defaults give a 1v1 history of 10,000 matches."""
+
+    seed: int = 0
+    matches: int = 10_000
+    players: int = 1_000
+    # None: a tenth of ``players``, but at least enough for one match.
+    initial_players: int | None = None
+    # None: derived from the format, e.g. "1v1", "2v2", "2v3", "ffa8", "4x2" (4 teams of 2).
+    mode: str | None = None
+    team_size: int = 1
+    teams: int = 2
+    # One size per team, for uneven teams (e.g. (2, 3)); None: ``teams`` teams of ``team_size``.
+    team_sizes: tuple[int, ...] | None = None
+    skill_mean: float = 1500.0
+    skill_sd: float = 300.0
+    # Standard deviation of the random walk of a player's true skill per match played.
+    drift_sd: float = 5.0
+    # A newcomer's true skill starts this far below their eventual skill ...
+    newcomer_deficit: float = 250.0
+    # ... and the gap shrinks by a factor e every this many matches played.
+    learning_matches: float = 4.0
+    draw_probability: float = 0.0
+    # About 1,700 matches a day: 10,000 matches span about six days.
+    matches_per_second: float = 0.02
+    start: float = DEFAULT_START
+    break_probability: float = 0.005
+    break_days: float = 7.0
+    matchmaker: Matchmaker = Matchmaker.ELO
+    # K factor of the matchmaker's Elo (points per unit of surprise).
+    matchmaking_k: float = 32.0
+    # Gaussian noise on the matchmaker's view of a player, redrawn after each of their matches:
+    # the compromises a queue makes to start matches in time.
+    matchmaking_noise: float = 50.0
+    pool_size: int = 16
+    # Weight of the team's best performance against its mean: 0 = the mean alone decides.
+    carry: float = 0.25
+    # Points a team gains per player above the match's mean team size (what the game's
+    # handicap for uneven teams leaves over); 0 = a perfect handicap.
+    extra_player_edge: float = 50.0
+    # Share of joining players who join the party of the player who joined before them.
+    party_rate: float = 0.3
+    quit_probability: float = 0.0
+    # None: stats for team and FFA matches only (1v1 ratings do not use them).
+    stats: bool | None = None
+    match_seconds: float = 900.0
+
+    def __post_init__(self) -> None:
+        _check(self.matches >= 0, f"matches must be >= 0, got {self.matches}")
+        _check(self.team_size >= 1, f"team_size must be >= 1, got {self.team_size}")
+        _check(self.teams >= 2, f"teams must be >= 2, got {self.teams}")
+        if self.team_sizes is not None:
+            # A list from a caller becomes a tuple, so the config stays hashable.
+            object.__setattr__(self, "team_sizes", tuple(self.team_sizes))
+            _check(
+                len(self.team_sizes) >= 2 and all(size >= 1 for size in self.team_sizes),
+                f"team_sizes must be two or more sizes >= 1, got {self.team_sizes}",
+            )
+        need = self.players_per_match
+        _check(
+            self.players >= need,
+            f"players must be at least the players of one match ({need}), got {self.players}",
+        )
+        if self.initial_players is not None:
+            _check(
+                need <= self.initial_players <= self.players,
+                f"initial_players must be between {need} and players ({self.players}), "
+                f"got {self.initial_players}",
+            )
+        _check(self.pool_size >= need, f"pool_size must be at least {need}, got {self.pool_size}")
+        for name in (
+            "skill_sd",
+            "drift_sd",
+            "matchmaking_noise",
+            "matchmaking_k",
+            "newcomer_deficit",
+            "extra_player_edge",
+        ):
+            value = getattr(self, name)
+            _check(math.isfinite(value) and value >= 0, f"{name} must be >= 0, got {value}")
+        for name in (
+            "draw_probability",
+            "break_probability",
+            "quit_probability",
+            "carry",
+            "party_rate",
+        ):
+            value = getattr(self, name)
+            _check(0.0 <= value <= 1.0, f"{name} must be between 0 and 1, got {value}")
+        for name in ("matches_per_second", "break_days", "match_seconds", "learning_matches"):
+            value = getattr(self, name)
+            _check(math.isfinite(value) and value > 0, f"{name} must be > 0, got {value}")
+        _check(math.isfinite(self.skill_mean), "skill_mean must be finite")
+        _check(
+            math.isfinite(self.start) and self.start >= 0,
+            f"start must be epoch seconds >= 0, got {self.start}",
+        )
+        _check(self.mode is None or self.mode != "", "mode must not be empty")
+        _check(
+            self.matchmaker in tuple(Matchmaker),
+            f"matchmaker must be one of {', '.join(Matchmaker)}, got {self.matchmaker!r}",
+        )
+        # A plain string from a caller becomes the member, so identity checks hold.
+        object.__setattr__(self, "matchmaker", Matchmaker(self.matchmaker))
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        """The size of each team of a match."""
+        if self.team_sizes is not None:
+            return self.team_sizes
+        return (self.team_size,) * self.teams
+
+    @property
+    def players_per_match(self) -> int:
+        return sum(self.sizes)
+
+    @property
+    def party_cap(self) -> int:
+        """The largest party: one that fits in the smallest team (1: no parties)."""
+        return min(self.sizes)
+
+    @property
+    def mode_name(self) -> str:
+        if self.mode is not None:
+            return self.mode
+        sizes = self.sizes
+        if len(set(sizes)) > 1 or len(sizes) == 2:
+            return "v".join(str(size) for size in sizes)
+        if sizes[0] == 1:
+            return f"ffa{len(sizes)}"
+        return f"{len(sizes)}x{sizes[0]}"
+
+    @property
+    def with_stats(self) -> bool:
+        if self.stats is not None:
+            return self.stats
+        return self.players_per_match > 2
+
+    @property
+    def starting_players(self) -> int:
+        if self.initial_players is not None:
+            return self.initial_players
+        return max(self.players_per_match, self.players // 10)
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
