@@ -17,6 +17,7 @@ from stream.ratings.engine import (
     rate_player,
     skill_at,
 )
+from stream.ratings.experience import shifted
 from stream.ratings.modes import ModeConfig, Modes
 from stream.ratings.probability import team_win_probability
 from stream.ratings.rank_points import to_points
@@ -100,14 +101,19 @@ class Replayer:
         return updates
 
     def predict(self, match: HistoryMatch) -> list[tuple[float, float]]:
-        """(probability that team i beats team j, actual score) for every pair of teams."""
+        """(probability that team i beats team j, actual score) for every pair of teams, each
+        player at their rating plus their experience offset, as the update sees them."""
         name, mode, table = self.mode_of(match)
         if self._seeds:
             self._seed(name, mode, table, match)
         algorithm = mode.algorithm
         fresh = initial_state(mode)
+        experience = mode.experience
         teams = [
-            [skill_at(algorithm, table.get(pid, fresh), match.at) for pid in team]
+            [
+                shifted(skill_at(algorithm, state, match.at), experience.offset(state.games))
+                for state in (table.get(pid, fresh) for pid in team)
+            ]
             for team in match.teams
         ]
         ranks = match.ranks

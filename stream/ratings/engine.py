@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from stream.ratings.algorithm import AlgorithmConfig
+from stream.ratings.experience import shifted
 from stream.ratings.fastinit import fast_init
 from stream.ratings.modes import ModeConfig
 from stream.ratings.rank_points import next_rank_points
@@ -116,6 +117,8 @@ def rate_player(
     participants' states at match start (a missing participant counts as new; the player's own
     missing snapshot falls back to ``state``). ``forced_score`` replaces the ranks with that
     score against every opposing team: 0.0 scores an abandoned or timed-out match as a loss.
+    With the mode's experience term on, every participant plays at rating + offset(own games)
+    and the player's new rating has its own offset taken off again.
     Raises ValueError if the player is not in the match.
     """
     algorithm = mode.algorithm
@@ -128,6 +131,9 @@ def rate_player(
     own: SkillLike = (
         state if last is None or at - last < step else algorithm.decay(state, at - last)
     )
+    experience = mode.experience
+    own_offset = experience.offset(state.games) if experience.active else 0.0
+    own = shifted(own, own_offset)
     teams = match.teams
     if (
         len(teams) == 2
@@ -152,11 +158,16 @@ def rate_player(
         seen = snap.last_played
         opponent = snap if seen is None or at - seen < step else algorithm.decay(snap, at - seen)
         opponent_rating = opponent.rating
+        if experience.active:
+            opponent_rating += experience.offset(snap.games)
         if mode.teams is TeamStrategy.COMPOSITE_TEAM:
             mine = snapshots.get(player_id)
             if mine is not None and mine is not state:
                 # The composite-team shift: own rating now minus own rating at match start.
-                opponent_rating += own.rating - skill_at(algorithm, mine, at).rating
+                mine_rating = skill_at(algorithm, mine, at).rating
+                if experience.active:
+                    mine_rating += experience.offset(mine.games)
+                opponent_rating += own.rating - mine_rating
         if forced_score is not None:
             score = forced_score
         else:  # score_against(), written out
@@ -169,6 +180,7 @@ def rate_player(
         new_skill, score, opponents, upset = _rate_many(
             mode, player_id, state, own, match, snapshots, forced_score
         )
+    new_skill = _unshifted(new_skill, own_offset)
     return _finish(mode, state, at, own, new_skill, score, opponents, upset)
 
 
@@ -182,7 +194,11 @@ def _finish(
     opponents: tuple[Rated, ...],
     upset: float,
 ) -> PlayerUpdate:
-    """The new state after a rated match: Rank Points, one more game, the latest play time."""
+    """The new state after a rated match: Rank Points, one more game, the latest play time.
+
+    ``own`` is the skill the player played at (their experience offset included); ``new_skill``
+    is the stored one (the offset taken off again).
+    """
     last = state.last_played
     rank_points = next_rank_points(
         mode.rank_points,
@@ -248,6 +264,8 @@ def _snapshot(
     snapshots: Mapping[str, PlayerState],
     at: float,
 ) -> SkillLike:
+    """``pid``'s skill as it plays in the match: at match start, inactivity and experience
+    offset applied (``own``, already so, for the player's own entry)."""
     snap = snapshots.get(pid)
     if snap is None:
         if pid == player_id:
@@ -255,7 +273,11 @@ def _snapshot(
         snap = initial_state(mode)
     elif snap is state:
         return own
-    return skill_at(mode.algorithm, snap, at)
+    skill = skill_at(mode.algorithm, snap, at)
+    experience = mode.experience
+    if experience.active:
+        return shifted(skill, experience.offset(snap.games))
+    return skill
 
 
 def rate_match(
@@ -308,12 +330,32 @@ def rate_duel(
         state_b if last is None or at - last < step else algorithm.decay(state_b, at - last)
     )
     rate = algorithm.rate
-    vs_b = (Result(b.rating, b.deviation, score_a),)
-    vs_a = (Result(a.rating, a.deviation, 1.0 - score_a),)
+    experience = mode.experience
+    if experience.active:
+        offset_a = experience.offset(state_a.games)
+        offset_b = experience.offset(state_b.games)
+        a = shifted(a, offset_a)
+        b = shifted(b, offset_b)
+        vs_b = (Result(b.rating, b.deviation, score_a),)
+        vs_a = (Result(a.rating, a.deviation, 1.0 - score_a),)
+        new_a = _unshifted(rate(a, vs_b), offset_a)
+        new_b = _unshifted(rate(b, vs_a), offset_b)
+    else:
+        vs_b = (Result(b.rating, b.deviation, score_a),)
+        vs_a = (Result(a.rating, a.deviation, 1.0 - score_a),)
+        new_a = rate(a, vs_b)
+        new_b = rate(b, vs_a)
     return (
-        _finish(mode, state_a, at, a, rate(a, vs_b), score_a, vs_b, b.rating - a.rating),
-        _finish(mode, state_b, at, b, rate(b, vs_a), 1.0 - score_a, vs_a, a.rating - b.rating),
+        _finish(mode, state_a, at, a, new_a, score_a, vs_b, b.rating - a.rating),
+        _finish(mode, state_b, at, b, new_b, 1.0 - score_a, vs_a, a.rating - b.rating),
     )
+
+
+def _unshifted(skill: SkillLike, offset: float) -> SkillLike:
+    """The stored skill after an update played at ``offset`` from it."""
+    if offset == 0.0:
+        return skill
+    return Skill(skill.rating - offset, skill.deviation, skill.volatility)
 
 
 def _team_of(teams: tuple[tuple[str, ...], ...], player_id: str) -> int:

@@ -12,6 +12,10 @@ chosen algorithm live in a sub-table named after it::
     tau = 0.5
     [default.rank_points]
     upset_bonus = 0.0
+    [default.experience]
+    debut_offset = -150.0            # rating points a newcomer plays below their rating
+    games_scale = 4.0                # the offset shrinks by e every this many games
+    provisional_games = 5            # fewer games: flagged provisional for matchmakers
     [default.pending]
     grace_seconds = 60.0
     timeout_seconds = 7200.0
@@ -37,6 +41,7 @@ from typing import Any, TypeVar
 
 from stream.errors import UserError
 from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
+from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.teams import TeamStrategy
@@ -75,6 +80,7 @@ class ModeConfig:
     teams: TeamStrategy = TeamStrategy.COMPOSITE_TEAM
     rank_points: RankPointsConfig = field(default_factory=RankPointsConfig)
     pending: PendingConfig = field(default_factory=PendingConfig)
+    experience: ExperienceConfig = field(default_factory=ExperienceConfig)
     # Derived once: the rating range Rank Points map onto (read on every update).
     rating_bounds: tuple[float, float] = field(init=False, repr=False, compare=False)
     # Derived once: less inactivity than this changes nothing (checked twice per update).
@@ -149,7 +155,7 @@ def build_mode(name: str, table: Mapping[str, Any], where: str = "mode") -> Mode
     algorithms = set(ALGORITHMS)
     _check_keys(
         table,
-        {"algorithm", "teams", "unlisted", "rank_points", "pending"} | algorithms,
+        {"algorithm", "teams", "unlisted", "rank_points", "pending", "experience"} | algorithms,
         where,
     )
     algo_name = table.get("algorithm", "glicko2")
@@ -169,7 +175,8 @@ def build_mode(name: str, table: Mapping[str, Any], where: str = "mode") -> Mode
         except ValueError:
             raise ModesError(f"{where}.pending: quit_policy must be 'cancel' or 'normal'") from None
     pending = _build(PendingConfig, pending_table, f"{where}.pending")
-    return ModeConfig(name, algorithm, teams, rank_points, pending)
+    experience = _build(ExperienceConfig, table.get("experience", {}), f"{where}.experience")
+    return ModeConfig(name, algorithm, teams, rank_points, pending, experience)
 
 
 def _build(cls: type[_T], table: object, where: str) -> _T:
