@@ -117,8 +117,9 @@ def rate_player(
     participants' states at match start (a missing participant counts as new; the player's own
     missing snapshot falls back to ``state``). ``forced_score`` replaces the ranks with that
     score against every opposing team: 0.0 scores an abandoned or timed-out match as a loss.
-    With the mode's experience term on, every participant plays at rating + offset(own games)
-    and the player's new rating has its own offset taken off again.
+    With the mode's experience term on, every participant plays at rating + offset(their games):
+    the others are moved by their offset minus the player's own, so the player's stored rating
+    is rated (and bounded) as it is and never holds an offset.
     Raises ValueError if the player is not in the match.
     """
     algorithm = mode.algorithm
@@ -133,7 +134,6 @@ def rate_player(
     )
     experience = mode.experience
     own_offset = experience.offset(state.games) if experience.active else 0.0
-    own = shifted(own, own_offset)
     teams = match.teams
     if (
         len(teams) == 2
@@ -159,14 +159,14 @@ def rate_player(
         opponent = snap if seen is None or at - seen < step else algorithm.decay(snap, at - seen)
         opponent_rating = opponent.rating
         if experience.active:
-            opponent_rating += experience.offset(snap.games)
+            opponent_rating += experience.offset(snap.games) - own_offset
         if mode.teams is TeamStrategy.COMPOSITE_TEAM:
             mine = snapshots.get(player_id)
             if mine is not None and mine is not state:
                 # The composite-team shift: own rating now minus own rating at match start.
                 mine_rating = skill_at(algorithm, mine, at).rating
                 if experience.active:
-                    mine_rating += experience.offset(mine.games)
+                    mine_rating += experience.offset(mine.games) - own_offset
                 opponent_rating += own.rating - mine_rating
         if forced_score is not None:
             score = forced_score
@@ -178,9 +178,8 @@ def rate_player(
         upset = opponent_rating - own.rating
     else:
         new_skill, score, opponents, upset = _rate_many(
-            mode, player_id, state, own, match, snapshots, forced_score
+            mode, player_id, state, own, match, snapshots, forced_score, own_offset
         )
-    new_skill = _unshifted(new_skill, own_offset)
     return _finish(mode, state, at, own, new_skill, score, opponents, upset)
 
 
@@ -194,11 +193,7 @@ def _finish(
     opponents: tuple[Rated, ...],
     upset: float,
 ) -> PlayerUpdate:
-    """The new state after a rated match: Rank Points, one more game, the latest play time.
-
-    ``own`` is the skill the player played at (their experience offset included); ``new_skill``
-    is the stored one (the offset taken off again).
-    """
+    """The new state after a rated match: Rank Points, one more game, the latest play time."""
     last = state.last_played
     rank_points = next_rank_points(
         mode.rank_points,
@@ -228,8 +223,12 @@ def _rate_many(
     match: MatchLike,
     snapshots: Mapping[str, PlayerState],
     forced_score: float | None,
+    own_offset: float = 0.0,
 ) -> tuple[SkillLike, float, tuple[Rated, ...], float]:
-    """Teams and free-for-all: (new skill, score, opponents for the expected score, upset)."""
+    """Teams and free-for-all: (new skill, score, opponents for the expected score, upset).
+
+    ``own_offset`` is the player's experience offset: every other participant is moved by
+    their own offset minus it."""
     algorithm = mode.algorithm
     at = match.at
     teams = match.teams
@@ -242,7 +241,7 @@ def _rate_many(
         scores = [forced_score] * len(teams)
     score = (sum(scores) - scores[team_index]) / (len(teams) - 1)
     team_skills = [
-        [_snapshot(mode, pid, player_id, state, own, snapshots, at) for pid in team]
+        [_snapshot(mode, pid, player_id, state, own, snapshots, at, own_offset) for pid in team]
         for team in teams
     ]
     if isinstance(algorithm, ZoneStatsConfig):
@@ -263,9 +262,10 @@ def _snapshot(
     own: SkillLike,
     snapshots: Mapping[str, PlayerState],
     at: float,
+    own_offset: float,
 ) -> SkillLike:
-    """``pid``'s skill as it plays in the match: at match start, inactivity and experience
-    offset applied (``own``, already so, for the player's own entry)."""
+    """``pid``'s skill as the player meets it: at match start, with inactivity, and moved by
+    its experience offset minus the player's own (``own`` for the player's own entry)."""
     snap = snapshots.get(pid)
     if snap is None:
         if pid == player_id:
@@ -276,7 +276,7 @@ def _snapshot(
     skill = skill_at(mode.algorithm, snap, at)
     experience = mode.experience
     if experience.active:
-        return shifted(skill, experience.offset(snap.games))
+        return shifted(skill, experience.offset(snap.games) - own_offset)
     return skill
 
 
@@ -332,30 +332,20 @@ def rate_duel(
     rate = algorithm.rate
     experience = mode.experience
     if experience.active:
+        # Each meets the other moved by (their offset - own offset), as rate_player does.
         offset_a = experience.offset(state_a.games)
         offset_b = experience.offset(state_b.games)
-        a = shifted(a, offset_a)
-        b = shifted(b, offset_b)
-        vs_b = (Result(b.rating, b.deviation, score_a),)
-        vs_a = (Result(a.rating, a.deviation, 1.0 - score_a),)
-        new_a = _unshifted(rate(a, vs_b), offset_a)
-        new_b = _unshifted(rate(b, vs_a), offset_b)
+        vs_b = (Result(b.rating + (offset_b - offset_a), b.deviation, score_a),)
+        vs_a = (Result(a.rating + (offset_a - offset_b), a.deviation, 1.0 - score_a),)
     else:
         vs_b = (Result(b.rating, b.deviation, score_a),)
         vs_a = (Result(a.rating, a.deviation, 1.0 - score_a),)
-        new_a = rate(a, vs_b)
-        new_b = rate(b, vs_a)
     return (
-        _finish(mode, state_a, at, a, new_a, score_a, vs_b, b.rating - a.rating),
-        _finish(mode, state_b, at, b, new_b, 1.0 - score_a, vs_a, a.rating - b.rating),
+        _finish(mode, state_a, at, a, rate(a, vs_b), score_a, vs_b, vs_b[0].rating - a.rating),
+        _finish(
+            mode, state_b, at, b, rate(b, vs_a), 1.0 - score_a, vs_a, vs_a[0].rating - b.rating
+        ),
     )
-
-
-def _unshifted(skill: SkillLike, offset: float) -> SkillLike:
-    """The stored skill after an update played at ``offset`` from it."""
-    if offset == 0.0:
-        return skill
-    return Skill(skill.rating - offset, skill.deviation, skill.volatility)
 
 
 def _team_of(teams: tuple[tuple[str, ...], ...], player_id: str) -> int:

@@ -22,7 +22,7 @@ from stream.ratings.engine import (
     rate_player,
     skill_at,
 )
-from stream.ratings.experience import ExperienceConfig, shifted
+from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modes import ModeConfig
@@ -64,11 +64,10 @@ def general_path(
     """What rate_player computes when it does not take the 1v1 shortcut."""
     if state is None:
         state = initial_state(mode)
+    own = skill_at(mode.algorithm, state, match.at)
     offset = mode.experience.offset(state.games)
-    own = shifted(skill_at(mode.algorithm, state, match.at), offset)
-    rated = REAL_RATE_MANY(mode, player_id, state, own, match, snapshots, forced_score)
+    rated = REAL_RATE_MANY(mode, player_id, state, own, match, snapshots, forced_score, offset)
     new_skill, score, opponents, upset = rated
-    new_skill = engine._unshifted(new_skill, offset)
     return engine._finish(mode, state, match.at, own, new_skill, score, opponents, upset)
 
 

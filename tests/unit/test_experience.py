@@ -27,6 +27,8 @@ ALGORITHMS = (Glicko2Config(), Glicko1Config(), EloConfig())
 games_counts = st.integers(0, 200)
 offsets = st.floats(-400.0, 400.0, allow_nan=False)
 scales = st.floats(0.25, 50.0, allow_nan=False)
+ratings = st.floats(1000.0, 2000.0, allow_nan=False)
+scores_a = st.sampled_from([0.0, 0.5, 1.0])
 
 
 def mode(term: ExperienceConfig, algorithm: object = None, name: str = "m") -> ModeConfig:
@@ -146,14 +148,7 @@ def test_expected_score_counts_the_offsets() -> None:
 
 
 @settings(deadline=None, max_examples=100)
-@given(
-    st.sampled_from(ALGORITHMS),
-    games_counts,
-    games_counts,
-    st.floats(1000.0, 2000.0, allow_nan=False),
-    st.floats(1000.0, 2000.0, allow_nan=False),
-    st.sampled_from([0.0, 0.5, 1.0]),
-)
+@given(st.sampled_from(ALGORITHMS), games_counts, games_counts, ratings, ratings, scores_a)
 def test_team_match_rated_the_same_by_every_member_and_replay(
     algorithm: object, games_a: int, games_b: int, ra: float, rb: float, score: float
 ) -> None:
@@ -234,3 +229,47 @@ def test_experience_keys_per_mode_lay_over_the_default() -> None:
 def test_bad_experience_keys_name_the_place(table: dict[str, object], word: str) -> None:
     with pytest.raises(ModesError, match=rf"\[modes\.duel\]\.experience.*{word}"):
         parse_modes({"modes": {"duel": {"experience": table}}})
+
+
+@settings(deadline=None, max_examples=200)
+@given(games_counts, games_counts, ratings, ratings, scores_a)
+def test_elo_stays_zero_sum_with_the_term_on(
+    games_a: int, games_b: int, ra: float, rb: float, score: float
+) -> None:
+    # Both sides see the same two effective ratings, so what one gains the other loses.
+    m = mode(TERM, EloConfig())
+    a = PlayerState(ra, 0.0, None, 0, games_a, T0 - 10.0)
+    b = PlayerState(rb, 0.0, None, 0, games_b, T0 - 10.0)
+    new_a, new_b = rate_duel(m, a, b, score, T0)
+    assert new_a.state.rating - ra == pytest.approx(rb - new_b.state.rating, abs=1e-9)
+    assert new_a.expected_score + new_b.expected_score == pytest.approx(1.0)
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.sampled_from(ALGORITHMS), games_counts, games_counts, st.sampled_from([0.0, 1.0]))
+def test_a_win_never_lowers_and_a_loss_never_raises_the_rating(
+    algorithm: object, games_a: int, games_b: int, score: float
+) -> None:
+    m = mode(TERM, algorithm)
+    start = m.algorithm.initial()
+    a = PlayerState(1500.0, start.deviation, start.volatility, 0, games_a, T0 - 10.0)
+    b = PlayerState(1500.0, start.deviation, start.volatility, 0, games_b, T0 - 10.0)
+    new_a, _ = rate_duel(m, a, b, score, T0)
+    if score == 1.0:
+        assert new_a.state.rating > 1500.0
+    else:
+        assert new_a.state.rating < 1500.0
+
+
+@pytest.mark.parametrize("score", [0.0, 1.0])
+def test_the_rating_bounds_hold_for_the_stored_rating(score: float) -> None:
+    # A newcomer's offset must not push the bounds onto the stored rating: a player at the
+    # bottom who loses stays at the bottom, one at the top who wins stays at the top.
+    m = mode(TERM)
+    low, high = m.rating_bounds
+    edge = low if score == 0.0 else high
+    start = m.algorithm.initial()
+    me = PlayerState(edge, start.deviation, start.volatility, 0, 0, T0 - 10.0)
+    them = PlayerState(edge, start.deviation, start.volatility, 0, 50, T0 - 10.0)
+    mine, _ = rate_duel(m, me, them, score, T0)
+    assert mine.state.rating == pytest.approx(edge)
