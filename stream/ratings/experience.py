@@ -10,9 +10,9 @@ in rating points, added to the stored rating wherever a rating is *used* (predic
 expected score of an update, every participant's snapshot) and never stored: an update meets
 every other participant moved by their offset minus the player's own, which the pairwise
 algorithms (functions of rating differences) rate exactly as if everyone were shifted, while
-the rating bounds keep applying to the stored rating. The offset needs nothing but the player's own
-games count, which every state and every snapshot carries, so a live update on one partition and
-the offline replay compute the same thing.
+the rating bounds keep applying to the stored rating. The offset needs nothing but each
+player's games count, which every state and every snapshot carries, so a live update on one
+partition and the offline replay compute the same thing.
 
 Quick start::
 
