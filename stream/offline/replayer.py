@@ -147,7 +147,8 @@ class Replayer:
 
 
 def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
-    """A migrated player's starting state; Rank Points start at the seed's functional rating."""
+    """A migrated player's starting state; Rank Points start at the seed's functional rating,
+    games at the seed's (so the experience term does not take a migrated player for new)."""
     fresh = initial_state(mode)
     # Algorithms without a deviation or a volatility ignore the seed's.
     deviation = fresh.deviation
@@ -161,4 +162,4 @@ def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
         seed.rating - mode.rank_points.confidence_z * deviation,
         mode.algorithm.rating_bounds,
     )
-    return PlayerState(seed.rating, deviation, volatility, round(points), 0, None)
+    return PlayerState(seed.rating, deviation, volatility, round(points), seed.games, None)

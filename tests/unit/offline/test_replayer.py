@@ -299,6 +299,20 @@ def test_predict_for_unknown_players_is_a_coin_flip() -> None:
     assert replayer.tables["default"] == {}
 
 
+def test_a_seed_with_games_is_not_taken_for_a_debutant() -> None:
+    # Under the built-in experience term a seeded player's offset follows the seed's games.
+    mode = Modes().default
+    seeded = seeded_state(mode, SeedRating(1, "p", None, 1700.0, 90.0, None, 200))
+    assert seeded.games == 200
+    veteran = Replayer(Modes(), seeds=[SeedRating(1, "p", None, 1500.0, None, None, 200)])
+    debutant = Replayer(Modes(), seeds=[SeedRating(1, "p", None, 1500.0, None, None)])
+    match = one_v_one(T0, "p", "q", 1.0)
+    [(p_veteran, _)] = veteran.predict(match)
+    [(p_debutant, _)] = debutant.predict(match)
+    assert p_debutant == pytest.approx(0.5)
+    assert p_veteran > 0.8
+
+
 def test_predict_uses_the_seed_of_a_player_not_yet_in_the_table() -> None:
     replayer = Replayer(Modes(), seeds=[SeedRating(1, "p", None, 2000.0, 60.0, None)])
     [(p, actual)] = replayer.predict(one_v_one(T0, "p", "q", 1.0))
