@@ -77,7 +77,8 @@ def make_history(path: Path, matches: int, seed: int = 7) -> None:
 
 
 def time_replay(matches: int = 200_000, runs: int = 3) -> ReplayTiming:
-    """Replay ``--algorithm glicko2`` and both plain loops on the same generated file.
+    """Replay the published Glicko-2 (``ModeConfig`` defaults: INVERSUS parameters, no
+    experience term, as the loops compute) and both plain loops on the same generated file.
 
     The three alternate within each run so machine noise hits them alike; medians are kept.
     """

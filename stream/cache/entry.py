@@ -10,6 +10,7 @@ from typing import Any
 
 from stream.cache.keys import MAX_ID_LENGTH
 from stream.events import describe_value, parse_time
+from stream.ratings.experience import ExperienceConfig, effective_skill
 from stream.ratings.skill import PlayerState, Skill
 
 __all__ = ["CachedRating"]
@@ -59,6 +60,16 @@ class CachedRating:
     def conservative(self, k: float) -> float:
         """The conservative leaderboard score: a rating the player very probably has at least."""
         return self.rating - k * self.deviation
+
+    def effective_skill(self, experience: ExperienceConfig) -> Skill:
+        """The skill a matchmaker should compare: rating plus the mode's experience offset for
+        the cached games (``RatingCache.modes.get(mode).experience``)."""
+        return effective_skill(experience, self.skill, self.games)
+
+    def unsettled(self, experience: ExperienceConfig) -> bool:
+        """Whether the player has fewer rated games than the mode's ``provisional_games`` (a
+        player the cache does not know has none)."""
+        return experience.provisional(self.games)
 
     @classmethod
     def provisional_default(cls, mode: str, player_id: str, state: PlayerState) -> CachedRating:

@@ -20,6 +20,7 @@ from stream.cache.keys import DEFAULT_LAYOUT, Board, KeyLayout, check_id
 from stream.ratings import probability
 from stream.ratings.engine import initial_state
 from stream.ratings.modes import ModeConfig, Modes
+from stream.ratings.skill import Skill
 
 __all__ = [
     "AROUND_SCRIPT",
@@ -136,9 +137,14 @@ class RatingQueries:
         return Plan(commands, decode)
 
     def win_probability(self, mode: str, a: str, b: str) -> Plan[float]:
-        algorithm = self.mode_config(mode).algorithm
+        config = self.mode_config(mode)
+        algorithm, experience = config.algorithm, config.experience
         return self.get_many(mode, (a, b)).then(
-            lambda found: probability.win_probability(algorithm, found[a].skill, found[b].skill)
+            lambda found: probability.win_probability(
+                algorithm,
+                found[a].effective_skill(experience),
+                found[b].effective_skill(experience),
+            )
         )
 
     def team_win_probability(
@@ -180,12 +186,17 @@ class RatingQueries:
 
     def _teams(
         self, mode: str, team_a: Sequence[str], team_b: Sequence[str]
-    ) -> Plan[tuple[list[CachedRating], list[CachedRating]]]:
+    ) -> Plan[tuple[list[Skill], list[Skill]]]:
+        """Both teams' skills as the rating engine plays them: experience offsets included."""
         for name, team in (("team_a", team_a), ("team_b", team_b)):
             if isinstance(team, str) or not team:
                 raise ValueError(f"{name} must be a non-empty sequence of player ids")
+        experience = self.mode_config(mode).experience
         return self.get_many(mode, (*team_a, *team_b)).then(
-            lambda found: ([found[p] for p in team_a], [found[p] for p in team_b])
+            lambda found: (
+                [found[p].effective_skill(experience) for p in team_a],
+                [found[p].effective_skill(experience) for p in team_b],
+            )
         )
 
 

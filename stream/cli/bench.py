@@ -36,7 +36,7 @@ def bench_engine(args: argparse.Namespace) -> int:
     print(f"{'algorithm':<10} {'update µs':>10} {'rate_player µs':>15}")
     for t in time_updates():
         print(f"{t.algorithm:<10} {t.update_us:>10.2f} {t.rate_player_us:>15.2f}")
-    print(f"\nreplay --algorithm glicko2, {args.matches:,} generated 1v1 matches (median of 3)")
+    print(f"\nreplay, published glicko2, {args.matches:,} generated 1v1 matches (median of 3)")
     r = time_replay(args.matches)
     rows = [
         ("skillstream replay", r.replay_s),

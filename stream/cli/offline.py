@@ -34,7 +34,7 @@ from stream.offline.search_space import knobs_for
 from stream.offline.tuned_section import tuned_toml
 from stream.offline.tuning import Plan, Trial, planned_trials, tune
 from stream.ratings.algorithm import ALGORITHMS
-from stream.ratings.modes import ModeConfig, Modes, load_modes
+from stream.ratings.modes import Modes, built_in_mode, load_modes
 
 
 class UsageError(UserError):
@@ -65,7 +65,9 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--mode", help="rate every match as this mode of the modes file")
     which.add_argument(
-        "--algorithm", choices=sorted(ALGORITHMS), help="rate with this algorithm's defaults"
+        "--algorithm",
+        choices=sorted(ALGORITHMS),
+        help="rate with this algorithm and the built-in defaults",
     )
     parser.add_argument(
         "--modes-file", type=existing_file, help="modes TOML (default: built-in defaults)"
@@ -90,7 +92,7 @@ def add_on_error(parser: argparse.ArgumentParser) -> None:
 def resolve_modes(args: argparse.Namespace) -> tuple[Modes, str | None]:
     """The modes to rate with and the mode every match is forced into (or None)."""
     if args.algorithm:
-        return Modes.single(ModeConfig(DEFAULT_MODE, ALGORITHMS[args.algorithm]())), None
+        return Modes.single(built_in_mode(DEFAULT_MODE, args.algorithm)), None
     modes = load_modes(args.modes_file) if args.modes_file else Modes()
     if args.mode and not modes.accepts(args.mode):
         raise UsageError(

@@ -40,7 +40,8 @@ class SeedRating:
     """A starting rating for a player, e.g. carried over from a previous system.
 
     ``mode`` None means the seed applies to every mode; ``deviation`` and ``volatility`` None
-    mean "the algorithm's default for a new player".
+    mean "the algorithm's default for a new player". ``games`` are the games the player already
+    played before the seed (the experience term treats a seed with none as a debutant).
     """
 
     line: int
@@ -49,6 +50,7 @@ class SeedRating:
     rating: float
     deviation: float | None
     volatility: float | None
+    games: int = 0
 
 
 class HistoryError(UserError):

@@ -17,6 +17,7 @@ from stream.ratings.engine import (
     rate_player,
     skill_at,
 )
+from stream.ratings.experience import shifted
 from stream.ratings.glicko2 import SCALE, Glicko2Config
 from stream.ratings.modes import ModeConfig, Modes
 from stream.ratings.probability import team_win_probability
@@ -106,14 +107,19 @@ class Replayer:
         return updates
 
     def predict(self, match: HistoryMatch) -> list[tuple[float, float]]:
-        """(probability that team i beats team j, actual score) for every pair of teams."""
+        """(probability that team i beats team j, actual score) for every pair of teams, each
+        player at their rating plus their experience offset, as the update sees them."""
         name, mode, table = self.mode_of(match)
         if self._seeds:
             self._seed(name, mode, table, match)
         algorithm = mode.algorithm
         fresh = initial_state(mode)
+        experience = mode.experience
         teams = [
-            [skill_at(algorithm, table.get(pid, fresh), match.at) for pid in team]
+            [
+                shifted(skill_at(algorithm, state, match.at), experience.offset(state.games))
+                for state in (table.get(pid, fresh) for pid in team)
+            ]
             for team in match.teams
         ]
         ranks = match.ranks
@@ -147,7 +153,8 @@ class Replayer:
 
 
 def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
-    """A migrated player's starting state; Rank Points start at the seed's functional rating.
+    """A migrated player's starting state; Rank Points start at the seed's functional rating,
+    games at the seed's (so the experience term does not take a migrated player for new).
 
     A seed's deviation is capped at a new player's (the Glicko family never lets a player become
     less certain than that) and Glicko-2 seeds are held to the mode's bounds, as every Glicko-2
@@ -175,4 +182,4 @@ def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
         rating - mode.rank_points.confidence_z * deviation,
         algorithm.rating_bounds,
     )
-    return PlayerState(rating, deviation, volatility, round(points), 0, None)
+    return PlayerState(rating, deviation, volatility, round(points), seed.games, None)

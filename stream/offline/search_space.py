@@ -67,7 +67,13 @@ def _numbers(path: tuple[str, ...], *values: float) -> Knob:
 
 # Keys every algorithm shares. The team strategy changes how a team result moves each member's
 # rating (predictions always use the team averages), so it matters only with teams of two or more.
-COMMON: tuple[Knob, ...] = (Knob(("teams",), tuple(t.value for t in TeamStrategy), "choice"),)
+# The experience term (a newcomer plays at rating + debut_offset * exp(-games / games_scale))
+# is searched for every algorithm but ZoneStats, whose scale it does not share; 0 switches it off.
+COMMON: tuple[Knob, ...] = (
+    Knob(("teams",), tuple(t.value for t in TeamStrategy), "choice"),
+    _numbers(("experience", "debut_offset"), 0.0, -100.0, -200.0, -300.0, -400.0),
+    _numbers(("experience", "games_scale"), 2.0, 4.0, 8.0, 16.0),
+)
 
 # Knobs worth turning around each algorithm's defaults. Elo's and ZoneStats' temperatures are
 # not searched: with max_gain / game_mult they only rescale the ratings.
@@ -81,7 +87,7 @@ BY_ALGORITHM: Mapping[str, tuple[Knob, ...]] = {
             "number",
             (("min_volatility", 2 / 3), ("max_volatility", 4 / 3)),
         ),
-        _numbers(("glicko2", "unrated_deviation"), 1.2, 1.5, 2.015, 2.5),
+        _numbers(("glicko2", "unrated_deviation"), 0.4, 0.6, 0.8, 1.0, 1.5, 2.015),
         _numbers(("glicko2", "min_deviation"), 0.05, 0.1, 0.175, 0.3),
         _numbers(("glicko2", "tau"), 0.3, 0.5, 1.0),
         _numbers(("glicko2", "period_days"), 3.0, 14.0, 60.0),
@@ -99,7 +105,12 @@ BY_ALGORITHM: Mapping[str, tuple[Knob, ...]] = {
 def knobs_for(algorithm: str, *, teams: bool = True) -> tuple[Knob, ...]:
     """The knobs of ``algorithm`` then the shared ones (without the team strategy if not
     ``teams``: every team of the history has one player, so it changes nothing)."""
-    common = COMMON if teams else tuple(k for k in COMMON if k.path != ("teams",))
+    common = tuple(
+        k
+        for k in COMMON
+        if (teams or k.path != ("teams",))
+        and (algorithm != "zonestats" or k.path[0] != "experience")
+    )
     return BY_ALGORITHM[algorithm] + common
 
 

@@ -82,6 +82,9 @@ def rating_changed(
             "rank_points": before.rank_points,
         },
         "expected_score": expected_score,
+        # What a matchmaker compares: the experience offset is never stored in the rating.
+        "effective_rating": after.rating + mode.experience.offset(after.games),
+        "provisional": mode.experience.provisional(after.games),
         "algorithm": mode.algorithm.name,
         "at": format_time(at),
     }

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from stream.ratings.algorithm import AlgorithmConfig
+from stream.ratings.experience import shifted
 from stream.ratings.fastinit import fast_init
 from stream.ratings.modes import ModeConfig
 from stream.ratings.rank_points import next_rank_points
@@ -116,6 +117,9 @@ def rate_player(
     participants' states at match start (a missing participant counts as new; the player's own
     missing snapshot falls back to ``state``). ``forced_score`` replaces the ranks with that
     score against every opposing team: 0.0 scores an abandoned or timed-out match as a loss.
+    With the mode's experience term on, every participant plays at rating + offset(their games):
+    the others are moved by their offset minus the player's own, so the player's stored rating
+    is rated (and bounded) as it is and never holds an offset.
     Raises ValueError if the player is not in the match.
     """
     algorithm = mode.algorithm
@@ -128,6 +132,8 @@ def rate_player(
     own: SkillLike = (
         state if last is None or at - last < step else algorithm.decay(state, at - last)
     )
+    experience = mode.experience
+    own_offset = experience.offset(state.games) if experience.active else 0.0
     teams = match.teams
     if (
         len(teams) == 2
@@ -152,11 +158,16 @@ def rate_player(
         seen = snap.last_played
         opponent = snap if seen is None or at - seen < step else algorithm.decay(snap, at - seen)
         opponent_rating = opponent.rating
+        if experience.active:
+            opponent_rating += experience.offset(snap.games) - own_offset
         if mode.teams is TeamStrategy.COMPOSITE_TEAM:
             mine = snapshots.get(player_id)
             if mine is not None and mine is not state:
                 # The composite-team shift: own rating now minus own rating at match start.
-                opponent_rating += own.rating - skill_at(algorithm, mine, at).rating
+                mine_rating = skill_at(algorithm, mine, at).rating
+                if experience.active:
+                    mine_rating += experience.offset(mine.games) - own_offset
+                opponent_rating += own.rating - mine_rating
         if forced_score is not None:
             score = forced_score
         else:  # score_against(), written out
@@ -167,7 +178,7 @@ def rate_player(
         upset = opponent_rating - own.rating
     else:
         new_skill, score, opponents, upset = _rate_many(
-            mode, player_id, state, own, match, snapshots, forced_score
+            mode, player_id, state, own, match, snapshots, forced_score, own_offset
         )
     return _finish(mode, state, at, own, new_skill, score, opponents, upset)
 
@@ -212,8 +223,12 @@ def _rate_many(
     match: MatchLike,
     snapshots: Mapping[str, PlayerState],
     forced_score: float | None,
+    own_offset: float = 0.0,
 ) -> tuple[SkillLike, float, tuple[Rated, ...], float]:
-    """Teams and free-for-all: (new skill, score, opponents for the expected score, upset)."""
+    """Teams and free-for-all: (new skill, score, opponents for the expected score, upset).
+
+    ``own_offset`` is the player's experience offset: every other participant is moved by
+    their own offset minus it."""
     algorithm = mode.algorithm
     at = match.at
     teams = match.teams
@@ -226,7 +241,7 @@ def _rate_many(
         scores = [forced_score] * len(teams)
     score = (sum(scores) - scores[team_index]) / (len(teams) - 1)
     team_skills = [
-        [_snapshot(mode, pid, player_id, state, own, snapshots, at) for pid in team]
+        [_snapshot(mode, pid, player_id, state, own, snapshots, at, own_offset) for pid in team]
         for team in teams
     ]
     if isinstance(algorithm, ZoneStatsConfig):
@@ -247,7 +262,10 @@ def _snapshot(
     own: SkillLike,
     snapshots: Mapping[str, PlayerState],
     at: float,
+    own_offset: float,
 ) -> SkillLike:
+    """``pid``'s skill as the player meets it: at match start, with inactivity, and moved by
+    its experience offset minus the player's own (``own`` for the player's own entry)."""
     snap = snapshots.get(pid)
     if snap is None:
         if pid == player_id:
@@ -255,7 +273,11 @@ def _snapshot(
         snap = initial_state(mode)
     elif snap is state:
         return own
-    return skill_at(mode.algorithm, snap, at)
+    skill = skill_at(mode.algorithm, snap, at)
+    experience = mode.experience
+    if experience.active:
+        return shifted(skill, experience.offset(snap.games) - own_offset)
+    return skill
 
 
 def rate_match(
@@ -308,11 +330,21 @@ def rate_duel(
         state_b if last is None or at - last < step else algorithm.decay(state_b, at - last)
     )
     rate = algorithm.rate
-    vs_b = (Result(b.rating, b.deviation, score_a),)
-    vs_a = (Result(a.rating, a.deviation, 1.0 - score_a),)
+    experience = mode.experience
+    if experience.active:
+        # Each meets the other moved by (their offset - own offset), as rate_player does.
+        offset_a = experience.offset(state_a.games)
+        offset_b = experience.offset(state_b.games)
+        vs_b = (Result(b.rating + (offset_b - offset_a), b.deviation, score_a),)
+        vs_a = (Result(a.rating + (offset_a - offset_b), a.deviation, 1.0 - score_a),)
+    else:
+        vs_b = (Result(b.rating, b.deviation, score_a),)
+        vs_a = (Result(a.rating, a.deviation, 1.0 - score_a),)
     return (
-        _finish(mode, state_a, at, a, rate(a, vs_b), score_a, vs_b, b.rating - a.rating),
-        _finish(mode, state_b, at, b, rate(b, vs_a), 1.0 - score_a, vs_a, a.rating - b.rating),
+        _finish(mode, state_a, at, a, rate(a, vs_b), score_a, vs_b, vs_b[0].rating - a.rating),
+        _finish(
+            mode, state_b, at, b, rate(b, vs_a), 1.0 - score_a, vs_a, vs_a[0].rating - b.rating
+        ),
     )
 
 

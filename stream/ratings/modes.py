@@ -12,6 +12,10 @@ chosen algorithm live in a sub-table named after it::
     tau = 0.5
     [default.rank_points]
     upset_bonus = 0.0
+    [default.experience]
+    debut_offset = -150.0            # rating points a newcomer plays below their rating
+    games_scale = 4.0                # the offset shrinks by e every this many games
+    provisional_games = 5            # fewer games: flagged provisional for matchmakers
     [default.pending]
     grace_seconds = 60.0
     timeout_seconds = 7200.0
@@ -23,6 +27,11 @@ chosen algorithm live in a sub-table named after it::
     tau = 0.4
 
 Every key is checked: a misspelt key is an error naming its place, not a silent default.
+
+The built-in default mode (:func:`built_in_table`, chosen on real play: docs/defaults.md) lies
+under every file's ``[default]``, so a key a file leaves out keeps the built-in value. A
+``ModeConfig`` built in code without those arguments is the plain published algorithm instead:
+the INVERSUS Glicko-2 parameters and no experience term.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from typing import Any, ClassVar, TypeVar
 
 from stream.errors import UserError
 from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
+from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.ranges import ConfigError, Range, check_ranges
 from stream.ratings.rank_points import RankPointsConfig
@@ -84,9 +94,10 @@ class PendingConfig:
 class ModeConfig:
     name: str
     algorithm: AlgorithmConfig = field(default_factory=Glicko2Config)
-    teams: TeamStrategy = TeamStrategy.COMPOSITE_TEAM
+    teams: TeamStrategy = TeamStrategy.COMPOSITE_OPPONENT
     rank_points: RankPointsConfig = field(default_factory=RankPointsConfig)
     pending: PendingConfig = field(default_factory=PendingConfig)
+    experience: ExperienceConfig = field(default_factory=ExperienceConfig)
     # Derived once: the rating range Rank Points map onto (read on every update).
     rating_bounds: tuple[float, float] = field(init=False, repr=False, compare=False)
     # Derived once: less inactivity than this changes nothing (checked twice per update).
@@ -95,6 +106,12 @@ class ModeConfig:
     duels: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.algorithm.name == "zonestats" and self.experience.active:
+            # ZoneStats rates from match stats on its own 500-centred scale, where an offset in
+            # 400-scale points means nothing: it keeps only the provisional threshold.
+            object.__setattr__(
+                self, "experience", dataclasses.replace(self.experience, debut_offset=0.0)
+            )
         object.__setattr__(self, "rating_bounds", self.algorithm.rating_bounds)
         object.__setattr__(self, "decay_step_seconds", self.algorithm.decay_step_seconds)
         object.__setattr__(self, "duels", self.algorithm.name != "zonestats")
@@ -104,7 +121,7 @@ class ModeConfig:
 class Modes:
     """Every configured mode, plus the default used for modes the file does not list."""
 
-    default: ModeConfig = field(default_factory=lambda: ModeConfig("default"))
+    default: ModeConfig = field(default_factory=lambda: built_in_mode("default"))
     listed: Mapping[str, ModeConfig] = field(default_factory=dict)
     accept_unlisted: bool = True
     _derived: dict[str, ModeConfig] = field(default_factory=dict, compare=False, repr=False)
@@ -129,6 +146,30 @@ class Modes:
         return cls(default=config)
 
 
+def built_in_table() -> dict[str, Any]:
+    """The built-in default mode as a modes-file table (a fresh copy).
+
+    Chosen on the parts of three real histories before their scored parts (docs/defaults.md):
+    teams against the opposing team's average, a newcomer playing 300 points below their rating
+    for about their first 8 games, and an unrated (and largest) Glicko-2 deviation of 0.6
+    (104 points) instead of INVERSUS's 2.015.
+    """
+    return {
+        "algorithm": "glicko2",
+        "teams": TeamStrategy.COMPOSITE_OPPONENT.value,
+        "glicko2": {"unrated_deviation": 0.6},
+        "experience": {"debut_offset": -300.0, "games_scale": 8.0, "provisional_games": 5},
+    }
+
+
+def built_in_mode(name: str, algorithm: str | None = None) -> ModeConfig:
+    """The built-in default mode under ``name``, optionally with another algorithm."""
+    table = built_in_table()
+    if algorithm is not None:
+        table["algorithm"] = algorithm
+    return build_mode(name, table, f"built-in mode {name!r}")
+
+
 def load_modes(path: Path) -> Modes:
     """Read a modes file; ModesError names the file and the offending key."""
     try:
@@ -141,9 +182,10 @@ def load_modes(path: Path) -> Modes:
 
 
 def parse_modes(data: Mapping[str, Any], source: str = "modes") -> Modes:
-    """Modes from a parsed TOML document; ModesError names ``source`` and the key's table."""
+    """Modes from a parsed TOML document, its [default] laid over the built-in table;
+    ModesError names ``source`` and the key's table."""
     _check_keys(data, {"default", "modes"}, source, "the top level")
-    default_table = _table(data.get("default", {}), source, "[default]")
+    default_table = _merge(built_in_table(), _table(data.get("default", {}), source, "[default]"))
     unlisted = default_table.get("unlisted", "default")
     if unlisted not in ("default", "reject"):
         raise ModesError(f"{source}: [default] unlisted must be 'default' or 'reject'")
@@ -165,7 +207,7 @@ def build_mode(
     algorithms = set(ALGORITHMS)
     _check_keys(
         table,
-        {"algorithm", "teams", "unlisted", "rank_points", "pending"} | algorithms,
+        {"algorithm", "teams", "unlisted", "rank_points", "pending", "experience"} | algorithms,
         source,
         where,
     )
@@ -194,7 +236,8 @@ def build_mode(
                 f"{source}: [{path}.pending] quit_policy must be 'cancel' or 'normal'"
             ) from None
     pending = _build(PendingConfig, pending_table, source, f"{path}.pending")
-    return ModeConfig(name, algorithm, teams, rank_points, pending)
+    experience = _build(ExperienceConfig, table.get("experience", {}), source, f"{path}.experience")
+    return ModeConfig(name, algorithm, teams, rank_points, pending, experience)
 
 
 def _build(cls: type[_T], table: object, source: str, path: str) -> _T:

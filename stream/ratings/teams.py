@@ -1,11 +1,12 @@
 """How a team or free-for-all match becomes a list of pairwise results for one player.
 
 INVERSUS Deluxe describes three ways to push a team match through a two-player rating system:
-- ``composite_team`` (the INVERSUS choice and our default): average each team into a virtual
-  player; the player is rated against a virtual opponent whose rating differs from the player's
-  own by the gap between the opposing team and the player's team. A weak teammate lowers the
-  team's expectation, so a loss beside them costs less.
-- ``composite_opponent``: rated against the average of the opposing team.
+- ``composite_opponent`` (the default, chosen on real doubles: docs/defaults.md): rated against
+  the average of the opposing team.
+- ``composite_team`` (the INVERSUS choice): average each team into a virtual player; the player
+  is rated against a virtual opponent whose rating differs from the player's own by the gap
+  between the opposing team and the player's team. A weak teammate lowers the team's
+  expectation, so a loss beside them costs less.
 - ``individual``: one result against every opposing player.
 Free-for-all is N teams with ranks: the player gets one result per opposing team (lower rank
 wins, equal ranks draw), all inside one rating period.

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
 from stream.ratings.engine import MatchView, rate_match, rate_player
+from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import SCALE, Glicko2Config, new_volatility
 from stream.ratings.modes import ModeConfig, PendingConfig
 from stream.ratings.ranges import MAX_ABS_RATING, ConfigError, Range
@@ -26,7 +27,12 @@ from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.skill import PlayerState, PlayerStats
 from stream.ratings.teams import TeamStrategy
 
-CONFIG_CLASSES: list[type[Any]] = [*ALGORITHMS.values(), RankPointsConfig, PendingConfig]
+CONFIG_CLASSES: list[type[Any]] = [
+    *ALGORITHMS.values(),
+    RankPointsConfig,
+    PendingConfig,
+    ExperienceConfig,
+]
 # Fields whose values are ordered by a rule between fields (min <= ... <= max).
 ORDERED: dict[type[Any], list[tuple[str, ...]]] = {
     Glicko2Config: [
@@ -67,6 +73,7 @@ def modes(draw: st.DrawFn) -> ModeConfig:
         algorithm,
         draw(st.sampled_from(list(TeamStrategy))),
         draw(configs(RankPointsConfig)),
+        experience=draw(configs(ExperienceConfig)),
     )
 
 
@@ -90,7 +97,8 @@ def states(draw: st.DrawFn, algorithm: AlgorithmConfig) -> PlayerState | None:
         deviation = draw(st.floats(0.0, fresh.deviation))
         volatility = None
     last = draw(st.none() | st.floats(0.0, LATEST))
-    return PlayerState(rating, deviation, volatility, draw(st.integers(0, 10**9)), 0, last)
+    games = draw(st.integers(0, 10**6))
+    return PlayerState(rating, deviation, volatility, draw(st.integers(0, 10**9)), games, last)
 
 
 def finite(update: Any, mode: ModeConfig) -> None:

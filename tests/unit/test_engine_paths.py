@@ -22,6 +22,7 @@ from stream.ratings.engine import (
     rate_player,
     skill_at,
 )
+from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modes import ModeConfig
@@ -34,13 +35,21 @@ T0 = 1_700_000_000.0
 REAL_RATE_MANY = engine._rate_many
 
 MODES = [
-    ModeConfig(f"{algorithm.name}-{teams.value}-{bonus}", algorithm, teams, rank_points)
+    ModeConfig(
+        f"{algorithm.name}-{teams.value}-{bonus}-{debut}",
+        algorithm,
+        teams,
+        rank_points,
+        experience=ExperienceConfig(debut_offset=debut),
+    )
     for algorithm in (Glicko2Config(), Glicko1Config(), EloConfig())
     for teams in TeamStrategy
     for bonus, rank_points in (
         ("plain", RankPointsConfig()),
         ("upset", RankPointsConfig(upset_bonus=250.0)),
     )
+    # The experience term off (the published formulas) and on.
+    for debut in (0.0, -200.0)
 ]
 
 
@@ -56,7 +65,8 @@ def general_path(
     if state is None:
         state = initial_state(mode)
     own = skill_at(mode.algorithm, state, match.at)
-    rated = REAL_RATE_MANY(mode, player_id, state, own, match, snapshots, forced_score)
+    offset = mode.experience.offset(state.games)
+    rated = REAL_RATE_MANY(mode, player_id, state, own, match, snapshots, forced_score, offset)
     new_skill, score, opponents, upset = rated
     return engine._finish(mode, state, match.at, own, new_skill, score, opponents, upset)
 
@@ -96,7 +106,8 @@ def player_states(draw: st.DrawFn, at: float) -> PlayerState:
         draw(st.floats(1.0, 500.0, allow_nan=False)),
         draw(st.one_of(st.none(), st.floats(0.02, 0.12, allow_nan=False))),
         draw(st.integers(0, 10000)),
-        draw(st.integers(0, 5000)),
+        # Few games, where the experience offset is large, as often as many.
+        draw(st.one_of(st.integers(0, 12), st.integers(0, 5000))),
         None if age is None else at - age,
     )
 
@@ -181,6 +192,7 @@ def test_rate_match_of_a_duel_equals_rate_player_for_each_player(case: Case) -> 
 
 def test_rate_match_of_a_player_against_themselves_takes_the_general_path() -> None:
     mode = MODES[0]
+    assert not mode.experience.active
     # The decoders reject such a match; the engine rates it as rate_player does, not as a duel.
     match = MatchView((("me",), ("me",)), (0, 1), T0)
     assert rate_match(mode, match, {}) == {"me": rate_player(mode, "me", None, match, {})}
@@ -197,10 +209,10 @@ def test_own_snapshot_differing_from_state_shifts_the_composite_team_opponent() 
     at_start = PlayerState(1600.0, 90.0, 0.06, 4800, 19, T0 - 2 * DAY)
     them = PlayerState(1550.0, 120.0, 0.06, 4000, 10, T0 - 10 * DAY)
     match = MatchView((("me",), ("them",)), (1, 0), T0)
-    shifted = {"me": at_start, "them": them}
+    moved = {"me": at_start, "them": them}
     plain = {"me": state, "them": them}
-    a = fast_path(mode, "me", state, match, shifted, None)
-    assert a == general_path(mode, "me", state, match, shifted, None)
+    a = fast_path(mode, "me", state, match, moved, None)
+    assert a == general_path(mode, "me", state, match, moved, None)
     b = fast_path(mode, "me", state, match, plain, None)
     assert b == general_path(mode, "me", state, match, plain, None)
     assert a.state.rating != b.state.rating
@@ -215,7 +227,7 @@ def test_forced_loss_overrides_a_win_on_both_paths() -> None:
     assert fast.state.rating < 1500.0
 
 
-@pytest.mark.parametrize("mode", MODES[:: len(TeamStrategy) * 2])
+@pytest.mark.parametrize("mode", MODES[:: len(TeamStrategy) * 4])
 def test_fast_path_rejects_a_player_not_in_the_match(mode: ModeConfig) -> None:
     match = MatchView((("a",), ("b",)), (0, 1), T0)
     with pytest.raises(ValueError, match="'c' is not in the match"):

@@ -422,13 +422,15 @@ def test_seed_ratings(tmp_path: Path) -> None:
         "\n"
         '{"player_id": "alice", "mode": "2v2", "rating": 1700.5, "deviation": 80, '
         '"volatility": 0.05, "note": "imported"}\n'
-        '{"player_id": "bob", "mode": null, "rating": -3, "deviation": null}\n',
+        '{"player_id": "bob", "mode": null, "rating": -3, "deviation": null, "games": null}\n'
+        '{"player_id": "cy", "rating": 1600, "games": 212}\n',
         "seeds.jsonl",
     )
     assert list(read_seed_ratings(path)) == [
         SeedRating(1, "alice", None, 1800.0, None, None),
         SeedRating(3, "alice", "2v2", 1700.5, 80.0, 0.05),
         SeedRating(4, "bob", None, -3.0, None, None),
+        SeedRating(5, "cy", None, 1600.0, None, None, 212),
     ]
 
 
@@ -448,6 +450,8 @@ SEED = '{"player_id": "a", "rating": 1500'
         (SEED + ', "deviation": -1}', "line 1: deviation: must not be negative, got -1.0"),
         (SEED + ', "volatility": 0}', "line 1: volatility: must be positive, got 0.0"),
         (SEED + ', "mode": ""}', "line 1: mode: expected a non-empty string, got ''"),
+        (SEED + ', "games": -1}', "line 1: games: expected an integer >= 0, got -1"),
+        (SEED + ', "games": 2.5}', "line 1: games: expected an integer >= 0, got 2.5"),
         (SEED + "}\n" + SEED + "}", "line 2: player 'a' is already seeded on line 1"),
         (
             SEED + ', "mode": "x"}\n\n' + SEED + ', "mode": "x"}',

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -11,30 +12,43 @@ from hypothesis import strategies as st
 
 from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.elo import EloConfig
+from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import Modes, ModesError, QuitPolicy, load_modes, parse_modes
+from stream.ratings.modes import (
+    ModeConfig,
+    Modes,
+    ModesError,
+    QuitPolicy,
+    built_in_mode,
+    load_modes,
+    parse_modes,
+)
 from stream.ratings.teams import TeamStrategy
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "modes.example.toml"
 
 
+BUILT_IN_GLICKO2 = Glicko2Config(unrated_deviation=0.6)
+
+
 def test_built_in_defaults() -> None:
     mode = Modes().get("anything")
     assert mode.name == "anything"
-    assert mode.algorithm == Glicko2Config()
-    assert mode.teams is TeamStrategy.COMPOSITE_TEAM
+    assert mode.algorithm == BUILT_IN_GLICKO2
+    assert mode.teams is TeamStrategy.COMPOSITE_OPPONENT
+    assert mode.experience == ExperienceConfig(-300.0, 8.0, 5)
     assert mode.pending.grace_seconds == 60.0 and mode.pending.timeout_seconds == 7200.0
     assert mode.pending.quit_policy is QuitPolicy.CANCEL
 
 
 def test_example_file_loads_every_algorithm() -> None:
     modes = load_modes(EXAMPLE)
-    assert modes.get("ranked-1v1").algorithm == Glicko2Config()
-    assert modes.get("casual-2v2").teams is TeamStrategy.COMPOSITE_OPPONENT
+    assert modes.get("ranked-1v1") == dataclasses.replace(Modes().default, name="ranked-1v1")
+    assert modes.get("casual-2v2").teams is TeamStrategy.COMPOSITE_TEAM
     assert modes.get("arena-ffa").algorithm == EloConfig(max_gain=32.0)
     assert modes.get("mech-brawl").algorithm.name == "zonestats"
     assert modes.get("fighting-ft2").algorithm.name == "glicko1"
-    assert modes.get("not-listed").algorithm == Glicko2Config()
+    assert modes.get("not-listed").algorithm == BUILT_IN_GLICKO2
 
 
 def test_mode_tables_lay_over_the_default() -> None:
@@ -45,10 +59,29 @@ def test_mode_tables_lay_over_the_default() -> None:
         }
     )
     duel = modes.get("duel")
-    assert duel.algorithm == Glicko2Config(tau=0.3, period_days=7.0)
+    assert duel.algorithm == Glicko2Config(tau=0.3, period_days=7.0, unrated_deviation=0.6)
     assert duel.pending.grace_seconds == 30.0
     assert modes.get("brawl").algorithm == EloConfig()
-    assert modes.get("other").algorithm == Glicko2Config(tau=0.3)
+    assert modes.get("other").algorithm == Glicko2Config(tau=0.3, unrated_deviation=0.6)
+
+
+def test_an_empty_file_and_the_built_in_mode_agree() -> None:
+    assert parse_modes({}).get("x") == Modes().get("x") == built_in_mode("x")
+    elo = built_in_mode("x", "elo")
+    assert elo.algorithm == EloConfig()
+    assert elo.experience == Modes().default.experience
+
+
+def test_a_mode_in_code_is_the_published_algorithm_without_the_experience_term() -> None:
+    plain = ModeConfig("x")
+    assert plain.algorithm == Glicko2Config()
+    assert not plain.experience.active
+
+
+def test_zonestats_keeps_no_offset_but_its_provisional_threshold() -> None:
+    mode = parse_modes({"default": {"algorithm": "zonestats"}}).get("brawl")
+    assert not mode.experience.active
+    assert mode.experience.provisional_games == Modes().default.experience.provisional_games
 
 
 def test_unlisted_modes_can_be_rejected() -> None:

@@ -317,17 +317,19 @@ async def test_probabilities_equal_the_pure_functions(aredis: AsyncRedis) -> Non
             ]
         )
         cache = RatingCache(aredis, MODES)
-        algorithm = MODES.get(mode).algorithm
+        algorithm, experience = MODES.get(mode).algorithm, MODES.get(mode).experience
         found = await cache.get_many(mode, ["a", "b", "c", "new"])
-        a, b, c, new = (found[p] for p in ("a", "b", "c", "new"))
+        # Every player as the engine plays them: rating plus the experience offset.
+        a, b, c, new = (found[p].effective_skill(experience) for p in ("a", "b", "c", "new"))
+        assert new.rating < found["new"].rating
 
         assert await cache.win_probability(mode, "a", "b") == probability.win_probability(
-            algorithm, a.skill, b.skill
+            algorithm, a, b
         )
         assert await cache.win_probability(mode, "new", "c") == probability.win_probability(
-            algorithm, new.skill, c.skill
+            algorithm, new, c
         )
-        team_a, team_b = [a.skill, new.skill], [b.skill, c.skill]
+        team_a, team_b = [a, new], [b, c]
         assert await cache.team_win_probability(
             mode, ["a", "new"], ["b", "c"]
         ) == probability.team_win_probability(algorithm, team_a, team_b)

@@ -107,7 +107,12 @@ def test_win_probability_uses_the_modes_algorithm() -> None:
     a = known("a", 1700.0)
     got = plan.decode([hash_reply(a), {}])
     default = EloConfig().initial()
-    assert got == probability.win_probability(EloConfig(), Skill(1700.0, 50.0), default)
+    # Both at rating + the mode's experience offset: a has 3 games, unknown b none.
+    offset = MODES.get("elo-duel").experience.offset
+    a_plays = Skill(1700.0 + offset(3), 50.0)
+    b_plays = Skill(default.rating + offset(0), default.deviation)
+    assert offset(0) < offset(3) < 0.0
+    assert got == probability.win_probability(EloConfig(), a_plays, b_plays)
 
 
 def test_team_plans_fetch_each_player_once() -> None:

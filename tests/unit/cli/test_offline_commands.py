@@ -31,7 +31,13 @@ def test_replay_writes_one_line_per_player_and_agrees_with_an_independent_loop(
     history: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "ratings.jsonl"
-    assert main(["replay", str(history), "--algorithm", "glicko2", "--out", str(out)]) == 0
+    # The textbook loop is plain published Glicko-2: INVERSUS parameters, no experience term.
+    published = tmp_path / "published.toml"
+    published.write_text(
+        "[default.glicko2]\nunrated_deviation = 2.015\n[default.experience]\ndebut_offset = 0.0\n"
+    )
+    args = ["replay", str(history), "--modes-file", str(published), "--out", str(out)]
+    assert main(args) == 0
     rows = read_jsonl(out)
     expected = textbook_loop_replay(history)
     assert len(rows) == len(expected)

@@ -16,7 +16,7 @@ from stream.ratings.elo import EloConfig
 from stream.ratings.engine import rate_match, rate_player
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import ModeConfig, Modes, PendingConfig, QuitPolicy
+from stream.ratings.modes import ModeConfig, Modes, PendingConfig, QuitPolicy, built_in_mode
 from stream.ratings.skill import PlayerState
 
 DAY = 86400.0
@@ -69,7 +69,7 @@ def snapshot(replayer: Replayer) -> dict[str, dict[str, PlayerState]]:
 
 
 def test_every_player_meets_the_others_pre_match_state() -> None:
-    mode = ModeConfig("default")
+    mode = built_in_mode("default")
     replayer = Replayer(Modes())
     replayer.apply(one_v_one(T0, "a", "x", 1.0))
     replayer.apply(one_v_one(T0 + 60, "b", "y", 0.0))
@@ -90,7 +90,7 @@ def test_every_player_meets_the_others_pre_match_state() -> None:
 
 
 def test_team_match_is_rated_against_pre_match_states() -> None:
-    mode = ModeConfig("default")
+    mode = built_in_mode("default")
     replayer = Replayer(Modes())
     replayer.apply(hm(T0, (("a", "b"), ("c", "d")), (0, 1)))
     before = dict(replayer.tables["default"])
@@ -120,9 +120,9 @@ def test_matches_apply_per_mode_in_separate_tables() -> None:
     )
     assert tables["blitz"]["b"].rating == 1484.0
     # Unlisted modes use the Glicko-2 default, each from fresh states.
-    rapid_expected = rate_match(ModeConfig("rapid"), rapid, {})
+    rapid_expected = rate_match(built_in_mode("rapid"), rapid, {})
     assert tables["rapid"] == {pid: u.state for pid, u in rapid_expected.items()}
-    default_expected = rate_match(ModeConfig("default"), unnamed, {})
+    default_expected = rate_match(built_in_mode("default"), unnamed, {})
     assert tables["default"] == {pid: u.state for pid, u in default_expected.items()}
     assert tables["rapid"]["a"].rating < 1500.0 < tables["rapid"]["b"].rating
     assert all(s.games == 1 for table in tables.values() for s in table.values())
@@ -156,7 +156,7 @@ def test_mode_of_names_the_table() -> None:
 
 
 def test_cancel_policy_quitter_loses_and_the_opponent_is_untouched() -> None:
-    mode = ModeConfig("default")
+    mode = built_in_mode("default")
     replayer = Replayer(Modes())
     replayer.apply(one_v_one(T0, "a", "b", 0.5))
     before = dict(replayer.tables["default"])
@@ -205,7 +205,7 @@ def test_a_mode_seed_beats_an_every_mode_seed(specific_first: bool) -> None:
     specific = SeedRating(2, "p", "m1", 2000.0, 60.0, 0.07)
     seeds = [specific, general] if specific_first else [general, specific]
     replayer = Replayer(Modes(), seeds=seeds)
-    mode = ModeConfig("m")
+    mode = built_in_mode("m")
 
     m1 = one_v_one(T0, "p", "q", 1.0, mode="m1")
     m2 = one_v_one(T0, "p", "q", 1.0, mode="m2")
@@ -231,7 +231,7 @@ def test_a_seed_applies_only_to_a_player_the_table_does_not_know() -> None:
     second = one_v_one(T0 + 60, "p", "q", 0.0)
     before = dict(replayer.tables["default"])
     assert replayer.apply(second)["p"] == rate_player(
-        ModeConfig("m"), "p", after_first, second, before
+        built_in_mode("m"), "p", after_first, second, before
     )
     assert replayer.tables["default"]["p"].games == 2
 
@@ -299,12 +299,28 @@ def test_predict_for_unknown_players_is_a_coin_flip() -> None:
     assert replayer.tables["default"] == {}
 
 
+def test_a_seed_with_games_is_not_taken_for_a_debutant() -> None:
+    # Under the built-in experience term a seeded player's offset follows the seed's games.
+    mode = Modes().default
+    seeded = seeded_state(mode, SeedRating(1, "p", None, 1700.0, 90.0, None, 200))
+    assert seeded.games == 200
+    veteran = Replayer(Modes(), seeds=[SeedRating(1, "p", None, 1500.0, None, None, 200)])
+    debutant = Replayer(Modes(), seeds=[SeedRating(1, "p", None, 1500.0, None, None)])
+    match = one_v_one(T0, "p", "q", 1.0)
+    [(p_veteran, _)] = veteran.predict(match)
+    [(p_debutant, _)] = debutant.predict(match)
+    assert p_debutant == pytest.approx(0.5)
+    assert p_veteran > 0.8
+
+
 def test_predict_uses_the_seed_of_a_player_not_yet_in_the_table() -> None:
     replayer = Replayer(Modes(), seeds=[SeedRating(1, "p", None, 2000.0, 60.0, None)])
     [(p, actual)] = replayer.predict(one_v_one(T0, "p", "q", 1.0))
     assert actual == 1.0
-    expected = glicko2_expected(2000.0, 60.0, 1500.0, GLICKO2_FRESH_DEVIATION)
-    assert p == pytest.approx(expected, rel=1e-9)  # about 0.87, not a new player's 0.5
+    # Both have 0 games: their experience offsets cancel. q has the built-in fresh deviation.
+    fresh_deviation = Modes().default.algorithm.initial().deviation
+    expected = glicko2_expected(2000.0, 60.0, 1500.0, fresh_deviation)
+    assert p == pytest.approx(expected, rel=1e-9)  # about 0.94, not a new player's 0.5
 
 
 def test_predict_applies_inactivity() -> None:

@@ -36,6 +36,9 @@ BASE_GAIN = 4.0
 BASE = ModeConfig(
     "default", EloConfig(temperature=200.0, max_gain=BASE_GAIN), TeamStrategy.COMPOSITE_OPPONENT
 )
+# Elo's gain alone: one knob keeps these searches short and their outcome plain (the
+# experience knobs, searched for every algorithm, are exercised by their own test).
+GAIN_ONLY = tuple(k for k in knobs_for("elo", teams=False) if k.path == ("elo", "max_gain"))
 # About 40 matches a day: the scored half spans some 40 days, enough clusters for an error.
 PER_SECOND = 0.0005
 
@@ -67,7 +70,7 @@ def reader(path: Path) -> Iterator[HistoryMatch]:
 @pytest.fixture(scope="module")
 def result(history_path: Path) -> TuneResult:
     seen: list[Trial] = []
-    knobs = knobs_for("elo", teams=False)
+    knobs = GAIN_ONLY
     out = tune(lambda: reader(history_path), BASE, Plan(SKIP), knobs, on_trial=seen.append)
     assert list(out.trials) == seen  # on_trial saw every trial, in order
     assert len(seen) <= planned_trials(knobs, Plan(SKIP))
@@ -118,12 +121,12 @@ def test_without_a_split_the_verdict_is_the_search_s_own(result: TuneResult) -> 
 def test_each_configuration_is_replayed_once(result: TuneResult) -> None:
     keys = [tuple(sorted(t.settings.items())) for t in result.trials]
     assert len(keys) == len(set(keys))
-    allowed = set(knobs_for("elo", teams=False)[0].values) | {BASE_GAIN}
+    allowed = set(GAIN_ONLY[0].values) | {BASE_GAIN}
     assert {t.settings["elo.max_gain"] for t in result.trials} <= allowed
 
 
 def test_tuning_again_from_a_settled_winner_changes_nothing(history_path: Path) -> None:
-    knobs = knobs_for("elo", teams=False)
+    knobs = GAIN_ONLY
     settled = tune(lambda: reader(history_path), BASE, Plan(SKIP, rounds=5), knobs)
     assert len(settled.steps) < 5  # the search stopped by itself, not at the round limit
     again = tune(lambda: reader(history_path), settled.best, Plan(SKIP, rounds=5), knobs)
@@ -136,7 +139,7 @@ def test_a_tiny_scored_part_keeps_the_start_and_warns(tmp_path: Path) -> None:
     # 40 scored matches of evenly matched players on two days: nothing is beyond noise.
     path = write_history(tmp_path / "tiny.csv", 80, 5, matchmaking_noise=100.0)
     start = dataclasses.replace(BASE, algorithm=EloConfig(temperature=200.0, max_gain=32.0))
-    out = tune(lambda: reader(path), start, Plan(40), knobs_for("elo", teams=False))
+    out = tune(lambda: reader(path), start, Plan(40), GAIN_ONLY)
     assert out.steps == ()
     assert out.best == start
     assert out.kept == start
@@ -154,7 +157,7 @@ def test_a_time_split_judges_the_winner_on_matches_the_search_never_saw(
     split = matches[2000].at
     before = [m for m in matches if m.at < split]
     plan = Plan(skip=len(before) // 2, split=split)
-    out = tune(lambda: reader(history_path), BASE, plan, knobs_for("elo", teams=False))
+    out = tune(lambda: reader(history_path), BASE, plan, GAIN_ONLY)
     assert out.search_matches == len(before) - len(before) // 2
     v = out.verdict
     assert v.unseen
@@ -174,11 +177,35 @@ def test_the_team_strategy_is_searched_on_team_histories(tmp_path: Path) -> None
     )
     with path.open("w", encoding="utf-8") as file:
         write_jsonl(simulate(config), file)
-    knobs = knobs_for("elo")
-    assert knobs[-1].path == ("teams",)
+    assert ("teams",) in {k.path for k in knobs_for("elo")}
+    assert ("teams",) not in {k.path for k in knobs_for("elo", teams=False)}
+    knobs = tuple(k for k in knobs_for("elo") if k.path == ("teams",))
     out = tune(lambda: reader(path), BASE, Plan(300, rounds=1), knobs)
     strategies = {t.settings["teams"] for t in out.trials}
     assert strategies == {s.value for s in TeamStrategy}
+
+
+def test_the_experience_term_is_searched_for_every_algorithm_but_zonestats() -> None:
+    for algorithm in ("glicko2", "glicko1", "elo"):
+        paths = {k.path for k in knobs_for(algorithm)}
+        assert {("experience", "debut_offset"), ("experience", "games_scale")} <= paths
+    assert not any(k.path[0] == "experience" for k in knobs_for("zonestats"))
+
+
+def test_a_history_of_weaker_newcomers_tunes_a_negative_debut_offset(tmp_path: Path) -> None:
+    # The simulator's newcomers start 250 points below their eventual skill: the search must
+    # find that a negative offset predicts them better than none, beyond noise.
+    path = tmp_path / "newcomers.csv"
+    config = SimulationConfig(
+        matches=3000, players=300, seed=11, matches_per_second=PER_SECOND, newcomer_deficit=400.0
+    )
+    with path.open("w", newline="", encoding="utf-8") as file:
+        write_csv(simulate(config), file)
+    knobs = tuple(k for k in knobs_for("elo") if k.path == ("experience", "debut_offset"))
+    start = dataclasses.replace(BASE, algorithm=EloConfig(max_gain=32.0))
+    out = tune(lambda: reader(path), start, Plan(1500, rounds=1), knobs)
+    assert out.steps
+    assert out.best.experience.debut_offset < 0
 
 
 def test_score_counts_newcomers_and_days(history_path: Path) -> None:

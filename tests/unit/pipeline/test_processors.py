@@ -72,7 +72,14 @@ def test_non_overlapping_history_equals_sequential_replay_exactly(team_size: int
         for pid, update in rate_match(modes.get(m.mode), view, states).items():
             states[pid] = update.state
     mode = history[0].mode
+    # The built-in mode has the experience term on: each player sees the others only through
+    # their snapshots' games counts, and must still equal the replay bit for bit.
+    assert modes.get(mode).experience.active
     assert {pid: c.state(pid, mode) for pid in states} == states
+    last = {r["player_id"]: r for r in c.ratings}
+    offset = modes.get(mode).experience.offset
+    for pid, state in states.items():
+        assert last[pid]["effective_rating"] == state.rating + offset(state.games)
 
 
 def test_duplicates_and_a_finish_before_its_start_change_nothing() -> None:
