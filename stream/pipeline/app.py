@@ -126,7 +126,7 @@ class Pipeline:
             producer_acks=-1,
             web_enabled=s.web_port is not None,
             web_port=s.web_port or 6066,
-            web_bind="0.0.0.0",
+            web_bind=s.web_bind,
             autodiscover=False,
             # Changelog writes are idempotent; the app never needs Faust's key TTLs.
             table_cleanup_interval=3600.0,

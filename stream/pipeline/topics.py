@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
-from stream.pipeline.settings import Settings
+from stream.pipeline.settings import TABLES, Settings
 
 DAY_MS = 86_400_000
 
@@ -25,10 +25,6 @@ class TopicSpec:
     partitions: int
     replication_factor: int
     config: dict[str, str] = field(default_factory=dict)
-
-
-# The Faust tables (stream/pipeline/app.py); each has a changelog ``<app id>-<name>-changelog``.
-TABLES = ("matches", "clocks", "ratings", "pending")
 
 
 def topic_specs(settings: Settings) -> list[TopicSpec]:
@@ -48,7 +44,7 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         TopicSpec(settings.dead_letter_topic, p, r, {**delete, "retention.ms": str(30 * DAY_MS)}),
         TopicSpec(settings.match_commands_topic, p, r, {**delete, "retention.ms": week}),
         TopicSpec(settings.player_commands_topic, p, r, {**delete, "retention.ms": week}),
-        *(TopicSpec(f"{settings.app_id}-{t}-changelog", p, r, compact) for t in TABLES),
+        *(TopicSpec(settings.changelog_topic(t), p, r, compact) for t in TABLES),
     ]
 
 
