@@ -13,18 +13,24 @@ import logging
 import sys
 
 from stream.cli.environment import settings_or_none
+from stream.pipeline.reachability import check_redis
 from stream.pipeline.settings import Settings
 from stream.pipeline.topics import TopicError, ensure_topics
 
 
 def run_worker(settings: Settings, loglevel: str = "info") -> int:
-    """Create topics and run a worker in this process until it is stopped."""
+    """Create topics and run a worker in this process until it is stopped.
+
+    Kafka, and Redis when this worker writes the cache, must answer at start (UnreachableError
+    otherwise: one line, exit code 2); an outage after that is waited out, not fatal."""
     import faust
     import uvloop
 
     from stream.pipeline.app import Pipeline
     from stream.pipeline.logs import logging_config
 
+    if settings.cache_writer == "worker":
+        check_redis(settings)
     created = asyncio.run(ensure_topics(settings))
     if created:
         logging.getLogger("skillstream.worker").info("created topics: %s", ", ".join(created))
@@ -54,9 +60,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
         return run_worker(settings, args.loglevel)
     except TopicError as exc:
         print(f"skillstream worker: error: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"skillstream worker: error: cannot reach Kafka: {exc}", file=sys.stderr)
         return 1
 
 
