@@ -51,3 +51,66 @@ def listener(reply: bytes) -> Iterator[int]:
         server.close()
         for connection in connections:
             connection.close()
+
+
+class CuttableProxy:
+    """A TCP relay from a loopback port to ``target_port`` whose link can be cut (every
+    connection closed, new ones refused: what clients see of a broker that went away) and
+    restored on the same port. The server behind it keeps its state throughout."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.port = closed_port()
+        self._server: socket.socket | None = None
+        self._connections: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def start(self) -> CuttableProxy:
+        server = socket.create_server(("127.0.0.1", self.port), reuse_port=False)
+        self._server = server
+        threading.Thread(target=self._accept, args=(server,), daemon=True).start()
+        return self
+
+    def cut(self) -> None:
+        with self._lock:
+            server, self._server = self._server, None
+            connections, self._connections = self._connections, []
+        if server is not None:
+            server.close()
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+            connection.close()
+
+    def restore(self) -> None:
+        self.start()
+
+    stop = cut
+
+    def _accept(self, server: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = server.accept()
+            except OSError:
+                return  # cut
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                if self._server is not server:
+                    client.close()
+                    upstream.close()
+                    return
+                self._connections += [client, upstream]
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while data := source.recv(65536):
+            sink.sendall(data)
+    with contextlib.suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)

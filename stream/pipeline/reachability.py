@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TypeVar
 
 from aiokafka.client import AIOKafkaClient
@@ -54,7 +54,12 @@ REDIS_UNREACHABLE: tuple[type[BaseException], ...] = (
 
 
 class UnreachableError(UserError):
-    """Kafka or Redis did not answer; the message names the setting and the address."""
+    """Kafka or Redis did not answer; the message names the setting and the address, and
+    ``reason`` says what the client saw."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(f"{message} ({reason})")
+        self.reason = reason
 
 
 def kafka_unreachable(settings: Settings, reason: BaseException) -> UnreachableError:
@@ -64,22 +69,21 @@ def kafka_unreachable(settings: Settings, reason: BaseException) -> UnreachableE
     else:
         why = _reason(settings, reason)
     return UnreachableError(
-        f"KAFKA_BOOTSTRAP_SERVERS: cannot reach Kafka at {settings.bootstrap_servers} ({why})"
+        f"KAFKA_BOOTSTRAP_SERVERS: cannot reach Kafka at {settings.bootstrap_servers}", why
     )
 
 
 def redis_unreachable(settings: Settings, reason: BaseException) -> UnreachableError:
     return UnreachableError(
-        f"REDIS_URL: cannot reach Redis at {settings.redis_address} ({_reason(settings, reason)})"
+        f"REDIS_URL: cannot reach Redis at {settings.redis_address}", _reason(settings, reason)
     )
 
 
 def _reason(settings: Settings, reason: BaseException) -> str:
     if isinstance(reason, TimeoutError | RedisTimeoutError | KafkaTimeoutError):
-        # A silent port is most often another service, or TLS spoken to a plain client.
         return (
             f"no answer within {settings.connect_timeout_seconds:g} s, "
-            "SKILLSTREAM_CONNECT_TIMEOUT_SECONDS; is another service on that port?"
+            "SKILLSTREAM_CONNECT_TIMEOUT_SECONDS"
         )
     text = str(reason).removeprefix(f"{type(reason).__name__}: ")
     return text or type(reason).__name__
@@ -110,15 +114,16 @@ async def kafka_within_timeout(settings: Settings, step: Awaitable[T]) -> T:
         return await asyncio.wait_for(step, settings.connect_timeout_seconds)
 
 
-async def check_kafka(settings: Settings) -> None:
-    """Connect to the brokers and read the cluster's metadata, then disconnect."""
+async def check_kafka(settings: Settings, *, quiet: bool = True) -> None:
+    """Connect to the brokers and read the cluster's metadata, then disconnect; with ``quiet``
+    aiokafka's own log lines are held back meanwhile (see quiet_kafka_logs)."""
     client = AIOKafkaClient(
         bootstrap_servers=settings.bootstrap_servers,
         request_timeout_ms=round(settings.connect_timeout_seconds * 1000),
         **settings.kafka_security.aiokafka_options(),
     )
     try:
-        with quiet_kafka_logs():
+        with quiet_kafka_logs() if quiet else nullcontext():
             await kafka_within_timeout(settings, client.bootstrap())
     finally:
         await client.close()
