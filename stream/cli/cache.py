@@ -32,8 +32,12 @@ from stream.pipeline.settings import Settings
 
 
 def cmd_writer(args: argparse.Namespace) -> int:
-    """The feed on its own (workers with SKILLSTREAM_CACHE_WRITER=off leave it to this)."""
+    """The feed on its own (workers with SKILLSTREAM_CACHE_WRITER=off leave it to this).
+
+    Kafka outages once it runs are logged as the worker logs them: one line when the brokers
+    stop answering, one when they are back (stream/pipeline/outages.py)."""
     from stream.cache.feed import feed_from_settings
+    from stream.pipeline.outages import KafkaWatch
 
     settings = settings_or_none("cache writer")
     if settings is None:
@@ -47,10 +51,12 @@ def cmd_writer(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, feed.stop)
+        watch = asyncio.create_task(KafkaWatch(settings).run())
         try:
             with kafka_errors(settings):
                 await feed.run()
         finally:
+            watch.cancel()
             await feed.writer.redis.aclose()
 
     asyncio.run(run())
