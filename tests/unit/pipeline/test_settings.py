@@ -288,3 +288,35 @@ def test_topic_names_are_refused_exactly_when_two_roles_share_one(env: dict[str,
     message = str(caught.value)
     assert message.split(":", maxsplit=1)[0] in TOPIC_VARIABLES
     assert any(f"'{topic}'" in message for topic in names if names.count(topic) > 1)
+
+
+def test_the_web_pages_listen_where_web_bind_says() -> None:
+    from stream.pipeline.app import Pipeline
+
+    for bind in ("127.0.0.1", "0.0.0.0"):
+        settings = Settings.from_env({"SKILLSTREAM_WEB_BIND": bind, "SKILLSTREAM_WEB_PORT": "6070"})
+        conf = Pipeline(settings).app.conf
+        assert (conf.web_bind, conf.web_port, conf.web_enabled) == (bind, 6070, True)
+
+
+@given(
+    scheme=st.sampled_from(["redis", "rediss", "http", "tcp", ""]),
+    host=st.sampled_from(["cache", "10.0.0.7", "[::1]", ""]),
+    port=st.one_of(st.none(), st.integers(min_value=-1, max_value=70_000)),
+    database=st.sampled_from(["", "/", "/0", "/15", "/x"]),
+)
+def test_a_redis_url_is_accepted_exactly_when_a_client_could_use_it(
+    scheme: str, host: str, port: int | None, database: str
+) -> None:
+    url = f"{scheme}://{host}{'' if port is None else f':{port}'}{database}"
+    usable = (
+        scheme in ("redis", "rediss")
+        and host != ""
+        and (port is None or 1 <= port <= 65535)
+        and database != "/x"
+    )
+    if usable:
+        assert Settings.from_env({"REDIS_URL": url}).redis_url == url
+    else:
+        with pytest.raises(SettingsError, match=r"^REDIS_URL: "):
+            Settings.from_env({"REDIS_URL": url})
