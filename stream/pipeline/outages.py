@@ -61,8 +61,8 @@ class KafkaWatch:
             return
         self.down_since = time.monotonic() if since is None else since
         log.warning(
-            "Kafka at %s stopped answering (%s); the worker waits and retries, the Kafka "
-            "clients' errors are held back meanwhile",
+            "Kafka at %s (KAFKA_BOOTSTRAP_SERVERS) stopped answering (%s); retrying, with "
+            "the Kafka clients' errors held back until it answers",
             self.settings.bootstrap_servers,
             reason,
         )

@@ -40,7 +40,8 @@ def test_the_first_connection_error_reports_the_outage_and_the_rest_are_dropped(
     assert kept(record("aiokafka.consumer.fetcher", logging.WARNING, "fetch slow")) is True
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 2
-    assert lines[0].startswith("Kafka at kafka-1:9092 stopped answering (Unable connect")
+    lost = "Kafka at kafka-1:9092 (KAFKA_BOOTSTRAP_SERVERS) stopped answering (Unable connect"
+    assert lines[0].startswith(lost)
     assert lines[1].startswith("Kafka at kafka-1:9092 answers again after")
 
 
@@ -72,6 +73,7 @@ async def test_a_probe_of_a_closed_port_starts_an_outage_once(
     assert watch.down
     ours = [r.getMessage() for r in caplog.records if r.name == "skillstream.worker"]
     assert ours == [
-        f"Kafka at 127.0.0.1:{port} stopped answering (no broker accepted a connection); the "
-        "worker waits and retries, the Kafka clients' errors are held back meanwhile"
+        f"Kafka at 127.0.0.1:{port} (KAFKA_BOOTSTRAP_SERVERS) stopped answering (no broker "
+        "accepted a connection); retrying, with the Kafka clients' errors held back until it "
+        "answers"
     ]
