@@ -5,6 +5,7 @@ that cannot work are refused before anything connects."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import time
@@ -129,3 +130,20 @@ def test_a_setting_that_cannot_work_stops_every_command_before_it_connects(
     }
     done, _ = run(env, command)
     assert_one_line(done, name, expected)
+
+
+def test_a_web_port_in_use_stops_the_worker_before_it_connects() -> None:
+    port = closed_port()
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        web_port = taken.getsockname()[1]
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{port}",
+            "SKILLSTREAM_CACHE_WRITER": "off",
+            "SKILLSTREAM_WEB_BIND": "127.0.0.1",
+            "SKILLSTREAM_WEB_PORT": str(web_port),
+        }
+        done, _ = run(env, "worker")
+    expected = f"SKILLSTREAM_WEB_PORT={web_port}, SKILLSTREAM_WEB_BIND=127.0.0.1: cannot listen"
+    assert_one_line(done, "worker", expected)
+    assert "in use" in done.stderr
