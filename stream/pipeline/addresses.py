@@ -63,10 +63,10 @@ def _host_and_port(name: str, entry: str) -> tuple[str, int]:
     return host, port_number(f"{name} ({entry})", port_text)
 
 
-def check_redis_url(name: str, raw: str) -> None:
+def check_redis_url(name: str, raw: str, shown: str) -> None:
     """A URL redis-py can connect with: ``redis://``, ``rediss://`` (TLS) or ``unix://``, with a
-    host (or socket path), a port in range and a numeric database."""
-    shown = redact_url(raw)
+    host (or socket path), a port in range and a numeric database. Messages quote ``shown``
+    (the URL with its password redacted), never ``raw``."""
     try:
         parts = urlsplit(raw)
         port = parts.port
@@ -95,13 +95,3 @@ def check_bind_address(name: str, raw: str) -> str:
         raise AddressError(
             f"{name}: expected an IP address to listen on (0.0.0.0, 127.0.0.1, ::), got {raw!r}"
         ) from None
-
-
-def redact_url(url: str) -> str:
-    """``url`` with the password of its user-info part replaced by ``***``."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest.split("/", 1)[0]:
-        return url
-    userinfo, _, host = rest.partition("@")
-    user = userinfo.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in userinfo else f"{scheme}://***@{host}"

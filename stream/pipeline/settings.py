@@ -17,7 +17,6 @@ from stream.pipeline.addresses import (
     check_bind_address,
     check_redis_url,
     port_number,
-    redact_url,
 )
 from stream.pipeline.security import KafkaSecurity, SecurityError
 from stream.ratings.modes import Modes, load_modes
@@ -155,7 +154,7 @@ class Settings:
         redis_url = env.get("REDIS_URL", defaults.redis_url)
         try:
             bootstrap_addresses("KAFKA_BOOTSTRAP_SERVERS", bootstrap_servers)
-            check_redis_url("REDIS_URL", redis_url)
+            check_redis_url("REDIS_URL", redis_url, redact_url(redis_url))
             web_bind = check_bind_address(
                 "SKILLSTREAM_WEB_BIND", env.get("SKILLSTREAM_WEB_BIND") or defaults.web_bind
             )
@@ -245,6 +244,16 @@ class Settings:
                 "SKILLSTREAM_STORE=rocksdb needs rocksdict: pip install 'skillstream[rocksdb]'"
             )
         return settings
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password of its user-info part replaced by ``***``."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest.split("/", 1)[0]:
+        return url
+    userinfo, _, host = rest.partition("@")
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in userinfo else f"{scheme}://***@{host}"
 
 
 def _refuse_shared_topics(settings: Settings) -> None:

@@ -17,6 +17,9 @@ from aiokafka.errors import TopicAlreadyExistsError
 from stream.pipeline.reachability import kafka_errors, kafka_within_timeout, quiet_kafka_logs
 from stream.pipeline.settings import TABLES, Settings
 
+# TABLES is defined with the settings (the changelog names derive from it) and re-exported here.
+__all__ = ["DAY_MS", "TABLES", "TopicError", "TopicSpec", "ensure_topics", "topic_specs"]
+
 DAY_MS = 86_400_000
 
 
