@@ -32,6 +32,7 @@ from redis.exceptions import InvalidResponse
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from stream.errors import UserError
+from stream.pipeline.addresses import bootstrap_addresses
 from stream.pipeline.settings import Settings
 
 T = TypeVar("T")
@@ -124,9 +125,28 @@ async def check_kafka(settings: Settings, *, quiet: bool = True) -> None:
     )
     try:
         with quiet_kafka_logs() if quiet else nullcontext():
+            await kafka_within_timeout(settings, resolve_brokers(settings))
             await kafka_within_timeout(settings, client.bootstrap())
     finally:
         await client.close()
+
+
+async def resolve_brokers(settings: Settings) -> None:
+    """Raises UnreachableError when no broker's host name resolves: aiokafka reports that as
+    any other failed connection, and the cause is what the user has to fix."""
+    loop = asyncio.get_running_loop()
+    hosts = bootstrap_addresses("KAFKA_BOOTSTRAP_SERVERS", settings.bootstrap_servers)
+    for host, port in hosts:
+        try:
+            await loop.getaddrinfo(host, port)
+            return
+        except OSError:
+            continue
+    names = ", ".join(sorted({host for host, _ in hosts}))
+    raise UnreachableError(
+        f"KAFKA_BOOTSTRAP_SERVERS: cannot reach Kafka at {settings.bootstrap_servers}",
+        f"unknown host {names}",
+    )
 
 
 @contextmanager

@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
-from stream.pipeline.reachability import kafka_errors, kafka_within_timeout, quiet_kafka_logs
+from stream.pipeline.reachability import (
+    kafka_errors,
+    kafka_within_timeout,
+    quiet_kafka_logs,
+    resolve_brokers,
+)
 from stream.pipeline.settings import TABLES, Settings
 
 # TABLES is defined with the settings (the changelog names derive from it) and re-exported here.
@@ -72,6 +77,7 @@ async def ensure_topics(settings: Settings, specs: list[TopicSpec] | None = None
     )
     try:
         with quiet_kafka_logs(), kafka_errors(settings):
+            await kafka_within_timeout(settings, resolve_brokers(settings))
             await kafka_within_timeout(settings, admin.start())
             return await _create_missing(admin, specs)
     finally:

@@ -147,3 +147,22 @@ def test_a_web_port_in_use_stops_the_worker_before_it_connects() -> None:
     expected = f"SKILLSTREAM_WEB_PORT={web_port}, SKILLSTREAM_WEB_BIND=127.0.0.1: cannot listen"
     assert_one_line(done, "worker", expected)
     assert "in use" in done.stderr
+
+
+UNKNOWN_HOST = "no-such-host.invalid"  # .invalid never resolves (RFC 2606)
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "setting"),
+    [
+        *((c, n, {"KAFKA_BOOTSTRAP_SERVERS": f"{UNKNOWN_HOST}:1"}) for c, n in COMMANDS_ON_KAFKA),
+        *((c, n, {"REDIS_URL": f"redis://{UNKNOWN_HOST}:1/0"}) for c, n in COMMANDS_ON_REDIS),
+    ],
+)
+def test_a_host_that_does_not_resolve_is_named(
+    stack: LocalStack, command: str, name: str, setting: dict[str, str]
+) -> None:
+    done, _ = run({**environment(stack), **setting}, command)
+    (variable,) = setting
+    assert_one_line(done, name, f"{variable}: cannot reach")
+    assert UNKNOWN_HOST in done.stderr.partition("(")[2]  # the reason names it
