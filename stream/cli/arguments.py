@@ -94,6 +94,13 @@ positive_int = int_at_least(1)
 non_negative_int = int_at_least(0)
 
 
+def port_or_zero(text: str) -> int:
+    """A TCP port (1-65535), or 0 for one the system picks."""
+    port = non_negative_int(text)
+    _check(port <= 65535, f"a port is at most 65535, got {port}")
+    return port
+
+
 def fraction(text: str) -> float:
     """A number strictly between 0 and 1."""
     try:

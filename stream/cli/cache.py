@@ -2,6 +2,8 @@
 
 All take their settings from the environment, like the worker (`REDIS_URL`,
 `KAFKA_BOOTSTRAP_SERVERS`, `SKILLSTREAM_*`), so they address the same cache and topics.
+Each first checks that the servers it needs answer (UnreachableError, one line naming the
+setting and the address, within SKILLSTREAM_CONNECT_TIMEOUT_SECONDS).
 """
 
 from __future__ import annotations
@@ -15,17 +17,33 @@ from typing import Any
 
 import orjson
 
+from stream.cli.arguments import positive_int
 from stream.cli.environment import settings_or_none
+from stream.errors import UserError
+from stream.pipeline.reachability import (
+    check_kafka,
+    check_redis,
+    kafka_errors,
+    quiet_kafka_logs,
+    redis_client,
+    redis_errors,
+)
 from stream.pipeline.settings import Settings
 
 
 def cmd_writer(args: argparse.Namespace) -> int:
-    """The feed on its own (workers with SKILLSTREAM_CACHE_WRITER=off leave it to this)."""
+    """The feed on its own (workers with SKILLSTREAM_CACHE_WRITER=off leave it to this).
+
+    Kafka outages once it runs are logged as the worker logs them: one line when the brokers
+    stop answering, one when they are back (stream/pipeline/outages.py)."""
     from stream.cache.feed import feed_from_settings
+    from stream.pipeline.outages import KafkaWatch
 
     settings = settings_or_none("cache writer")
     if settings is None:
         return 2
+    check_redis(settings)
+    asyncio.run(check_kafka(settings))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
 
     async def run() -> None:
@@ -33,9 +51,12 @@ def cmd_writer(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, feed.stop)
+        watch = asyncio.create_task(KafkaWatch(settings).run())
         try:
-            await feed.run()
+            with kafka_errors(settings):
+                await feed.run()
         finally:
+            watch.cancel()
             await feed.writer.redis.aclose()
 
     asyncio.run(run())
@@ -43,7 +64,7 @@ def cmd_writer(args: argparse.Namespace) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
-    from stream.cache.feed import redis_client
+    from stream.cache.feed import redis_client as feed_redis_client
     from stream.cache.keys import KeyLayout
     from stream.cache.rebuild import rebuild
     from stream.cache.writer import CacheWriter
@@ -52,14 +73,21 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     settings = settings_or_none("cache rebuild")
     if settings is None:
         return 2
+    check_redis(settings)
 
     async def run() -> int:
-        client = redis_client(settings.redis_url)
+        await check_kafka(settings)
+        client = feed_redis_client(settings.redis_url)
         writer = CacheWriter(
             client, KeyLayout(settings.cache_prefix), settings.cache_conservative_k
         )
         try:
-            with Progress(None, "rebuild", unit=" records") as bar:
+            with (
+                quiet_kafka_logs(),
+                kafka_errors(settings),
+                redis_errors(settings),
+                Progress(None, "rebuild", unit=" records") as bar,
+            ):
 
                 def progress(done: int, total: int) -> None:
                     bar.total = total
@@ -88,11 +116,27 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 
 def _reader(settings: Settings) -> Any:
+    from stream.cache.keys import KeyLayout
     from stream.cache.reader import SyncRatingCache
 
-    return SyncRatingCache.from_url(
-        settings.redis_url, settings.load_modes(), prefix=settings.cache_prefix
+    return SyncRatingCache(
+        redis_client(settings), settings.load_modes(), KeyLayout(settings.cache_prefix)
     )
+
+
+def _check_names(settings: Settings, mode: str, players: list[str]) -> None:
+    """An empty mode or an id longer than events may carry is in no cache: say so up front."""
+    if not mode.strip():
+        raise UserError("MODE: empty mode name")
+    longest = settings.limits.max_id_length
+    for player in players:
+        if not player.strip():
+            raise UserError("PLAYER: empty player id")
+        if len(player) > longest:
+            raise UserError(
+                f"PLAYER: {player[:20]!r}... has {len(player):,} characters; ids are at most "
+                f"{longest} (SKILLSTREAM_MAX_ID_LENGTH)"
+            )
 
 
 def cmd_ratings_get(args: argparse.Namespace) -> int:
@@ -102,9 +146,11 @@ def cmd_ratings_get(args: argparse.Namespace) -> int:
     settings = settings_or_none("ratings get")
     if settings is None:
         return 2
+    _check_names(settings, args.mode, args.players)
     cache = _reader(settings)
     try:
-        found = cache.get_many(args.mode, args.players)
+        with redis_errors(settings):
+            found = cache.get_many(args.mode, args.players)
     except UnknownModeError as exc:
         print(f"skillstream ratings get: error: {exc}", file=sys.stderr)
         return 2
@@ -137,12 +183,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     settings = settings_or_none("leaderboard")
     if settings is None:
         return 2
+    _check_names(settings, args.mode, [] if args.around is None else [args.around])
     cache = _reader(settings)
     try:
-        if args.around is None:
-            entries = cache.top(args.mode, args.top, board=args.board)
-        else:
-            entries = cache.around(args.mode, args.around, args.top, board=args.board)
+        with redis_errors(settings):
+            if args.around is None:
+                entries = cache.top(args.mode, args.top, board=args.board)
+            else:
+                entries = cache.around(args.mode, args.around, args.top, board=args.board)
     except UnknownModeError as exc:
         print(f"skillstream leaderboard: error: {exc}", file=sys.stderr)
         return 2
@@ -191,7 +239,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default="rank_points",
         help="what to rank by (default rank_points)",
     )
-    board.add_argument("--top", type=int, default=20, help="how many (around: on each side)")
+    board.add_argument(
+        "--top", type=positive_int, default=20, help="how many (around: on each side)"
+    )
     board.add_argument("--around", metavar="PLAYER", help="the entries around this player")
     board.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     board.set_defaults(func=cmd_leaderboard)

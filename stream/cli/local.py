@@ -3,7 +3,8 @@
 ``up`` runs in the foreground until Ctrl-C or SIGTERM and stops both servers on the way out;
 ``up --detach`` leaves them running and records their process ids in a state file, which
 ``down`` reads to stop exactly those processes (after checking each still runs the binary it
-started, so a reused pid is never signalled).
+started, so a reused pid is never signalled). A second ``up --detach`` while the recorded stack
+still runs is refused: overwriting the state file would leave that stack for ever.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import orjson
 
+from stream.cli.arguments import port_or_zero
+from stream.errors import UserError
 from stream.local.stack import LocalStack, StackError, environment
 
 DEFAULT_STATE = Path(".skillstream/local.json")
@@ -32,7 +35,33 @@ def _exports(stack: LocalStack) -> str:
     )
 
 
+def _running(entry: dict[str, object]) -> bool:
+    """Whether the recorded process still runs the binary it was started from."""
+    try:
+        return os.path.realpath(f"/proc/{int(str(entry['pid']))}/exe") == str(entry["exe"])
+    except (OSError, KeyError, ValueError):
+        return False
+
+
+def _recorded(state_file: Path) -> list[dict[str, object]]:
+    """The processes a state file records (none if it is missing or unreadable)."""
+    try:
+        processes = orjson.loads(state_file.read_bytes())["processes"]
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
+        return []
+    return [p for p in processes if isinstance(p, dict)] if isinstance(processes, list) else []
+
+
 def cmd_up(args: argparse.Namespace) -> int:
+    if args.detach:
+        alive = [p for p in _recorded(args.state_file) if _running(p)]
+        if alive:
+            names = ", ".join(f"{p['name']} pid {p['pid']}" for p in alive)
+            raise UserError(
+                f"--state-file {args.state_file}: the stack it records still runs ({names}); "
+                f"stop it first (skillstream local down --state-file {args.state_file}) "
+                "or give another --state-file"
+            )
     stack = LocalStack(args.kafka_port, args.redis_port)
     try:
         stack.start()
@@ -71,19 +100,13 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
-    try:
-        state = orjson.loads(args.state_file.read_bytes())
-    except FileNotFoundError:
+    if not args.state_file.exists():
         print(f"skillstream local down: nothing recorded in {args.state_file}", file=sys.stderr)
         return 0
-    for entry in state["processes"]:
-        pid, exe = int(entry["pid"]), str(entry["exe"])
-        try:
-            running = os.path.realpath(f"/proc/{pid}/exe")
-        except OSError:
-            continue
-        if running != exe:
+    for entry in _recorded(args.state_file):
+        if not _running(entry):
             continue  # gone, or the pid now belongs to another program
+        pid = int(str(entry["pid"]))
         os.kill(pid, signal.SIGTERM)
         print(f"stopped {entry['name']} (pid {pid})")
     args.state_file.unlink()
@@ -94,8 +117,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     local = sub.add_parser("local", help="the embedded Kafka (Tansu) + Redis (Valkey) stack")
     actions = local.add_subparsers(dest="action", required=True, metavar="ACTION")
     up = actions.add_parser("up", help="start the stack on free loopback ports")
-    up.add_argument("--kafka-port", type=int, default=0, help="default: a free port")
-    up.add_argument("--redis-port", type=int, default=0, help="default: a free port")
+    up.add_argument("--kafka-port", type=port_or_zero, default=0, help="default: a free port")
+    up.add_argument("--redis-port", type=port_or_zero, default=0, help="default: a free port")
     up.add_argument("--detach", action="store_true", help="leave it running and return")
     up.add_argument("--state-file", type=Path, default=DEFAULT_STATE)
     up.set_defaults(func=cmd_up)

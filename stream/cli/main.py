@@ -49,7 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
     except UserError as exc:
-        print(f"skillstream {args.command}: error: {exc}", file=sys.stderr)
+        # "cache rebuild", not "cache": the same name settings errors are printed with.
+        command = " ".join(filter(None, [args.command, getattr(args, "action", None)]))
+        print(f"skillstream {command}: error: {exc}", file=sys.stderr)
         return 2
     except Terminated:
         print(f"skillstream {args.command}: terminated", file=sys.stderr)

@@ -130,6 +130,7 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
     """Publish the matches as match-started/match-finished events (a live fleet)."""
     import asyncio
 
+    from stream.pipeline.reachability import check_kafka, kafka_errors, quiet_kafka_logs
     from stream.pipeline.settings import Settings
     from stream.simulation import Simulator
     from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
@@ -157,7 +158,12 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
     def progress(report: FleetReport) -> None:
         print(f"{report.matches:,} matches, {report.messages:,} messages", file=sys.stderr)
 
-    report = asyncio.run(run_fleet(Simulator(config), servers, fleet, progress))
+    async def publish() -> FleetReport:
+        await check_kafka(settings)
+        with quiet_kafka_logs(), kafka_errors(settings):
+            return await run_fleet(Simulator(config), servers, fleet, progress)
+
+    report = asyncio.run(publish())
     print(
         f"published {report.matches:,} matches ({report.messages:,} messages, "
         f"{report.abandoned:,} never finished) to {servers} in {report.seconds:.1f} s",

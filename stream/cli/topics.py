@@ -37,9 +37,6 @@ def cmd_topics_create(args: argparse.Namespace) -> int:
     except TopicError as exc:
         print(f"skillstream topics create: error: {exc}", file=sys.stderr)
         return 1
-    except OSError as exc:
-        print(f"skillstream topics create: error: cannot reach Kafka: {exc}", file=sys.stderr)
-        return 1
     for spec in specs:
         state = "created" if spec.name in created else "exists "
         print(f"{state}  {_describe(spec)}")

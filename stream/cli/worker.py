@@ -10,21 +10,50 @@ import argparse
 import asyncio
 import gc
 import logging
+import socket
 import sys
 
 from stream.cli.environment import settings_or_none
+from stream.errors import UserError
+from stream.pipeline.reachability import check_redis
 from stream.pipeline.settings import Settings
 from stream.pipeline.topics import TopicError, ensure_topics
 
 
+def check_web_address(settings: Settings) -> None:
+    """Listen on the web pages' address once, now: Faust finds a port in use or an address
+    not on this machine only after joining the group, and dies with a traceback."""
+    if settings.web_port is None:
+        return
+    address = (settings.web_bind, settings.web_port)
+    family = socket.AF_INET6 if ":" in settings.web_bind else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            # As aiohttp listens: a port left in TIME_WAIT by a previous worker is free.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        raise UserError(
+            f"SKILLSTREAM_WEB_PORT={settings.web_port}, SKILLSTREAM_WEB_BIND={settings.web_bind}:"
+            f" cannot listen there ({exc.strerror or exc})"
+        ) from None
+
+
 def run_worker(settings: Settings, loglevel: str = "info") -> int:
-    """Create topics and run a worker in this process until it is stopped."""
+    """Create topics and run a worker in this process until it is stopped.
+
+    The web pages' address must be free, and Kafka, and Redis when this worker writes the
+    cache, must answer at start (a UserError otherwise: one line, exit code 2); a Kafka outage
+    after that is waited out, not fatal."""
     import faust
     import uvloop
 
     from stream.pipeline.app import Pipeline
     from stream.pipeline.logs import logging_config
 
+    check_web_address(settings)
+    if settings.cache_writer == "worker":
+        check_redis(settings)
     created = asyncio.run(ensure_topics(settings))
     if created:
         logging.getLogger("skillstream.worker").info("created topics: %s", ", ".join(created))
@@ -54,9 +83,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
         return run_worker(settings, args.loglevel)
     except TopicError as exc:
         print(f"skillstream worker: error: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"skillstream worker: error: cannot reach Kafka: {exc}", file=sys.stderr)
         return 1
 
 

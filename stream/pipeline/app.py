@@ -43,6 +43,7 @@ from stream.pipeline.committed import patch_seek_to_committed
 from stream.pipeline.endoffsets import verify_end_offsets
 from stream.pipeline.matches import FINISHED, STARTED, MatchProcessor
 from stream.pipeline.metrics import CONTENT_TYPE, WorkerMetrics
+from stream.pipeline.outages import KafkaWatch
 from stream.pipeline.outbox import DeadLetter, Origin, Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
@@ -126,7 +127,7 @@ class Pipeline:
             producer_acks=-1,
             web_enabled=s.web_port is not None,
             web_port=s.web_port or 6066,
-            web_bind="0.0.0.0",
+            web_bind=s.web_bind,
             autodiscover=False,
             # Changelog writes are idempotent; the app never needs Faust's key TTLs.
             table_cleanup_interval=3600.0,
@@ -243,6 +244,7 @@ class Pipeline:
             await self.unstick_partitions()
 
         app.timer(STALL_CHECK_SECONDS, name="skillstream.stalls")(watch)
+        KafkaWatch(s).attach(app)
 
         async def metrics_page(view: Any, request: Any) -> Any:
             self._refresh_gauges()

@@ -7,15 +7,27 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from stream.errors import UserError
 from stream.events import EventLimits
+from stream.pipeline.addresses import (
+    AddressError,
+    bootstrap_addresses,
+    check_bind_address,
+    check_redis_url,
+    port_number,
+)
 from stream.pipeline.security import KafkaSecurity, SecurityError
 from stream.ratings.modes import Modes, load_modes
 
 
 class SettingsError(UserError, ValueError):
     """A setting that cannot be used; the message names the variable."""
+
+
+# The Faust tables (stream/pipeline/app.py); each has a changelog ``<app id>-<name>-changelog``.
+TABLES = ("matches", "clocks", "ratings", "pending")
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,12 @@ class Settings:
     retention_seconds: float = 3600.0
     session_timeout_seconds: float = 10.0
     web_port: int | None = None
+    # Every interface, so the health and metrics pages answer from outside a container;
+    # 127.0.0.1 keeps them on this machine.
+    web_bind: str = "0.0.0.0"
+    # How long a command waits for Kafka or Redis to answer before it gives up with one line
+    # naming the address (a port where nothing, or something else, answers).
+    connect_timeout_seconds: float = 10.0
     # Faust refuses to recover a RocksDB partition whose stored changelog offset is past the
     # broker's end offset (the store belongs to another incarnation of the topic). Tansu reports
     # end offsets too low (README, known problems), so the local stack turns the check off.
@@ -82,11 +100,36 @@ class Settings:
     @property
     def ratings_changelog_topic(self) -> str:
         """Faust's changelog of the ratings table (what `cache rebuild` reads)."""
-        return f"{self.app_id}-ratings-changelog"
+        return self.changelog_topic("ratings")
+
+    def changelog_topic(self, table: str) -> str:
+        """Faust's name for the changelog of ``table``."""
+        return f"{self.app_id}-{table}-changelog"
+
+    def named_topics(self) -> list[tuple[str, str]]:
+        """Every topic of the deployment with what names it: a variable, or the app id."""
+        app = f"SKILLSTREAM_APP_ID={self.app_id}"
+        return [
+            (self.match_started_topic, "SKILLSTREAM_TOPIC_MATCH_STARTED"),
+            (self.match_finished_topic, "SKILLSTREAM_TOPIC_MATCH_FINISHED"),
+            (self.rating_changed_topic, "SKILLSTREAM_TOPIC_RATING_CHANGED"),
+            (self.dead_letter_topic, "SKILLSTREAM_TOPIC_DLQ"),
+            (self.match_commands_topic, f"the match commands ({app})"),
+            (self.player_commands_topic, f"the player commands ({app})"),
+            *((self.changelog_topic(t), f"the {t} table's changelog ({app})") for t in TABLES),
+        ]
 
     @property
     def broker_urls(self) -> list[str]:
         return [f"kafka://{host.strip()}" for host in self.bootstrap_servers.split(",") if host]
+
+    @property
+    def redis_address(self) -> str:
+        """Where REDIS_URL points (host:port or socket path), for error messages."""
+        parts = urlsplit(self.redis_url)
+        if parts.scheme == "unix":
+            return parts.path
+        return f"{parts.hostname}:{parts.port or 6379}"
 
     def load_modes(self) -> Modes:
         return Modes() if self.modes_file is None else load_modes(self.modes_file)
@@ -107,6 +150,17 @@ class Settings:
         )
         modes_file = env.get("SKILLSTREAM_MODES_FILE") or None
         web_port = env.get("SKILLSTREAM_WEB_PORT") or None
+        bootstrap_servers = env.get("KAFKA_BOOTSTRAP_SERVERS", defaults.bootstrap_servers)
+        redis_url = env.get("REDIS_URL", defaults.redis_url)
+        try:
+            bootstrap_addresses("KAFKA_BOOTSTRAP_SERVERS", bootstrap_servers)
+            check_redis_url("REDIS_URL", redis_url, redact_url(redis_url))
+            web_bind = check_bind_address(
+                "SKILLSTREAM_WEB_BIND", env.get("SKILLSTREAM_WEB_BIND") or defaults.web_bind
+            )
+            port = None if web_port is None else port_number("SKILLSTREAM_WEB_PORT", web_port)
+        except AddressError as exc:
+            raise SettingsError(str(exc)) from None
         store = env.get("SKILLSTREAM_STORE", defaults.store)
         cache_writer = env.get("SKILLSTREAM_CACHE_WRITER", defaults.cache_writer)
         if cache_writer not in ("worker", "off"):
@@ -125,8 +179,8 @@ class Settings:
         if store not in ("memory", "rocksdb"):
             raise SettingsError(f"SKILLSTREAM_STORE: expected memory or rocksdb, got {store!r}")
         settings = cls(
-            bootstrap_servers=env.get("KAFKA_BOOTSTRAP_SERVERS", defaults.bootstrap_servers),
-            redis_url=env.get("REDIS_URL", defaults.redis_url),
+            bootstrap_servers=bootstrap_servers,
+            redis_url=redis_url,
             kafka_security=kafka_security,
             log_format=log_format,
             modes_file=None if modes_file is None else Path(modes_file),
@@ -161,7 +215,11 @@ class Settings:
             session_timeout_seconds=reader.seconds(
                 "SKILLSTREAM_SESSION_TIMEOUT_SECONDS", defaults.session_timeout_seconds
             ),
-            web_port=None if web_port is None else reader.integer("SKILLSTREAM_WEB_PORT", 0),
+            web_port=port,
+            web_bind=web_bind,
+            connect_timeout_seconds=reader.seconds(
+                "SKILLSTREAM_CONNECT_TIMEOUT_SECONDS", defaults.connect_timeout_seconds
+            ),
             recovery_consistency_check=reader.boolean(
                 "SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK", defaults.recovery_consistency_check
             ),
@@ -180,8 +238,7 @@ class Settings:
         )
         if settings.modes_file is not None and not settings.modes_file.is_file():
             raise SettingsError(f"SKILLSTREAM_MODES_FILE: no such file: {settings.modes_file}")
-        if not settings.broker_urls:
-            raise SettingsError("KAFKA_BOOTSTRAP_SERVERS: no broker address given")
+        _refuse_shared_topics(settings)
         if store == "rocksdb" and importlib.util.find_spec("rocksdict") is None:
             raise SettingsError(
                 "SKILLSTREAM_STORE=rocksdb needs rocksdict: pip install 'skillstream[rocksdb]'"
@@ -197,6 +254,21 @@ def redact_url(url: str) -> str:
     userinfo, _, host = rest.partition("@")
     user = userinfo.split(":", 1)[0]
     return f"{scheme}://{user}:***@{host}" if ":" in userinfo else f"{scheme}://***@{host}"
+
+
+def _refuse_shared_topics(settings: Settings) -> None:
+    """Two roles on one topic cannot work: a dead-letter topic that is also an input feeds
+    each broken event back in for ever, an output that is an input rates its own output."""
+    seen: dict[str, str] = {}
+    for topic, source in settings.named_topics():
+        if topic in seen:
+            # The later variable is the likelier slip; a name derived from the app id goes second.
+            first, second = sorted((source, seen[topic]), key=lambda s: not s.startswith("SKILL"))
+            raise SettingsError(
+                f"{first}: topic {topic!r} is also {second}; every topic the worker "
+                "reads or writes needs its own name"
+            )
+        seen[topic] = source
 
 
 class _Reader:

@@ -14,7 +14,16 @@ from dataclasses import dataclass, field
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
-from stream.pipeline.settings import Settings
+from stream.pipeline.reachability import (
+    kafka_errors,
+    kafka_within_timeout,
+    quiet_kafka_logs,
+    resolve_brokers,
+)
+from stream.pipeline.settings import TABLES, Settings
+
+# TABLES is defined with the settings (the changelog names derive from it) and re-exported here.
+__all__ = ["DAY_MS", "TABLES", "TopicError", "TopicSpec", "ensure_topics", "topic_specs"]
 
 DAY_MS = 86_400_000
 
@@ -25,10 +34,6 @@ class TopicSpec:
     partitions: int
     replication_factor: int
     config: dict[str, str] = field(default_factory=dict)
-
-
-# The Faust tables (stream/pipeline/app.py); each has a changelog ``<app id>-<name>-changelog``.
-TABLES = ("matches", "clocks", "ratings", "pending")
 
 
 def topic_specs(settings: Settings) -> list[TopicSpec]:
@@ -48,7 +53,7 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         TopicSpec(settings.dead_letter_topic, p, r, {**delete, "retention.ms": str(30 * DAY_MS)}),
         TopicSpec(settings.match_commands_topic, p, r, {**delete, "retention.ms": week}),
         TopicSpec(settings.player_commands_topic, p, r, {**delete, "retention.ms": week}),
-        *(TopicSpec(f"{settings.app_id}-{t}-changelog", p, r, compact) for t in TABLES),
+        *(TopicSpec(settings.changelog_topic(t), p, r, compact) for t in TABLES),
     ]
 
 
@@ -60,46 +65,54 @@ async def ensure_topics(settings: Settings, specs: list[TopicSpec] | None = None
     """Create the missing topics; returns the names created.
 
     Raises TopicError when a topic exists with another partition count (matches and players
-    would be looked for on the wrong partitions). Safe to run any number of times, also from
-    several workers at once.
+    would be looked for on the wrong partitions), UnreachableError when the brokers cannot be
+    reached or do not answer within the connect timeout. Safe to run any number of times, also
+    from several workers at once.
     """
     specs = topic_specs(settings) if specs is None else specs
     admin = AIOKafkaAdminClient(
         bootstrap_servers=settings.bootstrap_servers,
+        request_timeout_ms=round(settings.connect_timeout_seconds * 1000),
         **settings.kafka_security.aiokafka_options(),
     )
-    await admin.start()
     try:
-        existing = set(await admin.list_topics())
-        created: list[str] = []
-        missing = [spec for spec in specs if spec.name not in existing]
-        for spec in missing:
-            try:
-                await admin.create_topics(
-                    [
-                        NewTopic(
-                            spec.name,
-                            spec.partitions,
-                            spec.replication_factor,
-                            topic_configs=spec.config,
-                        )
-                    ]
-                )
-                created.append(spec.name)
-            except TopicAlreadyExistsError:
-                pass
-        present = [spec for spec in specs if spec.name in existing]
-        if present:
-            described = await admin.describe_topics([spec.name for spec in present])
-            counts = {d["topic"]: len(d["partitions"]) for d in described}
-            for spec in present:
-                count = counts.get(spec.name)
-                if count is not None and count != spec.partitions:
-                    raise TopicError(
-                        f"topic {spec.name!r} has {count} partitions but "
-                        f"SKILLSTREAM_PARTITIONS is {spec.partitions}; every topic of the "
-                        "worker needs the same count (see README: changing the partition count)"
-                    )
-        return created
+        with quiet_kafka_logs(), kafka_errors(settings):
+            await kafka_within_timeout(settings, resolve_brokers(settings))
+            await kafka_within_timeout(settings, admin.start())
+            return await _create_missing(admin, specs)
     finally:
         await admin.close()
+
+
+async def _create_missing(admin: AIOKafkaAdminClient, specs: list[TopicSpec]) -> list[str]:
+    existing = set(await admin.list_topics())
+    created: list[str] = []
+    missing = [spec for spec in specs if spec.name not in existing]
+    for spec in missing:
+        try:
+            await admin.create_topics(
+                [
+                    NewTopic(
+                        spec.name,
+                        spec.partitions,
+                        spec.replication_factor,
+                        topic_configs=spec.config,
+                    )
+                ]
+            )
+            created.append(spec.name)
+        except TopicAlreadyExistsError:
+            pass
+    present = [spec for spec in specs if spec.name in existing]
+    if present:
+        described = await admin.describe_topics([spec.name for spec in present])
+        counts = {d["topic"]: len(d["partitions"]) for d in described}
+        for spec in present:
+            count = counts.get(spec.name)
+            if count is not None and count != spec.partitions:
+                raise TopicError(
+                    f"topic {spec.name!r} has {count} partitions but "
+                    f"SKILLSTREAM_PARTITIONS is {spec.partitions}; every topic of the "
+                    "worker needs the same count (see README: changing the partition count)"
+                )
+    return created

@@ -69,29 +69,35 @@ def test_stop_ends_exactly_the_started_processes() -> None:
     assert not any(alive(p) for p in pids)
 
 
-def test_cli_detach_and_down(tmp_path: Path) -> None:
-    state_file = tmp_path / "local.json"
-    command = [sys.executable, "-m", "stream", "local"]
-    up = subprocess.run(
-        [*command, "up", "--detach", "--state-file", str(state_file)],
+def local(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``skillstream local ARGS`` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "stream", "local", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=60,
-        check=True,
+        check=False,
     )
+
+
+def test_cli_detach_and_down(tmp_path: Path) -> None:
+    state_file = tmp_path / "local.json"
+    up = local("up", "--detach", "--state-file", state_file)
+    assert up.returncode == 0, up.stderr
     assert "export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:" in up.stdout
     assert "export REDIS_URL=redis://127.0.0.1:" in up.stdout
     state = orjson.loads(state_file.read_bytes())
     pids = [p["pid"] for p in state["processes"]]
     assert {p["name"] for p in state["processes"]} == {"tansu", "valkey"}
     assert all(alive(p) for p in pids)
-    down = subprocess.run(
-        [*command, "down", "--state-file", str(state_file)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    # A second detached stack over the running one is refused; the record stays as it was.
+    again = local("up", "--detach", "--state-file", state_file)
+    assert again.returncode == 2 and again.stdout == ""
+    assert again.stderr.count("\n") == 1 and "Traceback" not in again.stderr
+    assert f"--state-file {state_file}: the stack it records still runs" in again.stderr
+    assert orjson.loads(state_file.read_bytes()) == state
+    down = local("down", "--state-file", state_file)
+    assert down.returncode == 0, down.stderr
     assert down.stdout.count("stopped") == 2
     for _ in range(100):
         if not any(alive(p) for p in pids):
@@ -99,6 +105,18 @@ def test_cli_detach_and_down(tmp_path: Path) -> None:
         asyncio.run(asyncio.sleep(0.05))
     assert not any(alive(p) for p in pids)
     assert not state_file.exists()
+
+
+def test_a_record_of_a_stack_that_is_gone_does_not_stop_up(tmp_path: Path) -> None:
+    state_file = tmp_path / "local.json"
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    record = {"processes": [{"name": "tansu", "pid": gone.pid, "exe": "/bin/true"}]}
+    state_file.write_bytes(orjson.dumps(record))
+    up = local("up", "--detach", "--state-file", state_file)
+    assert up.returncode == 0, up.stderr
+    down = local("down", "--state-file", state_file)
+    assert down.stdout.count("stopped") == 2
 
 
 @pytest.mark.xfail(

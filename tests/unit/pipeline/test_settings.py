@@ -8,11 +8,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stream.pipeline.logs import JsonFormatter, logging_config
 from stream.pipeline.security import KafkaSecurity
-from stream.pipeline.settings import Settings, SettingsError, redact_url
-from stream.pipeline.topics import TABLES, topic_specs
+from stream.pipeline.settings import TABLES, Settings, SettingsError, redact_url
+from stream.pipeline.topics import topic_specs
 
 
 def test_defaults_without_any_variable() -> None:
@@ -139,3 +141,181 @@ def test_json_logs_carry_the_ids_of_the_event() -> None:
     assert "match_id" not in line
     assert logging_config("info", "text") is None
     assert logging_config("info", "json")["root"]["level"] == "INFO"  # type: ignore[index]
+
+
+TOPIC_VARIABLES = (
+    "SKILLSTREAM_TOPIC_MATCH_STARTED",
+    "SKILLSTREAM_TOPIC_MATCH_FINISHED",
+    "SKILLSTREAM_TOPIC_RATING_CHANGED",
+    "SKILLSTREAM_TOPIC_DLQ",
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("SKILLSTREAM_WEB_PORT", "0", "between 1 and 65535, got 0"),
+        ("SKILLSTREAM_WEB_PORT", "99999", "between 1 and 65535, got 99999"),
+        ("SKILLSTREAM_WEB_PORT", "http", "expected a port number, got 'http'"),
+        ("SKILLSTREAM_WEB_BIND", "everywhere", "expected an IP address"),
+        ("SKILLSTREAM_WEB_BIND", "127.0.0.256", "got '127.0.0.256'"),
+        ("SKILLSTREAM_CONNECT_TIMEOUT_SECONDS", "0", "positive number"),
+        ("REDIS_URL", "garbage", "'garbage' must start with redis://"),
+        ("REDIS_URL", "http://cache:6379/0", "must start with redis://"),
+        ("REDIS_URL", "redis://cache:99999/0", "not a usable URL"),
+        ("REDIS_URL", "redis://cache:0/0", "between 1 and 65535, got 0"),
+        ("REDIS_URL", "redis://cache:port/0", "not a usable URL"),
+        ("REDIS_URL", "redis:///0", "names no host"),
+        ("REDIS_URL", "redis://cache:6379/zero", "database must be a number"),
+        ("REDIS_URL", "unix://", "names no socket path"),
+        ("KAFKA_BOOTSTRAP_SERVERS", "", "no broker address given"),
+        ("KAFKA_BOOTSTRAP_SERVERS", "broker:x", "expected a port number, got 'x'"),
+        ("KAFKA_BOOTSTRAP_SERVERS", "broker:70000", "between 1 and 65535, got 70000"),
+        ("KAFKA_BOOTSTRAP_SERVERS", "kafka://broker:9092", "no scheme"),
+        ("KAFKA_BOOTSTRAP_SERVERS", "a:9092,,b:9092", "empty address"),
+        ("KAFKA_BOOTSTRAP_SERVERS", "::1:9092", "IPv6 address in brackets"),
+        ("KAFKA_BOOTSTRAP_SERVERS", ":9092", "no usable host name"),
+        ("SKILLSTREAM_TOPIC_DLQ", "match-finished", "is also SKILLSTREAM_TOPIC_MATCH_FINISHED"),
+        ("SKILLSTREAM_TOPIC_RATING_CHANGED", "match-started", "'match-started' is also"),
+        ("SKILLSTREAM_TOPIC_DLQ", "skillstream-ratings-changelog", "ratings table's changelog"),
+        ("SKILLSTREAM_TOPIC_MATCH_STARTED", "skillstream-match-commands", "match commands"),
+    ],
+)
+def test_a_setting_that_cannot_work_is_refused_naming_it(
+    name: str, value: str, message: str
+) -> None:
+    with pytest.raises(SettingsError, match=message) as caught:
+        Settings.from_env({name: value})
+    assert str(caught.value).startswith(name)
+
+
+def test_the_password_of_a_refused_redis_url_is_not_shown() -> None:
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env({"REDIS_URL": "redis://u:hunter2@cache:6379/db"})
+    assert "hunter2" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("KAFKA_BOOTSTRAP_SERVERS", "a.example:9092, b.example:9093,c"),
+        ("KAFKA_BOOTSTRAP_SERVERS", "[::1]:9092,[fe80::1]"),
+        ("REDIS_URL", "rediss://user:secret@cache.internal:6380/2"),
+        ("REDIS_URL", "redis://cache"),
+        ("REDIS_URL", "unix:///run/redis.sock?db=1"),
+        ("SKILLSTREAM_WEB_BIND", "::"),
+        ("SKILLSTREAM_WEB_PORT", "65535"),
+    ],
+)
+def test_usable_addresses_are_accepted(name: str, value: str) -> None:
+    Settings.from_env({name: value})
+
+
+def test_web_bind_defaults_to_every_interface_and_takes_loopback() -> None:
+    assert Settings.from_env({}).web_bind == "0.0.0.0"
+    assert Settings.from_env({"SKILLSTREAM_WEB_BIND": "127.0.0.1"}).web_bind == "127.0.0.1"
+
+
+def test_the_redis_address_shown_in_errors() -> None:
+    assert Settings(redis_url="rediss://u:p@cache:6380/1").redis_address == "cache:6380"
+    assert Settings(redis_url="redis://cache").redis_address == "cache:6379"
+    assert Settings(redis_url="unix:///run/r.sock").redis_address == "/run/r.sock"
+
+
+@given(st.integers(min_value=-100_000, max_value=200_000))
+def test_a_web_port_is_accepted_exactly_in_range(port: int) -> None:
+    env = {"SKILLSTREAM_WEB_PORT": str(port)}
+    if 1 <= port <= 65535:
+        assert Settings.from_env(env).web_port == port
+    else:
+        with pytest.raises(SettingsError, match=f"SKILLSTREAM_WEB_PORT: .*got {port}"):
+            Settings.from_env(env)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.from_regex(r"[a-z][a-z0-9.-]{0,20}", fullmatch=True),
+            st.integers(min_value=-5, max_value=70_000),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_bootstrap_servers_are_refused_exactly_when_a_port_is_out_of_range(
+    servers: list[tuple[str, int]],
+) -> None:
+    raw = ",".join(f"{host}:{port}" for host, port in servers)
+    env = {"KAFKA_BOOTSTRAP_SERVERS": raw}
+    if all(1 <= port <= 65535 for _, port in servers):
+        assert Settings.from_env(env).bootstrap_servers == raw
+    else:
+        with pytest.raises(SettingsError, match=r"KAFKA_BOOTSTRAP_SERVERS .*between 1 and 65535"):
+            Settings.from_env(env)
+
+
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            name: st.sampled_from(
+                [
+                    "match-started",
+                    "match-finished",
+                    "rating-changed",
+                    "skillstream-dlq",
+                    "skillstream-ratings-changelog",
+                    "skillstream-player-commands",
+                    "other",
+                    "x",
+                ]
+            )
+            for name in TOPIC_VARIABLES
+        },
+    )
+)
+def test_topic_names_are_refused_exactly_when_two_roles_share_one(env: dict[str, str]) -> None:
+    defaults = Settings()
+    names = [topic for topic, _ in defaults.named_topics()]
+    for index, name in enumerate(TOPIC_VARIABLES):
+        names[index] = env.get(name, names[index])
+    if len(set(names)) == len(names):
+        Settings.from_env(env)
+        return
+    with pytest.raises(SettingsError, match="needs its own name") as caught:
+        Settings.from_env(env)
+    message = str(caught.value)
+    assert message.split(":", maxsplit=1)[0] in TOPIC_VARIABLES
+    assert any(f"'{topic}'" in message for topic in names if names.count(topic) > 1)
+
+
+def test_the_web_pages_listen_where_web_bind_says() -> None:
+    from stream.pipeline.app import Pipeline
+
+    for bind in ("127.0.0.1", "0.0.0.0"):
+        settings = Settings.from_env({"SKILLSTREAM_WEB_BIND": bind, "SKILLSTREAM_WEB_PORT": "6070"})
+        conf = Pipeline(settings).app.conf
+        assert (conf.web_bind, conf.web_port, conf.web_enabled) == (bind, 6070, True)
+
+
+@given(
+    scheme=st.sampled_from(["redis", "rediss", "http", "tcp", ""]),
+    host=st.sampled_from(["cache", "10.0.0.7", "[::1]", ""]),
+    port=st.one_of(st.none(), st.integers(min_value=-1, max_value=70_000)),
+    database=st.sampled_from(["", "/", "/0", "/15", "/x"]),
+)
+def test_a_redis_url_is_accepted_exactly_when_a_client_could_use_it(
+    scheme: str, host: str, port: int | None, database: str
+) -> None:
+    url = f"{scheme}://{host}{'' if port is None else f':{port}'}{database}"
+    usable = (
+        scheme in ("redis", "rediss")
+        and host != ""
+        and (port is None or 1 <= port <= 65535)
+        and database != "/x"
+    )
+    if usable:
+        assert Settings.from_env({"REDIS_URL": url}).redis_url == url
+    else:
+        with pytest.raises(SettingsError, match=r"^REDIS_URL: "):
+            Settings.from_env({"REDIS_URL": url})

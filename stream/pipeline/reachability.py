@@ -1,0 +1,182 @@
+"""Kafka or Redis that cannot be reached, as one line naming the setting and the address.
+
+The commands connect through these so that a closed port, a port where something else listens,
+or a server that stops answering ends in an :class:`UnreachableError` (a ``UserError``: one
+line on stderr, exit code 2) within ``SKILLSTREAM_CONNECT_TIMEOUT_SECONDS``, never in a
+traceback or a silent wait of the clients' own 40 s request timeout.
+
+Failure: every function raises UnreachableError, with the low-level reason in brackets; nothing
+is retried here (the long-running worker and cache writer retry in their own loops). Replay:
+the probes only connect and read metadata, so running them again changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Iterator
+from contextlib import contextmanager, nullcontext
+from typing import TypeVar
+
+from aiokafka.client import AIOKafkaClient
+from aiokafka.errors import (
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    NoBrokersAvailable,
+    NodeNotReadyError,
+    RequestTimedOutError,
+)
+from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import InvalidResponse
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from stream.errors import UserError
+from stream.pipeline.addresses import bootstrap_addresses
+from stream.pipeline.settings import Settings
+
+T = TypeVar("T")
+
+KAFKA_UNREACHABLE: tuple[type[BaseException], ...] = (
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    NoBrokersAvailable,
+    NodeNotReadyError,
+    RequestTimedOutError,
+    TimeoutError,  # asyncio.TimeoutError is this one since Python 3.11
+    OSError,
+)
+REDIS_UNREACHABLE: tuple[type[BaseException], ...] = (
+    RedisConnectionError,  # AuthenticationError and BusyLoadingError are ones too
+    RedisTimeoutError,
+    InvalidResponse,  # something that is not Redis answered
+    OSError,
+)
+
+
+class UnreachableError(UserError):
+    """Kafka or Redis did not answer; the message names the setting and the address, and
+    ``reason`` says what the client saw."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(f"{message} ({reason})")
+        self.reason = reason
+
+
+def kafka_unreachable(settings: Settings, reason: BaseException) -> UnreachableError:
+    if isinstance(reason, KafkaConnectionError):
+        # aiokafka's text lists socket tuples; the cause (refused, unknown host) is in its log.
+        why = "no broker accepted a connection"
+    else:
+        why = _reason(settings, reason)
+    return UnreachableError(
+        f"KAFKA_BOOTSTRAP_SERVERS: cannot reach Kafka at {settings.bootstrap_servers}", why
+    )
+
+
+def redis_unreachable(settings: Settings, reason: BaseException) -> UnreachableError:
+    return UnreachableError(
+        f"REDIS_URL: cannot reach Redis at {settings.redis_address}", _reason(settings, reason)
+    )
+
+
+def _reason(settings: Settings, reason: BaseException) -> str:
+    if isinstance(reason, TimeoutError | RedisTimeoutError | KafkaTimeoutError):
+        return (
+            f"no answer within {settings.connect_timeout_seconds:g} s, "
+            "SKILLSTREAM_CONNECT_TIMEOUT_SECONDS"
+        )
+    text = str(reason).removeprefix(f"{type(reason).__name__}: ")
+    return text or type(reason).__name__
+
+
+@contextmanager
+def kafka_errors(settings: Settings) -> Iterator[None]:
+    """Turn the Kafka clients' connection errors inside the block into UnreachableError."""
+    try:
+        yield
+    except KAFKA_UNREACHABLE as exc:
+        raise kafka_unreachable(settings, exc) from None
+
+
+@contextmanager
+def redis_errors(settings: Settings) -> Iterator[None]:
+    """Turn redis-py's connection errors inside the block into UnreachableError."""
+    try:
+        yield
+    except REDIS_UNREACHABLE as exc:
+        raise redis_unreachable(settings, exc) from None
+
+
+async def kafka_within_timeout(settings: Settings, step: Awaitable[T]) -> T:
+    """``step`` (a client's ``start()``, a first request) awaited for at most the connect
+    timeout; UnreachableError when it fails to connect or does not finish in time."""
+    with kafka_errors(settings):
+        return await asyncio.wait_for(step, settings.connect_timeout_seconds)
+
+
+async def check_kafka(settings: Settings, *, quiet: bool = True) -> None:
+    """Connect to the brokers and read the cluster's metadata, then disconnect; with ``quiet``
+    aiokafka's own log lines are held back meanwhile (see quiet_kafka_logs)."""
+    client = AIOKafkaClient(
+        bootstrap_servers=settings.bootstrap_servers,
+        request_timeout_ms=round(settings.connect_timeout_seconds * 1000),
+        **settings.kafka_security.aiokafka_options(),
+    )
+    try:
+        with quiet_kafka_logs() if quiet else nullcontext():
+            await kafka_within_timeout(settings, resolve_brokers(settings))
+            await kafka_within_timeout(settings, client.bootstrap())
+    finally:
+        await client.close()
+
+
+async def resolve_brokers(settings: Settings) -> None:
+    """Raises UnreachableError when no broker's host name resolves: aiokafka reports that as
+    any other failed connection, and the cause is what the user has to fix."""
+    loop = asyncio.get_running_loop()
+    hosts = bootstrap_addresses("KAFKA_BOOTSTRAP_SERVERS", settings.bootstrap_servers)
+    for host, port in hosts:
+        try:
+            await loop.getaddrinfo(host, port)
+            return
+        except OSError:
+            continue
+    names = ", ".join(sorted({host for host, _ in hosts}))
+    raise UnreachableError(
+        f"KAFKA_BOOTSTRAP_SERVERS: cannot reach Kafka at {settings.bootstrap_servers}",
+        f"unknown host {names}",
+    )
+
+
+@contextmanager
+def quiet_kafka_logs() -> Iterator[None]:
+    """aiokafka's own logging off inside the block, for one-shot commands: it logs each failed
+    connection attempt, and the command's one line already says what failed."""
+    logger = logging.getLogger("aiokafka")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def redis_client(settings: Settings) -> Redis:
+    """A synchronous client whose connect and every reply wait at most the connect timeout."""
+    client: Redis = Redis.from_url(
+        settings.redis_url,
+        socket_connect_timeout=settings.connect_timeout_seconds,
+        socket_timeout=settings.connect_timeout_seconds,
+    )
+    return client
+
+
+def check_redis(settings: Settings) -> None:
+    """PING the Redis of REDIS_URL once."""
+    client = redis_client(settings)
+    try:
+        with redis_errors(settings):
+            client.ping()
+    finally:
+        client.close()
