@@ -22,11 +22,13 @@ from stream.pipeline.settings import Settings
 def cmd_writer(args: argparse.Namespace) -> int:
     """The feed on its own (workers with SKILLSTREAM_CACHE_WRITER=off leave it to this)."""
     from stream.cache.feed import feed_from_settings
+    from stream.pipeline.logs import quiet_kafka_client_repeats
 
     settings = settings_or_none("cache writer")
     if settings is None:
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    quiet_kafka_client_repeats()
 
     async def run() -> None:
         feed = feed_from_settings(settings)

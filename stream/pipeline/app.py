@@ -50,6 +50,7 @@ from stream.pipeline.acks import withhold_acks
 from stream.pipeline.committed import patch_seek_to_committed
 from stream.pipeline.delivery import Delivery, Outage, OutRecord, letter_record
 from stream.pipeline.endoffsets import verify_end_offsets
+from stream.pipeline.logs import quiet_kafka_client_repeats
 from stream.pipeline.matches import FINISHED, STARTED, MatchProcessor
 from stream.pipeline.metrics import CONTENT_TYPE, WorkerMetrics
 from stream.pipeline.outbox import DeadLetter, Origin, Outbox
@@ -120,6 +121,7 @@ class Pipeline:
         s = settings
         _patch_fetch_wait(max(1, round(s.fetch_max_wait_seconds * 1000)))
         patch_seek_to_committed()
+        quiet_kafka_client_repeats()
         if s.verify_end_offsets:
             verify_end_offsets(s.bootstrap_servers, s.kafka_security.aiokafka_options())
         self.app = faust.App(

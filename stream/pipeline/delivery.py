@@ -60,8 +60,9 @@ class OutRecord:
 class Outage:
     """One warning when sends start failing, one when they work again; never one per try."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, logger: logging.Logger = log) -> None:
         self.what = what
+        self.log = logger
         self.since: float | None = None
         self.failures = 0
 
@@ -69,11 +70,11 @@ class Outage:
         self.failures += 1
         if self.since is None:
             self.since = time.monotonic()
-            log.warning("%s: %s; retrying with backoff until it works", self.what, error)
+            self.log.warning("%s: %s; retrying with backoff until it works", self.what, error)
 
     def recovered(self) -> None:
         if self.since is not None:
-            log.warning(
+            self.log.warning(
                 "%s: working again after %.1f s (%d failed attempts)",
                 self.what,
                 time.monotonic() - self.since,

@@ -1,0 +1,27 @@
+"""The environment of a worker under test on the local stack, shared by the real-broker tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stream.local.stack import LocalStack, environment
+
+STARTED, FINISHED = "match-started", "match-finished"
+RATING_CHANGED, DEAD_LETTERS = "rating-changed", "skillstream-dlq"
+
+
+def worker_env(
+    stack: LocalStack, *, partitions: int, modes_file: Path, data_dir: Path
+) -> dict[str, str]:
+    """Plain topic names, a short session (the group forms in ~2 s), the given modes file."""
+    return {
+        **environment(stack),
+        "SKILLSTREAM_PARTITIONS": str(partitions),
+        "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": "4",
+        "SKILLSTREAM_MODES_FILE": str(modes_file),
+        "SKILLSTREAM_DATA_DIR": str(data_dir),
+        "SKILLSTREAM_TOPIC_MATCH_STARTED": STARTED,
+        "SKILLSTREAM_TOPIC_MATCH_FINISHED": FINISHED,
+        "SKILLSTREAM_TOPIC_RATING_CHANGED": RATING_CHANGED,
+        "SKILLSTREAM_TOPIC_DLQ": DEAD_LETTERS,
+    }
