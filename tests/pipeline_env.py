@@ -1,8 +1,10 @@
-"""The environment of a worker under test on the local stack, shared by the real-broker tests."""
+"""The local stack as the real-broker tests use it: a worker's environment, topics made first."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from stream.local.stack import LocalStack, environment
 
@@ -25,3 +27,14 @@ def worker_env(
         "SKILLSTREAM_TOPIC_RATING_CHANGED": RATING_CHANGED,
         "SKILLSTREAM_TOPIC_DLQ": DEAD_LETTERS,
     }
+
+
+async def create_topics(stack: LocalStack, *names: str, partitions: int = 2) -> None:
+    """Topics made before anyone uses them: librdkafka consumers that subscribe to a topic
+    that does not exist yet see it only at their next metadata refresh (minutes)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap_servers)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(n, partitions, 1) for n in names])
+    finally:
+        await admin.close()

@@ -461,7 +461,12 @@ class Pipeline:
                     if kind is not None:
                         self.matches.on_event(view, out, partition, kind, key, value, origin, wall)
                     else:
-                        for command in _commands(value):
+                        try:
+                            commands = _commands(value)
+                        except ValueError as exc:
+                            out.dead_letter(DeadLetter(key, value, origin, str(exc)))
+                            continue
+                        for command in commands:
                             self._match_command(view, out, partition, command, origin, wall)
                 except Exception as exc:
                     log.exception(

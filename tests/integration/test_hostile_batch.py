@@ -113,6 +113,20 @@ HOSTILE: list[tuple[str, bytes | None, bytes | None, str]] = [
 ]
 
 
+MATCH_COMMANDS, PLAYER_COMMANDS = "skillstream-match-commands", "skillstream-player-commands"
+# Forged messages on the worker's own command topics: (topic, bytes, how many dead letters,
+# words of their reasons). A message that is not an array goes whole; in an array each command
+# that cannot be carried out goes alone, and the others are carried out.
+FORGED_COMMANDS: list[tuple[str, bytes, int, str]] = [
+    (MATCH_COMMANDS, b"5", 1, "expected a JSON array of commands"),
+    (MATCH_COMMANDS, b'{"snap": 1}', 1, "expected a JSON array of commands"),
+    (MATCH_COMMANDS, b"\xff[", 1, "not valid JSON"),
+    (MATCH_COMMANDS, b'[["snap"], ["tick", 1], ["bogus", 2], 7]', 3, "internal error"),
+    (PLAYER_COMMANDS, b"null", 1, "expected a JSON array of commands"),
+    (PLAYER_COMMANDS, b'[["rate"], ["join", 1], ["cancel", "m", []]]', 2, "internal error"),
+]
+
+
 def valid_ids(n: int) -> list[str]:
     """Match ids whose home is partition 0, where every hostile event goes too."""
     ids: list[str] = []
@@ -176,10 +190,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
                         finish = orjson.dumps(finish_event(mid, teams=None))
                         r.producer.produce(FINISHED, finish, mid.encode(), partition=0)
                 r.produce(i, topic, key, value)
+            for j, (topic, value, _, _) in enumerate(FORGED_COMMANDS):
+                r.produce(len(HOSTILE) + j, topic, None, value)
             for mid in valid:
                 r.producer.produce(FINISHED, orjson.dumps(finish_event(mid)), mid.encode(), 0)
             assert r.producer.flush(60) == 0
-            assert len(r.offsets) == len(HOSTILE)
+            assert len(r.offsets) == len(HOSTILE) + len(FORGED_COMMANDS)
             yield r
             r.ratings.close()
             r.dlq.close()
@@ -212,7 +228,7 @@ def test_every_valid_match_is_rated_exactly_once(run: Run) -> None:
 
 
 def test_every_hostile_event_is_dead_lettered_with_its_reason(run: Run) -> None:
-    wanted = {run.offsets[i] for i in range(len(HOSTILE))}
+    wanted = set(run.offsets.values())
 
     def origins(records: list[Any]) -> set[tuple[str, int]]:
         found = set()
@@ -249,8 +265,14 @@ def test_every_hostile_event_is_dead_lettered_with_its_reason(run: Run) -> None:
         if TRUNCATED in dict(by_origin[run.offsets[i]][0].headers() or [])
     }
     assert cut == {1, 2}
-    # Nothing else went there: only the hostile events.
-    assert len(records) == len(HOSTILE)
+    # Forged commands: each one that cannot be carried out, alone.
+    for j, (_, value, count, words) in enumerate(FORGED_COMMANDS):
+        letters = by_origin.get(run.offsets[len(HOSTILE) + j], [])
+        assert len(letters) == count, (value, [m.value() for m in letters])
+        for letter in letters:
+            assert words in dict(letter.headers() or [])["skillstream.error.reason"].decode()
+    # Nothing else went there.
+    assert len(records) == len(HOSTILE) + sum(c for _, _, c, _ in FORGED_COMMANDS)
 
 
 def test_the_agents_never_crashed_or_restarted(run: Run) -> None:
@@ -258,5 +280,9 @@ def test_the_agents_never_crashed_or_restarted(run: Run) -> None:
     run.ratings.read_until(lambda r: len(r) >= 2 * len(VALID), timeout=60)
     log = run.worker.output()
     assert run.worker.process is not None and run.worker.process.poll() is None
-    for sign in ("Crashed reason", "Restarting", "ProducerSendError", "Traceback", "redoing"):
+    # Tracebacks are expected: one per forged command ("internal error"), none for the rest.
+    assert log.count("Traceback") == sum(
+        c for _, _, c, words in FORGED_COMMANDS if words == "internal error"
+    )
+    for sign in ("Crashed reason", "Restarting", "ProducerSendError", "redoing", "failed;"):
         assert sign not in log, f"{sign!r} in the worker's log:\n{log[-3000:]}"

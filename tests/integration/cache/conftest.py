@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
@@ -203,18 +202,6 @@ def rating_change(player_id: str, n: int, **over: Any) -> dict[str, Any]:
         "at": format_time(T0 + n),
         **over,
     }
-
-
-async def create_topics(stack: LocalStack, *names: str) -> None:
-    """Topics of two partitions; consumers that subscribe later find them at once."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap_servers)
-    await admin.start()
-    try:
-        await admin.create_topics(
-            [NewTopic(n, num_partitions=2, replication_factor=1) for n in names]
-        )
-    finally:
-        await admin.close()
 
 
 def feed_for(stack: LocalStack, topic: str, dlq: str, layout: KeyLayout) -> CacheFeed:

@@ -13,9 +13,9 @@ from typing import Any
 
 import orjson
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from conftest import Stall, eventually, feed_running
 from librdkafka_clients import Reader, fleet_producer
+from pipeline_env import create_topics
 
 from stream.cache.feed import CacheFeed, redis_client
 from stream.cache.keys import KeyLayout
@@ -60,12 +60,8 @@ def rating_changed(player_id: str, version: int) -> dict[str, Any]:
 async def test_the_feed_writes_the_newest_state_through_a_redis_stall(stack: LocalStack) -> None:
     tag = uuid.uuid4().hex[:8]
     topic, dlq = f"rating-{tag}", f"dlq-{tag}"
-    admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap_servers)
-    await admin.start()
-    await admin.create_topics(
-        [NewTopic(topic, num_partitions=4, replication_factor=1), NewTopic(dlq, 1, 1)]
-    )
-    await admin.close()
+    await create_topics(stack, topic, partitions=4)
+    await create_topics(stack, dlq, partitions=1)
     producer = fleet_producer(stack.bootstrap_servers)
 
     def publish(events: list[dict[str, Any]], raw: tuple[bytes, ...] = ()) -> None:

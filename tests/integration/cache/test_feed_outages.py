@@ -12,7 +12,8 @@ from collections.abc import Iterator
 import orjson
 import pytest
 from confluent_kafka import Producer
-from conftest import Stall, create_topics, eventually, feed_for, feed_running, rating_change
+from conftest import Stall, eventually, feed_for, feed_running, rating_change
+from pipeline_env import create_topics
 
 from stream.cache.feed import CacheFeed, redis_client
 from stream.cache.keys import KeyLayout

@@ -11,8 +11,9 @@ from typing import Any
 import orjson
 import pytest
 from confluent_kafka import Producer
-from conftest import REJECTING, create_topics, eventually, feed_for, feed_running, rating_change
+from conftest import REJECTING, eventually, feed_for, feed_running, rating_change
 from librdkafka_clients import Reader
+from pipeline_env import create_topics
 from redis.asyncio import Redis as AsyncRedis
 
 from stream.cache.keys import KeyLayout
