@@ -157,9 +157,11 @@ class Pipeline:
         self.counts: defaultdict[str, int] = defaultdict(int)
         self.cache_feed: CacheFeed | None = None
         self.metrics = WorkerMetrics()
-        self.delivery = Delivery(
-            self._send, s.dead_letter_topic, max_request_bytes=s.max_request_bytes
-        )
+        # One per agent: each reports its own outage.
+        self.deliveries = {
+            agent: Delivery(self._send, s.dead_letter_topic, s.max_request_bytes, agent)
+            for agent in ("matches", "players")
+        }
         self._pack_budget = min(MAX_PACKED_BYTES, s.max_request_bytes // 4)
         # Next offset to process per input partition (for the consumer-lag gauge and the
         # stall watchdog), and when each last moved.
@@ -210,12 +212,12 @@ class Pipeline:
         self.pending_table = table("pending")
 
         async def match_agent(stream: Any) -> None:
-            outage = Outage("match batch failed")
+            outage = Outage("matches: batch failed")
             async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
                 await self.until_done(self.match_batch, events, outage)
 
         async def player_agent(stream: Any) -> None:
-            outage = Outage("player batch failed")
+            outage = Outage("players: batch failed")
             async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
                 await self.until_done(self.player_batch, events, outage)
 
@@ -307,9 +309,7 @@ class Pipeline:
                 try:
                     await handle(events)
                 except Exception as exc:
-                    if outage.since is None:
-                        log.exception("batch of %d event(s) failed; redoing it", len(events))
-                    outage.failed(repr(exc))
+                    outage.failed(f"{exc!r}, {len(events)} event(s) to redo", exc)
                     self.metrics.pipeline_events.labels("redone_batches").inc()
                     for event in events:
                         self._ready_match_partitions.discard(event.message.partition)
@@ -477,7 +477,7 @@ class Pipeline:
                         extra=_context(origin, key),
                     )
                     out.dead_letter(DeadLetter(key, value, origin, f"internal error: {exc!r}"))
-        await self._deliver(out)
+        await self._deliver(out, "matches")
         for partition, group in groups.items():
             with EventContext(group[-1]):
                 view = views[partition]
@@ -546,7 +546,7 @@ class Pipeline:
                                 None, orjson.dumps(command), origin, f"internal error: {exc!r}"
                             )
                         )
-        await self._deliver(out)
+        await self._deliver(out, "players")
         for partition, group in groups.items():
             ratings, pending = views[partition]
             with EventContext(group[-1]):
@@ -570,7 +570,7 @@ class Pipeline:
         self.matches.rebuild(partition, entries)
         self._ready_match_partitions.add(partition)
 
-    async def _deliver(self, out: Outbox) -> None:
+    async def _deliver(self, out: Outbox, agent: str) -> None:
         """Send everything and wait until Kafka has it (delivery.py: a record Kafka refuses
         becomes a dead letter, anything else is retried until it works)."""
         if not out:
@@ -597,7 +597,7 @@ class Pipeline:
                 extra={**_context(letter.origin, letter.key), "reason": letter.reason[:1000]},
             )
             records.append(letter_record(s.dead_letter_topic, letter, s.max_request_bytes))
-        for letter in await self.delivery.deliver(records):
+        for letter in await self.deliveries[agent].deliver(records):
             log.error(
                 "output to %s refused by Kafka, dead-lettered: %s",
                 letter.origin.topic,

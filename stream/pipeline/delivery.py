@@ -66,11 +66,14 @@ class Outage:
         self.since: float | None = None
         self.failures = 0
 
-    def failed(self, error: object) -> None:
+    def failed(self, error: object, exc: BaseException | None = None) -> None:
+        """Count a failure; the first of an outage is logged (with ``exc``'s traceback)."""
         self.failures += 1
         if self.since is None:
             self.since = time.monotonic()
-            self.log.warning("%s: %s; retrying with backoff until it works", self.what, error)
+            self.log.warning(
+                "%s: %s; retrying with backoff until it works", self.what, error, exc_info=exc
+            )
 
     def recovered(self) -> None:
         if self.since is not None:
@@ -99,12 +102,14 @@ def letter_record(topic: str, letter: DeadLetter, limit: int) -> OutRecord:
 class Delivery:
     """Sends records with ``send`` (Faust's producer) under the rules of this module."""
 
-    def __init__(self, send: Send, dead_letter_topic: str, max_request_bytes: int) -> None:
+    def __init__(
+        self, send: Send, dead_letter_topic: str, max_request_bytes: int, name: str = "outputs"
+    ) -> None:
         self.send = send
         self.dead_letter_topic = dead_letter_topic
         self.max_request_bytes = max_request_bytes
-        self.outage = Outage("Kafka send failed")
-        self.acks = Outage("Kafka is slow to acknowledge")
+        self.outage = Outage(f"{name}: Kafka send failed")
+        self.acks = Outage(f"{name}: Kafka is slow to acknowledge")
         self.rejected = 0  # records Kafka refused for their size, over the process's life
 
     async def deliver(self, records: Sequence[OutRecord]) -> list[DeadLetter]:
