@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stream.events import EventLimits
 from stream.pipeline.app import pack
+from stream.pipeline.matches import STARTED, MatchProcessor
 from stream.pipeline.outbox import (
     MAX_REASON_BYTES,
     SOURCE_KEY_SIZE,
@@ -16,9 +18,12 @@ from stream.pipeline.outbox import (
     TRUNCATED,
     DeadLetter,
     Origin,
+    Outbox,
     record_bytes,
 )
 from stream.pipeline.settings import EVENT_EXPANSION, Settings, SettingsError
+from stream.pipeline.view import StateView
+from stream.ratings.modes import Modes
 
 ORIGIN = Origin("match-finished", 3, 12345, 1_780_000_000_000)
 # Apache Kafka's default message.max.bytes: the largest record batch a default broker accepts.
@@ -143,3 +148,23 @@ def test_raising_both_limits_together_is_accepted() -> None:
         {"SKILLSTREAM_MAX_EVENT_BYTES": "262144", "SKILLSTREAM_MAX_REQUEST_BYTES": "2097152"}
     )
     assert (s.limits.max_bytes, s.max_request_bytes) == (262_144, 2_097_152)
+
+
+@pytest.mark.parametrize("over", [0, 1])
+def test_the_key_counts_against_the_event_limit(over: int) -> None:
+    # A forwarded event carries its key too: a small body under a huge key must not pass.
+    limit = 1000
+    value = orjson.dumps(
+        {"match_id": "m", "mode": "1v1", "started_at": 1_780_000_000_000, "teams": [["a"], ["b"]]}
+    )
+    key = b"k" * (limit - len(value) + over)
+    matches = MatchProcessor(Modes(), partitions=1, limits=EventLimits(max_bytes=limit))
+    out = Outbox()
+    matches.on_event(StateView({}), out, 0, STARTED, key, value, ORIGIN, 1_780_000_000.0)
+    if over:
+        (letter,) = out.dead_letters
+        assert letter.key == key and letter.value == value
+        assert f"event is {limit + 1} bytes (key {len(key)}, value {len(value)})" in letter.reason
+        assert "SKILLSTREAM_MAX_EVENT_BYTES" in letter.reason
+    else:
+        assert out.dead_letters == [] and out.player_commands
