@@ -54,7 +54,8 @@ TIME_PATTERN = (
 _TIME_RE = re.compile(TIME_PATTERN)
 
 # Integer times are epoch milliseconds. Anything below 1e11 ms (March 1973) is far more likely
-# epoch seconds sent by mistake than a real match, so it is refused with a hint.
+# epoch seconds sent by mistake than a real match, so it is refused with a hint; RFC 3339
+# strings obey the same range, so live and offline refuse the same events.
 MIN_EPOCH_MS = 100_000_000_000
 MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 
@@ -140,15 +141,22 @@ def parse_time(value: object) -> float:
     Examples: ``"2026-01-02T03:04:05Z"``, ``"2026-01-02T03:04:05.250+01:00"``,
     ``1767323045250``. Naive strings are refused: a producer that omits the zone is a bug that
     would shift ratings' inactivity by hours. Floats are refused because seconds and
-    milliseconds cannot be told apart reliably.
+    milliseconds cannot be told apart reliably. Either form must lie between
+    ``MIN_EPOCH_MS`` (March 1973) and ``MAX_EPOCH_MS`` (the end of 9999).
     """
     if isinstance(value, str):
         if _TIME_RE.match(value) is None:
             raise EventError(_time_problem(value))
         try:
-            return datetime.fromisoformat(value).timestamp()
+            seconds = datetime.fromisoformat(value).timestamp()
         except ValueError as exc:
             raise EventError(f"invalid time {describe_value(value)}: {exc}") from None
+        # The same range as integer times: a time is accepted or refused whatever its form.
+        if seconds * 1000 < MIN_EPOCH_MS:
+            raise EventError(f"time {describe_value(value)} is before March 1973")
+        if seconds * 1000 > MAX_EPOCH_MS:
+            raise EventError(f"time {describe_value(value)} is after the year 9999")
+        return seconds
     if isinstance(value, int) and not isinstance(value, bool):
         if value < MIN_EPOCH_MS:
             raise EventError(

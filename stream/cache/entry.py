@@ -13,7 +13,15 @@ from stream.events import describe_value, parse_time
 from stream.ratings.experience import ExperienceConfig, effective_skill
 from stream.ratings.skill import PlayerState, Skill
 
-__all__ = ["CachedRating"]
+__all__ = ["MAX_COUNT", "MAX_MAGNITUDE", "CachedRating", "entry_problem"]
+
+# Beyond these no engine goes: ratings of every algorithm stay within a few thousand points
+# (Elo, the unbounded one, moves at most max_gain per game), and a player would need a match
+# every second for 30 years to reach a billion games or rating changes. A larger value is a
+# corrupt or forged record; cached, it would sort first for good, and a version beyond the
+# bound would make the key impossible to update (the writer keeps the highest version).
+MAX_MAGNITUDE = 1e7  # |rating|, deviation, |volatility|, |rank_points|
+MAX_COUNT = 1_000_000_000  # games, version
 
 # The fields the cache needs; the event's others (outcome, previous, expected_score, algorithm)
 # are not cached, so an event without them is still usable.
@@ -108,12 +116,12 @@ class CachedRating:
         return cls(
             player_id=_text(event, "player_id"),
             mode=_text(event, "mode"),
-            rating=_number(event, "rating"),
-            deviation=_number(event, "deviation", minimum=0.0),
-            volatility=None if volatility is None else _number(event, "volatility"),
-            rank_points=_integer(event, "rank_points"),
-            games=_integer(event, "games", minimum=0),
-            version=_integer(event, "version", minimum=1),
+            rating=_number(event, "rating", -MAX_MAGNITUDE),
+            deviation=_number(event, "deviation", 0.0),
+            volatility=None if volatility is None else _number(event, "volatility", 0.0),
+            rank_points=_integer(event, "rank_points", -round(MAX_MAGNITUDE), round(MAX_MAGNITUDE)),
+            games=_integer(event, "games", 0, MAX_COUNT),
+            version=_integer(event, "version", 1, MAX_COUNT),
             updated_at_ms=at_ms,
             match_id=_text(event, "match_id"),
         )
@@ -137,7 +145,25 @@ def _text(event: Mapping[str, Any], name: str) -> str:
     return value
 
 
-def _number(event: Mapping[str, Any], name: str, minimum: float | None = None) -> float:
+def entry_problem(entry: CachedRating) -> str | None:
+    """Why ``entry`` holds a value no engine could produce, or None: the same bounds as
+    :meth:`CachedRating.from_rating_changed`, for entries built another way (the rebuild)."""
+    for name, value, low in (
+        ("rating", entry.rating, -MAX_MAGNITUDE),
+        ("deviation", entry.deviation, 0.0),
+        ("volatility", entry.volatility, 0.0),
+    ):
+        if value is not None and not (math.isfinite(value) and low <= value <= MAX_MAGNITUDE):
+            return f"{name} {value!r} is outside {low:g}..{MAX_MAGNITUDE:g}"
+    if not abs(entry.rank_points) <= MAX_MAGNITUDE:
+        return f"rank_points {entry.rank_points} is outside +-{MAX_MAGNITUDE:g}"
+    for name, count, low in (("games", entry.games, 0), ("version", entry.version, 1)):
+        if not low <= count <= MAX_COUNT:
+            return f"{name} {count} is outside {low}..{MAX_COUNT}"
+    return None
+
+
+def _number(event: Mapping[str, Any], name: str, minimum: float) -> float:
     value = event[name]
     # bool is an int subclass, but true is no rating.
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -145,17 +171,19 @@ def _number(event: Mapping[str, Any], name: str, minimum: float | None = None) -
             f"rating-changed field {name!r}: expected a number, got {describe_value(value)}"
         )
     number = float(value)
-    if not math.isfinite(number) or (minimum is not None and number < minimum):
-        raise ValueError(f"rating-changed field {name!r}: {value!r} is out of range")
+    if not (math.isfinite(number) and minimum <= number <= MAX_MAGNITUDE):
+        raise ValueError(
+            f"rating-changed field {name!r}: {value!r} is outside {minimum:g}..{MAX_MAGNITUDE:g}"
+        )
     return number
 
 
-def _integer(event: Mapping[str, Any], name: str, minimum: int | None = None) -> int:
+def _integer(event: Mapping[str, Any], name: str, minimum: int, maximum: int) -> int:
     value = event[name]
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(
             f"rating-changed field {name!r}: expected an integer, got {describe_value(value)}"
         )
-    if minimum is not None and value < minimum:
-        raise ValueError(f"rating-changed field {name!r}: {value} is below {minimum}")
+    if not minimum <= value <= maximum:
+        raise ValueError(f"rating-changed field {name!r}: {value} is outside {minimum}..{maximum}")
     return value

@@ -7,15 +7,22 @@ long as Kafka keeps the topic without the rating agents waiting or anything bein
 
 Failure: a Redis error (down, slow, failing over, read-only replica) stops the feed at the
 batch in hand; it retries that batch with exponential backoff (0.1 s doubling to 5 s), logs the
-outage once and then the lag every 10 s, and commits the batch's offsets only after Redis has
-it. Rating goes on meanwhile; the events wait in Kafka.
+outage once and then the lag every 10 s (the lag counts what the workers publish meanwhile: the
+end offsets are asked from the broker on every retry), logs when Redis is back, and commits the
+batch's offsets only after Redis has it. Rating goes on meanwhile; the events wait in Kafka.
+A Kafka error (a dead letter or a commit that fails, the broker unreachable) seeks the batch's
+partitions back to the batch's first records and redoes it after a backoff, with one log line
+when Kafka starts failing and one when it works again; nothing is skipped.
 
 Replay: after a crash or a rebalance the feed reads again from the last committed offsets and
 writes those events again; the write script keeps a key's newest version, so a replayed,
 duplicated or late event never overwrites newer state.
 
-Bad records (not JSON, missing fields) go to the dead-letter topic with their bytes, origin
-and reason, and the feed goes on.
+The feed trusts nothing it reads: records that are not JSON, lack fields, or hold a value no
+engine produces (non-finite numbers, ratings, versions or game counts beyond the bounds of
+stream/cache/entry.py, a mode the modes file rejects) go to the dead-letter topic with their
+bytes (cut to the producer's record limit if needed, and marked so), origin and reason, and are
+never written; the feed goes on.
 """
 
 from __future__ import annotations
@@ -30,19 +37,23 @@ from typing import Any
 import orjson
 import redis.asyncio as aioredis
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.errors import CommitFailedError
+from aiokafka.errors import CommitFailedError, KafkaError
 from redis.exceptions import RedisError
 
 from stream.cache.entry import CachedRating
 from stream.cache.keys import KeyLayout
 from stream.cache.writer import CacheWriter
+from stream.pipeline.delivery import Outage
 from stream.pipeline.outbox import DeadLetter, Origin
 from stream.pipeline.settings import Settings
+from stream.ratings.modes import Modes
 
 log = logging.getLogger("skillstream.cache")
 
 MAX_BACKOFF_SECONDS = 5.0
 LAG_LOG_SECONDS = 10.0
+# How long asking the broker for end offsets may take while Redis is down.
+END_OFFSETS_TIMEOUT_SECONDS = 2.0
 
 
 @dataclass
@@ -83,8 +94,12 @@ class CacheFeed:
         fetch_max_wait_ms: int = 20,
         session_timeout_ms: int = 10_000,
         client_options: dict[str, Any] | None = None,
+        modes: Modes | None = None,
+        max_request_bytes: int = Settings.max_request_bytes,
     ) -> None:
         self.writer = writer
+        self.modes = Modes() if modes is None else modes
+        self.max_request_bytes = max_request_bytes
         self.topic = topic
         self.dead_letter_topic = dead_letter_topic
         self.batch_size = batch_size
@@ -106,31 +121,80 @@ class CacheFeed:
             **options,
         )
         self._producer = AIOKafkaProducer(
-            bootstrap_servers=bootstrap_servers, acks="all", **options
+            bootstrap_servers=bootstrap_servers,
+            acks="all",
+            max_request_size=max_request_bytes,
+            **options,
         )
         self._last_lag_log = 0.0
+        self._kafka = Outage("cache feed", log)
+        self._delay = 0.1
 
     def stop(self) -> None:
         self._stopping.set()
 
     async def run(self) -> None:
-        """Write until stop(); a batch whose Redis write is being retried is left uncommitted."""
-        await self._producer.start()
+        """Write until stop(); a batch whose Redis write is being retried is left uncommitted.
+
+        Never raises for an unreachable Kafka, at start or later, nor for an error while
+        handling a batch: it logs one line when the failures start and one when they end, and
+        retries with backoff until it works or ``stop()`` is called.
+        """
         try:
-            await self._consumer.start()
-            try:
-                while not self._stopping.is_set():
-                    batches = await self._consumer.getmany(
-                        timeout_ms=200, max_records=self.batch_size
-                    )
-                    if batches:
-                        await self._handle(batches)
-                    await self._update_lag(0)
-                    self._log_lag(time.monotonic(), None)
-            finally:
-                await self._consumer.stop()
+            if await self._start(self._producer) and await self._start(self._consumer):
+                await self._loop()
         finally:
+            await self._consumer.stop()
             await self._producer.stop()
+
+    async def _start(self, client: AIOKafkaConsumer | AIOKafkaProducer) -> bool:
+        """Start ``client``, retrying until Kafka answers; False if stopped first."""
+        while not self._stopping.is_set():
+            try:
+                await client.start()
+            except KafkaError as exc:
+                await self._backoff(f"cannot connect ({exc!r})")
+                continue
+            return True
+        return False
+
+    async def _loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                await self._step()
+            except Exception as exc:
+                # A Kafka error, or a bug: the batch was sought back and is redone.
+                await self._backoff(repr(exc))
+                continue
+            self._kafka.recovered()
+            self._delay = 0.1
+
+    async def _backoff(self, error: str) -> None:
+        self._kafka.failed(error)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), self._delay)
+        self._delay = min(self._delay * 2, MAX_BACKOFF_SECONDS)
+
+    async def _step(self) -> None:
+        batches = await self._consumer.getmany(timeout_ms=200, max_records=self.batch_size)
+        if batches:
+            try:
+                await self._handle(batches)
+            except Exception:
+                # Not written or not committed: read the batch again (rewriting is harmless).
+                for tp, records in batches.items():
+                    self._consumer.seek(tp, records[0].offset)
+                raise
+        await self._update_lag(0)
+        self._log_lag(time.monotonic(), None)
+
+    def _refuse(self, entry: CachedRating) -> None:
+        """ValueError for an entry that must not be cached (see the module's docstring)."""
+        self.writer.check(entry)
+        if not self.modes.accepts(entry.mode):
+            raise ValueError(
+                f"mode {entry.mode!r} is not in the modes file, which rejects unlisted modes"
+            )
 
     async def _handle(self, batches: dict[TopicPartition, list[Any]]) -> None:
         entries: list[CachedRating] = []
@@ -141,10 +205,13 @@ class CacheFeed:
             for record in records:
                 try:
                     entry = CachedRating.from_rating_changed(orjson.loads(record.value or b""))
-                    self.writer.check(entry)
-                except (orjson.JSONDecodeError, ValueError, TypeError) as exc:
+                    self._refuse(entry)
+                except (ValueError, TypeError) as exc:
+                    # orjson's JSONDecodeError is a ValueError; its text does not say "JSON".
+                    what = "not valid JSON: " if isinstance(exc, orjson.JSONDecodeError) else ""
                     origin = Origin(tp.topic, tp.partition, record.offset, record.timestamp)
-                    letters.append(DeadLetter(record.key, record.value, origin, f"cache: {exc}"))
+                    reason = f"cache: {what}{exc}"
+                    letters.append(DeadLetter(record.key, record.value, origin, reason))
                     continue
                 entries.append(entry)
                 published = record.timestamp if record.timestamp else entry.updated_at_ms
@@ -172,6 +239,7 @@ class CacheFeed:
                 result = await self.writer.write(entries)
             except (RedisError, OSError) as exc:
                 self.stats.errors += 1
+                await self._update_lag(len(entries), ask_broker=True)
                 now = time.monotonic()
                 if self.stats.outage_since is None:
                     self.stats.outage_since = now
@@ -204,25 +272,34 @@ class CacheFeed:
                 letter.origin.offset,
                 letter.reason,
             )
+            key, value, headers = letter.fitted(self.max_request_bytes)
             sends.append(
-                await self._producer.send(
-                    self.dead_letter_topic,
-                    letter.value,
-                    key=letter.key,
-                    headers=letter.headers(),
-                )
+                await self._producer.send(self.dead_letter_topic, value, key=key, headers=headers)
             )
         await asyncio.gather(*sends)
         self.stats.dead_lettered += len(letters)
 
-    async def _update_lag(self, in_hand: int) -> None:
-        """Events in Kafka not yet in Redis: what the consumer has not fetched yet (from the
-        fetch responses' high watermarks) plus the batch in hand."""
+    async def _update_lag(self, in_hand: int, *, ask_broker: bool = False) -> None:
+        """Events in Kafka not yet in Redis: what the consumer has not fetched yet plus the
+        batch in hand.
+
+        The end of each partition is the fetch responses' high watermark; with ``ask_broker``
+        (during a Redis outage, when nothing is fetched) also the broker's end offset, which
+        keeps counting what the workers publish. A broker that cannot answer in 2 s leaves the
+        watermarks alone.
+        """
+        assigned = list(self._consumer.assignment())
+        ends: dict[TopicPartition, int] = {}
+        if ask_broker and assigned:
+            with contextlib.suppress(KafkaError, asyncio.TimeoutError):
+                ends = await asyncio.wait_for(
+                    self._consumer.end_offsets(assigned), END_OFFSETS_TIMEOUT_SECONDS
+                )
         lag = in_hand
-        for tp in self._consumer.assignment():
-            end = self._consumer.highwater(tp)
-            if end is not None:
-                lag += max(0, end - await self._consumer.position(tp))
+        for tp in assigned:
+            known = [e for e in (self._consumer.highwater(tp), ends.get(tp)) if e is not None]
+            if known:
+                lag += max(0, max(known) - await self._consumer.position(tp))
         self.stats.lag_records = lag
 
     def _log_lag(self, now: float, error: str | None) -> None:
@@ -263,4 +340,6 @@ def feed_from_settings(settings: Settings) -> CacheFeed:
         fetch_max_wait_ms=max(1, round(settings.fetch_max_wait_seconds * 1000)),
         session_timeout_ms=round(settings.session_timeout_seconds * 1000),
         client_options=settings.kafka_security.aiokafka_options(),
+        modes=settings.load_modes(),
+        max_request_bytes=settings.max_request_bytes,
     )

@@ -16,19 +16,21 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 
 from stream.cache.codec import encode_fields, encode_float
-from stream.cache.entry import CachedRating
+from stream.cache.entry import MAX_COUNT, CachedRating, entry_problem
 from stream.cache.keys import DEFAULT_LAYOUT, KeyLayout
 
 __all__ = ["SCRIPT_VERSION", "WRITE_SCRIPT", "CacheWriter", "WriteResult"]
 
 # Bump on any change to the script's behaviour. It is part of the script text, so a new version
 # gets a new SHA and never runs as an old one cached on the server.
-SCRIPT_VERSION = 1
+SCRIPT_VERSION = 2
 
 # KEYS: player hash, by-rating, by-rank-points, by-conservative (KeyLayout.write_keys).
 # ARGV: version, rating score, rank-points score, conservative score, player id,
 #       then the hash's field/value pairs (codec.encode_fields, version among them).
-# Versions are compared as Lua numbers (doubles): exact up to 2^53 changes per player.
+# Versions are compared as Lua numbers (doubles): exact up to 2^53 changes per player. A stored
+# version beyond MAX_COUNT was written by a forged record before the writer refused them: it is
+# replaced, or the key could never change again.
 WRITE_SCRIPT = f"""-- skillstream rating cache writer, script version {SCRIPT_VERSION}
 local stored = redis.call('HGET', KEYS[1], 'version')
 if stored then
@@ -36,7 +38,7 @@ if stored then
   if current == nil then
     return redis.error_reply('skillstream: stored version is not a number in ' .. KEYS[1])
   end
-  if tonumber(ARGV[1]) <= current then
+  if tonumber(ARGV[1]) <= current and current <= {MAX_COUNT} then
     return 0
   end
 end
@@ -95,8 +97,9 @@ class CacheWriter:
         Failure: redis exceptions (ConnectionError, TimeoutError, ResponseError, ...)
         propagate. Some entries may have been applied before the failure; the caller retries
         the whole batch, which is safe because applying an entry twice equals applying it once.
-        ValueError, before anything is sent, for a provisional entry, a version below 1, a
-        non-finite rating or deviation, or an id KeyLayout refuses.
+        ValueError, before anything is sent, for a provisional entry, a value no engine
+        produces (non-finite or beyond the bounds of stream/cache/entry.py), or an id KeyLayout
+        refuses.
         """
         newest: dict[tuple[str, str], CachedRating] = {}
         for entry in ratings:
@@ -126,8 +129,9 @@ class CacheWriter:
                 f"only real rating changes can be cached (version >= 1, not provisional); "
                 f"got version {entry.version} of {entry.player_id!r} in {entry.mode!r}"
             )
-        if not (math.isfinite(entry.rating) and math.isfinite(entry.deviation)):
-            raise ValueError(f"rating and deviation must be finite, got {entry!r}")
+        problem = entry_problem(entry)
+        if problem is not None:
+            raise ValueError(f"{problem} ({entry.player_id!r} in {entry.mode!r})")
         self.layout.write_keys(entry.mode, entry.player_id)
 
     def _args(self, entry: CachedRating) -> list[str]:

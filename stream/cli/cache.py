@@ -37,6 +37,7 @@ def cmd_writer(args: argparse.Namespace) -> int:
     Kafka outages once it runs are logged as the worker logs them: one line when the brokers
     stop answering, one when they are back (stream/pipeline/outages.py)."""
     from stream.cache.feed import feed_from_settings
+    from stream.pipeline.logs import quiet_kafka_client_repeats
     from stream.pipeline.outages import KafkaWatch
 
     settings = settings_or_none("cache writer")
@@ -45,6 +46,7 @@ def cmd_writer(args: argparse.Namespace) -> int:
     check_redis(settings)
     asyncio.run(check_kafka(settings))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    quiet_kafka_client_repeats()
 
     async def run() -> None:
         feed = feed_from_settings(settings)

@@ -13,10 +13,17 @@ Order of effects in a batch (what makes at-least-once safe):
 A crash before 3 replays the batch from unchanged state and sends the same bytes again; a crash
 after 3 replays it against the new state, which recognises every event as done.
 
-Failure: an event that cannot be parsed or used goes to the dead-letter topic; an unexpected
-error while processing one event dead-letters that event (reason ``internal error``) and the
-batch goes on. A failed send raises: the agent crashes, Faust stops the worker, nothing is
-acked, and a restarted worker redoes the batch.
+Failure, contained to the event: an event that cannot be parsed or used goes to the dead-letter
+topic; an unexpected error while processing one event (or one command of a packed message)
+dead-letters that event or command (reason ``internal error``) and the batch goes on. An output
+Kafka refuses for its size becomes a dead letter; dead letters are cut to fit
+(stream/pipeline/delivery.py).
+
+Failure that stops the batch: Kafka unreachable or any error outside one event's handling. The
+batch is not acked and is redone in place, with backoff, until it succeeds (one log line when it
+starts failing, one when it works again); the agent never raises, so Faust neither restarts it
+nor acks past the batch. If the worker stops or a rebalance cancels the batch meanwhile, its
+acks are withheld (stream/pipeline/acks.py) and whoever owns the partitions next redoes it.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import asyncio
 import logging
 import time
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from weakref import ref
 
@@ -39,8 +46,11 @@ from faust.types import TP, EventT
 
 if TYPE_CHECKING:
     from stream.cache.feed import CacheFeed
+from stream.pipeline.acks import withhold_acks
 from stream.pipeline.committed import patch_seek_to_committed
+from stream.pipeline.delivery import Delivery, Outage, OutRecord, letter_record
 from stream.pipeline.endoffsets import verify_end_offsets
+from stream.pipeline.logs import quiet_kafka_client_repeats
 from stream.pipeline.matches import FINISHED, STARTED, MatchProcessor
 from stream.pipeline.metrics import CONTENT_TYPE, WorkerMetrics
 from stream.pipeline.outages import KafkaWatch
@@ -57,8 +67,9 @@ log = logging.getLogger("skillstream.worker")
 STALL_SECONDS = 15.0
 STALL_CHECK_SECONDS = 5.0
 
-# One packed message stays well under Kafka's default 1 MiB message limit.
+# One packed message stays well under the producer's record limit (a quarter of it at most).
 MAX_PACKED_BYTES = 256 * 1024
+MAX_BACKOFF_SECONDS = 5.0
 
 
 # Faust hard-codes fetch_max_wait_ms=1500. aiokafka leaves a partition that still has
@@ -85,14 +96,14 @@ def _patch_fetch_wait(wait_ms: int) -> None:
     thread._skillstream_patched = True  # type: ignore[attr-defined]
 
 
-def pack(commands: list[list[Any]]) -> list[bytes]:
-    """Commands as JSON arrays of at most about MAX_PACKED_BYTES each."""
+def pack(commands: list[list[Any]], budget: int = MAX_PACKED_BYTES) -> list[bytes]:
+    """Commands as JSON arrays of at most about ``budget`` bytes each (a larger command alone)."""
     messages: list[bytes] = []
     chunk: list[bytes] = []
     size = 0
     for command in commands:
         encoded = orjson.dumps(command)
-        if chunk and size + len(encoded) > MAX_PACKED_BYTES:
+        if chunk and size + len(encoded) > budget:
             messages.append(b"[" + b",".join(chunk) + b"]")
             chunk, size = [], 0
         chunk.append(encoded)
@@ -111,6 +122,7 @@ class Pipeline:
         s = settings
         _patch_fetch_wait(max(1, round(s.fetch_max_wait_seconds * 1000)))
         patch_seek_to_committed()
+        quiet_kafka_client_repeats()
         if s.verify_end_offsets:
             verify_end_offsets(s.bootstrap_servers, s.kafka_security.aiokafka_options())
         self.app = faust.App(
@@ -125,6 +137,7 @@ class Pipeline:
             broker_request_timeout=max(s.session_timeout_seconds * 3, 30.0),
             consumer_auto_offset_reset="earliest",
             producer_acks=-1,
+            producer_max_request_size=s.max_request_bytes,
             web_enabled=s.web_port is not None,
             web_port=s.web_port or 6066,
             web_bind=s.web_bind,
@@ -145,6 +158,12 @@ class Pipeline:
         self.counts: defaultdict[str, int] = defaultdict(int)
         self.cache_feed: CacheFeed | None = None
         self.metrics = WorkerMetrics()
+        # One per agent: each reports its own outage.
+        self.deliveries = {
+            agent: Delivery(self._send, s.dead_letter_topic, s.max_request_bytes, agent)
+            for agent in ("matches", "players")
+        }
+        self._pack_budget = min(MAX_PACKED_BYTES, s.max_request_bytes // 4)
         # Next offset to process per input partition (for the consumer-lag gauge and the
         # stall watchdog), and when each last moved.
         self._next_offsets: dict[TP, int] = {}
@@ -194,12 +213,14 @@ class Pipeline:
         self.pending_table = table("pending")
 
         async def match_agent(stream: Any) -> None:
+            outage = Outage("matches: batch failed")
             async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
-                await self.match_batch(events)
+                await self.until_done(self.match_batch, events, outage)
 
         async def player_agent(stream: Any) -> None:
+            outage = Outage("players: batch failed")
             async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
-                await self.player_batch(events)
+                await self.until_done(self.player_batch, events, outage)
 
         app.agent(self.match_in, name="skillstream.matches", concurrency=1)(match_agent)
         app.agent(self.player_in, name="skillstream.players", concurrency=1)(player_agent)
@@ -264,6 +285,44 @@ class Pipeline:
 
         if s.cache_writer == "worker":
             self._add_cache_writer()
+
+    async def _send(self, *args: Any) -> Awaitable[Any]:
+        future: Awaitable[Any] = await self.app.producer.send(*args)
+        return future
+
+    async def until_done(
+        self,
+        handle: Callable[[Sequence[EventT[Any]]], Awaitable[None]],
+        events: Sequence[EventT[Any]],
+        outage: Outage,
+    ) -> None:
+        """Run ``handle(events)`` until it succeeds; never raise, never let the batch be acked
+        unprocessed.
+
+        An error redoes the whole batch after a backoff (0.1 s doubling to 5 s): the first
+        failure is logged with its traceback, later ones only counted, and the end of the run
+        of failures is logged. The match partitions' clocks and deadlines are rebuilt from the
+        tables first, as after a restart. Cancellation (stop, rebalance) withholds the
+        batch's acks and propagates.
+        """
+        delay = 0.1
+        try:
+            while True:
+                try:
+                    await handle(events)
+                except Exception as exc:
+                    outage.failed(f"{exc!r}, {len(events)} event(s) to redo", exc)
+                    self.metrics.pipeline_events.labels("redone_batches").inc()
+                    for event in events:
+                        self._ready_match_partitions.discard(event.message.partition)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, MAX_BACKOFF_SECONDS)
+                    continue
+                outage.recovered()
+                return
+        except asyncio.CancelledError:
+            withhold_acks(events)
+            raise
 
     async def unstick_partitions(self) -> None:
         """Seek back an input partition that has records waiting but stopped moving.
@@ -404,8 +463,13 @@ class Pipeline:
                     if kind is not None:
                         self.matches.on_event(view, out, partition, kind, key, value, origin, wall)
                     else:
-                        commands = orjson.loads(value or b"")
-                        self.matches.on_commands(view, out, partition, commands, origin, wall)
+                        try:
+                            commands = _commands(value)
+                        except ValueError as exc:
+                            out.dead_letter(DeadLetter(key, value, origin, str(exc)))
+                            continue
+                        for command in commands:
+                            self._match_command(view, out, partition, command, origin, wall)
                 except Exception as exc:
                     log.exception(
                         "internal error on %s[%d]@%d",
@@ -415,7 +479,7 @@ class Pipeline:
                         extra=_context(origin, key),
                     )
                     out.dead_letter(DeadLetter(key, value, origin, f"internal error: {exc!r}"))
-        await self._deliver(out)
+        await self._deliver(out, "matches")
         for partition, group in groups.items():
             with EventContext(group[-1]):
                 view = views[partition]
@@ -426,6 +490,29 @@ class Pipeline:
                     clocks.put(partition, clock)
                     await _write(self.app.producer, self.clock_table, clocks, partition)
         self._count(out, events, "matches", started)
+
+    def _match_command(
+        self,
+        view: StateView,
+        out: Outbox,
+        partition: int,
+        command: Any,
+        origin: Origin,
+        wall: float,
+    ) -> None:
+        """One command of a packed message: a failure dead-letters this command alone."""
+        try:
+            self.matches.on_commands(view, out, partition, [command], origin, wall)
+        except Exception as exc:
+            log.exception(
+                "internal error on a match command from %s[%d]@%d",
+                origin.topic,
+                origin.partition,
+                origin.offset,
+                extra=_context(origin, None),
+            )
+            letter = DeadLetter(None, orjson.dumps(command), origin, f"internal error: {exc!r}")
+            out.dead_letter(letter)
 
     async def player_batch(self, events: Sequence[EventT[Any]]) -> None:
         started = time.perf_counter()
@@ -440,11 +527,9 @@ class Pipeline:
                 message = event.message
                 origin = Origin(message.topic, message.partition, message.offset)
                 try:
-                    commands = orjson.loads(message.value or b"")
-                except orjson.JSONDecodeError as exc:
-                    out.dead_letter(
-                        DeadLetter(message.key, message.value, origin, f"not valid JSON: {exc}")
-                    )
+                    commands = _commands(message.value)
+                except ValueError as exc:
+                    out.dead_letter(DeadLetter(message.key, message.value, origin, str(exc)))
                     continue
                 for command in commands:
                     try:
@@ -463,7 +548,7 @@ class Pipeline:
                                 None, orjson.dumps(command), origin, f"internal error: {exc!r}"
                             )
                         )
-        await self._deliver(out)
+        await self._deliver(out, "players")
         for partition, group in groups.items():
             ratings, pending = views[partition]
             with EventContext(group[-1]):
@@ -487,46 +572,40 @@ class Pipeline:
         self.matches.rebuild(partition, entries)
         self._ready_match_partitions.add(partition)
 
-    async def _deliver(self, out: Outbox) -> None:
-        """Send everything and wait for Kafka to have it (raises if it cannot)."""
+    async def _deliver(self, out: Outbox, agent: str) -> None:
+        """Send everything and wait until Kafka has it (delivery.py: a record Kafka refuses
+        becomes a dead letter, anything else is retried until it works)."""
         if not out:
             return
         s = self.settings
-        send = self.app.producer.send
-        pending: list[Awaitable[Any]] = []
+        records: list[OutRecord] = []
         for topic, by_partition in (
             (s.player_commands_topic, out.player_commands),
             (s.match_commands_topic, out.match_commands),
         ):
             for partition, commands in by_partition.items():
-                for value in pack(commands):
-                    pending.append(await send(topic, None, value, partition, None, None))
+                for value in pack(commands, self._pack_budget):
+                    records.append(OutRecord(topic, None, value, partition))
         for event in out.ratings:
-            pending.append(
-                await send(
-                    s.rating_changed_topic,
-                    event["player_id"].encode(),
-                    orjson.dumps(event),
-                    None,
-                    None,
-                    None,
-                )
-            )
+            key = event["player_id"].encode()
+            records.append(OutRecord(s.rating_changed_topic, key, orjson.dumps(event)))
         for letter in out.dead_letters:
             log.warning(
                 "dead-lettered %s[%d]@%d: %s",
                 letter.origin.topic,
                 letter.origin.partition,
                 letter.origin.offset,
+                letter.reason[:200],
+                extra={**_context(letter.origin, letter.key), "reason": letter.reason[:1000]},
+            )
+            records.append(letter_record(s.dead_letter_topic, letter, s.max_request_bytes))
+        for letter in await self.deliveries[agent].deliver(records):
+            log.error(
+                "output to %s refused by Kafka, dead-lettered: %s",
+                letter.origin.topic,
                 letter.reason,
-                extra={**_context(letter.origin, letter.key), "reason": letter.reason},
             )
-            pending.append(
-                await send(
-                    s.dead_letter_topic, letter.key, letter.value, None, None, letter.headers()
-                )
-            )
-        await asyncio.gather(*pending)
+            out.dead_letter(letter)
 
     def _count(
         self, out: Outbox, events: Sequence[EventT[Any]], agent: str, started: float
@@ -576,6 +655,17 @@ def _context(origin: Origin, key: bytes | None) -> dict[str, Any]:
         "offset": origin.offset,
         "match_id": None if key is None else key.decode("utf-8", "replace")[:200],
     }
+
+
+def _commands(value: bytes | None) -> list[Any]:
+    """A packed message's commands; ValueError if it is not a JSON array."""
+    try:
+        commands = orjson.loads(value or b"")
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON: {exc}") from None
+    if not isinstance(commands, list):
+        raise ValueError(f"expected a JSON array of commands, got {type(commands).__name__}")
+    return commands
 
 
 def _by_partition(events: Sequence[EventT[Any]]) -> dict[int, list[EventT[Any]]]:

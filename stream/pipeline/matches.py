@@ -100,6 +100,16 @@ class MatchProcessor:
         wall: float,
     ) -> None:
         """A match-started or match-finished message (``kind``), or one forwarded home."""
+        size = len(key or b"") + len(value or b"")
+        if size > self.limits.max_bytes:
+            # Before parsing, and the key too: a forwarded event carries both in one command.
+            reason = (
+                f"match-{kind}: event is {size} bytes (key {len(key or b'')}, value "
+                f"{len(value or b'')}), over the limit of {self.limits.max_bytes} bytes "
+                "(SKILLSTREAM_MAX_EVENT_BYTES)"
+            )
+            out.dead_letter(DeadLetter(key, value, origin, reason))
+            return
         decode = decode_match_started if kind == STARTED else decode_match_finished
         try:
             event = decode(value or b"", self.limits)

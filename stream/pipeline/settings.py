@@ -21,6 +21,13 @@ from stream.pipeline.addresses import (
 from stream.pipeline.security import KafkaSecurity, SecurityError
 from stream.ratings.modes import Modes, load_modes
 
+# An event forwarded to its match's partition travels as a JSON string inside a command: quotes
+# and whitespace escaped (2 bytes each), a key's control bytes as \u00XX (6), plus its origin.
+# So an event may be at most this fraction of a record.
+EVENT_EXPANSION = 8
+# Room for a dead letter's headers (reason up to 1 KiB, origin, sizes) and some of its bytes.
+MIN_REQUEST_BYTES = 16_384
+
 
 class SettingsError(UserError, ValueError):
     """A setting that cannot be used; the message names the variable."""
@@ -76,6 +83,10 @@ class Settings:
     cache_conservative_k: float = 3.0
     cache_writer: str = "worker"
     limits: EventLimits = field(default_factory=EventLimits)
+    # The largest record the worker's producers send (aiokafka's max_request_size, checked per
+    # record). At most the broker's message.max.bytes (Apache Kafka: 1,048,588), so whatever
+    # the producers let through the broker takes; dead letters are cut to fit it.
+    max_request_bytes: int = 1_048_576
     # Events whose time is further ahead of the worker's clock are dead-lettered.
     max_future_seconds: float = 300.0
 
@@ -148,6 +159,20 @@ class Settings:
                 "SKILLSTREAM_MAX_ID_LENGTH", defaults.limits.max_id_length
             ),
         )
+        max_request_bytes = reader.integer(
+            "SKILLSTREAM_MAX_REQUEST_BYTES", defaults.max_request_bytes
+        )
+        if limits.max_bytes * EVENT_EXPANSION > max_request_bytes:
+            raise SettingsError(
+                f"SKILLSTREAM_MAX_EVENT_BYTES: {limits.max_bytes} is over 1/{EVENT_EXPANSION} of "
+                f"SKILLSTREAM_MAX_REQUEST_BYTES ({max_request_bytes}); an event forwarded to "
+                "its match's partition must fit in one record"
+            )
+        if max_request_bytes < MIN_REQUEST_BYTES:
+            raise SettingsError(
+                f"SKILLSTREAM_MAX_REQUEST_BYTES: must be at least {MIN_REQUEST_BYTES}, "
+                f"got {max_request_bytes}"
+            )
         modes_file = env.get("SKILLSTREAM_MODES_FILE") or None
         web_port = env.get("SKILLSTREAM_WEB_PORT") or None
         bootstrap_servers = env.get("KAFKA_BOOTSTRAP_SERVERS", defaults.bootstrap_servers)
@@ -232,6 +257,7 @@ class Settings:
             ),
             cache_writer=cache_writer,
             limits=limits,
+            max_request_bytes=max_request_bytes,
             max_future_seconds=reader.seconds(
                 "SKILLSTREAM_MAX_FUTURE_SECONDS", defaults.max_future_seconds
             ),

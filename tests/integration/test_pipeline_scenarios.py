@@ -19,9 +19,10 @@ from typing import Any
 import orjson
 import pytest
 from librdkafka_clients import Reader, fleet_producer
+from pipeline_env import FINISHED, STARTED, worker_env
 from prometheus_client.parser import text_string_to_metric_families
 
-from stream.local.stack import LocalStack, environment, free_port
+from stream.local.stack import LocalStack, free_port
 from stream.local.workers import WorkerProcess
 from stream.pipeline.partitioning import partition_for
 from stream.ratings.engine import MatchView, rate_match
@@ -31,7 +32,6 @@ PARTITIONS = 4
 T0 = 1_780_000_000.0
 FIN = T0 + 60  # when phase-1 matches finish
 PUSHED = T0 + 1000  # event time after phase 2: past every grace period
-STARTED, FINISHED = "match-started", "match-finished"
 
 MODES_TOML = """
 [default]
@@ -126,19 +126,12 @@ def fleet(
     modes_file = tmp_path_factory.mktemp("modes") / "modes.toml"
     modes_file.write_text(MODES_TOML)
     with LocalStack() as stack:
+        data_dir = tmp_path_factory.mktemp("data")
         env = {
-            **environment(stack),
-            "SKILLSTREAM_PARTITIONS": str(PARTITIONS),
-            "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": "4",
-            "SKILLSTREAM_MODES_FILE": str(modes_file),
+            **worker_env(stack, partitions=PARTITIONS, modes_file=modes_file, data_dir=data_dir),
             "SKILLSTREAM_STORE": request.param,
-            "SKILLSTREAM_DATA_DIR": str(tmp_path_factory.mktemp("data")),
             "SKILLSTREAM_MAX_PLAYERS": "8",
             "SKILLSTREAM_MAX_EVENT_BYTES": "4096",
-            "SKILLSTREAM_TOPIC_MATCH_STARTED": STARTED,
-            "SKILLSTREAM_TOPIC_MATCH_FINISHED": FINISHED,
-            "SKILLSTREAM_TOPIC_RATING_CHANGED": "rating-changed",
-            "SKILLSTREAM_TOPIC_DLQ": "skillstream-dlq",
             "SKILLSTREAM_WEB_PORT": str(free_port()),
         }
         workers = [WorkerProcess(env)]

@@ -10,6 +10,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from stream.events import (
@@ -123,6 +125,31 @@ def test_parse_time_bounds() -> None:
     assert parse_time(MAX_EPOCH_MS) == MAX_EPOCH_MS / 1000
     with pytest.raises(EventError):
         parse_time(MIN_EPOCH_MS - 1)
+
+
+def test_rfc3339_times_obey_the_integer_range() -> None:
+    # The live pipeline rated a finish at 1971 written as a string while refusing it as an
+    # integer: both forms now share one range.
+    assert format_time(MIN_EPOCH_MS / 1000) == "1973-03-03T09:46:40.000Z"
+    assert parse_time("1973-03-03T09:46:40.000Z") == MIN_EPOCH_MS / 1000
+    assert parse_time("9999-12-31T23:59:59.999Z") == MAX_EPOCH_MS / 1000
+    for text in ("1971-01-01T00:00:00Z", "1973-03-03T09:46:39.999Z", "1973-03-03T10:46:39+01:00"):
+        with pytest.raises(EventError, match="before March 1973"):
+            parse_time(text)
+    with pytest.raises(EventError, match="after the year 9999"):
+        parse_time("9999-12-31T23:59:59-01:00")
+
+
+@given(st.integers(MIN_EPOCH_MS - 10**9, MIN_EPOCH_MS + 10**9))
+def test_a_moment_is_accepted_or_refused_the_same_in_both_forms(ms: int) -> None:
+    text = format_time(ms / 1000)
+    outcomes: list[float | None] = []
+    for form in (ms, text):
+        try:
+            outcomes.append(parse_time(form))
+        except EventError:
+            outcomes.append(None)
+    assert outcomes[0] == outcomes[1]
 
 
 def test_format_time_round_trips_milliseconds() -> None:

@@ -4,21 +4,34 @@ module's tests."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import os
 import random
 import signal
 import socket
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
-from stream.local.stack import free_port, valkey_binary, wait_for_port
+from stream.cache.feed import CacheFeed, redis_client
+from stream.cache.keys import KeyLayout
+from stream.cache.writer import CacheWriter
+from stream.events import format_time
+from stream.local.stack import LocalStack, free_port, valkey_binary, wait_for_port
+from stream.ratings.modes import parse_modes
+
+# One listed mode, others refused: what the feed tests run with.
+REJECTING = parse_modes({"default": {"unlisted": "reject"}, "modes": {"1v1": {}}})
+T0 = 1_780_000_000.0
 
 
 @dataclass(frozen=True)
@@ -128,3 +141,76 @@ def sredis(valkey: ValkeyServer) -> Iterator[Redis]:
     client.flushdb()
     yield client
     client.close()
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
+    """Until ``check()`` holds; AssertionError naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not await check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+@contextlib.asynccontextmanager
+async def feed_running(feed: CacheFeed) -> AsyncIterator[CacheFeed]:
+    """``feed.run()`` in a task; stopped (and its Redis client closed) on the way out."""
+    task = asyncio.create_task(feed.run())
+    try:
+        yield feed
+    finally:
+        feed.stop()
+        await asyncio.wait_for(task, 20)
+        await feed.writer.redis.aclose()
+
+
+class Stall:
+    """SIGSTOP of a server this test module started (connections stay open, nothing answers);
+    ``resume()`` or leaving the block sends SIGCONT."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.stopped = False
+
+    def __enter__(self) -> Stall:
+        os.kill(self.pid, signal.SIGSTOP)
+        self.stopped = True
+        return self
+
+    def resume(self) -> None:
+        if self.stopped:
+            os.kill(self.pid, signal.SIGCONT)
+            self.stopped = False
+
+    def __exit__(self, *exc: object) -> None:
+        self.resume()
+
+
+def rating_change(player_id: str, n: int, **over: Any) -> dict[str, Any]:
+    """The ``n``-th rating-changed of a player in mode 1v1, with fields replaced by ``over``."""
+    return {
+        "player_id": player_id,
+        "mode": "1v1",
+        "match_id": f"m{n}",
+        "outcome": "win",
+        "rating": 1500.0 + n,
+        "deviation": 300.0 - n,
+        "volatility": 0.06,
+        "rank_points": 10 * n,
+        "games": n,
+        "version": n,
+        "at": format_time(T0 + n),
+        **over,
+    }
+
+
+def feed_for(stack: LocalStack, topic: str, dlq: str, layout: KeyLayout) -> CacheFeed:
+    """A feed of ``topic`` into the stack's Valkey under ``layout``, modes :data:`REJECTING`."""
+    return CacheFeed(
+        CacheWriter(redis_client(stack.redis_url), layout),
+        stack.bootstrap_servers,
+        topic,
+        f"cache-{topic}",
+        dlq,
+        modes=REJECTING,
+    )

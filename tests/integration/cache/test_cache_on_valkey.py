@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from dataclasses import replace
 
 import pytest
 import redis
@@ -132,9 +133,25 @@ async def test_empty_batch_and_refused_entries(aredis: AsyncRedis) -> None:
     provisional = CachedRating.provisional_default(MODE, "p", initial_state(MODES.get(MODE)))
     with pytest.raises(ValueError, match="only real rating changes"):
         await writer.write([rating("q", 1), provisional])
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(ValueError, match="rating nan is outside"):
         await writer.write([rating("q", 1, value=float("nan"))])
+    with pytest.raises(ValueError, match=re.escape("rating 1e+308 is outside")):
+        await writer.write([rating("q", 1, value=1e308)])
+    with pytest.raises(ValueError, match="version 9223372036854775813 is outside"):
+        await writer.write([replace(rating("q", 1), version=2**63 + 5)])
     assert await aredis.dbsize() == 0
+
+
+async def test_a_key_poisoned_by_a_forged_version_is_replaced(aredis: AsyncRedis) -> None:
+    # Written before the writer refused such records: with the highest version wins, nothing
+    # could ever replace it.
+    writer = CacheWriter(aredis, LAYOUT)
+    await writer.write([rating("p", 3)])
+    await aredis.hset(LAYOUT.player(MODE, "p"), "version", str(2**63 + 5))
+    assert await writer.write([rating("p", 4)]) == WriteResult(applied=1, stale=0)
+    assert (await RatingCache(aredis, MODES).get_many(MODE, ["p"]))["p"] == rating("p", 4)
+    # Sane versions keep their order.
+    assert await writer.write([rating("p", 2)]) == WriteResult(applied=0, stale=1)
 
 
 async def test_writes_survive_a_script_flush(aredis: AsyncRedis) -> None:
@@ -176,8 +193,11 @@ TRICKY = [
     4500.0 / 7.0,
     -0.0,
     5e-324,
-    1e300,
-    2.0**53 + 2.0,
+    # The largest magnitudes the writer accepts (stream/cache/entry.py), and one with the
+    # last bit of its mantissa set.
+    1e7,
+    9_999_999.999999998,
+    2.0**23 + 2.0**-29,
     1662.3108939062977,
 ]
 

@@ -3,20 +3,19 @@ a Redis stall in the middle of the stream, with bad records dead-lettered."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 import signal
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import pytest
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from conftest import Stall, eventually, feed_running
 from librdkafka_clients import Reader, fleet_producer
+from pipeline_env import create_topics
 
 from stream.cache.feed import CacheFeed, redis_client
 from stream.cache.keys import KeyLayout
@@ -58,25 +57,11 @@ def rating_changed(player_id: str, version: int) -> dict[str, Any]:
     }
 
 
-async def eventually(check: Callable[[], Any], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if await check():
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(0.1)
-
-
 async def test_the_feed_writes_the_newest_state_through_a_redis_stall(stack: LocalStack) -> None:
     tag = uuid.uuid4().hex[:8]
     topic, dlq = f"rating-{tag}", f"dlq-{tag}"
-    admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap_servers)
-    await admin.start()
-    await admin.create_topics(
-        [NewTopic(topic, num_partitions=4, replication_factor=1), NewTopic(dlq, 1, 1)]
-    )
-    await admin.close()
+    await create_topics(stack, topic, partitions=4)
+    await create_topics(stack, dlq, partitions=1)
     producer = fleet_producer(stack.bootstrap_servers)
 
     def publish(events: list[dict[str, Any]], raw: tuple[bytes, ...] = ()) -> None:
@@ -104,41 +89,33 @@ async def test_the_feed_writes_the_newest_state_through_a_redis_stall(stack: Loc
             for p, v in versions.items()
         )
 
-    task = asyncio.create_task(feed.run())
-    stalled = False
-    try:
-        publish([rating_changed(p, v) for v in (1, 2) for p in PLAYERS])
-        await eventually(lambda: cache_holds(dict.fromkeys(PLAYERS, 2)), 30, "versions 1-2")
+    async with feed_running(feed):
+        try:
+            publish([rating_changed(p, v) for v in (1, 2) for p in PLAYERS])
+            await eventually(lambda: cache_holds(dict.fromkeys(PLAYERS, 2)), 30, "versions 1-2")
 
-        os.kill(valkey, signal.SIGSTOP)  # Redis hangs: connections open, no answers
-        stalled = True
-        newer = [rating_changed(p, v) for v in (3, 4, 5) for p in PLAYERS]
-        # Late and duplicated deliveries of older versions, and two records nobody can use.
-        late = [rating_changed(p, 2) for p in PLAYERS[:10]] + [rating_changed("p0", 5)]
-        publish(newer + late, (b"{not json", orjson.dumps({"player_id": "x", "mode": MODE})))
+            with Stall(valkey):  # Redis hangs: connections open, no answers
+                newer = [rating_changed(p, v) for v in (3, 4, 5) for p in PLAYERS]
+                # Late and duplicated deliveries of older versions, and two unusable records.
+                late = [rating_changed(p, 2) for p in PLAYERS[:10]] + [rating_changed("p0", 5)]
+                unusable = (b"{not json", orjson.dumps({"player_id": "x", "mode": MODE}))
+                publish(newer + late, unusable)
 
-        async def lag_is_visible() -> bool:
-            return feed.stats.errors > 0 and feed.stats.lag_records > 0
+                async def lag_is_visible() -> bool:
+                    return feed.stats.errors > 0 and feed.stats.lag_records > 0
 
-        await eventually(lag_is_visible, 30, "the feed to notice the stall")
-        assert feed.stats.outage_since is not None
-        # Measured from publication, not from the events' times (months before now).
-        assert 0 < feed.stats.lag_seconds() < 60
-        os.kill(valkey, signal.SIGCONT)
-        stalled = False
-        await eventually(lambda: cache_holds(dict.fromkeys(PLAYERS, 5)), 40, "convergence")
+                await eventually(lag_is_visible, 30, "the feed to notice the stall")
+                assert feed.stats.outage_since is not None
+                # Measured from publication, not from the events' times (months before now).
+                assert 0 < feed.stats.lag_seconds() < 60
+            await eventually(lambda: cache_holds(dict.fromkeys(PLAYERS, 5)), 40, "convergence")
 
-        async def caught_up() -> bool:
-            return feed.stats.lag_records == 0 and feed.stats.outage_since is None
+            async def caught_up() -> bool:
+                return feed.stats.lag_records == 0 and feed.stats.outage_since is None
 
-        await eventually(caught_up, 10, "the lag to return to 0")
-    finally:
-        if stalled:
-            os.kill(valkey, signal.SIGCONT)
-        feed.stop()
-        await asyncio.wait_for(task, 20)
-        await cache.aclose()
-        await feed.writer.redis.aclose()
+            await eventually(caught_up, 10, "the lag to return to 0")
+        finally:
+            await cache.aclose()
 
     # Newest state everywhere, also in the sorted sets.
     cache = RatingCache.from_url(stack.redis_url, Modes(), prefix=layout.prefix)

@@ -1,0 +1,31 @@
+"""Leaving a batch unacked when it is abandoned (the worker stops, a rebalance cancels it).
+
+Faust's ``Stream.take_events`` acks every event of a batch in a ``finally`` block, so a batch
+whose agent raised or was cancelled is acked as if it had been processed, and its offsets are
+committed with the next commit (faust-streaming 0.15.x; platform notes: "Agent exceptions ack
+the failing event"; upstream issue 606 is the same mechanism with concurrency). A batch cut off
+while its outputs were still being sent would be skipped for good.
+
+:func:`withhold_acks` marks the batch's messages as acked *without* telling the consumer:
+``Message.ack`` then does nothing, the consumer never records those offsets, and its commits
+stop below the first of them. The partition's next owner (or this worker, after the stall
+watchdog seeks back) reads the batch again; every handler is idempotent.
+
+Written for faust-streaming 0.15.3, where ``Message.ack`` checks ``Message.acked`` before it
+calls ``Consumer.ack``. tests/unit/pipeline/test_acks.py fails if that stops being true.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from faust.types import EventT
+
+__all__ = ["withhold_acks"]
+
+
+def withhold_acks(events: Iterable[EventT[Any]]) -> None:
+    """Make Faust's later acks of ``events`` no-ops, so their offsets are never committed."""
+    for event in events:
+        event.message.acked = True

@@ -1,0 +1,40 @@
+"""The local stack as the real-broker tests use it: a worker's environment, topics made first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+from stream.local.stack import LocalStack, environment
+
+STARTED, FINISHED = "match-started", "match-finished"
+RATING_CHANGED, DEAD_LETTERS = "rating-changed", "skillstream-dlq"
+
+
+def worker_env(
+    stack: LocalStack, *, partitions: int, modes_file: Path, data_dir: Path
+) -> dict[str, str]:
+    """Plain topic names, a short session (the group forms in ~2 s), the given modes file."""
+    return {
+        **environment(stack),
+        "SKILLSTREAM_PARTITIONS": str(partitions),
+        "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": "4",
+        "SKILLSTREAM_MODES_FILE": str(modes_file),
+        "SKILLSTREAM_DATA_DIR": str(data_dir),
+        "SKILLSTREAM_TOPIC_MATCH_STARTED": STARTED,
+        "SKILLSTREAM_TOPIC_MATCH_FINISHED": FINISHED,
+        "SKILLSTREAM_TOPIC_RATING_CHANGED": RATING_CHANGED,
+        "SKILLSTREAM_TOPIC_DLQ": DEAD_LETTERS,
+    }
+
+
+async def create_topics(stack: LocalStack, *names: str, partitions: int = 2) -> None:
+    """Topics made before anyone uses them: librdkafka consumers that subscribe to a topic
+    that does not exist yet see it only at their next metadata refresh (minutes)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap_servers)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(n, partitions, 1) for n in names])
+    finally:
+        await admin.close()
