@@ -37,7 +37,7 @@ class StrategyLosses:
 
 
 def strategy_losses(matches: Iterable[HistoryMatch], strategy: TeamStrategy) -> StrategyLosses:
-    """Predict-then-apply over ``matches`` with the default algorithm and ``strategy``.
+    """Predict-then-apply over ``matches`` with the published Glicko-2 and ``strategy``.
 
     Matches with quitters are applied but not scored, as in ``evaluate``.
     """
