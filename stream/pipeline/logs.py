@@ -30,7 +30,10 @@ REPEAT_WINDOW_SECONDS = 60.0
 
 class RepeatFilter(logging.Filter):
     """Lets one record per logger and message template through per window; the next one that
-    passes says how many were held back. Tracebacks always pass."""
+    passes says how many were held back. Tracebacks always pass.
+
+    During an outage the worker's ``outages.OutageFilter`` drops the clients' records outright;
+    this filter is what holds them back before the worker is ready and outside outages."""
 
     def __init__(self, window: float = REPEAT_WINDOW_SECONDS) -> None:
         super().__init__()

@@ -9,6 +9,12 @@ the first connection error of an outage through the watch and drops the Kafka cl
 warnings and errors until a probe succeeds. The worker never exits for an outage: Faust's
 clients reconnect by themselves, and the batches in hand wait for their sends (see app.py).
 
+The two filters divide the work: :class:`OutageFilter` (here, on the handlers) drops the
+clients' records for as long as the watch says Kafka is down; ``logs.RepeatFilter`` (on the
+clients' loggers, installed at start) shows any one client message at most once a minute, which
+covers what the watch cannot see: the time before the worker is ready (table recovery), and
+repeats that are not about a lost connection.
+
 Failure: a probe that fails marks the outage; nothing here raises into the worker.
 """
 
