@@ -1,0 +1,76 @@
+"""The documentation's links resolve, and the README opens with the two commands CI and users run.
+
+Links are checked as GitHub renders them: a relative path must name a file of the checkout, and
+a ``#fragment`` into a Markdown file must be the slug of one of its headings (lower case,
+punctuation other than ``-`` dropped, spaces as ``-``, a repeated heading numbered ``-1``...).
+Links inside fenced code blocks are text, not links, and are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCED = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^#+ (.+)$", re.MULTILINE)
+
+
+def slug(heading: str) -> str:
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    names: set[str] = set()
+    repeats: dict[str, int] = {}
+    for heading in HEADING.findall(FENCED.sub("", page.read_text())):
+        base = slug(heading)
+        count = repeats.get(base, 0)
+        repeats[base] = count + 1
+        names.add(base if count == 0 else f"{base}-{count}")
+    return names
+
+
+def broken_links(page: Path) -> list[str]:
+    broken: list[str] = []
+    for target in LINK.findall(FENCED.sub("", page.read_text())):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, fragment = target.partition("#")
+        destination = (page.parent / path).resolve() if path else page
+        if not destination.exists():
+            broken.append(f"{target} (no such file)")
+        elif fragment and destination.suffix == ".md" and fragment not in anchors(destination):
+            broken.append(f"{target} (no such heading)")
+    return broken
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_resolves(page: Path) -> None:
+    assert broken_links(page) == []
+
+
+def test_a_missing_file_or_heading_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "other.md").write_text("# Known problems (Tansu 0.6.0)\n")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# Top\n[a](other.md#known-problems-tansu-060) [b](other.md#gone) [c](missing.md)"
+        " [d](#top) [e](https://example.org/x)\n```\n[f](in-a-code-block.md)\n```\n"
+    )
+    assert broken_links(page) == ["other.md#gone (no such heading)", "missing.md (no such file)"]
+
+
+def test_the_readme_opens_with_the_two_commands() -> None:
+    opening = (ROOT / "README.md").read_text().split("\n")[:6]
+    assert opening[0] == "# skillstream"
+    assert opening[2:6] == [
+        "```sh",
+        "make run    # set up .venv, start Tansu + Valkey + a worker + the fleet simulator on"
+        " loopback, live view; Ctrl-C stops all",
+        "make test   # set up .venv, then ruff, mypy --strict and the whole pytest suite",
+        "```",
+    ]
