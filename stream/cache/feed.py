@@ -1,9 +1,10 @@
 """The cache writer's feed: rating-changed from Kafka into Redis, at least once.
 
 It is a consumer of the ``rating-changed`` topic in its own group (``<app id>-cache``), not a
-step of the rating agents. Measured and reasoned in the README ("The rating cache"): the one
-extra hop costs about one broker fetch of latency, and in exchange Redis can be down for as
-long as Kafka keeps the topic without the rating agents waiting or anything being lost.
+step of the rating agents. Measured and reasoned in docs/decisions.md ("The cache writer
+consumes rating-changed"): the one extra hop costs about one broker fetch of latency, and in
+exchange Redis can be down for as long as Kafka keeps the topic without the rating agents
+waiting or anything being lost.
 
 Failure: a Redis error (down, slow, failing over, read-only replica) stops the feed at the
 batch in hand; it retries that batch with exponential backoff (0.1 s doubling to 5 s), logs the

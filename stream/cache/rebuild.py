@@ -122,7 +122,7 @@ async def rebuild(
                     else:
                         entries.append(entry)
                 # A whole fetched batch is always used: some brokers report end offsets that
-                # fall inside their last record batch (README, known problems).
+                # fall inside their last record batch (docs/decisions.md, known problems).
                 if batch and batch[-1].offset + 1 >= ends[tp]:
                     remaining.discard(tp)
             if entries:

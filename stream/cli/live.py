@@ -7,7 +7,8 @@ then it stops exactly the processes it started.
 The demo's matches last seconds, not minutes, so its grace period is scaled down with them
 (unless SKILLSTREAM_MODES_FILE is set): with the default 60 s, each abandoned match held its
 players' next matches for a minute, their opponents' next matches waited on those, and within
-a minute almost no one was rated (README, decisions: the grace period and match length).
+a minute almost no one was rated (docs/decisions.md: the grace period must be shorter than
+the mode's matches).
 """
 
 from __future__ import annotations

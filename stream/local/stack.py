@@ -167,7 +167,8 @@ class LocalStack:
 
 # Partitions per topic on the local stack unless SKILLSTREAM_PARTITIONS says otherwise. Tansu
 # spends CPU on every partition of every fetch, and this stack shares two cores with the worker:
-# 4 partitions measured p99 214 ms at 500 instant matches/s against 323 ms with 8 (README).
+# 4 partitions measured p99 214 ms at 500 instant matches/s against 323 ms with 8
+# (docs/decisions.md).
 LOCAL_PARTITIONS = 4
 
 
@@ -178,7 +179,7 @@ def environment(stack: LocalStack) -> dict[str, str]:
         **os.environ,
         "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap_servers,
         "REDIS_URL": stack.redis_url,
-        # Tansu's end offsets are too low (README, known problems): the worker reads each
+        # Tansu's end offsets are too low (docs/decisions.md, known problems): the worker reads each
         # changelog's real end before recovering it.
         "SKILLSTREAM_VERIFY_END_OFFSETS": "true",
     }

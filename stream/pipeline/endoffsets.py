@@ -2,8 +2,8 @@
 
 Faust recovers a table partition by reading its changelog up to the end offset the broker
 reports, then stops. Tansu (the local broker) reports the base offset of a partition's last
-record batch plus one (README, known problems), so the records after the first one of that
-last batch were left out of recovery: a restarted worker lost the newest changes of its
+record batch plus one (docs/decisions.md, known problems), so the records after the first one
+of that last batch were left out of recovery: a restarted worker lost the newest changes of its
 tables, and matches in flight stalled. With SKILLSTREAM_VERIFY_END_OFFSETS (the local stack
 sets it) the worker reads each changelog partition from one before the reported end to its
 real end and recovers up to there. Apache Kafka reports end offsets exactly; leave it off there.

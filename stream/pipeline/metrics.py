@@ -1,7 +1,7 @@
 """The worker's Prometheus metrics (served at ``/metrics`` on SKILLSTREAM_WEB_PORT).
 
 One registry per worker, so tests and several pipelines in one process never share counters.
-Names and meanings are listed in the README (operations: what to watch).
+Names and meanings are listed in docs/operations.md (what to watch).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Worker settings, read from the environment (every variable is listed in the README)."""
+"""Worker settings, read from the environment (every variable: docs/configuration.md)."""
 
 from __future__ import annotations
 
@@ -71,7 +71,8 @@ class Settings:
     connect_timeout_seconds: float = 10.0
     # Faust refuses to recover a RocksDB partition whose stored changelog offset is past the
     # broker's end offset (the store belongs to another incarnation of the topic). Tansu reports
-    # end offsets too low (README, known problems), so the local stack turns the check off.
+    # end offsets too low (docs/decisions.md, known problems), so the local stack turns the
+    # check off.
     recovery_consistency_check: bool = True
     # Read each changelog's real end before recovering it, for brokers whose end offsets are
     # too low (Tansu; stream/pipeline/endoffsets.py). The local stack turns it on.

@@ -113,6 +113,7 @@ async def _create_missing(admin: AIOKafkaAdminClient, specs: list[TopicSpec]) ->
                 raise TopicError(
                     f"topic {spec.name!r} has {count} partitions but "
                     f"SKILLSTREAM_PARTITIONS is {spec.partitions}; every topic of the "
-                    "worker needs the same count (see README: changing the partition count)"
+                    "worker needs the same count (see docs/operations.md: changing the "
+                    "partition count)"
                 )
     return created

@@ -78,7 +78,7 @@ class PendingConfig:
         "grace_seconds": Range(
             0.0,
             86_400.0,
-            "an abandoned match holds its players' next matches this long (README: shorter "
+            "an abandoned match holds its players' next matches this long (decisions.md: shorter "
             "than the mode's matches); a day is the most",
         ),
         "timeout_seconds": Range(

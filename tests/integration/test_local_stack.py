@@ -123,7 +123,7 @@ def test_a_record_of_a_stack_that_is_gone_does_not_stop_up(tmp_path: Path) -> No
     strict=True,
     raises=AssertionError,
     reason="Tansu 0.6.0 answers ListOffsets(latest) with the last batch's base offset + 1;"
-    " README, known problems. Strict: this fails once the broker is fixed.",
+    " docs/decisions.md, known problems. Strict: this fails once the broker is fixed.",
 )
 async def test_the_end_offset_follows_the_last_record_of_a_batched_produce() -> None:
     with LocalStack() as stack:
