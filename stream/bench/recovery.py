@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 from aiokafka import AIOKafkaProducer
 
+from stream.config.settings import Settings
 from stream.local.workers import WorkerProcess
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.records import RECENT_MATCHES, rating_key
-from stream.pipeline.settings import Settings
 from stream.pipeline.topics import ensure_topics
 from stream.pipeline.view import StateView
 

@@ -44,9 +44,9 @@ from redis.exceptions import RedisError
 from stream.cache.entry import CachedRating
 from stream.cache.keys import KeyLayout
 from stream.cache.writer import CacheWriter
-from stream.pipeline.delivery import Outage
-from stream.pipeline.outbox import DeadLetter, Origin
-from stream.pipeline.settings import Settings
+from stream.config.settings import Settings
+from stream.deadletters import DeadLetter, Origin
+from stream.outage import Outage
 from stream.ratings.modes import Modes
 
 log = logging.getLogger("skillstream.cache")

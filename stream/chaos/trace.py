@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from stream.pipeline.settings import Settings
+from stream.config.settings import Settings
 
 __all__ = ["trace_matches"]
 

@@ -19,6 +19,7 @@ import orjson
 
 from stream.cli.arguments import positive_int
 from stream.cli.environment import settings_or_none
+from stream.config.settings import Settings
 from stream.errors import UserError
 from stream.pipeline.reachability import (
     check_kafka,
@@ -28,7 +29,6 @@ from stream.pipeline.reachability import (
     redis_client,
     redis_errors,
 )
-from stream.pipeline.settings import Settings
 
 
 def cmd_writer(args: argparse.Namespace) -> int:

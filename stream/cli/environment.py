@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from stream.pipeline.settings import Settings, SettingsError
+from stream.config.settings import Settings, SettingsError
 from stream.ratings.modes import ModesError
 
 

@@ -130,8 +130,8 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
     """Publish the matches as match-started/match-finished events (a live fleet)."""
     import asyncio
 
+    from stream.config.settings import Settings
     from stream.pipeline.reachability import check_kafka, kafka_errors, quiet_kafka_logs
-    from stream.pipeline.settings import Settings
     from stream.simulation import Simulator
     from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
 

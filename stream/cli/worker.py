@@ -14,9 +14,9 @@ import socket
 import sys
 
 from stream.cli.environment import settings_or_none
+from stream.config.settings import Settings
 from stream.errors import UserError
 from stream.pipeline.reachability import check_redis
-from stream.pipeline.settings import Settings
 from stream.pipeline.topics import TopicError, ensure_topics
 
 

@@ -33,7 +33,7 @@ import logging
 import time
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from weakref import ref
 
 import faust
@@ -44,20 +44,21 @@ from faust.streams import _current_event
 from faust.transport.drivers import aiokafka as aiokafka_driver
 from faust.types import TP, EventT
 
-if TYPE_CHECKING:
-    from stream.cache.feed import CacheFeed
+from stream.cache.feed import CacheFeed, feed_from_settings
+from stream.config.settings import Settings
+from stream.deadletters import DeadLetter, Origin
+from stream.outage import Outage
 from stream.pipeline.acks import withhold_acks
 from stream.pipeline.committed import patch_seek_to_committed
-from stream.pipeline.delivery import Delivery, Outage, OutRecord, letter_record
+from stream.pipeline.delivery import Delivery, OutRecord, letter_record
 from stream.pipeline.endoffsets import verify_end_offsets
 from stream.pipeline.logs import quiet_kafka_client_repeats
 from stream.pipeline.matches import FINISHED, STARTED, MatchProcessor
 from stream.pipeline.metrics import CONTENT_TYPE, WorkerMetrics
 from stream.pipeline.outages import KafkaWatch
-from stream.pipeline.outbox import DeadLetter, Origin, Outbox
+from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
-from stream.pipeline.settings import Settings
 from stream.pipeline.view import StateView, encode_key
 from stream.ratings.modes import Modes
 
@@ -414,8 +415,6 @@ class Pipeline:
     def _add_cache_writer(self) -> None:
         """Run the Redis cache feed beside the agents: started and stopped with the app, in its
         own consumer group, so a Redis outage never holds the rating agents back."""
-        from stream.cache.feed import feed_from_settings
-
         pipeline = self
 
         class CacheWriterService(mode.Service):

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from aiokafka.errors import MessageSizeTooLargeError, RecordListTooLargeError, RecordTooLargeError
 
-from stream.pipeline.outbox import DeadLetter, Origin
+from stream.deadletters import DeadLetter, Origin
+from stream.outage import Outage
 
 log = logging.getLogger("skillstream.worker")
 
@@ -55,36 +55,6 @@ class OutRecord:
     headers: list[tuple[str, bytes]] | None = None
     letter: DeadLetter | None = None
     limit: int = 0  # the size the dead letter was fitted to
-
-
-class Outage:
-    """One warning when sends start failing, one when they work again; never one per try."""
-
-    def __init__(self, what: str, logger: logging.Logger = log) -> None:
-        self.what = what
-        self.log = logger
-        self.since: float | None = None
-        self.failures = 0
-
-    def failed(self, error: object, exc: BaseException | None = None) -> None:
-        """Count a failure; the first of an outage is logged (with ``exc``'s traceback)."""
-        self.failures += 1
-        if self.since is None:
-            self.since = time.monotonic()
-            self.log.warning(
-                "%s: %s; retrying with backoff until it works", self.what, error, exc_info=exc
-            )
-
-    def recovered(self) -> None:
-        if self.since is not None:
-            self.log.warning(
-                "%s: working again after %.1f s (%d failed attempts)",
-                self.what,
-                time.monotonic() - self.since,
-                self.failures,
-            )
-            self.since = None
-            self.failures = 0
 
 
 def too_large(exc: BaseException) -> bool:

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from stream.deadletters import DeadLetter, Origin
 from stream.events import (
     DEFAULT_LIMITS,
     EventError,
@@ -36,7 +37,7 @@ from stream.events import (
     decode_match_finished,
     decode_match_started,
 )
-from stream.pipeline.outbox import DeadLetter, Origin, Outbox
+from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.timekeeping import Deadlines, PartitionClock
 from stream.pipeline.view import StateView

@@ -25,8 +25,8 @@ import logging
 import time
 from typing import Any
 
+from stream.config.settings import Settings
 from stream.pipeline.reachability import KAFKA_UNREACHABLE, UnreachableError, check_kafka
-from stream.pipeline.settings import Settings
 
 log = logging.getLogger("skillstream.worker")
 

@@ -31,9 +31,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import InvalidResponse
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from stream.config.addresses import bootstrap_addresses
+from stream.config.settings import Settings
 from stream.errors import UserError
-from stream.pipeline.addresses import bootstrap_addresses
-from stream.pipeline.settings import Settings
 
 T = TypeVar("T")
 

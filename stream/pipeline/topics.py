@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
+from stream.config.settings import TABLES, Settings
 from stream.pipeline.reachability import (
     kafka_errors,
     kafka_within_timeout,
     quiet_kafka_logs,
     resolve_brokers,
 )
-from stream.pipeline.settings import TABLES, Settings
 
 # TABLES is defined with the settings (the changelog names derive from it) and re-exported here.
 __all__ = ["DAY_MS", "TABLES", "TopicError", "TopicSpec", "ensure_topics", "topic_specs"]

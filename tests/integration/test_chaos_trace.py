@@ -11,9 +11,9 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from stream.chaos.trace import trace_matches
+from stream.config.settings import Settings
 from stream.local.stack import LocalStack, environment
 from stream.pipeline.partitioning import partition_for
-from stream.pipeline.settings import Settings
 from stream.pipeline.topics import ensure_topics
 
 

@@ -18,9 +18,9 @@ from redis.asyncio import Redis as AsyncRedis
 
 from stream.cache.keys import KeyLayout
 from stream.cache.reader import RatingCache
+from stream.config.settings import Settings
+from stream.deadletters import SOURCE_SIZE, TRUNCATED
 from stream.local.stack import LocalStack
-from stream.pipeline.outbox import SOURCE_SIZE, TRUNCATED
-from stream.pipeline.settings import Settings
 
 LIMIT = Settings().max_request_bytes  # the feed's record limit by default
 

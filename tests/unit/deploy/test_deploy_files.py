@@ -29,7 +29,7 @@ COMPOSE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
 PROMETHEUS = DEPLOY / "prometheus" / "prometheus.yml"
-SETTINGS_SOURCE = ROOT / "stream" / "pipeline" / "settings.py"
+SETTINGS_SOURCE = ROOT / "stream" / "config" / "settings.py"
 
 PROJECT_IMAGE = "skillstream:local"  # docker-compose.yml's name for the image it builds
 SETTING_NAME = re.compile(r"""["']((?:KAFKA|REDIS|SKILLSTREAM)_[A-Z0-9_]+)["']""")
@@ -45,11 +45,11 @@ NOT_APPLIED = {"kustomization.yaml", "secret.example.yaml"}
 @cache
 def known_settings() -> frozenset[str]:
     """Every environment variable the settings code reads: the quoted names in
-    stream/pipeline/settings.py and in the stream.pipeline modules it imports them through
-    (stream/pipeline/security.py reads the KAFKA_SECURITY/SASL/SSL ones)."""
+    stream/config/settings.py and in the stream.config modules it imports them through
+    (stream/config/security.py reads the KAFKA_SECURITY/SASL/SSL ones)."""
     source = SETTINGS_SOURCE.read_text(encoding="utf-8")
     texts = [source]
-    for module in re.findall(r"^from stream\.pipeline\.(\w+) import", source, re.MULTILINE):
+    for module in re.findall(r"^from stream\.config\.(\w+) import", source, re.MULTILINE):
         path = SETTINGS_SOURCE.parent / f"{module}.py"
         if path.is_file():
             texts.append(path.read_text(encoding="utf-8"))

@@ -12,8 +12,9 @@ from typing import Any
 
 import orjson
 
+from stream.deadletters import DeadLetter, Origin
 from stream.pipeline.matches import MatchProcessor
-from stream.pipeline.outbox import DeadLetter, Origin, Outbox
+from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.records import decode_state, rating_key

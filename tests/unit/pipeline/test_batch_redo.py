@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from faust.types.tuples import ConsumerMessage
 
+from stream.config.settings import Settings
+from stream.outage import Outage
 from stream.pipeline.app import Pipeline
-from stream.pipeline.delivery import Outage
-from stream.pipeline.settings import Settings
 
 
 def events(partition: int, n: int) -> list[Any]:

@@ -9,8 +9,8 @@ import sys
 import pytest
 from failing_servers import closed_port
 
+from stream.config.settings import Settings
 from stream.pipeline.outages import KafkaWatch, OutageFilter
-from stream.pipeline.settings import Settings
 
 
 def record(name: str, level: int, message: str) -> logging.LogRecord:

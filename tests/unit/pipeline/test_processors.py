@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from pipeline_cluster import FINISHED, STARTED, Cluster, epoch_ms
 
-from stream.pipeline.outbox import DeadLetter, Origin, Outbox
+from stream.deadletters import DeadLetter, Origin
+from stream.pipeline.outbox import Outbox
 from stream.pipeline.view import StateView
 from stream.ratings.engine import MatchView, rate_match
 from stream.ratings.modes import Modes, parse_modes

@@ -8,20 +8,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream.events import EventLimits
-from stream.pipeline.app import pack
-from stream.pipeline.matches import STARTED, MatchProcessor
-from stream.pipeline.outbox import (
+from stream.config.settings import EVENT_EXPANSION, Settings, SettingsError
+from stream.deadletters import (
     MAX_REASON_BYTES,
     SOURCE_KEY_SIZE,
     SOURCE_SIZE,
     TRUNCATED,
     DeadLetter,
     Origin,
-    Outbox,
     record_bytes,
 )
-from stream.pipeline.settings import EVENT_EXPANSION, Settings, SettingsError
+from stream.events import EventLimits
+from stream.pipeline.app import pack
+from stream.pipeline.matches import STARTED, MatchProcessor
+from stream.pipeline.outbox import Outbox
 from stream.pipeline.view import StateView
 from stream.ratings.modes import Modes
 

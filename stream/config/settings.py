@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from stream.errors import UserError
-from stream.events import EventLimits
-from stream.pipeline.addresses import (
+from stream.config.addresses import (
     AddressError,
     bootstrap_addresses,
     check_bind_address,
     check_redis_url,
     port_number,
 )
-from stream.pipeline.security import KafkaSecurity, SecurityError
+from stream.config.security import KafkaSecurity, SecurityError
+from stream.errors import UserError
+from stream.events import EventLimits
 from stream.ratings.modes import Modes, load_modes
 
 # An event forwarded to its match's partition travels as a JSON string inside a command: quotes

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stream.config.security import KafkaSecurity
+from stream.config.settings import TABLES, Settings, SettingsError, redact_url
 from stream.pipeline.logs import JsonFormatter, logging_config
-from stream.pipeline.security import KafkaSecurity
-from stream.pipeline.settings import TABLES, Settings, SettingsError, redact_url
 from stream.pipeline.topics import topic_specs
 
 

@@ -1,0 +1,107 @@
+"""The package's layers import downwards only: configuration imports no service, and the cache
+depends on configuration and the shared dead-letter and outage modules, never on the pipeline.
+
+Imports are read with ``ast`` from the source, so an import inside a function or under
+``TYPE_CHECKING`` (the way a cycle hides) counts as much as one at the top.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+STREAM = Path(__file__).resolve().parents[2] / "stream"
+
+# (modules, the packages they must not import)
+RULES = [
+    ("cache", ("stream.pipeline", "stream.cli", "stream.chaos", "stream.bench")),
+    (
+        "config",
+        ("stream.pipeline", "stream.cache", "stream.cli", "stream.chaos", "stream.bench"),
+    ),
+    ("deadletters.py", ("stream.pipeline", "stream.cache", "stream.config")),
+    ("outage.py", ("stream.pipeline", "stream.cache", "stream.config")),
+]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(STREAM.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(path: Path) -> set[str]:
+    """Every module ``path`` imports (see :func:`imports_in`)."""
+    package = module_name(path) if path.name == "__init__.py" else module_name(path.parent)
+    return imports_in(path.read_text(encoding="utf-8"), package)
+
+
+def imports_in(source: str, package: str) -> set[str]:
+    """Every module ``source`` (a module of ``package``) imports, anywhere in it, relative
+    imports made absolute; for ``from X import y`` both X and X.y (y may be a submodule)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = parts[: len(parts) - node.level + 1]
+                origin = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                origin = node.module or ""
+            names.add(origin)
+            names.update(f"{origin}.{alias.name}" for alias in node.names)
+    return names
+
+
+def sources(where: str) -> list[Path]:
+    target = STREAM / where
+    return sorted(target.rglob("*.py")) if target.is_dir() else [target]
+
+
+def breaches_in(names: set[str], forbidden: tuple[str, ...]) -> list[str]:
+    return sorted(n for n in names if any(n == f or n.startswith(f + ".") for f in forbidden))
+
+
+def breaches(where: str, forbidden: tuple[str, ...]) -> list[str]:
+    return [
+        f"{path.relative_to(STREAM.parent)} imports {name}"
+        for path in sources(where)
+        for name in breaches_in(imported(path), forbidden)
+    ]
+
+
+@pytest.mark.parametrize(("where", "forbidden"), RULES, ids=[rule[0] for rule in RULES])
+def test_layer_imports_nothing_above_it(where: str, forbidden: tuple[str, ...]) -> None:
+    assert sources(where), f"stream/{where} not found"
+    assert breaches(where, forbidden) == []
+
+
+def test_the_reader_sees_every_kind_of_import() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from stream.pipeline.outbox import Outbox\n"
+        "def later() -> None:\n"
+        "    import stream.pipeline.app\n"
+        "    from ..pipeline import delivery\n"
+        "    from . import keys\n"
+        "    from stream import pipeline\n"
+    )
+    names = imports_in(source, "stream.cache")
+    assert {
+        "stream.pipeline.outbox",
+        "stream.pipeline.app",
+        "stream.pipeline.delivery",
+        "stream.cache.keys",
+        "stream.pipeline",
+    } <= names
+    assert breaches_in(names, ("stream.pipeline",))
+
+
+def test_the_cache_feed_imports_are_seen() -> None:
+    # The feed does import configuration and the shared modules: the reader must find them.
+    names = imported(STREAM / "cache" / "feed.py")
+    assert {"stream.config.settings", "stream.deadletters", "stream.outage"} <= names
