@@ -1,2 +1,2 @@
-"""Configuration of a deployment: settings from the environment, broker addresses, Kafka
-security. Imported by every layer; imports none of them."""
+"""Configuration of a deployment: settings from the environment, server address checks, Kafka
+security. Imported by the services (pipeline, cache, cli, chaos, bench); imports none of them."""
