@@ -79,19 +79,9 @@ class PlayerUpdate:
         return sum(expected(own, o) for o in self.opponents) / len(self.opponents)
 
 
-_INITIAL: dict[int, tuple[ModeConfig, PlayerState]] = {}
-
-
 def initial_state(mode: ModeConfig) -> PlayerState:
     """The state of a player the mode has never seen (one shared immutable object per mode)."""
-    cached = _INITIAL.get(id(mode))
-    if cached is not None and cached[0] is mode:
-        return cached[1]
-    skill = mode.algorithm.initial()
-    state = PlayerState(skill.rating, skill.deviation, skill.volatility)
-    # Keeping the mode in the entry keeps its id from being reused by another object.
-    _INITIAL[id(mode)] = (mode, state)
-    return state
+    return mode.initial
 
 
 def skill_at(algorithm: AlgorithmConfig, state: PlayerState, at: float) -> SkillLike:

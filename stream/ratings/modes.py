@@ -50,6 +50,7 @@ from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.ranges import ConfigError, Range, check_ranges
 from stream.ratings.rank_points import RankPointsConfig
+from stream.ratings.skill import PlayerState
 from stream.ratings.teams import TeamStrategy
 
 _T = TypeVar("_T")
@@ -104,6 +105,8 @@ class ModeConfig:
     decay_step_seconds: float = field(init=False, repr=False, compare=False)
     # Derived once: whether rate_match may take its 1v1 shortcut (not for ZoneStats).
     duels: bool = field(init=False, repr=False, compare=False)
+    # Derived once: the state of a player the mode has never seen (shared: it is immutable).
+    initial: PlayerState = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.algorithm.name == "zonestats" and self.experience.active:
@@ -115,6 +118,9 @@ class ModeConfig:
         object.__setattr__(self, "rating_bounds", self.algorithm.rating_bounds)
         object.__setattr__(self, "decay_step_seconds", self.algorithm.decay_step_seconds)
         object.__setattr__(self, "duels", self.algorithm.name != "zonestats")
+        skill = self.algorithm.initial()
+        initial = PlayerState(skill.rating, skill.deviation, skill.volatility)
+        object.__setattr__(self, "initial", initial)
 
 
 @dataclass(frozen=True)
