@@ -1,10 +1,15 @@
-"""The shape every rating algorithm's config object has, and the registry by name."""
+"""The shape every rating algorithm's config object has, and the registry by name.
+
+Code that needs a kind of algorithm asks for what it can do, never for its name: a
+:class:`PairwiseAlgorithm` rates one player from pairwise results, a :class:`MatchAlgorithm`
+rates everyone from the whole match. ``ModeConfig`` sorts its algorithm into one of the two once.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from stream.ratings.elo import EloConfig
 from stream.ratings.glicko1 import Glicko1Config
@@ -32,12 +37,14 @@ class RatingAlgorithm(Protocol):
     def expected_score(self, a: Rated, b: Rated) -> float: ...
 
 
+@runtime_checkable
 class PairwiseAlgorithm(RatingAlgorithm, Protocol):
     """Rates one player from a list of pairwise results (Glicko-2, Glicko-1, Elo)."""
 
     def rate(self, skill: SkillLike, results: Sequence[Result]) -> SkillLike: ...
 
 
+@runtime_checkable
 class MatchAlgorithm(RatingAlgorithm, Protocol):
     """Rates everyone in a match at once from the whole match (ZoneStats)."""
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from stream.ratings.algorithm import AlgorithmConfig
+from stream.ratings.algorithm import AlgorithmConfig, MatchAlgorithm
 from stream.ratings.experience import shifted
 from stream.ratings.fastinit import fast_init
 from stream.ratings.modes import ModeConfig
@@ -24,7 +24,6 @@ from stream.ratings.rank_points import next_rank_points
 from stream.ratings.skill import PlayerState, PlayerStats, Rated, Result, Skill, SkillLike
 from stream.ratings.teams import TeamStrategy, score_against
 from stream.ratings.teams import results_for as pairwise_results
-from stream.ratings.zonestats import ZoneStatsConfig
 
 
 class MatchLike(Protocol):
@@ -125,12 +124,8 @@ def rate_player(
     experience = mode.experience
     own_offset = experience.offset(state.games) if experience.active else 0.0
     teams = match.teams
-    if (
-        len(teams) == 2
-        and len(teams[0]) == 1
-        and len(teams[1]) == 1
-        and not isinstance(algorithm, ZoneStatsConfig)
-    ):
+    pairwise = mode.pairwise
+    if pairwise is not None and len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1:
         # Two one-player teams: equal, bit for bit, to what _rate_many computes for the same
         # match (a test holds it to that), without the lists and virtual players.
         first, second = teams[0][0], teams[1][0]
@@ -163,7 +158,7 @@ def rate_player(
         else:  # score_against(), written out
             score = 1.0 if my_rank < their_rank else 0.0 if my_rank > their_rank else 0.5
         results = (Result(opponent_rating, opponent.deviation, score),)
-        new_skill: SkillLike = algorithm.rate(own, results)
+        new_skill: SkillLike = pairwise.rate(own, results)
         opponents: tuple[Rated, ...] = results
         upset = opponent_rating - own.rating
     else:
@@ -219,7 +214,6 @@ def _rate_many(
 
     ``own_offset`` is the player's experience offset: every other participant is moved by
     their own offset minus it."""
-    algorithm = mode.algorithm
     at = match.at
     teams = match.teams
     team_index = _team_of(teams, player_id)
@@ -234,14 +228,17 @@ def _rate_many(
         [_snapshot(mode, pid, player_id, state, own, snapshots, at, own_offset) for pid in team]
         for team in teams
     ]
-    if isinstance(algorithm, ZoneStatsConfig):
-        new_skill, opponents, upset = _rate_zonestats(
-            algorithm, player_id, own, team_index, match, team_skills, forced_score
+    pairwise = mode.pairwise
+    if pairwise is None:
+        whole_match = mode.whole_match
+        assert whole_match is not None  # ModeConfig sets exactly one of the two
+        new_skill, opponents, upset = _rate_whole_match(
+            whole_match, player_id, own, team_index, match, team_skills, forced_score
         )
         return new_skill, score, opponents, upset
     results = tuple(pairwise_results(mode.teams, own, team_index, team_skills, scores))
     upset = sum(r.rating for r in results) / len(results) - own.rating
-    return algorithm.rate(own, results), score, results, upset
+    return pairwise.rate(own, results), score, results, upset
 
 
 def _snapshot(
@@ -275,7 +272,7 @@ def rate_match(
 ) -> dict[str, PlayerUpdate]:
     """Rate every participant, each against the pre-match ``states`` (offline replay)."""
     teams = match.teams
-    if mode.duels and len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1:
+    if mode.pairwise is not None and len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1:
         (a,), (b,) = teams
         if a != b:
             rank_a, rank_b = match.ranks
@@ -301,11 +298,13 @@ def rate_duel(
 
     Equal, bit for bit, to :func:`rate_player` for each of them with the pre-match states as
     snapshots (a test holds it to that); the inactivity of each is applied once instead of
-    twice, which makes it the replay's hot path. Not for ZoneStats, which needs the stats.
+    twice, which makes it the replay's hot path. Only for an algorithm that rates from pairwise
+    results: ValueError for one that rates the whole match (ZoneStats, which needs the stats).
     """
     algorithm = mode.algorithm
-    if isinstance(algorithm, ZoneStatsConfig):
-        raise ValueError("ZoneStats rates a whole match from its stats, not a duel")
+    pairwise = mode.pairwise
+    if pairwise is None:
+        raise ValueError(f"{algorithm.name} rates a whole match from its stats, not a duel")
     step = mode.decay_step_seconds
     if state_a is None:
         state_a = initial_state(mode)
@@ -319,7 +318,7 @@ def rate_duel(
     b: SkillLike = (
         state_b if last is None or at - last < step else algorithm.decay(state_b, at - last)
     )
-    rate = algorithm.rate
+    rate = pairwise.rate
     experience = mode.experience
     if experience.active:
         # Each meets the other moved by (their offset - own offset), as rate_player does.
@@ -345,8 +344,8 @@ def _team_of(teams: tuple[tuple[str, ...], ...], player_id: str) -> int:
     raise ValueError(f"player {player_id!r} is not in the match")
 
 
-def _rate_zonestats(
-    algorithm: ZoneStatsConfig,
+def _rate_whole_match(
+    algorithm: MatchAlgorithm,
     player_id: str,
     own: SkillLike,
     team_index: int,

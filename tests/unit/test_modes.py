@@ -84,6 +84,36 @@ def test_zonestats_keeps_no_offset_but_its_provisional_threshold() -> None:
     assert mode.experience.provisional_games == Modes().default.experience.provisional_games
 
 
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_each_algorithm_is_sorted_by_what_it_rates_from(name: str) -> None:
+    mode = built_in_mode("m", name)
+    if name == "zonestats":
+        assert mode.pairwise is None and mode.whole_match is mode.algorithm
+    else:
+        assert mode.whole_match is None and mode.pairwise is mode.algorithm
+
+
+def test_the_new_players_state_is_derived_once_from_the_algorithm() -> None:
+    mode = built_in_mode("m")
+    start = mode.algorithm.initial()
+    assert dataclasses.astuple(mode.initial) == (start.rating, start.deviation, 0.06, 0, 0, None)
+    assert dataclasses.replace(mode, name="n").initial == mode.initial
+    moved = dataclasses.replace(mode, algorithm=EloConfig(initial_rating=1200.0))
+    assert moved.initial.rating == 1200.0 and moved.initial.volatility is None
+
+
+class _Both(Glicko2Config):
+    """Glicko-2 that also claims to rate whole matches: neither one nor the other."""
+
+    def offsets(self, *args: object) -> dict[str, float]:
+        return {}
+
+
+def test_an_algorithm_that_claims_both_shapes_is_refused() -> None:
+    with pytest.raises(TypeError, match="exactly one of rate\\(\\) and offsets\\(\\)"):
+        ModeConfig("m", _Both())
+
+
 def test_unlisted_modes_can_be_rejected() -> None:
     modes = parse_modes({"default": {"unlisted": "reject"}, "modes": {"duel": {}}})
     assert modes.accepts("duel") and not modes.accepts("other")
