@@ -7,13 +7,12 @@ rates everyone from the whole match. ``ModeConfig`` sorts its algorithm into one
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from stream.ratings.elo import EloConfig
 from stream.ratings.glicko1 import Glicko1Config
-from stream.ratings.glicko2 import SCALE, Glicko2Config
+from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.skill import PlayerStats, Rated, Result, Skill, SkillLike
 from stream.ratings.zonestats import ZoneStatsConfig
 
@@ -29,6 +28,11 @@ class RatingAlgorithm(Protocol):
 
     @property
     def decay_step_seconds(self) -> float: ...
+
+    @property
+    def logistic_scale(self) -> float:
+        """Rating points per unit of the algorithm's logistic curve (its temperature)."""
+        ...
 
     def initial(self) -> Skill: ...
 
@@ -65,12 +69,3 @@ ALGORITHMS: dict[str, type[AlgorithmConfig]] = {
     "elo": EloConfig,
     "zonestats": ZoneStatsConfig,
 }
-
-
-def logistic_scale(algorithm: AlgorithmConfig) -> float:
-    """Rating points per unit of the algorithm's logistic curve (its temperature)."""
-    if isinstance(algorithm, EloConfig | ZoneStatsConfig):
-        return algorithm.temperature
-    if isinstance(algorithm, Glicko1Config):
-        return 400.0 / math.log(10.0)
-    return SCALE
