@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from stream.ratings.algorithm import AlgorithmConfig, MatchAlgorithm
+from stream.ratings.algorithm import AlgorithmConfig, MatchAlgorithm, PairwiseAlgorithm
 from stream.ratings.experience import shifted
 from stream.ratings.fastinit import fast_init
 from stream.ratings.modes import ModeConfig
@@ -157,15 +157,28 @@ def rate_player(
             score = forced_score
         else:  # score_against(), written out
             score = 1.0 if my_rank < their_rank else 0.0 if my_rank > their_rank else 0.5
-        results = (Result(opponent_rating, opponent.deviation, score),)
-        new_skill: SkillLike = pairwise.rate(own, results)
-        opponents: tuple[Rated, ...] = results
-        upset = opponent_rating - own.rating
-    else:
-        new_skill, score, opponents, upset = _rate_many(
-            mode, player_id, state, own, match, snapshots, forced_score, own_offset
-        )
+        return _versus(mode, pairwise, state, own, at, opponent_rating, opponent.deviation, score)
+    new_skill, score, opponents, upset = _rate_many(
+        mode, player_id, state, own, match, snapshots, forced_score, own_offset
+    )
     return _finish(mode, state, at, own, new_skill, score, opponents, upset)
+
+
+def _versus(
+    mode: ModeConfig,
+    pairwise: PairwiseAlgorithm,
+    state: PlayerState,
+    own: SkillLike,
+    at: float,
+    opponent_rating: float,
+    opponent_deviation: float,
+    score: float,
+) -> PlayerUpdate:
+    """The 1v1 fast path's rule, shared by rate_player and rate_duel: one result against the
+    opponent as the player meets them (inactivity, experience and team shifts applied)."""
+    results = (Result(opponent_rating, opponent_deviation, score),)
+    new_skill = pairwise.rate(own, results)
+    return _finish(mode, state, at, own, new_skill, score, results, opponent_rating - own.rating)
 
 
 def _finish(
@@ -318,22 +331,18 @@ def rate_duel(
     b: SkillLike = (
         state_b if last is None or at - last < step else algorithm.decay(state_b, at - last)
     )
-    rate = pairwise.rate
+    b_rating = b.rating
+    a_rating = a.rating
     experience = mode.experience
     if experience.active:
         # Each meets the other moved by (their offset - own offset), as rate_player does.
         offset_a = experience.offset(state_a.games)
         offset_b = experience.offset(state_b.games)
-        vs_b = (Result(b.rating + (offset_b - offset_a), b.deviation, score_a),)
-        vs_a = (Result(a.rating + (offset_a - offset_b), a.deviation, 1.0 - score_a),)
-    else:
-        vs_b = (Result(b.rating, b.deviation, score_a),)
-        vs_a = (Result(a.rating, a.deviation, 1.0 - score_a),)
+        b_rating = b.rating + (offset_b - offset_a)
+        a_rating = a.rating + (offset_a - offset_b)
     return (
-        _finish(mode, state_a, at, a, rate(a, vs_b), score_a, vs_b, vs_b[0].rating - a.rating),
-        _finish(
-            mode, state_b, at, b, rate(b, vs_a), 1.0 - score_a, vs_a, vs_a[0].rating - b.rating
-        ),
+        _versus(mode, pairwise, state_a, a, at, b_rating, b.deviation, score_a),
+        _versus(mode, pairwise, state_b, b, at, a_rating, a.deviation, 1.0 - score_a),
     )
 
 
