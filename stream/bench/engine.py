@@ -18,7 +18,6 @@ from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
 from stream.ratings.engine import MatchView, rate_player
 from stream.ratings.modes import ModeConfig, Modes
 from stream.ratings.skill import PlayerState, PlayerStats, Result, Skill
-from stream.ratings.zonestats import ZoneStatsConfig
 from stream.simulation import SimulationConfig, simulate, write_csv
 
 
@@ -58,11 +57,13 @@ def time_updates(number: int = 20000) -> list[UpdateTiming]:
             "a": PlayerState(start.rating + 20, start.deviation, start.volatility, 0, 3, 1e6),
             "b": PlayerState(start.rating - 20, start.deviation, start.volatility, 0, 3, 1e6),
         }
-        if isinstance(algorithm, ZoneStatsConfig):
+        if mode.pairwise is not None:
+            update: Callable[[], object] = partial(
+                mode.pairwise.rate, me, [Result(1480.0, 90.0, 1.0)]
+            )
+        elif mode.whole_match is not None:
             ratings = {"a": 520.0, "b": 480.0}
-            update: Callable[[], object] = partial(algorithm.offsets, teams, ratings, (0, 1), stats)
-        else:
-            update = partial(algorithm.rate, me, [Result(1480.0, 90.0, 1.0)])
+            update = partial(mode.whole_match.offsets, teams, ratings, (0, 1), stats)
         entry = partial(rate_player, mode, "a", snaps["a"], match, snaps)
         update_us = _best_us(update, number)
         entry_us = _best_us(entry, number)

@@ -1,14 +1,18 @@
-"""The shape every rating algorithm's config object has, and the registry by name."""
+"""The shape every rating algorithm's config object has, and the registry by name.
+
+Code that needs a kind of algorithm asks for what it can do, never for its name: a
+:class:`PairwiseAlgorithm` rates one player from pairwise results, a :class:`MatchAlgorithm`
+rates everyone from the whole match. ``ModeConfig`` sorts its algorithm into one of the two once.
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from stream.ratings.elo import EloConfig
 from stream.ratings.glicko1 import Glicko1Config
-from stream.ratings.glicko2 import SCALE, Glicko2Config
+from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.skill import PlayerStats, Rated, Result, Skill, SkillLike
 from stream.ratings.zonestats import ZoneStatsConfig
 
@@ -25,6 +29,11 @@ class RatingAlgorithm(Protocol):
     @property
     def decay_step_seconds(self) -> float: ...
 
+    @property
+    def logistic_scale(self) -> float:
+        """Rating points per unit of the algorithm's logistic curve (its temperature)."""
+        ...
+
     def initial(self) -> Skill: ...
 
     def decay(self, skill: SkillLike, elapsed_seconds: float) -> SkillLike: ...
@@ -32,12 +41,14 @@ class RatingAlgorithm(Protocol):
     def expected_score(self, a: Rated, b: Rated) -> float: ...
 
 
+@runtime_checkable
 class PairwiseAlgorithm(RatingAlgorithm, Protocol):
     """Rates one player from a list of pairwise results (Glicko-2, Glicko-1, Elo)."""
 
     def rate(self, skill: SkillLike, results: Sequence[Result]) -> SkillLike: ...
 
 
+@runtime_checkable
 class MatchAlgorithm(RatingAlgorithm, Protocol):
     """Rates everyone in a match at once from the whole match (ZoneStats)."""
 
@@ -58,12 +69,3 @@ ALGORITHMS: dict[str, type[AlgorithmConfig]] = {
     "elo": EloConfig,
     "zonestats": ZoneStatsConfig,
 }
-
-
-def logistic_scale(algorithm: AlgorithmConfig) -> float:
-    """Rating points per unit of the algorithm's logistic curve (its temperature)."""
-    if isinstance(algorithm, EloConfig | ZoneStatsConfig):
-        return algorithm.temperature
-    if isinstance(algorithm, Glicko1Config):
-        return 400.0 / math.log(10.0)
-    return SCALE

@@ -72,6 +72,11 @@ class EloConfig:
         return math.inf
 
     @property
+    def logistic_scale(self) -> float:
+        """Rating points per unit of the logistic curve: the temperature."""
+        return self.temperature
+
+    @property
     def rating_bounds(self) -> tuple[float, float]:
         """Public-scale rating range that Rank Points map onto [0, 10000]."""
         half = _BOUND_UNITS * self.temperature

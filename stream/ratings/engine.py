@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from stream.ratings.algorithm import AlgorithmConfig
+from stream.ratings.algorithm import AlgorithmConfig, MatchAlgorithm, PairwiseAlgorithm
 from stream.ratings.experience import shifted
 from stream.ratings.fastinit import fast_init
 from stream.ratings.modes import ModeConfig
@@ -24,7 +24,6 @@ from stream.ratings.rank_points import next_rank_points
 from stream.ratings.skill import PlayerState, PlayerStats, Rated, Result, Skill, SkillLike
 from stream.ratings.teams import TeamStrategy, score_against
 from stream.ratings.teams import results_for as pairwise_results
-from stream.ratings.zonestats import ZoneStatsConfig
 
 
 class MatchLike(Protocol):
@@ -79,19 +78,9 @@ class PlayerUpdate:
         return sum(expected(own, o) for o in self.opponents) / len(self.opponents)
 
 
-_INITIAL: dict[int, tuple[ModeConfig, PlayerState]] = {}
-
-
 def initial_state(mode: ModeConfig) -> PlayerState:
     """The state of a player the mode has never seen (one shared immutable object per mode)."""
-    cached = _INITIAL.get(id(mode))
-    if cached is not None and cached[0] is mode:
-        return cached[1]
-    skill = mode.algorithm.initial()
-    state = PlayerState(skill.rating, skill.deviation, skill.volatility)
-    # Keeping the mode in the entry keeps its id from being reused by another object.
-    _INITIAL[id(mode)] = (mode, state)
-    return state
+    return mode.initial
 
 
 def skill_at(algorithm: AlgorithmConfig, state: PlayerState, at: float) -> SkillLike:
@@ -135,12 +124,8 @@ def rate_player(
     experience = mode.experience
     own_offset = experience.offset(state.games) if experience.active else 0.0
     teams = match.teams
-    if (
-        len(teams) == 2
-        and len(teams[0]) == 1
-        and len(teams[1]) == 1
-        and not isinstance(algorithm, ZoneStatsConfig)
-    ):
+    pairwise = mode.pairwise
+    if pairwise is not None and len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1:
         # Two one-player teams: equal, bit for bit, to what _rate_many computes for the same
         # match (a test holds it to that), without the lists and virtual players.
         first, second = teams[0][0], teams[1][0]
@@ -172,15 +157,28 @@ def rate_player(
             score = forced_score
         else:  # score_against(), written out
             score = 1.0 if my_rank < their_rank else 0.0 if my_rank > their_rank else 0.5
-        results = (Result(opponent_rating, opponent.deviation, score),)
-        new_skill: SkillLike = algorithm.rate(own, results)
-        opponents: tuple[Rated, ...] = results
-        upset = opponent_rating - own.rating
-    else:
-        new_skill, score, opponents, upset = _rate_many(
-            mode, player_id, state, own, match, snapshots, forced_score, own_offset
-        )
+        return _versus(mode, pairwise, state, own, at, opponent_rating, opponent.deviation, score)
+    new_skill, score, opponents, upset = _rate_many(
+        mode, player_id, state, own, match, snapshots, forced_score, own_offset
+    )
     return _finish(mode, state, at, own, new_skill, score, opponents, upset)
+
+
+def _versus(
+    mode: ModeConfig,
+    pairwise: PairwiseAlgorithm,
+    state: PlayerState,
+    own: SkillLike,
+    at: float,
+    opponent_rating: float,
+    opponent_deviation: float,
+    score: float,
+) -> PlayerUpdate:
+    """The 1v1 fast path's rule, shared by rate_player and rate_duel: one result against the
+    opponent as the player meets them (inactivity, experience and team shifts applied)."""
+    results = (Result(opponent_rating, opponent_deviation, score),)
+    new_skill = pairwise.rate(own, results)
+    return _finish(mode, state, at, own, new_skill, score, results, opponent_rating - own.rating)
 
 
 def _finish(
@@ -229,7 +227,6 @@ def _rate_many(
 
     ``own_offset`` is the player's experience offset: every other participant is moved by
     their own offset minus it."""
-    algorithm = mode.algorithm
     at = match.at
     teams = match.teams
     team_index = _team_of(teams, player_id)
@@ -244,14 +241,17 @@ def _rate_many(
         [_snapshot(mode, pid, player_id, state, own, snapshots, at, own_offset) for pid in team]
         for team in teams
     ]
-    if isinstance(algorithm, ZoneStatsConfig):
-        new_skill, opponents, upset = _rate_zonestats(
-            algorithm, player_id, own, team_index, match, team_skills, forced_score
+    pairwise = mode.pairwise
+    if pairwise is None:
+        whole_match = mode.whole_match
+        assert whole_match is not None  # ModeConfig sets exactly one of the two
+        new_skill, opponents, upset = _rate_whole_match(
+            whole_match, player_id, own, team_index, match, team_skills, forced_score
         )
         return new_skill, score, opponents, upset
     results = tuple(pairwise_results(mode.teams, own, team_index, team_skills, scores))
     upset = sum(r.rating for r in results) / len(results) - own.rating
-    return algorithm.rate(own, results), score, results, upset
+    return pairwise.rate(own, results), score, results, upset
 
 
 def _snapshot(
@@ -285,7 +285,7 @@ def rate_match(
 ) -> dict[str, PlayerUpdate]:
     """Rate every participant, each against the pre-match ``states`` (offline replay)."""
     teams = match.teams
-    if mode.duels and len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1:
+    if mode.pairwise is not None and len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1:
         (a,), (b,) = teams
         if a != b:
             rank_a, rank_b = match.ranks
@@ -311,11 +311,13 @@ def rate_duel(
 
     Equal, bit for bit, to :func:`rate_player` for each of them with the pre-match states as
     snapshots (a test holds it to that); the inactivity of each is applied once instead of
-    twice, which makes it the replay's hot path. Not for ZoneStats, which needs the stats.
+    twice, which makes it the replay's hot path. Only for an algorithm that rates from pairwise
+    results: ValueError for one that rates the whole match (ZoneStats, which needs the stats).
     """
     algorithm = mode.algorithm
-    if isinstance(algorithm, ZoneStatsConfig):
-        raise ValueError("ZoneStats rates a whole match from its stats, not a duel")
+    pairwise = mode.pairwise
+    if pairwise is None:
+        raise ValueError(f"{algorithm.name} rates a whole match from its stats, not a duel")
     step = mode.decay_step_seconds
     if state_a is None:
         state_a = initial_state(mode)
@@ -329,22 +331,18 @@ def rate_duel(
     b: SkillLike = (
         state_b if last is None or at - last < step else algorithm.decay(state_b, at - last)
     )
-    rate = algorithm.rate
+    b_rating = b.rating
+    a_rating = a.rating
     experience = mode.experience
     if experience.active:
         # Each meets the other moved by (their offset - own offset), as rate_player does.
         offset_a = experience.offset(state_a.games)
         offset_b = experience.offset(state_b.games)
-        vs_b = (Result(b.rating + (offset_b - offset_a), b.deviation, score_a),)
-        vs_a = (Result(a.rating + (offset_a - offset_b), a.deviation, 1.0 - score_a),)
-    else:
-        vs_b = (Result(b.rating, b.deviation, score_a),)
-        vs_a = (Result(a.rating, a.deviation, 1.0 - score_a),)
+        b_rating = b.rating + (offset_b - offset_a)
+        a_rating = a.rating + (offset_a - offset_b)
     return (
-        _finish(mode, state_a, at, a, rate(a, vs_b), score_a, vs_b, vs_b[0].rating - a.rating),
-        _finish(
-            mode, state_b, at, b, rate(b, vs_a), 1.0 - score_a, vs_a, vs_a[0].rating - b.rating
-        ),
+        _versus(mode, pairwise, state_a, a, at, b_rating, b.deviation, score_a),
+        _versus(mode, pairwise, state_b, b, at, a_rating, a.deviation, 1.0 - score_a),
     )
 
 
@@ -355,8 +353,8 @@ def _team_of(teams: tuple[tuple[str, ...], ...], player_id: str) -> int:
     raise ValueError(f"player {player_id!r} is not in the match")
 
 
-def _rate_zonestats(
-    algorithm: ZoneStatsConfig,
+def _rate_whole_match(
+    algorithm: MatchAlgorithm,
     player_id: str,
     own: SkillLike,
     team_index: int,

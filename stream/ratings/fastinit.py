@@ -4,6 +4,12 @@ A frozen dataclass's generated ``__init__`` stores each field with ``object.__se
 storing through the slot descriptors instead does the same thing in about 60% of the time.
 Replay builds several of these objects per player update, so it shows. Everything else
 (equality, hashing, repr, immutability after construction) stays the dataclass's own.
+
+It builds the ``__init__`` source and ``exec``s it (as ``dataclasses`` itself does), which earns
+its keep: three alternating runs of ``skillstream bench engine --matches 100000`` (2 shared
+cores), with and without it (``fast_init`` returning the class unchanged), medians [range]:
+replay 1.35 s [1.29-1.68] with it, 1.62 s [1.57-2.44] without (+20%); ``rate_player``
+glicko2 1v1 6.32 µs [6.28-6.73] with, 7.71 µs [7.56-8.05] without (+22%).
 """
 
 from __future__ import annotations

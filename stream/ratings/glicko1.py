@@ -93,6 +93,11 @@ class Glicko1Config:
         return self.period_seconds
 
     @property
+    def logistic_scale(self) -> float:
+        """Rating points per unit of the logistic curve (Glicko's 400 per factor of ten)."""
+        return 400.0 / math.log(10.0)
+
+    @property
     def rating_bounds(self) -> tuple[float, float]:
         """Public-scale rating range that Rank Points map onto [0, 10000]."""
         return (self.initial_rating - _BOUND_HALF_WIDTH, self.initial_rating + _BOUND_HALF_WIDTH)

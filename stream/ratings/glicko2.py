@@ -263,6 +263,11 @@ class Glicko2Config:
         return self.granularity_days * _SECONDS_PER_DAY
 
     @property
+    def logistic_scale(self) -> float:
+        """Rating points per unit of the logistic curve: the Glicko-2 scale factor."""
+        return SCALE
+
+    @property
     def rating_bounds(self) -> tuple[float, float]:
         """Public-scale rating bounds (what Rank Points map onto [0, 10000])."""
         return (CENTER + SCALE * self.min_rating, CENTER + SCALE * self.max_rating)

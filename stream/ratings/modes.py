@@ -45,11 +45,17 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from stream.errors import UserError
-from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
+from stream.ratings.algorithm import (
+    ALGORITHMS,
+    AlgorithmConfig,
+    MatchAlgorithm,
+    PairwiseAlgorithm,
+)
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.ranges import ConfigError, Range, check_ranges
 from stream.ratings.rank_points import RankPointsConfig
+from stream.ratings.skill import PlayerState
 from stream.ratings.teams import TeamStrategy
 
 _T = TypeVar("_T")
@@ -102,19 +108,36 @@ class ModeConfig:
     rating_bounds: tuple[float, float] = field(init=False, repr=False, compare=False)
     # Derived once: less inactivity than this changes nothing (checked twice per update).
     decay_step_seconds: float = field(init=False, repr=False, compare=False)
-    # Derived once: whether rate_match may take its 1v1 shortcut (not for ZoneStats).
-    duels: bool = field(init=False, repr=False, compare=False)
+    # Derived once, exactly one of the two set: what the algorithm rates from (pairwise
+    # results, or the whole match); the engine dispatches on these, never on a name.
+    pairwise: PairwiseAlgorithm | None = field(init=False, repr=False, compare=False)
+    whole_match: MatchAlgorithm | None = field(init=False, repr=False, compare=False)
+    # Derived once: the state of a player the mode has never seen (shared: it is immutable).
+    initial: PlayerState = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.algorithm.name == "zonestats" and self.experience.active:
-            # ZoneStats rates from match stats on its own 500-centred scale, where an offset in
-            # 400-scale points means nothing: it keeps only the provisional threshold.
+        algorithm = self.algorithm
+        pairwise = algorithm if isinstance(algorithm, PairwiseAlgorithm) else None
+        whole_match = algorithm if isinstance(algorithm, MatchAlgorithm) else None
+        if (pairwise is None) == (whole_match is None):
+            raise TypeError(
+                f"{algorithm.name}: an algorithm rates from pairwise results or from the whole"
+                " match (it needs exactly one of rate() and offsets())"
+            )
+        object.__setattr__(self, "pairwise", pairwise)
+        object.__setattr__(self, "whole_match", whole_match)
+        if whole_match is not None and self.experience.active:
+            # The whole-match algorithm (ZoneStats) rates from match stats on its own
+            # 500-centred scale, where an offset in 400-scale points means nothing: it keeps
+            # only the provisional threshold.
             object.__setattr__(
                 self, "experience", dataclasses.replace(self.experience, debut_offset=0.0)
             )
         object.__setattr__(self, "rating_bounds", self.algorithm.rating_bounds)
         object.__setattr__(self, "decay_step_seconds", self.algorithm.decay_step_seconds)
-        object.__setattr__(self, "duels", self.algorithm.name != "zonestats")
+        skill = self.algorithm.initial()
+        initial = PlayerState(skill.rating, skill.deviation, skill.volatility)
+        object.__setattr__(self, "initial", initial)
 
 
 @dataclass(frozen=True)

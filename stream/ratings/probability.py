@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from stream.ratings.algorithm import AlgorithmConfig, logistic_scale
+from stream.ratings.algorithm import AlgorithmConfig
 from stream.ratings.skill import Skill, SkillLike
 from stream.ratings.teams import composite
 
@@ -37,7 +37,7 @@ def match_quality(
     a = composite(team_a)
     b = composite(team_b)
     # Per-player performance spread of a logistic curve with this temperature.
-    beta_sq = (logistic_scale(algorithm) * math.pi) ** 2 / 6.0
+    beta_sq = (algorithm.logistic_scale * math.pi) ** 2 / 6.0
     total = 2.0 * beta_sq + a.deviation**2 + b.deviation**2
     gap = a.rating - b.rating
     return math.sqrt(2.0 * beta_sq / total) * math.exp(-gap * gap / (2.0 * total))

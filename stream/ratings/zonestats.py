@@ -114,6 +114,11 @@ class ZoneStatsConfig:
         return math.inf
 
     @property
+    def logistic_scale(self) -> float:
+        """Rating points per unit of the logistic curve: the temperature."""
+        return self.temperature
+
+    @property
     def rating_bounds(self) -> tuple[float, float]:
         """Rating range that Rank Points map onto [0, 10000]; ratings themselves are free."""
         half = _BOUND_UNITS * self.temperature

@@ -1,5 +1,6 @@
-"""The 1v1 shortcuts against the general path, bit for bit: rate_player's (against
-_rate_many) and rate_match's (rate_duel, against rate_player for each player)."""
+"""The 1v1 fast path against the general path, bit for bit: rate_player's (against
+_rate_many) and rate_match's (rate_duel, against rate_player for each player), on 1v1 matches
+and on matches of any shape."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from stream.ratings.engine import (
     MatchView,
     PlayerUpdate,
     initial_state,
+    rate_duel,
     rate_match,
     rate_player,
     skill_at,
@@ -27,8 +29,9 @@ from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modes import ModeConfig
 from stream.ratings.rank_points import RankPointsConfig
-from stream.ratings.skill import PlayerState
+from stream.ratings.skill import PlayerState, PlayerStats
 from stream.ratings.teams import TeamStrategy
+from stream.ratings.zonestats import ZoneStatsConfig
 
 DAY = 86400.0
 T0 = 1_700_000_000.0
@@ -188,6 +191,49 @@ def test_rate_match_of_a_duel_equals_rate_player_for_each_player(case: Case) -> 
         assert duel[pid].state.deviation == alone.state.deviation
         assert duel[pid].state.volatility == alone.state.volatility
         assert duel[pid].expected_score == alone.expected_score
+
+
+@st.composite
+def any_matches(draw: st.DrawFn) -> tuple[ModeConfig, MatchView, dict[str, PlayerState]]:
+    """Any shape: 1v1, teams of up to three, free-for-all of up to five teams."""
+    at = T0 + draw(st.floats(0.0, 30 * DAY, allow_nan=False))
+    # 1v1 (where the fast paths apply) as often as every other shape together.
+    sizes = draw(st.one_of(st.just([1, 1]), st.lists(st.integers(1, 3), min_size=2, max_size=5)))
+    names = iter(f"p{i}" for i in range(sum(sizes)))
+    teams = tuple(tuple(next(names) for _ in range(size)) for size in sizes)
+    ranks = tuple(draw(st.lists(st.integers(0, 3), min_size=len(teams), max_size=len(teams))))
+    states = {pid: draw(player_states(at)) for team in teams for pid in team if draw(st.booleans())}
+    return draw(st.sampled_from(MODES)), MatchView(teams, ranks, at), states
+
+
+@settings(deadline=None, max_examples=300)
+@given(any_matches())
+def test_rate_match_of_any_match_equals_rate_player_for_each_player(
+    drawn: tuple[ModeConfig, MatchView, dict[str, PlayerState]],
+) -> None:
+    # Whichever path rate_match and rate_player take for the shape, every player's update is
+    # what the general path computes with the pre-match states as snapshots.
+    mode, match, states = drawn
+    rated = rate_match(mode, match, states)
+    assert set(rated) == {pid for team in match.teams for pid in team}
+    for pid, update in rated.items():
+        general = general_path(mode, pid, states.get(pid), match, states, None)
+        assert update == general
+        assert update.state.rating == general.state.rating
+        assert update.state.deviation == general.state.deviation
+        assert update.expected_score == general.expected_score
+
+
+def test_a_whole_match_algorithm_never_takes_a_1v1_shortcut() -> None:
+    mode = ModeConfig("zs", ZoneStatsConfig())
+    stats = {"me": PlayerStats(120.0, 600.0), "them": PlayerStats(80.0, 600.0)}
+    match = MatchView((("me",), ("them",)), (0, 1), T0, stats)
+    with pytest.raises(ValueError, match="zonestats rates a whole match"):
+        rate_duel(mode, None, None, 1.0, T0)
+    with mock.patch.object(engine, "_rate_many", wraps=engine._rate_many) as general:
+        rated = rate_match(mode, match, {})
+    assert general.call_count == 2
+    assert rated["me"].state.rating > 500.0 > rated["them"].state.rating
 
 
 def test_rate_match_of_a_player_against_themselves_takes_the_general_path() -> None:

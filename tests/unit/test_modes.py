@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream.ratings.algorithm import ALGORITHMS
+from stream.ratings.algorithm import ALGORITHMS, MatchAlgorithm, PairwiseAlgorithm
 from stream.ratings.elo import EloConfig
 from stream.ratings.experience import ExperienceConfig
+from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modes import (
     ModeConfig,
@@ -24,6 +25,7 @@ from stream.ratings.modes import (
     parse_modes,
 )
 from stream.ratings.teams import TeamStrategy
+from stream.ratings.zonestats import ZoneStatsConfig
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "modes.example.toml"
 
@@ -82,6 +84,44 @@ def test_zonestats_keeps_no_offset_but_its_provisional_threshold() -> None:
     mode = parse_modes({"default": {"algorithm": "zonestats"}}).get("brawl")
     assert not mode.experience.active
     assert mode.experience.provisional_games == Modes().default.experience.provisional_games
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_each_algorithm_is_sorted_by_what_it_rates_from(name: str) -> None:
+    mode = built_in_mode("m", name)
+    if name == "zonestats":
+        assert mode.pairwise is None and mode.whole_match is mode.algorithm
+    else:
+        assert mode.whole_match is None and mode.pairwise is mode.algorithm
+
+
+def test_the_configs_have_the_shape_they_are_sorted_by() -> None:
+    # Typed so that mypy checks each config against its protocol, not only isinstance.
+    pairwise: list[PairwiseAlgorithm] = [Glicko2Config(), Glicko1Config(), EloConfig()]
+    whole_match: list[MatchAlgorithm] = [ZoneStatsConfig()]
+    assert not any(isinstance(a, MatchAlgorithm) for a in pairwise)
+    assert not any(isinstance(a, PairwiseAlgorithm) for a in whole_match)
+
+
+def test_the_new_players_state_is_derived_once_from_the_algorithm() -> None:
+    mode = built_in_mode("m")
+    start = mode.algorithm.initial()
+    assert dataclasses.astuple(mode.initial) == (start.rating, start.deviation, 0.06, 0, 0, None)
+    assert dataclasses.replace(mode, name="n").initial == mode.initial
+    moved = dataclasses.replace(mode, algorithm=EloConfig(initial_rating=1200.0))
+    assert moved.initial.rating == 1200.0 and moved.initial.volatility is None
+
+
+class _Both(Glicko2Config):
+    """Glicko-2 that also claims to rate whole matches: neither one nor the other."""
+
+    def offsets(self, *args: object) -> dict[str, float]:
+        return {}
+
+
+def test_an_algorithm_that_claims_both_shapes_is_refused() -> None:
+    with pytest.raises(TypeError, match="exactly one of rate\\(\\) and offsets\\(\\)"):
+        ModeConfig("m", _Both())
 
 
 def test_unlisted_modes_can_be_rejected() -> None:
