@@ -15,7 +15,7 @@ from stream.cache.entry import CachedRating
 from stream.cache.keys import KeyLayout
 from stream.cache.reader import SyncRatingCache
 from stream.cache.writer import CacheWriter
-from stream.ratings.modes import Modes
+from stream.config.modes import Modes
 
 MODE = "1v1"
 

@@ -12,11 +12,12 @@ from functools import partial
 from pathlib import Path
 
 from stream.bench.baseline import plain_loop_replay, textbook_loop_replay
+from stream.config.modes import Modes
 from stream.offline.intake import Intake
 from stream.offline.replayer import Replayer
 from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
 from stream.ratings.engine import MatchView, rate_player
-from stream.ratings.modes import ModeConfig, Modes
+from stream.ratings.modes import ModeConfig
 from stream.ratings.skill import PlayerState, PlayerStats, Result, Skill
 from stream.simulation import SimulationConfig, simulate, write_csv
 

@@ -44,10 +44,10 @@ from redis.exceptions import RedisError
 from stream.cache.entry import CachedRating
 from stream.cache.keys import KeyLayout
 from stream.cache.writer import CacheWriter
+from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, Origin
 from stream.outage import Outage
-from stream.ratings.modes import Modes
 
 log = logging.getLogger("skillstream.cache")
 

@@ -17,9 +17,10 @@ from typing import Any, Generic, TypeVar
 from stream.cache.codec import decode_entry, encode_float, score_pairs
 from stream.cache.entry import CachedRating
 from stream.cache.keys import DEFAULT_LAYOUT, Board, KeyLayout, check_id
+from stream.config.modes import Modes
 from stream.ratings import probability
 from stream.ratings.engine import initial_state
-from stream.ratings.modes import ModeConfig, Modes
+from stream.ratings.modes import ModeConfig
 from stream.ratings.skill import Skill
 
 __all__ = [

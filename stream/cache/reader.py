@@ -26,7 +26,7 @@ from redis.asyncio import Redis as AsyncRedis
 from stream.cache.entry import CachedRating
 from stream.cache.keys import DEFAULT_LAYOUT, Board, KeyLayout
 from stream.cache.queries import LeaderboardEntry, Plan, RatingQueries
-from stream.ratings.modes import Modes
+from stream.config.modes import Modes
 
 __all__ = ["RatingCache", "SyncRatingCache"]
 

@@ -54,12 +54,12 @@ from stream.chaos.verify import (
     last_events,
     longest_wait,
 )
+from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.history import HistoryMatch, read_history
 from stream.local.stack import LocalStack, Server, environment
 from stream.offline.replayer import Replayer
 from stream.pipeline.topics import ensure_topics
-from stream.ratings.modes import Modes
 from stream.simulation import SimulatedMatch, SimulationConfig, simulate, write_jsonl
 
 __all__ = ["ChaosConfig", "run_chaos"]

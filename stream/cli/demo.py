@@ -8,9 +8,9 @@ from pathlib import Path
 
 from stream.cli.arguments import int_at_least, output_folder, positive_int
 from stream.cli.offline import stream_history
+from stream.config.modes import Modes
 from stream.offline.evaluation import evaluate
 from stream.offline.replayer import Replayer
-from stream.ratings.modes import Modes
 from stream.simulation import SimulationConfig, Simulator, write_csv
 
 

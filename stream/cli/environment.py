@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from stream.config.modes import ModesError
 from stream.config.settings import Settings, SettingsError
-from stream.ratings.modes import ModesError
 
 
 def settings_or_none(command: str, *, modes: bool = True) -> Settings | None:

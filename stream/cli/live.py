@@ -27,9 +27,9 @@ from aiokafka import AIOKafkaConsumer
 
 from stream.cache.entry import CachedRating
 from stream.cache.reader import RatingCache
+from stream.config.modes import Modes
 from stream.local.stack import LocalStack, StackError, environment
 from stream.local.workers import WorkerError, WorkerProcess
-from stream.ratings.modes import Modes
 from stream.simulation import SimulationConfig, Simulator
 from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
 

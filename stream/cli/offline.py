@@ -22,6 +22,7 @@ from stream.cli.arguments import (
 )
 from stream.cli.evaluation_report import comparison_lines, evaluation_lines
 from stream.cli.progress import Progress
+from stream.config.modes import Modes, built_in_mode, load_modes
 from stream.errors import UserError
 from stream.history import HistoryMatch, read_seed_ratings
 from stream.offline.evaluation import Tally, evaluate_in_detail
@@ -34,7 +35,6 @@ from stream.offline.search_space import knobs_for
 from stream.offline.tuned_section import tuned_toml
 from stream.offline.tuning import Plan, Trial, planned_trials, tune
 from stream.ratings.algorithm import ALGORITHMS
-from stream.ratings.modes import Modes, built_in_mode, load_modes
 
 
 class UsageError(UserError):
@@ -300,7 +300,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
             bar.update(trials)
 
         result = tune(
-            lambda: Intake(args.history, modes, override), base, plan, knobs, seeds, count
+            lambda: Intake(args.history, modes, override),
+            base,
+            plan,
+            knobs,
+            seeds,
+            count,
+            pending=modes.pending(base.name),
         )
         bar.update(planned)  # a search that settles early skips the rest of the plan
     for warning in result.warnings:

@@ -16,10 +16,10 @@ from stream.config.addresses import (
     check_redis_url,
     port_number,
 )
+from stream.config.modes import Modes, load_modes
 from stream.config.security import KafkaSecurity, SecurityError
 from stream.errors import UserError
 from stream.events import EventLimits
-from stream.ratings.modes import Modes, load_modes
 
 # An event forwarded to its match's partition travels as a JSON string inside a command: quotes
 # and whitespace escaped (2 bytes each), a key's control bytes as \u00XX (6), plus its origin.

@@ -15,10 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from stream.cli.arguments import OneLineParser, existing_file, positive_int
+from stream.config.modes import Modes
 from stream.errors import UserError
 from stream.history import HistoryMatch, read_history
 from stream.offline.replayer import Replayer
-from stream.ratings.modes import Modes
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+from stream.config.modes import Modes
 from stream.history import HistoryMatch, SeedRating
 from stream.ratings.engine import (
     PlayerUpdate,
@@ -19,7 +20,7 @@ from stream.ratings.engine import (
 )
 from stream.ratings.experience import shifted
 from stream.ratings.glicko2 import SCALE, Glicko2Config
-from stream.ratings.modes import ModeConfig, Modes
+from stream.ratings.modes import ModeConfig
 from stream.ratings.probability import team_win_probability
 from stream.ratings.rank_points import to_points
 from stream.ratings.resolution import rated_players

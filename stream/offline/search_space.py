@@ -2,7 +2,7 @@
 
 A knob names a key by its path in a mode's table of the modes file (``("glicko2", "tau")`` is
 ``tau`` under ``[default.glicko2]``), so a candidate configuration is built exactly as a modes
-file would build it, by :func:`stream.ratings.modes.build_mode`, with the same checks. A new
+file would build it, by :func:`stream.config.modes.build_mode`, with the same checks. A new
 modes-file key becomes searchable by adding one :class:`Knob` here.
 """
 
@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from stream.config.modes import PendingConfig
 from stream.ratings.modes import ModeConfig
 from stream.ratings.teams import TeamStrategy
 
@@ -114,21 +115,18 @@ def knobs_for(algorithm: str, *, teams: bool = True) -> tuple[Knob, ...]:
     return BY_ALGORITHM[algorithm] + common
 
 
-def mode_table(config: ModeConfig) -> Table:
-    """``config`` as the table of a modes file that builds it again (every key written)."""
-    table: Table = {}
-    for f in dataclasses.fields(config):
-        if not f.init or f.name == "name":
-            continue
-        value = getattr(config, f.name)
-        if f.name == "algorithm":
-            table["algorithm"] = value.name
-            table[value.name] = _fields(value)
-        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-            table[f.name] = _fields(value)
-        else:
-            table[f.name] = _plain(value)
-    return table
+def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:
+    """``config`` and the mode's ``pending`` policy as the table of a modes file that builds
+    them again (every key written, in the file's order: the quit policy under [pending])."""
+    algorithm = config.algorithm
+    return {
+        "algorithm": algorithm.name,
+        algorithm.name: _fields(algorithm),
+        "teams": _plain(config.teams),
+        "rank_points": _fields(config.rank_points),
+        "pending": {**_fields(pending), "quit_policy": _plain(config.quits)},
+        "experience": _fields(config.experience),
+    }
 
 
 def _fields(value: object) -> Table:

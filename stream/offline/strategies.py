@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stream.cli.arguments import OneLineParser, existing_file
+from stream.config.modes import Modes
 from stream.errors import UserError
 from stream.history import HistoryMatch, read_history
 from stream.offline.comparison import PairedDifference, day_of, log_loss, paired_difference
 from stream.offline.replayer import Replayer
-from stream.ratings.modes import ModeConfig, Modes
+from stream.ratings.modes import ModeConfig
 from stream.ratings.teams import TeamStrategy
 
 

@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from stream.config.modes import Modes, ModesError, PendingConfig, build_mode
 from stream.history import HistoryMatch, SeedRating
 from stream.offline.comparison import PairedDifference, day_of, log_loss, paired_difference
 from stream.offline.predictions import NEWCOMER_GAMES, predictions
 from stream.offline.replayer import Replayer
 from stream.offline.search_space import Knob, Table, Value, mode_table
-from stream.ratings.modes import ModeConfig, Modes, ModesError, build_mode
+from stream.ratings.modes import ModeConfig
 
 # Fewer scored matches than this and the verdict cannot see differences of a few thousandths.
 SMALL_SCORED = 2_000
@@ -162,8 +163,12 @@ def tune(
     knobs: Sequence[Knob],
     seeds: Sequence[SeedRating] = (),
     on_trial: Callable[[Trial], None] | None = None,
+    *,
+    pending: PendingConfig | None = None,
 ) -> TuneResult:
-    """Search ``knobs`` from ``base``; ``history()`` yields the matches afresh for each replay."""
+    """Search ``knobs`` from ``base``; ``history()`` yields the matches afresh for each replay.
+    ``pending``: the mode's pending-match policy, written unchanged into the tables (default:
+    the built-in one)."""
     split = plan.split
 
     def search_part() -> Iterator[HistoryMatch]:
@@ -194,7 +199,7 @@ def tune(
                 on_trial(trial)
         return scores
 
-    base_table = mode_table(base)
+    base_table = mode_table(base, PendingConfig() if pending is None else pending)
     base_scores = run(base_table)
     if base_scores is None:
         raise ValueError(f"the starting configuration {base.name!r} does not rebuild")

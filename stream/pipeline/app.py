@@ -45,6 +45,7 @@ from faust.transport.drivers import aiokafka as aiokafka_driver
 from faust.types import TP, EventT
 
 from stream.cache.feed import CacheFeed, feed_from_settings
+from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, Origin
 from stream.outage import Outage
@@ -60,7 +61,6 @@ from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.view import StateView, encode_key
-from stream.ratings.modes import Modes
 
 log = logging.getLogger("skillstream.worker")
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from stream.config.modes import Modes
 from stream.deadletters import DeadLetter, Origin
 from stream.events import (
     DEFAULT_LIMITS,
@@ -41,7 +42,7 @@ from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.timekeeping import Deadlines, PartitionClock
 from stream.pipeline.view import StateView
-from stream.ratings.modes import ModeConfig, Modes
+from stream.ratings.modes import ModeConfig
 from stream.ratings.resolution import Outcome, rated_players
 
 STARTED = "started"
@@ -253,7 +254,7 @@ class MatchProcessor:
                 clock = self.clocks[partition].value or event.finished_at
                 entry["wait"] = {
                     "message": _stored(key, value, origin),
-                    "until": clock + mode.pending.grace_seconds,
+                    "until": clock + self.modes.pending(mode.name).grace_seconds,
                 }
                 view.put(match_id, entry)
                 self.deadlines[partition].add(entry["wait"]["until"], match_id)
@@ -384,7 +385,7 @@ class MatchProcessor:
             return
         if now is None:
             return
-        pending = mode.pending
+        pending = self.modes.pending(mode.name)
         abandoned = sorted(
             (since, pid)
             for pid, since in entry["aband"].items()
@@ -456,7 +457,7 @@ class MatchProcessor:
             return float(entry["wait"]["until"])
         if entry["fin"] is not None:
             return None
-        pending = self.modes.get(entry["mode"]).pending
+        pending = self.modes.pending(entry["mode"])
         candidates = [entry["start"] + pending.timeout_seconds]
         settled = set(entry["settled"])
         candidates += [

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stream.config.modes import Modes
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.records import (
     RECENT_MATCHES,
@@ -32,7 +33,6 @@ from stream.pipeline.records import (
 )
 from stream.pipeline.view import StateView
 from stream.ratings.engine import MatchView, initial_state, rate_player
-from stream.ratings.modes import Modes
 from stream.ratings.resolution import outcome_of
 from stream.ratings.skill import PlayerStats
 

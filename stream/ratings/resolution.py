@@ -35,7 +35,7 @@ def rated_players(
     """Players to rate, each with a forced score (None: from the ranks). Omitted: cancelled."""
     if not quitters:
         return {pid: None for team in teams for pid in team}
-    cancel = mode.pending.quit_policy is QuitPolicy.CANCEL
+    cancel = mode.quits is QuitPolicy.CANCEL
     rated: dict[str, float | None] = {}
     for team in teams:
         for pid in team:

@@ -21,9 +21,9 @@ from stream.cache.entry import CachedRating
 from stream.cache.reader import SyncRatingCache
 from stream.chaos.traffic import waves
 from stream.chaos.verify import cached_fields, event_fields
+from stream.config.modes import Modes
 from stream.local.stack import LocalStack, environment
 from stream.local.workers import WorkerProcess
-from stream.ratings.modes import Modes
 from stream.simulation import SimulationConfig, simulate, write_jsonl
 from stream.simulation.fleet import match_events
 

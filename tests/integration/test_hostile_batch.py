@@ -19,13 +19,13 @@ from confluent_kafka import Producer
 from librdkafka_clients import Reader
 from pipeline_env import DEAD_LETTERS, FINISHED, RATING_CHANGED, STARTED, worker_env
 
+from stream.config.modes import load_modes
 from stream.config.settings import Settings
 from stream.deadletters import SOURCE_KEY_SIZE, SOURCE_SIZE, TRUNCATED, record_bytes
 from stream.local.stack import LocalStack
 from stream.local.workers import WorkerProcess
 from stream.pipeline.partitioning import partition_for
 from stream.ratings.engine import MatchView, rate_match
-from stream.ratings.modes import load_modes
 
 PARTITIONS = 2
 T0 = 1_780_000_000.0

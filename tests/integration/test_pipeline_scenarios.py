@@ -22,11 +22,11 @@ from librdkafka_clients import Reader, fleet_producer
 from pipeline_env import FINISHED, STARTED, worker_env
 from prometheus_client.parser import text_string_to_metric_families
 
+from stream.config.modes import Modes, load_modes
 from stream.local.stack import LocalStack, free_port
 from stream.local.workers import WorkerProcess
 from stream.pipeline.partitioning import partition_for
 from stream.ratings.engine import MatchView, rate_match
-from stream.ratings.modes import Modes, load_modes
 
 PARTITIONS = 4
 T0 = 1_780_000_000.0

@@ -17,11 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stream.config.modes import PendingConfig
 from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
 from stream.ratings.engine import MatchView, rate_match, rate_player
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import SCALE, Glicko2Config, new_volatility
-from stream.ratings.modes import ModeConfig, PendingConfig
+from stream.ratings.modes import ModeConfig
 from stream.ratings.ranges import MAX_ABS_RATING, ConfigError, Range
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.skill import PlayerState, PlayerStats

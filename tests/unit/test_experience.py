@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stream.config.modes import Modes, ModesError, parse_modes
 from stream.history import HistoryMatch
 from stream.offline.replayer import Replayer
 from stream.ratings.elo import EloConfig
@@ -15,7 +16,7 @@ from stream.ratings.engine import MatchView, rate_duel, rate_match, rate_player
 from stream.ratings.experience import ExperienceConfig, effective_skill
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import ModeConfig, Modes, ModesError, parse_modes
+from stream.ratings.modes import ModeConfig
 from stream.ratings.skill import PlayerState, Skill
 from stream.ratings.teams import TeamStrategy
 

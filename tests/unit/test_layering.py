@@ -1,4 +1,5 @@
-"""The package's layers import downwards only: configuration imports no service, and the cache
+"""The package's layers import downwards only: the rating rules import no service, no
+configuration and nothing that reads files; configuration imports no service; and the cache
 depends on configuration and the shared dead-letter and outage modules, never on the pipeline.
 
 Imports are read with ``ast`` from the source, so an import inside a function or under
@@ -14,8 +15,25 @@ import pytest
 
 STREAM = Path(__file__).resolve().parents[2] / "stream"
 
+# The rating rules are a pure library: the same function rates live and in replay, so it reads
+# no file (the modes file is read in stream/config) and knows no service.
+RATINGS_FORBIDDEN = (
+    "stream.config",
+    "stream.pipeline",
+    "stream.cache",
+    "stream.offline",
+    "stream.history",
+    "stream.cli",
+    "stream.chaos",
+    "stream.bench",
+    "stream.local",
+    "tomllib",
+    "pathlib",
+)
+
 # (modules, the packages they must not import)
 RULES = [
+    ("ratings", RATINGS_FORBIDDEN),
     ("cache", ("stream.pipeline", "stream.cli", "stream.chaos", "stream.bench")),
     (
         "config",
@@ -105,3 +123,21 @@ def test_the_cache_feed_imports_are_seen() -> None:
     # The feed does import configuration and the shared modules: the reader must find them.
     names = imported(STREAM / "cache" / "feed.py")
     assert {"stream.config.settings", "stream.deadletters", "stream.outage"} <= names
+
+
+def test_the_ratings_rule_sees_file_reading_and_configuration() -> None:
+    # What the modes file's reader imported when it lived in stream/ratings.
+    source = (
+        "import tomllib\n"
+        "from pathlib import Path\n"
+        "from stream.config.modes import PendingConfig\n"
+        "from stream.ratings.skill import Skill\n"
+    )
+    names = imports_in(source, "stream.ratings")
+    assert breaches_in(names, RATINGS_FORBIDDEN) == [
+        "pathlib",
+        "pathlib.Path",
+        "stream.config.modes",
+        "stream.config.modes.PendingConfig",
+        "tomllib",
+    ]

@@ -10,20 +10,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stream.config.modes import (
+    Modes,
+    ModesError,
+    PendingConfig,
+    built_in_mode,
+    load_modes,
+    parse_modes,
+)
 from stream.ratings.algorithm import ALGORITHMS, MatchAlgorithm, PairwiseAlgorithm
 from stream.ratings.elo import EloConfig
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import (
-    ModeConfig,
-    Modes,
-    ModesError,
-    QuitPolicy,
-    built_in_mode,
-    load_modes,
-    parse_modes,
-)
+from stream.ratings.modes import ModeConfig, QuitPolicy
 from stream.ratings.teams import TeamStrategy
 from stream.ratings.zonestats import ZoneStatsConfig
 
@@ -34,13 +34,14 @@ BUILT_IN_GLICKO2 = Glicko2Config(unrated_deviation=0.6)
 
 
 def test_built_in_defaults() -> None:
-    mode = Modes().get("anything")
+    modes = Modes()
+    mode = modes.get("anything")
     assert mode.name == "anything"
     assert mode.algorithm == BUILT_IN_GLICKO2
     assert mode.teams is TeamStrategy.COMPOSITE_OPPONENT
     assert mode.experience == ExperienceConfig(-300.0, 8.0, 5)
-    assert mode.pending.grace_seconds == 60.0 and mode.pending.timeout_seconds == 7200.0
-    assert mode.pending.quit_policy is QuitPolicy.CANCEL
+    assert modes.pending("anything") == PendingConfig(grace_seconds=60.0, timeout_seconds=7200.0)
+    assert mode.quits is QuitPolicy.CANCEL
 
 
 def test_example_file_loads_every_algorithm() -> None:
@@ -62,7 +63,7 @@ def test_mode_tables_lay_over_the_default() -> None:
     )
     duel = modes.get("duel")
     assert duel.algorithm == Glicko2Config(tau=0.3, period_days=7.0, unrated_deviation=0.6)
-    assert duel.pending.grace_seconds == 30.0
+    assert modes.pending("duel").grace_seconds == 30.0
     assert modes.get("brawl").algorithm == EloConfig()
     assert modes.get("other").algorithm == Glicko2Config(tau=0.3, unrated_deviation=0.6)
 

@@ -6,17 +6,17 @@ from collections.abc import Collection
 
 import pytest
 
-from stream.ratings.modes import ModeConfig, PendingConfig, QuitPolicy
+from stream.ratings.modes import ModeConfig, QuitPolicy
 from stream.ratings.resolution import Outcome, outcome_of, rated_players
 
-CANCEL = ModeConfig("cancel", pending=PendingConfig(quit_policy=QuitPolicy.CANCEL))
-NORMAL = ModeConfig("normal", pending=PendingConfig(quit_policy=QuitPolicy.NORMAL))
+CANCEL = ModeConfig("cancel", quits=QuitPolicy.CANCEL)
+NORMAL = ModeConfig("normal", quits=QuitPolicy.NORMAL)
 TWO_V_TWO = (("a1", "a2"), ("b1", "b2"))
 FFA = (("p",), ("q",), ("r",), ("s",))
 
 
 def test_default_policy_is_cancel() -> None:
-    assert ModeConfig("x").pending.quit_policy is QuitPolicy.CANCEL
+    assert ModeConfig("x").quits is QuitPolicy.CANCEL
 
 
 @pytest.mark.parametrize("mode", [CANCEL, NORMAL])

@@ -25,9 +25,9 @@ from redis.asyncio import Redis as AsyncRedis
 from stream.cache.feed import CacheFeed, redis_client
 from stream.cache.keys import KeyLayout
 from stream.cache.writer import CacheWriter
+from stream.config.modes import parse_modes
 from stream.events import format_time
 from stream.local.stack import LocalStack, free_port, valkey_binary, wait_for_port
-from stream.ratings.modes import parse_modes
 
 # One listed mode, others refused: what the feed tests run with.
 REJECTING = parse_modes({"default": {"unlisted": "reject"}, "modes": {"1v1": {}}})

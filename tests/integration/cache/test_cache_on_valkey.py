@@ -30,10 +30,10 @@ from stream.cache import (
     key_slot,
 )
 from stream.cache.slots import hash_tag
+from stream.config.modes import Modes, parse_modes
 from stream.local.stack import free_port
 from stream.ratings import probability
 from stream.ratings.engine import initial_state
-from stream.ratings.modes import Modes, parse_modes
 
 LAYOUT = KeyLayout()
 MODES = parse_modes({"modes": {"elo-duel": {"algorithm": "elo"}}})

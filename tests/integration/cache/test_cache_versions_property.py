@@ -13,7 +13,7 @@ from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
 from stream.cache import CachedRating, CacheWriter, KeyLayout, SyncRatingCache
-from stream.ratings.modes import Modes
+from stream.config.modes import Modes
 
 LAYOUT = KeyLayout()
 MODE = "ranked"

@@ -21,9 +21,9 @@ from stream.cache.feed import CacheFeed, redis_client
 from stream.cache.keys import KeyLayout
 from stream.cache.reader import RatingCache, SyncRatingCache
 from stream.cache.writer import CacheWriter
+from stream.config.modes import Modes
 from stream.events import format_time
 from stream.local.stack import LocalStack, environment
-from stream.ratings.modes import Modes
 
 MODE = "1v1"
 PLAYERS = [f"p{i}" for i in range(30)]

@@ -18,10 +18,10 @@ from stream.cache.queries import (
     UnknownModeError,
     nearest_first,
 )
+from stream.config.modes import Modes, parse_modes
 from stream.ratings import probability
 from stream.ratings.elo import EloConfig
 from stream.ratings.engine import initial_state
-from stream.ratings.modes import Modes, parse_modes
 from stream.ratings.skill import Skill
 
 MODES = parse_modes({"modes": {"elo-duel": {"algorithm": "elo"}}})

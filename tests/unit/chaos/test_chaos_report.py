@@ -15,8 +15,8 @@ from stream.chaos.run import ChaosConfig, replay
 from stream.chaos.traffic import match_messages, waves
 from stream.chaos.verify import Check
 from stream.cli.main import main
+from stream.config.modes import Modes
 from stream.history import HistoryMatch
-from stream.ratings.modes import Modes
 from stream.simulation import SimulationConfig, simulate
 
 

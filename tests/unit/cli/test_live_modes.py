@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from stream.cli.live import demo_grace_seconds, demo_modes
-from stream.ratings.modes import Modes, load_modes
+from stream.config.modes import Modes, load_modes
 
 
 @pytest.mark.parametrize(
@@ -25,6 +25,6 @@ def test_the_file_keeps_every_other_default_and_applies_to_any_mode(tmp_path: Pa
     modes, defaults = load_modes(path), Modes()
     for name in ("1v1", "anything"):
         mode, default = modes.get(name), defaults.get(name)
-        assert mode.pending.grace_seconds == 1.5
-        assert mode.pending.timeout_seconds == default.pending.timeout_seconds
+        assert modes.pending(name).grace_seconds == 1.5
+        assert modes.pending(name).timeout_seconds == defaults.pending(name).timeout_seconds
         assert mode.algorithm == default.algorithm

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from stream.ratings.modes import load_modes
+from stream.config.modes import load_modes
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stream.config.modes import Modes, parse_modes
 from stream.config.settings import Settings
 from stream.history import HistoryError
 from stream.offline.intake import (
@@ -20,7 +21,6 @@ from stream.offline.intake import (
 )
 from stream.offline.replayer import Replayer
 from stream.pipeline.records import RECENT_MATCHES
-from stream.ratings.modes import Modes, parse_modes
 
 HEADER = "played_at,player_a,player_b,score_a\n"
 T0 = 1_767_323_045_000  # epoch milliseconds

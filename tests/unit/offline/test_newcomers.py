@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from stream.config.modes import Modes
 from stream.history import HistoryMatch
 from stream.offline.newcomers import main, newcomer_calibration
 from stream.offline.replayer import Replayer
-from stream.ratings.modes import Modes
 
 
 def match(n: int, teams: tuple[tuple[str, ...], ...], ranks: tuple[int, ...]) -> HistoryMatch:

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stream.config.modes import Modes
 from stream.history import HistoryError, HistoryMatch
 from stream.offline.predictions import Prediction, experience_bucket, predictions
 from stream.offline.predictions_file import read_predictions, write_predictions
 from stream.offline.replayer import Replayer
-from stream.ratings.modes import Modes
 
 DAY = 86_400.0
 

@@ -10,13 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stream.config.modes import Modes, built_in_mode
 from stream.history import HistoryMatch, SeedRating
 from stream.offline.replayer import FinalRating, Replayer, seeded_state
 from stream.ratings.elo import EloConfig
 from stream.ratings.engine import rate_match, rate_player
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import ModeConfig, Modes, PendingConfig, QuitPolicy, built_in_mode
+from stream.ratings.modes import ModeConfig, QuitPolicy
 from stream.ratings.skill import PlayerState
 
 DAY = 86400.0
@@ -182,7 +183,7 @@ def test_cancel_policy_never_adds_a_new_opponent() -> None:
 
 
 def test_normal_policy_rates_the_others_from_the_ranks() -> None:
-    mode = ModeConfig("default", pending=PendingConfig(quit_policy=QuitPolicy.NORMAL))
+    mode = ModeConfig("default", quits=QuitPolicy.NORMAL)
     replayer = Replayer(Modes(default=mode))
     match = hm(T0, (("a",), ("b",)), (0, 1), quitters={"a"})
     updates = replayer.apply(match)

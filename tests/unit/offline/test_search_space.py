@@ -6,11 +6,12 @@ import tomllib
 
 import pytest
 
+from stream.config.modes import PendingConfig, build_mode, parse_modes
 from stream.offline.search_space import BY_ALGORITHM, COMMON, knobs_for, mode_table, toml_section
 from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.elo import EloConfig
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import ModeConfig, PendingConfig, QuitPolicy, build_mode, parse_modes
+from stream.ratings.modes import ModeConfig, QuitPolicy
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.teams import TeamStrategy
 
@@ -23,19 +24,22 @@ def test_a_mode_table_builds_the_same_mode_again(algorithm: str, teams: TeamStra
         ALGORITHMS[algorithm](),
         teams,
         RankPointsConfig(upset_bonus=250.0),
-        PendingConfig(grace_seconds=2.0, quit_policy=QuitPolicy.NORMAL),
+        quits=QuitPolicy.NORMAL,
     )
-    table = mode_table(config)
+    pending = PendingConfig(grace_seconds=2.0)
+    table = mode_table(config, pending)
     assert table["algorithm"] == algorithm
     assert table["teams"] == teams.value
     assert build_mode("duel", table) == config
     text = toml_section(table, "modes.duel")
-    assert parse_modes(tomllib.loads(text)).listed["duel"] == config
+    modes = parse_modes(tomllib.loads(text))
+    assert modes.listed["duel"] == config
+    assert modes.pending("duel") == pending
 
 
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
 def test_every_candidate_of_every_knob_is_a_valid_modes_key(algorithm: str) -> None:
-    base = mode_table(ModeConfig("m", ALGORITHMS[algorithm]()))
+    base = mode_table(ModeConfig("m", ALGORITHMS[algorithm]()), PendingConfig())
     for knob in knobs_for(algorithm):
         for value in knob.values:
             build_mode("m", knob.applied(base, value))  # raises on a misspelt or bad key
@@ -43,7 +47,7 @@ def test_every_candidate_of_every_knob_is_a_valid_modes_key(algorithm: str) -> N
 
 
 def test_applying_a_knob_leaves_the_original_table_alone() -> None:
-    base = mode_table(ModeConfig("m", Glicko2Config()))
+    base = mode_table(ModeConfig("m", Glicko2Config()), PendingConfig())
     volatility = BY_ALGORITHM["glicko2"][0]
     changed = volatility.applied(base, 0.09)
     assert base["glicko2"]["unrated_volatility"] == 0.06
@@ -62,7 +66,7 @@ def test_the_team_strategy_is_a_shared_knob_left_out_for_one_player_teams() -> N
     assert set(teams.values) == {s.value for s in TeamStrategy}
     assert teams in knobs_for("elo")
     assert teams not in knobs_for("elo", teams=False)
-    elo = mode_table(ModeConfig("m", EloConfig()))
+    elo = mode_table(ModeConfig("m", EloConfig()), PendingConfig())
     assert build_mode("m", teams.applied(elo, "individual")).teams is TeamStrategy.INDIVIDUAL
 
 

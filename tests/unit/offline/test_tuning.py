@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from stream.config.modes import Modes, parse_modes
 from stream.history import HistoryMatch, read_history
 from stream.offline.comparison import Z_EVIDENCE
 from stream.offline.evaluation import evaluate
@@ -24,7 +25,7 @@ from stream.offline.tuning import (
     tune,
 )
 from stream.ratings.elo import EloConfig
-from stream.ratings.modes import ModeConfig, Modes, parse_modes
+from stream.ratings.modes import ModeConfig
 from stream.ratings.teams import TeamStrategy
 from stream.simulation import SimulationConfig, simulate, write_csv, write_jsonl
 
@@ -255,7 +256,7 @@ def test_tuned_toml_keeps_the_start_when_the_verdict_is_no_evidence(result: Tune
     )
     text = tuned_toml(rejected, "default", "h.csv", "x", "y")
     assert "the start is kept below" in text
-    mode = parse_modes(tomllib.loads(text)).default
-    assert mode == BASE
-    assert mode_table(mode) == result.base_table
+    modes = parse_modes(tomllib.loads(text))
+    assert modes.default == BASE
+    assert mode_table(modes.default, modes.default_pending) == result.base_table
     assert not [line for line in text.splitlines() if line.endswith("# tuned")]

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from stream.config.modes import Modes
 from stream.deadletters import DeadLetter, Origin
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.outbox import Outbox
@@ -19,7 +20,6 @@ from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.records import decode_state, rating_key
 from stream.pipeline.view import StateView, encode_key
-from stream.ratings.modes import Modes
 from stream.ratings.skill import PlayerState
 
 STARTED, FINISHED = "match-started", "match-finished"

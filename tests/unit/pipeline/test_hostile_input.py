@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pipeline_cluster import FINISHED, STARTED, Cluster, epoch_ms
 
+from stream.config.modes import parse_modes
 from stream.events import EventLimits
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.partitioning import partition_for
-from stream.ratings.modes import parse_modes
 from stream.simulation import SimulationConfig, simulate
 
 T0 = 1_780_000_000.0

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from pipeline_cluster import FINISHED, STARTED, Cluster, epoch_ms
 
+from stream.config.modes import Modes, parse_modes
 from stream.deadletters import DeadLetter, Origin
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.view import StateView
 from stream.ratings.engine import MatchView, rate_match
-from stream.ratings.modes import Modes, parse_modes
 from stream.ratings.skill import PlayerState
 from stream.simulation import SimulationConfig, simulate
 from stream.simulation.core import SimulatedMatch

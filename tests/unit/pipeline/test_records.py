@@ -10,9 +10,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from stream.cache.entry import CachedRating
+from stream.config.modes import Modes
 from stream.pipeline.records import rating_changed
 from stream.ratings.experience import ExperienceConfig
-from stream.ratings.modes import ModeConfig, Modes
+from stream.ratings.modes import ModeConfig
 from stream.ratings.skill import PlayerState
 
 AT = 1_767_323_045.25

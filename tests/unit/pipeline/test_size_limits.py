@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stream.config.modes import Modes
 from stream.config.settings import EVENT_EXPANSION, Settings, SettingsError
 from stream.deadletters import (
     MAX_REASON_BYTES,
@@ -23,7 +24,6 @@ from stream.pipeline.app import pack
 from stream.pipeline.matches import STARTED, MatchProcessor
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.view import StateView
-from stream.ratings.modes import Modes
 
 ORIGIN = Origin("match-finished", 3, 12345, 1_780_000_000_000)
 # Apache Kafka's default message.max.bytes: the largest record batch a default broker accepts.

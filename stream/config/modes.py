@@ -1,0 +1,270 @@
+"""The modes file: each game mode's rating rules and the live pipeline's pending-match policy.
+
+A modes file (TOML) has a ``[default]`` table for every mode not listed and a ``[modes.NAME]``
+table per listed mode; a mode's table is laid over the default, key by key. Parameters of the
+chosen algorithm live in a sub-table named after it::
+
+    [default]
+    algorithm = "glicko2"            # glicko2 | glicko1 | elo | zonestats
+    teams = "composite_team"         # composite_team | composite_opponent | individual
+    unlisted = "default"             # "default": rate unlisted modes with [default]; "reject"
+    [default.glicko2]
+    tau = 0.5
+    [default.rank_points]
+    upset_bonus = 0.0
+    [default.experience]
+    debut_offset = -150.0            # rating points a newcomer plays below their rating
+    games_scale = 4.0                # the offset shrinks by e every this many games
+    provisional_games = 5            # fewer games: flagged provisional for matchmakers
+    [default.pending]
+    grace_seconds = 60.0
+    timeout_seconds = 7200.0
+    quit_policy = "cancel"           # cancel: quitter loses, opponents unchanged; normal
+
+    [modes.ranked-2v2]
+    teams = "composite_opponent"
+    [modes.ranked-2v2.glicko2]
+    tau = 0.4
+
+Every key is checked: a misspelt key is an error naming its place, not a silent default.
+
+A mode's table builds two things: its rating rules (:class:`~stream.ratings.modes.ModeConfig`,
+which ``[pending] quit_policy`` feeds, as replay applies it too) and its :class:`PendingConfig`,
+read by the live pipeline only.
+
+The built-in default mode (:func:`built_in_table`, chosen on real play: docs/defaults.md) lies
+under every file's ``[default]``, so a key a file leaves out keeps the built-in value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from stream.errors import UserError
+from stream.ratings.algorithm import ALGORITHMS
+from stream.ratings.experience import ExperienceConfig
+from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.ranges import ConfigError, Range, check_ranges
+from stream.ratings.rank_points import RankPointsConfig
+from stream.ratings.teams import TeamStrategy
+
+_T = TypeVar("_T")
+
+
+class ModesError(UserError, ValueError):
+    """A modes file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingConfig:
+    """How the live pipeline treats unresolved matches in this mode (event time, seconds)."""
+
+    grace_seconds: float = 60.0
+    timeout_seconds: float = 7200.0
+
+    RANGES: ClassVar[Mapping[str, Range]] = {
+        "grace_seconds": Range(
+            0.0,
+            86_400.0,
+            "an abandoned match holds its players' next matches this long (decisions.md: shorter "
+            "than the mode's matches); a day is the most",
+        ),
+        "timeout_seconds": Range(
+            1.0, 604_800.0, "at most the match topics' retention (a week), at least a second"
+        ),
+    }
+
+    def __post_init__(self) -> None:
+        check_ranges(self, self.RANGES)
+
+
+@dataclass(frozen=True)
+class Modes:
+    """Every configured mode, plus the default used for modes the file does not list: each
+    mode's rating rules (:meth:`get`) and its pending-match policy (:meth:`pending`)."""
+
+    default: ModeConfig = field(default_factory=lambda: built_in_mode("default"))
+    listed: Mapping[str, ModeConfig] = field(default_factory=dict)
+    accept_unlisted: bool = True
+    default_pending: PendingConfig = field(default_factory=PendingConfig)
+    # Listed modes' pending policies; a listed mode missing here has the default's.
+    listed_pending: Mapping[str, PendingConfig] = field(default_factory=dict)
+    _derived: dict[str, ModeConfig] = field(default_factory=dict, compare=False, repr=False)
+
+    def get(self, mode: str) -> ModeConfig:
+        """The configuration for ``mode``; KeyError if unlisted modes are rejected."""
+        found = self.listed.get(mode) or self._derived.get(mode)
+        if found is not None:
+            return found
+        if not self.accept_unlisted:
+            raise KeyError(mode)
+        derived = dataclasses.replace(self.default, name=mode)
+        self._derived[mode] = derived
+        return derived
+
+    def pending(self, mode: str) -> PendingConfig:
+        """The live pipeline's policy for ``mode``'s unresolved matches; KeyError as :meth:`get`."""
+        if not self.accepts(mode):
+            raise KeyError(mode)
+        return self.listed_pending.get(mode, self.default_pending)
+
+    def accepts(self, mode: str) -> bool:
+        return self.accept_unlisted or mode in self.listed
+
+    @classmethod
+    def single(cls, config: ModeConfig) -> Modes:
+        """Every mode rated with one configuration (``replay --algorithm``)."""
+        return cls(default=config)
+
+
+def built_in_table() -> dict[str, Any]:
+    """The built-in default mode as a modes-file table (a fresh copy).
+
+    Chosen on the parts of three real histories before their scored parts (docs/defaults.md):
+    teams against the opposing team's average, a newcomer playing 300 points below their rating
+    for about their first 8 games, and an unrated (and largest) Glicko-2 deviation of 0.6
+    (104 points) instead of INVERSUS's 2.015.
+    """
+    return {
+        "algorithm": "glicko2",
+        "teams": TeamStrategy.COMPOSITE_OPPONENT.value,
+        "glicko2": {"unrated_deviation": 0.6},
+        "experience": {"debut_offset": -300.0, "games_scale": 8.0, "provisional_games": 5},
+    }
+
+
+def built_in_mode(name: str, algorithm: str | None = None) -> ModeConfig:
+    """The built-in default mode under ``name``, optionally with another algorithm."""
+    table = built_in_table()
+    if algorithm is not None:
+        table["algorithm"] = algorithm
+    return build_mode(name, table, f"built-in mode {name!r}")
+
+
+def load_modes(path: Path) -> Modes:
+    """Read a modes file; ModesError names the file and the offending key. Reading it again
+    gives equal modes (the file is the only input)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModesError(f"{path}: cannot read: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ModesError(f"{path}: not valid TOML: {exc}") from exc
+    return parse_modes(data, source=str(path))
+
+
+def parse_modes(data: Mapping[str, Any], source: str = "modes") -> Modes:
+    """Modes from a parsed TOML document, its [default] laid over the built-in table;
+    ModesError names ``source`` and the key's table."""
+    _check_keys(data, {"default", "modes"}, source, "the top level")
+    default_table = _merge(built_in_table(), _table(data.get("default", {}), source, "[default]"))
+    unlisted = default_table.get("unlisted", "default")
+    if unlisted not in ("default", "reject"):
+        raise ModesError(f"{source}: [default] unlisted must be 'default' or 'reject'")
+    default, default_pending = _build_mode("default", default_table, source, "default")
+    listed: dict[str, ModeConfig] = {}
+    listed_pending: dict[str, PendingConfig] = {}
+    for name, table in _table(data.get("modes", {}), source, "[modes]").items():
+        path = f"modes.{name}"
+        merged = _merge(default_table, _table(table, source, f"[{path}]"))
+        merged.pop("unlisted", None)
+        listed[name], listed_pending[name] = _build_mode(name, merged, source, path)
+    return Modes(
+        default=default,
+        listed=listed,
+        accept_unlisted=unlisted == "default",
+        default_pending=default_pending,
+        listed_pending=listed_pending,
+    )
+
+
+def build_mode(
+    name: str, table: Mapping[str, Any], source: str = "modes", path: str = "mode"
+) -> ModeConfig:
+    """One mode's rating rules from its (already merged) table; ``path`` is the table's TOML
+    name. The table's ``[pending]`` is checked too (its quit_policy is a rating rule)."""
+    return _build_mode(name, table, source, path)[0]
+
+
+def _build_mode(
+    name: str, table: Mapping[str, Any], source: str, path: str
+) -> tuple[ModeConfig, PendingConfig]:
+    where = f"[{path}]"
+    algorithms = set(ALGORITHMS)
+    _check_keys(
+        table,
+        {"algorithm", "teams", "unlisted", "rank_points", "pending", "experience"} | algorithms,
+        source,
+        where,
+    )
+    algo_name = table.get("algorithm", "glicko2")
+    if not isinstance(algo_name, str) or algo_name not in ALGORITHMS:
+        raise ModesError(
+            f"{source}: {where} unknown algorithm {algo_name!r}; one of {sorted(ALGORITHMS)}"
+        )
+    try:
+        teams = TeamStrategy(table.get("teams", TeamStrategy.COMPOSITE_TEAM))
+    except ValueError:
+        choices = [t.value for t in TeamStrategy]
+        raise ModesError(f"{source}: {where} teams must be one of {choices}") from None
+    algorithm = _build(
+        ALGORITHMS[algo_name], table.get(algo_name, {}), source, f"{path}.{algo_name}"
+    )
+    rank_points = _build(
+        RankPointsConfig, table.get("rank_points", {}), source, f"{path}.rank_points"
+    )
+    # The file keeps quit_policy under [pending]; it goes to the rating rules.
+    pending_table = dict(_table(table.get("pending", {}), source, f"[{path}.pending]"))
+    try:
+        quits = QuitPolicy(pending_table.pop("quit_policy", QuitPolicy.CANCEL))
+    except ValueError:
+        raise ModesError(
+            f"{source}: [{path}.pending] quit_policy must be 'cancel' or 'normal'"
+        ) from None
+    pending = _build(
+        PendingConfig, pending_table, source, f"{path}.pending", frozenset({"quit_policy"})
+    )
+    experience = _build(ExperienceConfig, table.get("experience", {}), source, f"{path}.experience")
+    return ModeConfig(name, algorithm, teams, rank_points, experience, quits), pending
+
+
+def _build(
+    cls: type[_T], table: object, source: str, path: str, also: frozenset[str] = frozenset()
+) -> _T:
+    """``cls`` from its table; ``also``: keys the table may hold that were read before."""
+    where = f"[{path}]"
+    params = _table(table, source, where)
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    _check_keys(params, names | also, source, where)
+    try:
+        return cls(**params)
+    except ConfigError as exc:
+        # The range check names the key; the table is named here.
+        raise ModesError(f"{source}: {where} {exc}") from None
+
+
+def _table(value: object, source: str, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ModesError(f"{source}: {where} expected a table, got {value!r}")
+    return value
+
+
+def _check_keys(table: Mapping[str, Any], allowed: set[str], source: str, where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ModesError(f"{source}: {where} unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+
+
+def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
