@@ -115,7 +115,7 @@ def rate_player(
     at = match.at
     if state is None:
         state = initial_state(mode)
-    # skill_at() written out for the player and the opponent: this is the replay's hot path.
+    # skill_at() written out for the player (and in _met() for the 1v1 opponent): the hot path.
     step = mode.decay_step_seconds
     last = state.last_played
     own: SkillLike = (
@@ -140,11 +140,8 @@ def rate_player(
         snap = snapshots.get(opponent_id)
         if snap is None:
             snap = initial_state(mode)
-        seen = snap.last_played
-        opponent = snap if seen is None or at - seen < step else algorithm.decay(snap, at - seen)
-        opponent_rating = opponent.rating
-        if experience.active:
-            opponent_rating += experience.offset(snap.games) - own_offset
+        shift = experience.offset(snap.games) - own_offset if experience.active else None
+        opponent, opponent_rating = _met(mode, snap, at, shift)
         if mode.teams is TeamStrategy.COMPOSITE_TEAM:
             mine = snapshots.get(player_id)
             if mine is not None and mine is not state:
@@ -162,6 +159,22 @@ def rate_player(
         mode, player_id, state, own, match, snapshots, forced_score, own_offset
     )
     return _finish(mode, state, at, own, new_skill, score, opponents, upset)
+
+
+def _met(
+    mode: ModeConfig, opponent: PlayerState, at: float, shift: float | None
+) -> tuple[SkillLike, float]:
+    """The 1v1 opponent as the player meets them: their skill at ``at`` (inactivity applied)
+    and their rating moved by ``shift``, their experience offset minus the player's (None: the
+    mode has no experience term). The callers hold the offsets already: rate_duel uses each
+    twice, so they are passed in rather than computed again here."""
+    seen = opponent.last_played
+    met: SkillLike = (
+        opponent
+        if seen is None or at - seen < mode.decay_step_seconds
+        else mode.algorithm.decay(opponent, at - seen)
+    )
+    return met, met.rating if shift is None else met.rating + shift
 
 
 def _versus(
@@ -314,32 +327,22 @@ def rate_duel(
     twice, which makes it the replay's hot path. Only for an algorithm that rates from pairwise
     results: ValueError for one that rates the whole match (ZoneStats, which needs the stats).
     """
-    algorithm = mode.algorithm
     pairwise = mode.pairwise
     if pairwise is None:
-        raise ValueError(f"{algorithm.name} rates a whole match from its stats, not a duel")
-    step = mode.decay_step_seconds
+        raise ValueError(f"{mode.algorithm.name} rates a whole match from its stats, not a duel")
     if state_a is None:
         state_a = initial_state(mode)
     if state_b is None:
         state_b = initial_state(mode)
-    last = state_a.last_played
-    a: SkillLike = (
-        state_a if last is None or at - last < step else algorithm.decay(state_a, at - last)
-    )
-    last = state_b.last_played
-    b: SkillLike = (
-        state_b if last is None or at - last < step else algorithm.decay(state_b, at - last)
-    )
-    b_rating = b.rating
-    a_rating = a.rating
     experience = mode.experience
+    shift_a = shift_b = None
     if experience.active:
-        # Each meets the other moved by (their offset - own offset), as rate_player does.
         offset_a = experience.offset(state_a.games)
         offset_b = experience.offset(state_b.games)
-        b_rating = b.rating + (offset_b - offset_a)
-        a_rating = a.rating + (offset_a - offset_b)
+        shift_a, shift_b = offset_a - offset_b, offset_b - offset_a
+    # Each as the other meets them; the skill with inactivity applied is also their own.
+    a, a_rating = _met(mode, state_a, at, shift_a)
+    b, b_rating = _met(mode, state_b, at, shift_b)
     return (
         _versus(mode, pairwise, state_a, a, at, b_rating, b.deviation, score_a),
         _versus(mode, pairwise, state_b, b, at, a_rating, a.deviation, 1.0 - score_a),
