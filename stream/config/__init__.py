@@ -1,2 +1,3 @@
 """Configuration of a deployment: settings from the environment, server address checks, Kafka
-security. Imported by the services (pipeline, cache, cli, chaos, bench); imports none of them."""
+security, the modes file. Imported by the services (pipeline, cache, cli, chaos, bench); imports
+none of them."""

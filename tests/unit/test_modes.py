@@ -68,6 +68,31 @@ def test_mode_tables_lay_over_the_default() -> None:
     assert modes.get("other").algorithm == Glicko2Config(tau=0.3, unrated_deviation=0.6)
 
 
+def test_each_mode_has_its_own_pending_policy_and_the_quit_policy_is_a_rating_rule() -> None:
+    modes = parse_modes(
+        {
+            "default": {"pending": {"timeout_seconds": 600.0}},
+            "modes": {
+                "duel": {"pending": {"grace_seconds": 5.0, "quit_policy": "normal"}},
+                "brawl": {"algorithm": "elo"},
+            },
+        }
+    )
+    assert modes.pending("duel") == PendingConfig(grace_seconds=5.0, timeout_seconds=600.0)
+    assert modes.pending("brawl") == modes.pending("other") == PendingConfig(timeout_seconds=600.0)
+    assert modes.get("duel").quits is QuitPolicy.NORMAL
+    assert modes.get("brawl").quits is modes.get("other").quits is QuitPolicy.CANCEL
+
+
+def test_a_file_that_rejects_unlisted_modes_has_no_pending_policy_for_them() -> None:
+    modes = parse_modes({"default": {"unlisted": "reject"}, "modes": {"duel": {}}})
+    assert modes.pending("duel") == PendingConfig()
+    with pytest.raises(KeyError):
+        modes.get("other")
+    with pytest.raises(KeyError):
+        modes.pending("other")
+
+
 def test_an_empty_file_and_the_built_in_mode_agree() -> None:
     assert parse_modes({}).get("x") == Modes().get("x") == built_in_mode("x")
     elo = built_in_mode("x", "elo")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stream.config.modes import Modes, parse_modes
+from stream.config.modes import Modes, PendingConfig, parse_modes
 from stream.history import HistoryMatch, read_history
 from stream.offline.comparison import Z_EVIDENCE
 from stream.offline.evaluation import evaluate
@@ -25,7 +25,7 @@ from stream.offline.tuning import (
     tune,
 )
 from stream.ratings.elo import EloConfig
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modes import ModeConfig, QuitPolicy
 from stream.ratings.teams import TeamStrategy
 from stream.simulation import SimulationConfig, simulate, write_csv, write_jsonl
 
@@ -134,6 +134,23 @@ def test_tuning_again_from_a_settled_winner_changes_nothing(history_path: Path) 
     assert again.steps == ()
     assert again.best == settled.best
     assert again.search_base_log_loss == settled.search_best_log_loss
+
+
+def test_the_pending_and_quit_policies_come_through_the_search_unchanged(tmp_path: Path) -> None:
+    # Not searched, but part of the section to paste: a mode's own [pending] keys stay.
+    path = write_history(tmp_path / "tiny.csv", 80, 5, matchmaking_noise=100.0)
+    start = dataclasses.replace(BASE, name="duel", quits=QuitPolicy.NORMAL)
+    pending = PendingConfig(grace_seconds=30.0, timeout_seconds=600.0)
+    out = tune(lambda: reader(path), start, Plan(40), GAIN_ONLY, pending=pending)
+    assert out.base_table["pending"] == {
+        "grace_seconds": 30.0,
+        "timeout_seconds": 600.0,
+        "quit_policy": "normal",
+    }
+    modes = parse_modes(tomllib.loads(tuned_toml(out, "modes.duel", "h.csv", "x", "y")))
+    assert modes.get("duel").quits is QuitPolicy.NORMAL
+    assert modes.pending("duel") == pending
+    assert modes.pending("other") == PendingConfig()
 
 
 def test_a_tiny_scored_part_keeps_the_start_and_warns(tmp_path: Path) -> None:
