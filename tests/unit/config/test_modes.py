@@ -1,4 +1,5 @@
-"""Modes file: defaults, per-mode overrides, unlisted modes, and clear errors."""
+"""The modes file (stream.config.modes): defaults, per-mode overrides, unlisted modes, each
+mode's pending policy, and clear errors."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from stream.ratings.modes import ModeConfig, QuitPolicy
 from stream.ratings.teams import TeamStrategy
 from stream.ratings.zonestats import ZoneStatsConfig
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "modes.example.toml"
+EXAMPLE = Path(__file__).resolve().parents[3] / "modes.example.toml"
 
 
 BUILT_IN_GLICKO2 = Glicko2Config(unrated_deviation=0.6)
