@@ -19,7 +19,7 @@ from stream.offline.intake import (
     RecentMatchIds,
 )
 from stream.offline.replayer import Replayer
-from stream.pipeline.records import RECENT_MATCHES
+from stream.protocol import RECENT_MATCHES
 from stream.ratings.modes import Modes, parse_modes
 
 HEADER = "played_at,player_a,player_b,score_a\n"
