@@ -33,7 +33,8 @@ from stream.deadletters import Origin
 from stream.ratings.skill import PlayerState, PlayerStats
 
 # Version 1: ``rate`` had 9 elements. Version 2 added the 10th, the finish's Kafka timestamp
-# (ms), which the latency metric starts from. Decoders accept every version up to this one.
+# (ms), which the latency metric starts from. Decoders accept every version up to this one, and
+# ignore trailing ``rate`` elements and unknown record fields a later version may add.
 PROTOCOL_VERSION = 2
 
 # How many of a player's latest match ids the rating record keeps to recognise redeliveries.
@@ -384,8 +385,10 @@ def decode_player_command(data: object) -> PlayerCommand:
             _int(items[5], what),
         )
     if kind == "rate":
-        # Version 1 commands (9 elements) may still be in the topic during an upgrade.
-        _arity(items, what, 9, 10)
+        # Version 1 commands (9 elements) may still be in the topic during an upgrade, and a
+        # newer release may add elements: readers ignore what they do not know.
+        if len(items) < 9:
+            raise ProtocolError(f"{what}: expected at least 9 elements, got {len(items)}")
         snapshots = {pid: _optional_state(state) for pid, state in _dict(items[7], what).items()}
         players = []
         for item in _list(items[8], what):
@@ -399,7 +402,7 @@ def decode_player_command(data: object) -> PlayerCommand:
                     None if label is None else _str(label, what),
                 )
             )
-        finished_ms = items[9] if len(items) == 10 else None
+        finished_ms = items[9] if len(items) > 9 else None
         return Rate(
             match_id=_str(items[1], what),
             mode=_str(items[2], what),

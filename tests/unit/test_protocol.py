@@ -148,6 +148,9 @@ def test_a_rate_command_from_version_1_still_decodes() -> None:
     rate = decode_player_command(old)
     assert isinstance(rate, Rate) and rate.finished_ms is None
     assert rate.players == [RatedPlayer("p000001", None, None)]
+    # And one from a later version, with an element this one does not know.
+    newer = decode_player_command([*orjson.loads(PLAYER_COMMANDS[2]), "later"])
+    assert newer == decode_player_command(orjson.loads(PLAYER_COMMANDS[2]))
 
 
 def test_a_match_entry_from_before_the_latency_metric_has_no_timestamp() -> None:
@@ -172,7 +175,7 @@ def test_the_rating_key_names_player_and_mode_unambiguously() -> None:
         (decode_match_command, [], "match command: expected a list led by its kind"),
         (decode_match_command, ["tick", "soon"], "tick command: expected a number, got str"),
         (decode_match_command, ["snap", "m", "p", [1, 2], False], "state: expected 6 elements"),
-        (decode_player_command, ["rate"], "rate command: expected 9 or 10 elements, got 1"),
+        (decode_player_command, ["rate"], "rate command: expected at least 9 elements, got 1"),
         (decode_player_command, ["join", 1], "join command: expected 6 elements, got 2"),
         (decode_player_command, ["cancel", "m", [1]], "cancel command: expected a string, got int"),
         (decode_player_command, ["snap", "m", "p", None, True], "unknown player command 'snap'"),
