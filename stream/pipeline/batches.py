@@ -48,10 +48,15 @@ from stream.pipeline.view import StateView
 from stream.protocol import (
     CLOCKS,
     MATCHES,
+    Abandon,
+    Cancel,
     Command,
+    Join,
     MatchCommand,
     PlayerCommand,
     ProtocolError,
+    Rate,
+    Snapshot,
     decode_commands,
     decode_match_command,
     decode_player_command,
@@ -287,7 +292,10 @@ class BatchRunner:
                 origin.partition,
                 origin.offset,
                 data,
-                extra=log_context(origin, None),
+                extra={
+                    **log_context(origin, None),
+                    "match_id": _match_id(command),
+                },
             )
             out.dead_letter(_command_letter(data, origin, f"internal error: {exc!r}"))
 
@@ -387,6 +395,13 @@ class BatchRunner:
         except asyncio.CancelledError:
             on_cancel()
             raise
+
+
+def _match_id(command: Command) -> str | None:
+    """The match a command is about (for the logs), if it names one."""
+    if isinstance(command, Snapshot | Abandon | Join | Rate | Cancel):
+        return command.match_id
+    return None
 
 
 def _command_letter(data: object, origin: Origin, reason: str) -> DeadLetter:

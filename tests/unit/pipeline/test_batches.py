@@ -58,7 +58,9 @@ class Failing:
         self.inner.on_command(ctx, command)  # type: ignore[attr-defined]
 
 
-def test_an_unexpected_error_dead_letters_that_command_and_the_batch_goes_on() -> None:
+def test_an_unexpected_error_dead_letters_that_command_and_the_batch_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     c = Cluster(partitions=1)
     c.allow_internal_errors = True
     c.runner.players = Failing(c.runner.players, "m1")  # type: ignore[assignment]
@@ -69,6 +71,8 @@ def test_an_unexpected_error_dead_letters_that_command_and_the_batch_goes_on() -
     assert letter.reason == "internal error: RuntimeError('boom')"
     assert orjson.loads(letter.value or b"")[:2] == ["rate", "m1"]
     assert {match for _, match in c.outcomes()} == {"m2"}
+    (logged,) = [r for r in caplog.records if r.getMessage().startswith("internal error")]
+    assert logged.exc_info is not None and logged.__dict__["match_id"] == "m1"
 
 
 def test_state_is_written_only_after_the_outputs_are_delivered() -> None:
