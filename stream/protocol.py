@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 import orjson
 
@@ -93,7 +93,18 @@ def _field(data: dict[str, object], name: str, what: str) -> object:
 
 
 def _strings(data: object, what: str) -> list[str]:
-    return [_str(item, what) for item in _list(data, what)]
+    items = _list(data, what)
+    # One pass with no call per element (match ids in every record): the common, valid case.
+    if all(type(item) is str for item in items):
+        return cast("list[str]", items)
+    return [_str(item, what) for item in items]
+
+
+def _ints(data: object, what: str) -> list[int]:
+    items = _list(data, what)
+    if all(type(item) is int for item in items):
+        return cast("list[int]", items)
+    return [_int(item, what) for item in items]
 
 
 def _kind(data: object) -> str:
@@ -122,17 +133,22 @@ def encode_state(state: PlayerState) -> list[object]:
 
 
 def decode_state(data: object) -> PlayerState:
-    items = _list(data, "state")
-    _arity(items, "state", 6)
-    rating, deviation, volatility, rank_points, games, last_played = items
-    return PlayerState(
-        float(_number(rating, "state rating")),
-        float(_number(deviation, "state deviation")),
-        None if volatility is None else float(_number(volatility, "state volatility")),
-        int(_number(rank_points, "state rank_points")),
-        int(_number(games, "state games")),
-        None if last_played is None else float(_number(last_played, "state last_played")),
-    )
+    # The hottest decoder (every rating record and snapshot): converted as before the protocol
+    # had types, a wrong element turned into ProtocolError.
+    if not isinstance(data, list) or len(data) != 6:
+        raise ProtocolError(f"state: expected a list of 6 elements, got {data!r:.80}")
+    rating, deviation, volatility, rank_points, games, last_played = data
+    try:
+        return PlayerState(
+            float(rating),
+            float(deviation),
+            None if volatility is None else float(volatility),
+            int(rank_points),
+            int(games),
+            None if last_played is None else float(last_played),
+        )
+    except (TypeError, ValueError) as exc:
+        raise ProtocolError(f"state: {exc}") from None
 
 
 def _optional_state(data: object) -> PlayerState | None:
@@ -408,7 +424,7 @@ def decode_player_command(data: object) -> PlayerCommand:
             mode=_str(items[2], what),
             at=_number(items[3], what),
             teams=_teams(items[4], what),
-            ranks=[_int(rank, what) for rank in _list(items[5], what)],
+            ranks=_ints(items[5], what),
             stats=_decode_stats(items[6], what),
             snapshots=snapshots,
             players=players,
@@ -583,7 +599,7 @@ def decode_match(data: object) -> MatchEntry:
         finish = Finish(
             _number(_field(f, "at", what), what),
             None if ts is None else _int(ts, what),
-            [_int(rank, what) for rank in _list(_field(f, "ranks", what), what)],
+            _ints(_field(f, "ranks", what), what),
             _strings(_field(f, "quitters", what), what),
             _decode_stats(_field(f, "stats", what), what),
         )
