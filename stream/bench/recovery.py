@@ -23,9 +23,10 @@ from aiokafka import AIOKafkaProducer
 from stream.config.settings import Settings
 from stream.local.workers import WorkerProcess
 from stream.pipeline.partitioning import partition_for
-from stream.pipeline.records import RECENT_MATCHES, rating_key
 from stream.pipeline.topics import ensure_topics
 from stream.pipeline.view import StateView
+from stream.protocol import RATINGS, RECENT_MATCHES, RatingRecord, rating_key
+from stream.ratings.skill import PlayerState
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,12 @@ async def fill_ratings_changelog(
         topic = settings.ratings_changelog_topic
         for i in range(players):
             player = f"player-{i:08d}"
-            view = StateView({})
-            record = {
-                "s": [1500 + rng.gauss(0, 200), 60.0, 0.06, rng.randrange(10000), 40, 1.78e9],
-                "v": 40,
-                "r": [f"match-{rng.randrange(10**9):012d}" for _ in range(RECENT_MATCHES)],
-            }
+            view = StateView({}, RATINGS)
+            record = RatingRecord(
+                PlayerState(1500 + rng.gauss(0, 200), 60.0, 0.06, rng.randrange(10000), 40, 1.78e9),
+                version=40,
+                recent=[f"match-{rng.randrange(10**9):012d}" for _ in range(RECENT_MATCHES)],
+            )
             view.put(rating_key(player, "ranked-1v1"), record)
             ((key, value),) = view.changes().items()
             partition = partition_for(player, settings.partitions)

@@ -6,8 +6,9 @@ import gc
 import random
 from pathlib import Path
 
-from stream.pipeline.records import RECENT_MATCHES, rating_key
 from stream.pipeline.view import StateView
+from stream.protocol import RATINGS, RECENT_MATCHES, RatingRecord, rating_key
+from stream.ratings.skill import PlayerState
 
 
 def _rss() -> int:
@@ -23,12 +24,14 @@ def table_bytes_per_player(players: int = 200_000, seed: int = 1) -> float:
     before = _rss()
     table: dict[bytes, bytes] = {}
     for i in range(players):
-        view = StateView(table)
-        record = {
-            "s": [1500 + rng.random() * 300, 50 + rng.random() * 100, 0.06, 4000, 100, 1.78e9],
-            "v": 100,
-            "r": [f"match-{rng.randrange(10**9):012d}" for _ in range(RECENT_MATCHES)],
-        }
+        view = StateView(table, RATINGS)
+        record = RatingRecord(
+            PlayerState(
+                1500 + rng.random() * 300, 50 + rng.random() * 100, 0.06, 4000, 100, 1.78e9
+            ),
+            version=100,
+            recent=[f"match-{rng.randrange(10**9):012d}" for _ in range(RECENT_MATCHES)],
+        )
         view.put(rating_key(f"player-{i:08d}", "ranked-1v1"), record)
         for key, value in view.changes().items():
             if value is not None:

@@ -25,6 +25,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from stream.cache.entry import CachedRating
 from stream.cache.writer import CacheWriter
+from stream.protocol import RATINGS, ProtocolError, decode_rating_key
 
 
 @dataclass(frozen=True)
@@ -39,30 +40,31 @@ class RebuildReport:
 def entry_from_changelog(key: bytes | None, value: bytes | None) -> CachedRating | None:
     """The cache entry a ratings-changelog record stands for; None for a tombstone.
 
-    Key: the JSON string of ``rating_key`` (``["player", "mode"]``); value: ``{"s": state list,
-    "v": version, "r": recent match ids}`` (stream/pipeline/players.py). ValueError if malformed.
+    Key and value as the player agent writes them: the JSON of ``rating_key`` and a
+    :class:`RatingRecord` (stream/protocol.py). ValueError if malformed.
     """
     if value is None:
         return None
     try:
-        player_id, mode = orjson.loads(orjson.loads(key or b""))
-        record = orjson.loads(value)
-        rating, deviation, volatility, rank_points, games, last_played = record["s"]
-        recent = record.get("r") or [None]
-        return CachedRating(
-            player_id=str(player_id),
-            mode=str(mode),
-            rating=float(rating),
-            deviation=float(deviation),
-            volatility=None if volatility is None else float(volatility),
-            rank_points=int(rank_points),
-            games=int(games),
-            version=int(record["v"]),
-            updated_at_ms=0 if last_played is None else round(float(last_played) * 1000),
-            match_id=None if recent[-1] is None else str(recent[-1]),
-        )
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        player_id, mode = decode_rating_key(orjson.loads(key or b""))
+        record = RATINGS.value(value)
+    except orjson.JSONDecodeError as exc:
         raise ValueError(f"not a ratings-changelog record: {exc}") from None
+    except ProtocolError as exc:
+        raise ValueError(f"not a ratings-changelog record: {exc}") from None
+    state = record.state
+    return CachedRating(
+        player_id=player_id,
+        mode=mode,
+        rating=state.rating,
+        deviation=state.deviation,
+        volatility=state.volatility,
+        rank_points=state.rank_points,
+        games=state.games,
+        version=record.version,
+        updated_at_ms=0 if state.last_played is None else round(state.last_played * 1000),
+        match_id=record.recent[-1] if record.recent else None,
+    )
 
 
 async def rebuild(

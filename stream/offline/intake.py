@@ -19,7 +19,7 @@ from stream.history import HistoryError, HistoryMatch, read_history
 from stream.history.reader import CSV_ID_PREFIX, Progress
 from stream.history.source import display_name
 from stream.offline.replayer import DEFAULT_MODE
-from stream.pipeline.records import RECENT_MATCHES
+from stream.protocol import RECENT_MATCHES
 
 # The live worker's default SKILLSTREAM_RETENTION_SECONDS: how long (in event time) a settled
 # match is kept to recognise a late duplicate (a test holds the two equal).

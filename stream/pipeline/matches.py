@@ -25,9 +25,9 @@ abandon request finds the entry already changed and does nothing; a settled matc
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from stream.config.modes import Modes
 from stream.deadletters import DeadLetter, Origin
 from stream.events import (
     DEFAULT_LIMITS,
@@ -42,11 +42,60 @@ from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.timekeeping import Deadlines, PartitionClock
 from stream.pipeline.view import StateView
+from stream.protocol import (
+    MATCHES,
+    Abandon,
+    Cancel,
+    Finish,
+    Forward,
+    Join,
+    MatchCommand,
+    MatchEntry,
+    Rate,
+    RatedPlayer,
+    Snapshot,
+    StoredMessage,
+    Tick,
+    Waiting,
+)
+from stream.config.modes import Modes, PendingConfig
 from stream.ratings.modes import ModeConfig
 from stream.ratings.resolution import Outcome, rated_players
 
 STARTED = "started"
 FINISHED = "finished"
+
+
+@dataclass(slots=True)
+class MatchPartition:
+    """A match partition this worker owns, across batches: its event time and the deadlines
+    waiting on it (both rebuilt from the tables after an assignment, see :meth:`restore`)."""
+
+    number: int
+    clock: PartitionClock
+    deadlines: Deadlines = field(default_factory=Deadlines)
+
+
+@dataclass(slots=True)
+class MatchContext:
+    """One match partition in one batch: its state, its view of the match table, the batch's
+    outbox and the wall time the batch started at."""
+
+    partition: MatchPartition
+    view: StateView[str, MatchEntry]
+    out: Outbox
+    wall: float
+
+    @classmethod
+    def of(
+        cls, partition: MatchPartition, table: Mapping[bytes, bytes], out: Outbox, wall: float
+    ) -> MatchContext:
+        return cls(partition, StateView(table, MATCHES), out, wall)
+
+    @property
+    def now(self) -> float | None:
+        """The partition's event time."""
+        return self.partition.clock.value
 
 
 class MatchProcessor:
@@ -69,39 +118,36 @@ class MatchProcessor:
         # from a server with a broken clock would otherwise move the partition's event time
         # on, and every match pending there would be abandoned or timed out.
         self.max_future_seconds = max_future_seconds
-        self.clocks: dict[int, PartitionClock] = {}
-        self.deadlines: defaultdict[int, Deadlines] = defaultdict(Deadlines)
 
     # --- clocks and deadlines -----------------------------------------------------------------
 
-    def clock(self, partition: int, wall: float, stored: float | None = None) -> PartitionClock:
-        found = self.clocks.get(partition)
-        if found is None:
-            found = self.clocks[partition] = PartitionClock(stored, wall)
-        return found
-
-    def rebuild(self, partition: int, entries: list[tuple[str, dict[str, Any]]]) -> None:
-        """Recreate the partition's deadlines from its table entries (after recovery)."""
-        deadlines = self.deadlines[partition] = Deadlines()
+    def restore(
+        self,
+        number: int,
+        stored_clock: float | None,
+        entries: list[tuple[str, MatchEntry]],
+        wall: float,
+    ) -> MatchPartition:
+        """The partition's clock and deadlines from its tables (after assignment or recovery)."""
+        partition = MatchPartition(number, PartitionClock(stored_clock, wall))
         for match_id, entry in entries:
             at = self._next_deadline(entry)
             if at is not None:
-                deadlines.add(at, match_id)
+                partition.deadlines.add(at, match_id)
+        return partition
 
     # --- inputs -------------------------------------------------------------------------------
 
     def on_event(
         self,
-        view: StateView,
-        out: Outbox,
-        partition: int,
+        ctx: MatchContext,
         kind: str,
         key: bytes | None,
         value: bytes | None,
         origin: Origin,
-        wall: float,
     ) -> None:
         """A match-started or match-finished message (``kind``), or one forwarded home."""
+        out, wall = ctx.out, ctx.wall
         size = len(key or b"") + len(value or b"")
         if size > self.limits.max_bytes:
             # Before parsing, and the key too: a forwarded event carries both in one command.
@@ -120,65 +166,48 @@ class MatchProcessor:
             out.dead_letter(DeadLetter(key, value, origin, f"match-{kind}: {exc}"))
             return
         home = partition_for(event.match_id, self.partitions)
-        if home != partition:
-            out.to_match(home, _forward(kind, key, value, origin))
+        if home != ctx.partition.number:
+            out.to_match(home, Forward(kind, StoredMessage(key, value or b"", origin)))
             out.count("forwarded")
             return
         at = event.started_at if isinstance(event, MatchStarted) else event.finished_at
         if self.max_future_seconds is not None and at > wall + self.max_future_seconds:
-            field = "started_at" if kind == STARTED else "finished_at"
+            field_name = "started_at" if kind == STARTED else "finished_at"
             reason = (
-                f"match-{kind}: {field} is {at - wall:,.0f} s ahead of the worker's clock "
+                f"match-{kind}: {field_name} is {at - wall:,.0f} s ahead of the worker's clock "
                 f"(limit {self.max_future_seconds:g} s, SKILLSTREAM_MAX_FUTURE_SECONDS)"
             )
             out.dead_letter(DeadLetter(key, value, origin, reason))
             return
-        clock = self.clock(partition, wall)
+        clock = ctx.partition.clock
         if isinstance(event, MatchStarted):
             clock.observe(event.started_at, wall)
-            self._start(view, out, partition, event, mode)
+            self._start(ctx, event, mode)
         else:
             clock.observe(event.finished_at, wall)
-            self._finish(view, out, partition, event, mode, key, value, origin)
-        self.run_due(view, out, partition)
+            self._finish(ctx, event, mode, StoredMessage(key, value or b"", origin))
+        self.run_due(ctx)
 
-    def on_commands(
-        self,
-        view: StateView,
-        out: Outbox,
-        partition: int,
-        commands: list[list[Any]],
-        origin: Origin,
-        wall: float,
-    ) -> None:
-        """A packed message of commands for this match partition."""
-        for command in commands:
-            kind = command[0]
-            if kind == "snap":
-                _, match_id, player_id, state, applied = command
-                self._snapshot(view, out, partition, match_id, player_id, state, applied)
-            elif kind == "abandon":
-                _, match_id, player_id, since = command
-                self._abandon_request(view, out, partition, match_id, player_id, since)
-            elif kind == "fwd":
-                _, what, message = command
-                key, value, where = _restored(message)
-                self.on_event(view, out, partition, what, key, value, where, wall)
-            elif kind == "tick":
-                self.clock(partition, wall).tick(wall)
-            else:
-                raise ValueError(f"unknown match command {kind!r}")
-        self.run_due(view, out, partition)
+    def on_command(self, ctx: MatchContext, command: MatchCommand) -> None:
+        """One command of a packed message for this match partition."""
+        match command:
+            case Snapshot():
+                self._snapshot(ctx, command)
+            case Abandon():
+                self._abandon_request(ctx, command)
+            case Forward(kind, message):
+                self.on_event(ctx, kind, message.key, message.value, message.origin)
+            case Tick():
+                # The batch's wall time, not the leader's: the tick only wakes the partition.
+                ctx.partition.clock.tick(ctx.wall)
+        self.run_due(ctx)
 
-    def run_due(self, view: StateView, out: Outbox, partition: int) -> None:
+    def run_due(self, ctx: MatchContext) -> None:
         """Act on every match whose deadline the partition's event time has passed."""
-        clock = self.clocks.get(partition)
-        if clock is None:
-            return
-        for match_id in self.deadlines[partition].due(clock.value):
-            entry = view.get(match_id)
+        for match_id in ctx.partition.deadlines.due(ctx.now):
+            entry = ctx.view.get(match_id)
             if entry is not None:
-                self._advance(view, out, partition, match_id, entry)
+                self._advance(ctx, match_id, entry)
 
     # --- handlers -----------------------------------------------------------------------------
 
@@ -190,352 +219,303 @@ class MatchProcessor:
                 f"mode: {name!r} is not in the modes file, which rejects unlisted modes"
             ) from None
 
-    def _start(
-        self,
-        view: StateView,
-        out: Outbox,
-        partition: int,
-        event: MatchStarted,
-        mode: ModeConfig,
-    ) -> None:
-        entry = view.get(event.match_id)
+    def _pending(self, mode_name: str) -> PendingConfig:
+        """A mode's pending policy (grace and timeout): read here only."""
+        return self.modes.pending(mode_name)
+
+    def _start(self, ctx: MatchContext, event: MatchStarted, mode: ModeConfig) -> None:
+        entry = ctx.view.get(event.match_id)
         if entry is None:
             entry = _new_entry(mode.name, event.teams, event.started_at)
-            self._join(out, event.match_id, entry, partition)
-        elif entry["teams"] is None:
+            self._join(ctx, event.match_id, entry)
+        elif entry.teams is None:
             # The finish came first without a line-up: the start completes it.
-            wait = entry["wait"]
+            wait = entry.wait
             teams = [list(team) for team in event.teams]
-            entry["teams"] = teams
-            entry["start"] = event.started_at
-            entry["wait"] = None
-            problem = _result_problem(teams, entry["fin"])
+            entry.teams = teams
+            entry.start = event.started_at
+            entry.wait = None
+            problem = _result_problem(teams, entry.fin)
             if problem is not None:
-                out.dead_letter(_waiting_letter(wait, f"match-finished: {problem}"))
-                entry["fin"] = None
-            self._join(out, event.match_id, entry, partition)
+                assert wait is not None  # an entry without teams is a waiting finish
+                ctx.out.dead_letter(_waiting_letter(wait, f"match-finished: {problem}"))
+                entry.fin = None
+            self._join(ctx, event.match_id, entry)
         else:
-            out.count("duplicate_starts")
+            ctx.out.count("duplicate_starts")
             return
-        self._advance(view, out, partition, event.match_id, entry)
+        self._advance(ctx, event.match_id, entry)
 
     def _finish(
-        self,
-        view: StateView,
-        out: Outbox,
-        partition: int,
-        event: MatchFinished,
-        mode: ModeConfig,
-        key: bytes | None,
-        value: bytes | None,
-        origin: Origin,
+        self, ctx: MatchContext, event: MatchFinished, mode: ModeConfig, message: StoredMessage
     ) -> None:
-        match_id = event.match_id
-        entry = view.get(match_id)
+        match_id, out = event.match_id, ctx.out
+        entry = ctx.view.get(match_id)
 
         def reject(reason: str) -> None:
-            out.dead_letter(DeadLetter(key, value, origin, f"match-finished: {reason}"))
+            out.dead_letter(
+                DeadLetter(message.key, message.value, message.origin, f"match-finished: {reason}")
+            )
 
-        fin = {
-            "at": event.finished_at,
+        fin = Finish(
+            at=event.finished_at,
             # When the finish was produced (Kafka timestamp): the latency metric's start.
-            "ts": origin.timestamp_ms,
-            "ranks": list(event.ranks),
-            "quitters": sorted(event.quitters),
-            "stats": None
-            if event.stats is None
-            else {pid: [s.score, s.seconds] for pid, s in event.stats.items()},
-        }
+            ts=message.origin.timestamp_ms,
+            ranks=list(event.ranks),
+            quitters=sorted(event.quitters),
+            stats=None if event.stats is None else dict(event.stats),
+        )
         if entry is None:
             if event.teams is None:
                 # No line-up yet: wait a grace period for the start, then dead-letter.
                 entry = _new_entry(mode.name, None, None)
-                entry["fin"] = fin
-                clock = self.clocks[partition].value or event.finished_at
-                entry["wait"] = {
-                    "message": _stored(key, value, origin),
-                    "until": clock + self.modes.pending(mode.name).grace_seconds,
-                }
-                view.put(match_id, entry)
-                self.deadlines[partition].add(entry["wait"]["until"], match_id)
+                entry.fin = fin
+                clock = ctx.now or event.finished_at
+                until = clock + self._pending(mode.name).grace_seconds
+                entry.wait = Waiting(message, until)
+                ctx.view.put(match_id, entry)
+                ctx.partition.deadlines.add(until, match_id)
                 return
             # No start seen (late, or never sent): the finish's line-up stands in for it, and
             # the snapshots are taken now.
             entry = _new_entry(mode.name, event.teams, event.finished_at)
-            entry["fin"] = fin
-            self._join(out, match_id, entry, partition)
+            entry.fin = fin
+            self._join(ctx, match_id, entry)
             out.count("finished_without_start")
-        elif entry["fin"] is not None or entry["done"] is not None:
+        elif entry.fin is not None or entry.done is not None:
             out.count("duplicate_finishes")
             return
-        elif entry["mode"] != mode.name:
-            reject(f"mode {mode.name!r} differs from the match-started mode {entry['mode']!r}")
+        elif entry.mode != mode.name:
+            reject(f"mode {mode.name!r} differs from the match-started mode {entry.mode!r}")
             return
-        elif entry["teams"] is None:
+        elif entry.teams is None:
             out.count("duplicate_finishes")
             return
         else:
             if event.teams is not None:
-                if _lineup(event.teams) != _lineup(entry["teams"]):
+                if _lineup(event.teams) != _lineup(entry.teams):
                     reject("teams differ from the match-started line-up")
                     return
                 # The finish's team order is the one its ranks refer to.
-                entry["teams"] = [list(team) for team in event.teams]
-            problem = _result_problem(entry["teams"], fin)
+                entry.teams = [list(team) for team in event.teams]
+            problem = _result_problem(entry.teams, fin)
             if problem is not None:
                 reject(problem)
                 return
-            entry["fin"] = fin
-        self._advance(view, out, partition, match_id, entry)
+            entry.fin = fin
+        self._advance(ctx, match_id, entry)
 
-    def _snapshot(
-        self,
-        view: StateView,
-        out: Outbox,
-        partition: int,
-        match_id: str,
-        player_id: str,
-        state: list[Any] | None,
-        applied: bool,
-    ) -> None:
-        entry = view.get(match_id)
-        if entry is None or entry["done"] is not None or entry["teams"] is None:
-            out.count("late_snapshots")
+    def _snapshot(self, ctx: MatchContext, snap: Snapshot) -> None:
+        entry = ctx.view.get(snap.match_id)
+        if entry is None or entry.done is not None or entry.teams is None:
+            ctx.out.count("late_snapshots")
             return
-        snaps = entry["snaps"]
-        if player_id in snaps:
+        if snap.player_id in entry.snaps:
             return
-        snaps[player_id] = state
-        if applied and player_id not in entry["settled"]:
+        entry.snaps[snap.player_id] = snap.state
+        if snap.applied and snap.player_id not in entry.settled:
             # The player already has this match (a duplicate after the retention period).
-            entry["settled"].append(player_id)
-        self._advance(view, out, partition, match_id, entry)
+            entry.settled.append(snap.player_id)
+        self._advance(ctx, snap.match_id, entry)
 
-    def _abandon_request(
-        self,
-        view: StateView,
-        out: Outbox,
-        partition: int,
-        match_id: str,
-        player_id: str,
-        since: float,
-    ) -> None:
-        entry = view.get(match_id)
-        if entry is None or entry["done"] is not None or entry["teams"] is None:
+    def _abandon_request(self, ctx: MatchContext, request: Abandon) -> None:
+        match_id, player_id = request.match_id, request.player_id
+        entry = ctx.view.get(match_id)
+        if entry is None or entry.done is not None or entry.teams is None:
             # Nothing to abandon here: release the player's pending entry.
-            out.to_player(
-                partition_for(player_id, self.partitions), ["cancel", match_id, [player_id]]
+            ctx.out.to_player(
+                partition_for(player_id, self.partitions), Cancel(match_id, [player_id])
             )
             return
-        if player_id in entry["settled"] or entry["fin"] is not None:
+        if player_id in entry.settled or entry.fin is not None:
             return
-        current = entry["aband"].get(player_id)
-        if current is not None and current <= since:
+        current = entry.aband.get(player_id)
+        if current is not None and current <= request.since:
             return
-        entry["aband"][player_id] = since
-        self._advance(view, out, partition, match_id, entry)
+        entry.aband[player_id] = request.since
+        self._advance(ctx, match_id, entry)
 
     # --- the decision ---------------------------------------------------------------------------
 
-    def _advance(
-        self, view: StateView, out: Outbox, partition: int, match_id: str, entry: dict[str, Any]
-    ) -> None:
+    def _advance(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> None:
         """Settle whoever can be settled now, store the entry, and queue its next deadline."""
-        now = self.clocks[partition].value
-        done = entry["done"]
+        now = ctx.now
+        done = entry.done
         if done is not None:
             if now is not None and now >= done + self.retention:
-                view.delete(match_id)
+                ctx.view.delete(match_id)
                 return
-        elif entry["teams"] is None:
-            wait = entry["wait"]
-            if now is not None and now >= wait["until"]:
-                out.dead_letter(
+        elif entry.teams is None:
+            wait = entry.wait
+            assert wait is not None  # an entry without teams is a waiting finish
+            if now is not None and now >= wait.until:
+                ctx.out.dead_letter(
                     _waiting_letter(
                         wait,
                         "match-finished: no teams, and no match-started arrived within the "
                         "grace period",
                     )
                 )
-                view.delete(match_id)
+                ctx.view.delete(match_id)
                 return
         else:
-            self._settle(out, match_id, entry, now)
-        view.put(match_id, entry)
+            self._settle(ctx.out, match_id, entry, entry.teams, now)
+        ctx.view.put(match_id, entry)
         at = self._next_deadline(entry)
         if at is not None:
-            self.deadlines[partition].add(at, match_id)
+            ctx.partition.deadlines.add(at, match_id)
 
-    def _settle(self, out: Outbox, match_id: str, entry: dict[str, Any], now: float | None) -> None:
-        teams = entry["teams"]
+    def _settle(
+        self,
+        out: Outbox,
+        match_id: str,
+        entry: MatchEntry,
+        teams: list[list[str]],
+        now: float | None,
+    ) -> None:
         players = [pid for team in teams for pid in team]
-        snaps = entry["snaps"]
-        if len(snaps) < len(players):
+        if len(entry.snaps) < len(players):
             return
-        settled = set(entry["settled"])
-        mode = self.modes.get(entry["mode"])
-        fin = entry["fin"]
+        settled = set(entry.settled)
+        fin = entry.fin
         if fin is not None:
-            rated = rated_players(mode, _tuples(teams), fin["quitters"])
-            to_rate = [[pid, rated[pid], None] for pid in players if pid in rated]
+            mode = self.modes.get(entry.mode)
+            rated = rated_players(mode, _tuples(teams), fin.quitters)
+            to_rate = [RatedPlayer(pid, rated[pid], None) for pid in players if pid in rated]
             to_cancel = [pid for pid in players if pid not in rated]
-            self._send(out, match_id, entry, fin["at"], to_rate, to_cancel, settled)
-            entry["settled"] = players
-            entry["done"] = fin["at"] if now is None else max(now, fin["at"])
+            self._send(out, match_id, entry, teams, fin.at, to_rate, to_cancel, settled)
+            entry.settled = players
+            entry.done = fin.at if now is None else max(now, fin.at)
             return
         if now is None:
             return
-        pending = self.modes.pending(mode.name)
+        pending = self._pending(entry.mode)
         abandoned = sorted(
             (since, pid)
-            for pid, since in entry["aband"].items()
+            for pid, since in entry.aband.items()
             if pid not in settled and now >= since + pending.grace_seconds
         )
         for since, pid in abandoned:
-            self._send(
-                out, match_id, entry, since, [[pid, 0.0, Outcome.ABANDONED.value]], [], settled
-            )
+            rated_player = RatedPlayer(pid, 0.0, Outcome.ABANDONED.value)
+            self._send(out, match_id, entry, teams, since, [rated_player], [], settled)
             settled.add(pid)
-        timeout_at = entry["start"] + pending.timeout_seconds
+        assert entry.start is not None  # an entry with teams has its start
+        timeout_at = entry.start + pending.timeout_seconds
         if now >= timeout_at:
-            timed_out = [[pid, 0.0, Outcome.TIMEOUT.value] for pid in players if pid not in settled]
-            self._send(out, match_id, entry, timeout_at, timed_out, [], settled)
+            timed_out = [
+                RatedPlayer(pid, 0.0, Outcome.TIMEOUT.value)
+                for pid in players
+                if pid not in settled
+            ]
+            self._send(out, match_id, entry, teams, timeout_at, timed_out, [], settled)
             settled.update(players)
             out.count("timed_out_matches")
-        entry["settled"] = [pid for pid in players if pid in settled]
+        entry.settled = [pid for pid in players if pid in settled]
         if len(settled) == len(players):
-            entry["done"] = now
+            entry.done = now
 
     def _send(
         self,
         out: Outbox,
         match_id: str,
-        entry: dict[str, Any],
+        entry: MatchEntry,
+        teams: list[list[str]],
         at: float,
-        to_rate: list[list[Any]],
+        to_rate: list[RatedPlayer],
         to_cancel: list[str],
         settled: set[str],
     ) -> None:
         """One rate and one cancel command per player partition, skipping settled players."""
-        fin = entry["fin"]
-        ranks = fin["ranks"] if fin is not None else [0] * len(entry["teams"])
-        stats = fin["stats"] if fin is not None else None
-        by_partition: defaultdict[int, list[list[Any]]] = defaultdict(list)
+        fin = entry.fin
+        ranks = fin.ranks if fin is not None else [0] * len(teams)
+        by_partition: defaultdict[int, list[RatedPlayer]] = defaultdict(list)
         for item in to_rate:
-            if item[0] not in settled:
-                by_partition[partition_for(item[0], self.partitions)].append(item)
+            if item.player_id not in settled:
+                by_partition[partition_for(item.player_id, self.partitions)].append(item)
         for target, items in by_partition.items():
             out.to_player(
                 target,
-                [
-                    "rate",
-                    match_id,
-                    entry["mode"],
-                    at,
-                    entry["teams"],
-                    ranks,
-                    stats,
-                    entry["snaps"],
-                    items,
-                    None if fin is None else fin.get("ts"),
-                ],
+                Rate(
+                    match_id=match_id,
+                    mode=entry.mode,
+                    at=at,
+                    teams=teams,
+                    ranks=ranks,
+                    stats=None if fin is None else fin.stats,
+                    snapshots=entry.snaps,
+                    players=items,
+                    finished_ms=None if fin is None else fin.ts,
+                ),
             )
         cancels: defaultdict[int, list[str]] = defaultdict(list)
         for pid in to_cancel:
             if pid not in settled:
                 cancels[partition_for(pid, self.partitions)].append(pid)
         for target, pids in cancels.items():
-            out.to_player(target, ["cancel", match_id, pids])
+            out.to_player(target, Cancel(match_id, pids))
         if cancels:
             out.count("cancelled_players", sum(len(p) for p in cancels.values()))
 
-    def _next_deadline(self, entry: dict[str, Any]) -> float | None:
-        done = entry["done"]
-        if done is not None:
-            return float(done) + self.retention
-        if entry["teams"] is None:
-            return float(entry["wait"]["until"])
-        if entry["fin"] is not None:
+    def _next_deadline(self, entry: MatchEntry) -> float | None:
+        if entry.done is not None:
+            return float(entry.done) + self.retention
+        if entry.teams is None:
+            assert entry.wait is not None  # an entry without teams is a waiting finish
+            return float(entry.wait.until)
+        if entry.fin is not None:
             return None
-        pending = self.modes.pending(entry["mode"])
-        candidates = [entry["start"] + pending.timeout_seconds]
-        settled = set(entry["settled"])
+        assert entry.start is not None  # an entry with teams has its start
+        pending = self._pending(entry.mode)
+        candidates = [entry.start + pending.timeout_seconds]
+        settled = set(entry.settled)
         candidates += [
             since + pending.grace_seconds
-            for pid, since in entry["aband"].items()
+            for pid, since in entry.aband.items()
             if pid not in settled
         ]
         return float(min(candidates))
 
-    def _join(self, out: Outbox, match_id: str, entry: dict[str, Any], home: int) -> None:
+    def _join(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> None:
         """Ask every participant's partition for its snapshot (and to note the match pending)."""
-        for team in entry["teams"]:
+        assert entry.teams is not None and entry.start is not None
+        home = ctx.partition.number
+        for team in entry.teams:
             for pid in team:
-                out.to_player(
+                ctx.out.to_player(
                     partition_for(pid, self.partitions),
-                    ["join", match_id, pid, entry["mode"], entry["start"], home],
+                    Join(match_id, pid, entry.mode, entry.start, home),
                 )
 
 
 def _new_entry(
     mode: str, teams: tuple[tuple[str, ...], ...] | None, started_at: float | None
-) -> dict[str, Any]:
-    return {
-        "mode": mode,
-        "teams": None if teams is None else [list(team) for team in teams],
-        "start": started_at,
-        "snaps": {},
-        "fin": None,
-        "wait": None,
-        "aband": {},
-        "settled": [],
-        "done": None,
-    }
-
-
-def _forward(what: str, key: bytes | None, value: bytes | None, origin: Origin) -> list[Any]:
-    return ["fwd", what, _stored(key, value, origin)]
-
-
-def _stored(key: bytes | None, value: bytes | None, origin: Origin) -> dict[str, Any]:
-    """An input message as JSON, to forward or keep, with its bytes and origin intact."""
-    return {
-        # Keys can be any bytes: latin-1 maps each byte to one character and back. The value
-        # parsed as JSON, which orjson accepts only as UTF-8.
-        "key": None if key is None else key.decode("latin-1"),
-        "value": (value or b"").decode(),
-        "origin": [origin.topic, origin.partition, origin.offset, origin.timestamp_ms],
-    }
-
-
-def _restored(message: dict[str, Any]) -> tuple[bytes | None, bytes, Origin]:
-    key = message["key"]
-    return (
-        None if key is None else key.encode("latin-1"),
-        message["value"].encode(),
-        Origin(*message["origin"]),
+) -> MatchEntry:
+    return MatchEntry(
+        mode=mode,
+        teams=None if teams is None else [list(team) for team in teams],
+        start=started_at,
     )
 
 
-def _result_problem(teams: list[list[str]], fin: dict[str, Any] | None) -> str | None:
+def _result_problem(teams: list[list[str]], fin: Finish | None) -> str | None:
     """Why a result does not fit the line-up, or None."""
     if fin is None:
         return None
-    if len(fin["ranks"]) != len(teams):
-        return f"ranks: expected one rank per team ({len(teams)}), got {len(fin['ranks'])}"
+    if len(fin.ranks) != len(teams):
+        return f"ranks: expected one rank per team ({len(teams)}), got {len(fin.ranks)}"
     players = {pid for team in teams for pid in team}
-    for pid in [*fin["quitters"], *(fin["stats"] or {})]:
+    for pid in [*fin.quitters, *(fin.stats or {})]:
         if pid not in players:
             return f"player {pid!r} is not in the match's teams"
     return None
 
 
-def _waiting_letter(wait: dict[str, Any], reason: str) -> DeadLetter:
-    key, value, origin = _restored(wait["message"])
-    return DeadLetter(key, value, origin, reason)
+def _waiting_letter(wait: Waiting, reason: str) -> DeadLetter:
+    message = wait.message
+    return DeadLetter(message.key, message.value, message.origin, reason)
 
 
-def _lineup(teams: Any) -> list[list[str]]:
+def _lineup(teams: list[list[str]] | tuple[tuple[str, ...], ...]) -> list[list[str]]:
     return sorted(sorted(team) for team in teams)
 
 

@@ -1,9 +1,10 @@
 """What processing a batch produces, collected before anything is sent.
 
-The Faust layer sends an outbox and waits for the broker to acknowledge it *before* it writes
-the batch's state changes. So a state change in a table always means its outputs are already
-in Kafka, and an input redelivered after a crash either finds its change missing (and is
-processed again, producing the same bytes) or present (and is skipped).
+The batch runner (stream/pipeline/batches.py) sends an outbox and waits for the broker to
+acknowledge it *before* it writes the batch's state changes. So a state change in a table
+always means its outputs are already in Kafka, and an input redelivered after a crash either
+finds its change missing (and is processed again, producing the same bytes) or present (and is
+skipped).
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stream.deadletters import DeadLetter
+from stream.protocol import MatchCommand, PlayerCommand
 
 
 @dataclass
 class Outbox:
     """Commands for other partitions (packed per partition), rating changes and dead letters."""
 
-    player_commands: defaultdict[int, list[list[Any]]] = field(
+    player_commands: defaultdict[int, list[PlayerCommand]] = field(
         default_factory=lambda: defaultdict(list)
     )
-    match_commands: defaultdict[int, list[list[Any]]] = field(
+    match_commands: defaultdict[int, list[MatchCommand]] = field(
         default_factory=lambda: defaultdict(list)
     )
     ratings: list[dict[str, Any]] = field(default_factory=list)
@@ -31,10 +33,10 @@ class Outbox:
     # Kafka timestamps (ms) of the match-finished events behind this batch's rating changes.
     finished_ms: list[int] = field(default_factory=list)
 
-    def to_player(self, partition: int, command: list[Any]) -> None:
+    def to_player(self, partition: int, command: PlayerCommand) -> None:
         self.player_commands[partition].append(command)
 
-    def to_match(self, partition: int, command: list[Any]) -> None:
+    def to_match(self, partition: int, command: MatchCommand) -> None:
         self.match_commands[partition].append(command)
 
     def rating(self, event: dict[str, Any], finished_ms: int | None = None) -> None:

@@ -20,178 +20,160 @@ tables' writes cannot apply a result twice or lose it.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from stream.config.modes import Modes
 from stream.pipeline.outbox import Outbox
-from stream.pipeline.records import (
+from stream.pipeline.records import rating_changed
+from stream.pipeline.view import StateView
+from stream.protocol import (
+    PENDING,
+    RATINGS,
     RECENT_MATCHES,
-    decode_state,
-    encode_state,
-    rating_changed,
+    Abandon,
+    Cancel,
+    Join,
+    PendingMatch,
+    PendingRecord,
+    PlayerCommand,
+    Rate,
+    RatingRecord,
+    Snapshot,
     rating_key,
 )
-from stream.pipeline.view import StateView
 from stream.ratings.engine import MatchView, initial_state, rate_player
 from stream.ratings.resolution import outcome_of
-from stream.ratings.skill import PlayerStats
+from stream.ratings.skill import PlayerState
+
+
+@dataclass(slots=True)
+class PlayerContext:
+    """One player partition in one batch: its two tables' working copies and the outbox."""
+
+    ratings: StateView[str, RatingRecord]
+    pending: StateView[str, PendingRecord]
+    out: Outbox
+
+    @classmethod
+    def of(
+        cls, ratings: Mapping[bytes, bytes], pending: Mapping[bytes, bytes], out: Outbox
+    ) -> PlayerContext:
+        return cls(StateView(ratings, RATINGS), StateView(pending, PENDING), out)
 
 
 class PlayerProcessor:
-    """Handles packed player commands for the player partitions this worker owns."""
+    """Handles player commands for the player partitions this worker owns."""
 
     def __init__(self, modes: Modes) -> None:
         self.modes = modes
 
-    def on_commands(
-        self,
-        ratings: StateView,
-        pending: StateView,
-        out: Outbox,
-        commands: list[list[Any]],
-    ) -> None:
-        for command in commands:
-            kind = command[0]
-            if kind == "join":
-                _, match_id, player_id, mode, started_at, home = command
-                self._join(ratings, pending, out, match_id, player_id, mode, started_at, home)
-            elif kind == "rate":
-                self._rate(ratings, pending, out, command)
-            elif kind == "cancel":
-                _, match_id, players = command
+    def on_command(self, ctx: PlayerContext, command: PlayerCommand) -> None:
+        match command:
+            case Join():
+                self._join(ctx, command)
+            case Rate():
+                self._rate(ctx, command)
+            case Cancel(match_id, players):
                 for player_id in players:
-                    self._release(ratings, pending, out, match_id, player_id, remember=True)
-            else:
-                raise ValueError(f"unknown player command {kind!r}")
+                    self._release(ctx, match_id, player_id, remember=True)
 
     # --- handlers -----------------------------------------------------------------------------
 
-    def _join(
-        self,
-        ratings: StateView,
-        pending: StateView,
-        out: Outbox,
-        match_id: str,
-        player_id: str,
-        mode: str,
-        started_at: float,
-        home: int,
-    ) -> None:
-        record = pending.get(player_id) or {"m": {}, "done": []}
-        rated = ratings.get(rating_key(player_id, mode))
-        if match_id in record["done"] or (rated is not None and match_id in rated["r"]):
+    def _join(self, ctx: PlayerContext, join: Join) -> None:
+        match_id, player_id = join.match_id, join.player_id
+        record = ctx.pending.get(player_id) or PendingRecord()
+        rated = ctx.ratings.get(rating_key(player_id, join.mode))
+        if match_id in record.done or (rated is not None and match_id in rated.recent):
             # Settled long ago: say so, with the current state for the others' benefit.
-            state = None if rated is None else rated["s"]
-            out.to_match(home, ["snap", match_id, player_id, state, True])
+            ctx.out.to_match(join.home, Snapshot(match_id, player_id, _state_of(rated), True))
             return
-        matches = record["m"]
+        matches = record.matches
         if match_id in matches:
-            entry = matches[match_id]
-            if entry["snap"]:
-                out.to_match(home, ["snap", match_id, player_id, _state_of(rated), False])
+            if matches[match_id].snap:
+                snapshot = Snapshot(match_id, player_id, _state_of(rated), False)
+                ctx.out.to_match(join.home, snapshot)
             return
-        matches[match_id] = {"mode": mode, "at": started_at, "home": home, "snap": False}
-        self._reconcile(ratings, pending, out, player_id, record)
+        matches[match_id] = PendingMatch(join.mode, join.started_at, join.home)
+        self._reconcile(ctx, player_id, record)
 
-    def _rate(
-        self, ratings: StateView, pending: StateView, out: Outbox, command: list[Any]
-    ) -> None:
-        # A 10th element (the finish's Kafka timestamp) is optional: commands from before it
-        # existed may still be in the topic during an upgrade.
-        _, match_id, mode_name, at, teams, ranks, stats, snaps, players, *rest = command
-        finished_ms = rest[0] if rest else None
-        mode = self.modes.get(mode_name)
+    def _rate(self, ctx: PlayerContext, rate: Rate) -> None:
+        match_id = rate.match_id
+        mode = self.modes.get(rate.mode)
         match = MatchView(
-            tuple(tuple(team) for team in teams),
-            tuple(ranks),
-            at,
-            None
-            if stats is None
-            else {pid: PlayerStats(score, seconds) for pid, (score, seconds) in stats.items()},
+            tuple(tuple(team) for team in rate.teams), tuple(rate.ranks), rate.at, rate.stats
         )
-        snapshots = {pid: decode_state(s) for pid, s in snaps.items() if s is not None}
-        for player_id, forced, label in players:
-            key = rating_key(player_id, mode_name)
-            rated = ratings.get(key)
-            if rated is not None and match_id in rated["r"]:
-                out.count("duplicate_results")
+        snapshots = {pid: s for pid, s in rate.snapshots.items() if s is not None}
+        for player in rate.players:
+            player_id = player.player_id
+            key = rating_key(player_id, rate.mode)
+            rated = ctx.ratings.get(key)
+            if rated is not None and match_id in rated.recent:
+                ctx.out.count("duplicate_results")
             else:
-                state = None if rated is None else decode_state(rated["s"])
-                update = rate_player(mode, player_id, state, match, snapshots, forced)
-                version = 1 if rated is None else rated["v"] + 1
-                recent = [] if rated is None else rated["r"]
+                state = None if rated is None else rated.state
+                update = rate_player(mode, player_id, state, match, snapshots, player.forced)
+                version = 1 if rated is None else rated.version + 1
+                recent = [] if rated is None else rated.recent
                 recent = [*recent[-(RECENT_MATCHES - 1) :], match_id]
-                ratings.put(key, {"s": encode_state(update.state), "v": version, "r": recent})
-                out.rating(
-                    finished_ms=finished_ms,
+                ctx.ratings.put(key, RatingRecord(update.state, version, recent))
+                ctx.out.rating(
+                    finished_ms=rate.finished_ms,
                     event=rating_changed(
                         player_id=player_id,
                         mode=mode,
                         match_id=match_id,
-                        outcome=label or outcome_of(update.score).value,
+                        outcome=player.label or outcome_of(update.score).value,
                         before=state or initial_state(mode),
                         after=update.state,
                         version=version,
                         expected_score=update.expected_score,
-                        at=at,
+                        at=rate.at,
                     ),
                 )
-            self._release(ratings, pending, out, match_id, player_id, remember=False)
+            self._release(ctx, match_id, player_id, remember=False)
 
     def _release(
-        self,
-        ratings: StateView,
-        pending: StateView,
-        out: Outbox,
-        match_id: str,
-        player_id: str,
-        *,
-        remember: bool,
+        self, ctx: PlayerContext, match_id: str, player_id: str, *, remember: bool
     ) -> None:
         """The match is settled for the player: drop it and let newer matches go ahead."""
-        record = pending.get(player_id)
+        record = ctx.pending.get(player_id)
         if record is None:
             if not remember:
                 return
-            record = {"m": {}, "done": []}
-        changed = record["m"].pop(match_id, None) is not None
-        if remember and match_id not in record["done"]:
+            record = PendingRecord()
+        changed = record.matches.pop(match_id, None) is not None
+        if remember and match_id not in record.done:
             # A cancelled match leaves no trace in the rating record: remember it here so a
             # redelivered join does not make it pending again.
-            record["done"] = [*record["done"][-(RECENT_MATCHES - 1) :], match_id]
+            record.done = [*record.done[-(RECENT_MATCHES - 1) :], match_id]
             changed = True
         if changed:
-            self._reconcile(ratings, pending, out, player_id, record)
+            self._reconcile(ctx, player_id, record)
 
-    def _reconcile(
-        self,
-        ratings: StateView,
-        pending: StateView,
-        out: Outbox,
-        player_id: str,
-        record: dict[str, Any],
-    ) -> None:
+    def _reconcile(self, ctx: PlayerContext, player_id: str, record: PendingRecord) -> None:
         """Send what the pending matches now allow, then store the record.
 
         The oldest pending match may have its snapshot; every match with a newer one pending is
         reported for abandonment, once, with the start of the match that superseded it.
         """
-        matches = record["m"]
-        order = sorted(matches.items(), key=lambda item: (item[1]["at"], item[0]))
+        matches = record.matches
+        order = sorted(matches.items(), key=lambda item: (item[1].at, item[0]))
         for index, (match_id, entry) in enumerate(order):
-            if index == 0 and not entry["snap"]:
-                rated = ratings.get(rating_key(player_id, entry["mode"]))
-                out.to_match(entry["home"], ["snap", match_id, player_id, _state_of(rated), False])
-                entry["snap"] = True
-            if index + 1 < len(order) and not entry.get("req"):
-                since = order[index + 1][1]["at"]
-                out.to_match(entry["home"], ["abandon", match_id, player_id, since])
-                entry["req"] = True
-        if matches or record["done"]:
-            pending.put(player_id, record)
+            if index == 0 and not entry.snap:
+                rated = ctx.ratings.get(rating_key(player_id, entry.mode))
+                snapshot = Snapshot(match_id, player_id, _state_of(rated), False)
+                ctx.out.to_match(entry.home, snapshot)
+                entry.snap = True
+            if index + 1 < len(order) and not entry.req:
+                since = order[index + 1][1].at
+                ctx.out.to_match(entry.home, Abandon(match_id, player_id, since))
+                entry.req = True
+        if matches or record.done:
+            ctx.pending.put(player_id, record)
         else:
-            pending.delete(player_id)
+            ctx.pending.delete(player_id)
 
 
-def _state_of(rated: dict[str, Any] | None) -> list[Any] | None:
-    return None if rated is None else rated["s"]
+def _state_of(rated: RatingRecord | None) -> PlayerState | None:
+    return None if rated is None else rated.state

@@ -1,53 +1,17 @@
-"""How states, table keys and output events are written: compact JSON, exact floats.
+"""The rating-changed event, the pipeline's output (commands and table records between the
+steps: stream/protocol.py).
 
-orjson writes the shortest representation that reads back to the same float, so a state that
-goes through a table, a changelog and a recovery is bit-for-bit the state that was stored: the
-live pipeline and ``skillstream replay`` can agree exactly.
+orjson writes the shortest representation that reads back to the same float, so the live
+pipeline and ``skillstream replay`` can agree exactly.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from stream.events import format_time
 from stream.ratings.modes import ModeConfig
 from stream.ratings.skill import PlayerState
-
-# [rating, deviation, volatility | None, rank_points, games, last_played | None]
-StateList = list[Any]
-
-# How many of a player's latest match ids the rating record keeps to recognise redeliveries.
-RECENT_MATCHES = 16
-
-
-def encode_state(state: PlayerState) -> StateList:
-    return [
-        state.rating,
-        state.deviation,
-        state.volatility,
-        state.rank_points,
-        state.games,
-        state.last_played,
-    ]
-
-
-def decode_state(data: StateList) -> PlayerState:
-    rating, deviation, volatility, rank_points, games, last_played = data
-    return PlayerState(
-        float(rating),
-        float(deviation),
-        None if volatility is None else float(volatility),
-        int(rank_points),
-        int(games),
-        None if last_played is None else float(last_played),
-    )
-
-
-def rating_key(player_id: str, mode: str) -> str:
-    """The rating table's key: unambiguous for any player id and mode."""
-    return orjson.dumps([player_id, mode]).decode()
 
 
 def rating_changed(

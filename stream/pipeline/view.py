@@ -1,23 +1,21 @@
 """A batch's view of one table: reads fall through to the table, writes wait for the outbox.
 
-Tables hold JSON *bytes* (keys and values, both as orjson writes them). Bytes are what the
-changelog carries anyway, they cost a fraction of the memory of the decoded dicts, and the
-garbage collector never has to walk them: with millions of players, full collections of
-decoded values paused the worker for hundreds of milliseconds.
+Tables hold JSON *bytes* (keys and values, both as orjson writes them, in the layout
+stream/protocol.py defines). Bytes are what the changelog carries anyway, they cost a fraction
+of the memory of the decoded records, and the garbage collector never has to walk them: with
+millions of players, full collections of decoded values paused the worker for hundreds of
+milliseconds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Generic, TypeVar
 
-import orjson
+from stream.protocol import TableCodec
 
-_MISSING = object()
-
-
-def encode_key(key: Any) -> bytes:
-    return orjson.dumps(key)
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 def _trimmed(data: bytes) -> bytes:
@@ -25,34 +23,34 @@ def _trimmed(data: bytes) -> bytes:
     return bytes(memoryview(data))
 
 
-class StateView:
-    """Working copies of table values for one batch.
+class StateView(Generic[K, V]):
+    """Working copies of one table's records for one batch.
 
     ``get`` returns a private, decoded copy the caller may change; ``put``/``delete`` record
-    the new value. Nothing reaches the table until the Faust layer has delivered the batch's
+    the new value. Nothing reaches the table until the batch runner has delivered the batch's
     outbox and applies :meth:`changes`, so a batch whose outputs fail leaves the table as it
     was.
     """
 
-    def __init__(self, table: Mapping[bytes, bytes]) -> None:
+    def __init__(self, table: Mapping[bytes, bytes], codec: TableCodec[K, V]) -> None:
         self._table = table
-        self._working: dict[Any, Any] = {}
-        self._dirty: dict[Any, Any] = {}
+        self._codec = codec
+        self._working: dict[K, V | None] = {}
+        self._dirty: dict[K, V | None] = {}
 
-    def get(self, key: Any) -> Any:
-        found = self._working.get(key, _MISSING)
-        if found is not _MISSING:
-            return found
-        stored = self._table.get(encode_key(key))
-        value = None if stored is None else orjson.loads(stored)
+    def get(self, key: K) -> V | None:
+        if key in self._working:
+            return self._working[key]
+        stored = self._table.get(self._codec.key_bytes(key))
+        value = None if stored is None else self._codec.value(stored)
         self._working[key] = value
         return value
 
-    def put(self, key: Any, value: Any) -> None:
+    def put(self, key: K, value: V | None) -> None:
         self._working[key] = value
         self._dirty[key] = value
 
-    def delete(self, key: Any) -> None:
+    def delete(self, key: K) -> None:
         self.put(key, None)
 
     def changes(self) -> dict[bytes, bytes | None]:
@@ -62,7 +60,10 @@ class StateView:
         for a 450-byte rating record), and these live in the table for as long as the player
         does. Copying cut a player's rating record from 4.1 KiB to 0.45 KiB of memory.
         """
+        codec = self._codec
         return {
-            _trimmed(encode_key(key)): None if value is None else _trimmed(orjson.dumps(value))
+            _trimmed(codec.key_bytes(key)): None
+            if value is None
+            else _trimmed(codec.value_bytes(value))
             for key, value in self._dirty.items()
         }

@@ -1,6 +1,7 @@
 """The package's layers import downwards only: the rating rules import no service, no
-configuration and nothing that reads files; configuration imports no service; and the cache
-depends on configuration and the shared dead-letter and outage modules, never on the pipeline.
+configuration and nothing that reads files; configuration imports no service; the cache depends
+on configuration and the shared dead-letter, outage and protocol modules, never on the pipeline;
+and the batch runner imports no Kafka or Faust client.
 
 Imports are read with ``ast`` from the source, so an import inside a function or under
 ``TYPE_CHECKING`` (the way a cycle hides) counts as much as one at the top.
@@ -41,6 +42,10 @@ RULES = [
     ),
     ("deadletters.py", ("stream.pipeline", "stream.cache", "stream.config")),
     ("outage.py", ("stream.pipeline", "stream.cache", "stream.config")),
+    # The commands and table records are shared by the pipeline, the cache and the benchmarks.
+    ("protocol.py", ("stream.pipeline", "stream.cache", "stream.config")),
+    # The batch runner is the order of effects alone: the Faust adaptation is app.py's.
+    ("pipeline/batches.py", ("faust", "mode", "aiokafka")),
 ]
 
 

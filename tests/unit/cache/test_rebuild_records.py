@@ -6,15 +6,15 @@ import orjson
 import pytest
 
 from stream.cache.rebuild import entry_from_changelog
-from stream.pipeline.records import encode_state, rating_key
 from stream.pipeline.view import StateView
+from stream.protocol import RATINGS, RatingRecord, rating_key
 from stream.ratings.skill import PlayerState
 
 
 def changelog_record(state: PlayerState, version: int, recent: list[str]) -> tuple[bytes, bytes]:
     """Key and value exactly as the player agent writes them (StateView.changes)."""
-    view = StateView({})
-    view.put(rating_key("alice", "ranked"), {"s": encode_state(state), "v": version, "r": recent})
+    view = StateView({}, RATINGS)
+    view.put(rating_key("alice", "ranked"), RatingRecord(state, version, recent))
     ((key, value),) = view.changes().items()
     assert value is not None
     return key, value

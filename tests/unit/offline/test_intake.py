@@ -20,7 +20,7 @@ from stream.offline.intake import (
     RecentMatchIds,
 )
 from stream.offline.replayer import Replayer
-from stream.pipeline.records import RECENT_MATCHES
+from stream.protocol import RECENT_MATCHES
 
 HEADER = "played_at,player_a,player_b,score_a\n"
 T0 = 1_767_323_045_000  # epoch milliseconds

@@ -34,7 +34,7 @@ async def test_a_failing_batch_is_redone_until_it_succeeds(
     pipeline: Pipeline, caplog: pytest.LogCaptureFixture
 ) -> None:
     batch = events(3, 4)
-    pipeline._ready_match_partitions.add(3)
+    pipeline.runner.match_partition(3, 0.0)
     seen: list[int] = []
 
     async def handle(got: Sequence[Any]) -> None:
@@ -47,7 +47,7 @@ async def test_a_failing_batch_is_redone_until_it_succeeds(
         await pipeline.until_done(handle, batch, outage)
     assert seen == [4, 4, 4]  # the same whole batch each time
     # Rebuilt from the tables before the redo, as after a restart.
-    assert 3 not in pipeline._ready_match_partitions
+    assert 3 not in pipeline.runner.match_partitions
     lines = [r for r in caplog.records if r.name == "skillstream.worker"]
     assert [r.getMessage().split(":")[0] for r in lines] == ["matches", "matches"]
     assert "4 event(s) to redo" in lines[0].getMessage() and lines[0].exc_info is not None

@@ -1,7 +1,7 @@
 """Hostile input, generated: every malformed event is dead-lettered with its bytes and a reason,
 nothing raises, and valid matches interleaved with the garbage are rated exactly as without it.
 
-On the processors wired in memory (pipeline_cluster.py); the same rules on the real broker are
+On the processors wired in memory (harness.py); the same rules on the real broker are
 in tests/integration/test_pipeline_scenarios.py.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from harness import FINISHED, STARTED, Cluster, epoch_ms
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pipeline_cluster import FINISHED, STARTED, Cluster, epoch_ms
 
 from stream.config.modes import parse_modes
 from stream.events import EventLimits

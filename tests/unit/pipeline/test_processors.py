@@ -1,4 +1,4 @@
-"""The live pipeline's rules, on its processors wired in memory (see pipeline_cluster.py)."""
+"""The live pipeline's rules, on its processors wired in memory (see harness.py)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import random
 from typing import Any
 
 import pytest
-from pipeline_cluster import FINISHED, STARTED, Cluster, epoch_ms
+from harness import FINISHED, STARTED, Cluster, epoch_ms
 
 from stream.config.modes import Modes, parse_modes
 from stream.deadletters import DeadLetter, Origin
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.view import StateView
+from stream.protocol import PENDING, PendingRecord
 from stream.ratings.engine import MatchView, rate_match
 from stream.ratings.skill import PlayerState
 from stream.simulation import SimulationConfig, simulate
@@ -249,11 +250,11 @@ def test_a_finish_without_teams_waits_for_its_start() -> None:
 
 def test_state_changes_wait_until_the_batch_is_applied() -> None:
     table: dict[bytes, bytes] = {}
-    view = StateView(table)
-    value = view.get("k") or {"n": 1}
+    view = StateView(table, PENDING)
+    value = view.get("k") or PendingRecord(done=["m1"])
     view.put("k", value)
     assert table == {}
-    assert view.changes() == {b'"k"': b'{"n":1}'}
+    assert view.changes() == {b'"k"': b'{"m":{},"done":["m1"]}'}
 
 
 def test_events_on_the_wrong_partition_are_forwarded_home() -> None:

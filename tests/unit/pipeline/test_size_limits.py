@@ -20,10 +20,9 @@ from stream.deadletters import (
     record_bytes,
 )
 from stream.events import EventLimits
-from stream.pipeline.app import pack
-from stream.pipeline.matches import STARTED, MatchProcessor
+from stream.pipeline.batches import pack
+from stream.pipeline.matches import STARTED, MatchContext, MatchProcessor
 from stream.pipeline.outbox import Outbox
-from stream.pipeline.view import StateView
 
 ORIGIN = Origin("match-finished", 3, 12345, 1_780_000_000_000)
 # Apache Kafka's default message.max.bytes: the largest record batch a default broker accepts.
@@ -160,7 +159,9 @@ def test_the_key_counts_against_the_event_limit(over: int) -> None:
     key = b"k" * (limit - len(value) + over)
     matches = MatchProcessor(Modes(), partitions=1, limits=EventLimits(max_bytes=limit))
     out = Outbox()
-    matches.on_event(StateView({}), out, 0, STARTED, key, value, ORIGIN, 1_780_000_000.0)
+    wall = 1_780_000_000.0
+    ctx = MatchContext.of(matches.restore(0, None, [], wall), {}, out, wall)
+    matches.on_event(ctx, STARTED, key, value, ORIGIN)
     if over:
         (letter,) = out.dead_letters
         assert letter.key == key and letter.value == value

@@ -1,0 +1,408 @@
+"""The batch runner: the order of effects of one batch, written once, with no Faust in it.
+
+Order of effects in a batch (what makes at-least-once safe):
+1. process every message against working copies of the table records (:class:`StateView`), in
+   per-partition contexts (:class:`MatchContext`, :class:`PlayerContext`);
+2. deliver the outbox (packed commands, rating-changed, dead letters) through the delivery port
+   and wait until the broker has it;
+3. write the changed table records and the match partitions' clocks through the table port;
+4. return a :class:`BatchReport`; the caller acks the batch.
+A crash before 3 replays the batch from unchanged state and sends the same bytes again; a crash
+after 3 replays it against the new state, which recognises every message as done.
+
+Failure, contained to the message: a message that cannot be parsed or used goes to the
+dead-letter topic; a malformed command of a packed message is dead-lettered alone (reason
+``malformed command: ...``); an unexpected error while processing one message or one command
+dead-letters that message or command (reason ``internal error: ...``) and the batch goes on.
+
+Failure that stops the batch: any error from the ports (broker unreachable, a table write
+failing) propagates; :meth:`BatchRunner.until_done` redoes the whole batch with backoff, after
+forgetting the match partitions' clocks and deadlines so they are rebuilt from the tables.
+
+The Faust app (stream/pipeline/app.py) adapts its events to :class:`Message` and provides the
+ports; tests drive the same runner with tables in dictionaries (tests/unit/pipeline/harness.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Protocol, TypeVar
+
+import orjson
+
+from stream.config.settings import Settings
+from stream.deadletters import DeadLetter, Origin
+from stream.outage import Outage
+from stream.pipeline.delivery import OutRecord, letter_record
+from stream.pipeline.matches import FINISHED, STARTED, MatchContext, MatchPartition, MatchProcessor
+from stream.pipeline.outbox import Outbox
+from stream.pipeline.partitioning import partition_for
+from stream.pipeline.players import PlayerContext, PlayerProcessor
+from stream.pipeline.view import StateView
+from stream.protocol import (
+    CLOCKS,
+    MATCHES,
+    Abandon,
+    Cancel,
+    Command,
+    Join,
+    MatchCommand,
+    PlayerCommand,
+    ProtocolError,
+    Rate,
+    Snapshot,
+    decode_commands,
+    decode_match_command,
+    decode_player_command,
+    encode_command,
+)
+
+log = logging.getLogger("skillstream.worker")
+
+C = TypeVar("C", MatchCommand, PlayerCommand)
+
+# One packed message stays well under the producer's record limit (a quarter of it at most).
+MAX_PACKED_BYTES = 256 * 1024
+MAX_BACKOFF_SECONDS = 5.0
+
+# Table names, as the app declares them.
+MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE = "matches", "clocks", "ratings", "pending"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One input message, as the runner sees it. ``handle`` is the adapter's own (the Faust
+    event): the runner only passes it back to the table port."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp_ms: int | None
+    key: bytes | None
+    value: bytes | None
+    handle: object = None
+
+
+class Tables(Protocol):
+    """The table port: current contents, and the write of a batch's changes.
+
+    ``write`` applies ``changes`` (encoded key: encoded value, None to delete) to ``table`` and
+    sends them to its changelog partition ``partition``; ``last`` is the batch's last message on
+    that partition. An error propagates and the batch is redone (the writes are idempotent).
+    """
+
+    def contents(self, table: str) -> Mapping[bytes, bytes]: ...
+
+    async def write(
+        self, table: str, partition: int, changes: dict[bytes, bytes | None], last: Message
+    ) -> None: ...
+
+
+# The delivery port: send every record and wait until the broker has it; returns the records it
+# refused for good, as dead letters (stream/pipeline/delivery.py). Retries are its own business.
+Deliver = Callable[[str, list[OutRecord]], Awaitable[list[DeadLetter]]]
+
+
+@dataclass
+class BatchReport:
+    """What a batch did, for the metrics: its outbox (counts, outputs) and its inputs."""
+
+    agent: str
+    out: Outbox
+    events: int
+    per_topic: Counter[str] = field(default_factory=Counter)
+    # Last offset processed per (topic, partition).
+    last_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def pack(commands: Sequence[object], budget: int = MAX_PACKED_BYTES) -> list[bytes]:
+    """Encoded commands as JSON arrays of at most about ``budget`` bytes each (a larger command
+    alone)."""
+    messages: list[bytes] = []
+    chunk: list[bytes] = []
+    size = 0
+    for command in commands:
+        encoded = orjson.dumps(command)
+        if chunk and size + len(encoded) > budget:
+            messages.append(b"[" + b",".join(chunk) + b"]")
+            chunk, size = [], 0
+        chunk.append(encoded)
+        size += len(encoded) + 1
+    if chunk:
+        messages.append(b"[" + b",".join(chunk) + b"]")
+    return messages
+
+
+def _by_partition(messages: Sequence[Message]) -> dict[int, list[Message]]:
+    groups: dict[int, list[Message]] = {}
+    for message in messages:
+        groups.setdefault(message.partition, []).append(message)
+    return groups
+
+
+def log_context(origin: Origin, key: bytes | None) -> dict[str, object]:
+    """Log fields that find the event again (JSON logs); input events are keyed by match id."""
+    return {
+        "topic": origin.topic,
+        "partition": origin.partition,
+        "offset": origin.offset,
+        "match_id": None if key is None else key.decode("utf-8", "replace")[:200],
+    }
+
+
+class BatchRunner:
+    """Runs match and player batches against the tables and the delivery port it is given."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        matches: MatchProcessor,
+        players: PlayerProcessor,
+        tables: Tables,
+        deliver: Deliver,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        s = self.settings = settings
+        self.matches = matches
+        self.players = players
+        self.tables = tables
+        self.deliver = deliver
+        self.wall_clock = wall_clock
+        self.pack_budget = min(MAX_PACKED_BYTES, s.max_request_bytes // 4)
+        self.input_kinds = {s.match_started_topic: STARTED, s.match_finished_topic: FINISHED}
+        # The match partitions whose clock and deadlines are current (rebuilt after assignment).
+        self.match_partitions: dict[int, MatchPartition] = {}
+
+    # --- match partitions -----------------------------------------------------------------------
+
+    def forget(self, partitions: Iterable[int]) -> None:
+        """Rebuild these partitions' clocks and deadlines from the tables before their next
+        batch (after a revocation, or a failed batch)."""
+        for partition in partitions:
+            self.match_partitions.pop(partition, None)
+
+    def match_partition(self, number: int, wall: float) -> MatchPartition:
+        """The partition's state; after (re)assignment, its clock and deadlines from the tables."""
+        found = self.match_partitions.get(number)
+        if found is not None:
+            return found
+        stored = self.tables.contents(CLOCK_TABLE).get(CLOCKS.key_bytes(number))
+        entries = []
+        for key, value in self.tables.contents(MATCH_TABLE).items():
+            match_id = orjson.loads(key)
+            if value is not None and partition_for(match_id, self.matches.partitions) == number:
+                entries.append((match_id, MATCHES.value(value)))
+        clock = None if stored is None else CLOCKS.value(stored)
+        found = self.match_partitions[number] = self.matches.restore(number, clock, entries, wall)
+        return found
+
+    # --- batches ------------------------------------------------------------------------------
+
+    async def match_batch(self, messages: Sequence[Message]) -> BatchReport:
+        started = time.perf_counter()
+        wall = self.wall_clock()
+        out = Outbox()
+        groups = _by_partition(messages)
+        contexts: dict[int, MatchContext] = {}
+        clocks_before: dict[int, float | None] = {}
+        table = self.tables.contents(MATCH_TABLE)
+        for number, group in groups.items():
+            partition = self.match_partition(number, wall)
+            clocks_before[number] = partition.clock.value
+            ctx = contexts[number] = MatchContext.of(partition, table, out, wall)
+            for message in group:
+                origin = Origin(message.topic, number, message.offset, message.timestamp_ms)
+                key, value = message.key, message.value
+                try:
+                    kind = self.input_kinds.get(message.topic)
+                    if kind is not None:
+                        self.matches.on_event(ctx, kind, key, value, origin)
+                    else:
+                        for data in self._commands(out, message, origin):
+                            handle = partial(self.matches.on_command, ctx)
+                            self._one_command(out, data, origin, decode_match_command, handle)
+                except Exception as exc:
+                    log.exception(
+                        "internal error on %s[%d]@%d",
+                        origin.topic,
+                        origin.partition,
+                        origin.offset,
+                        extra=log_context(origin, key),
+                    )
+                    out.dead_letter(DeadLetter(key, value, origin, f"internal error: {exc!r}"))
+        await self._deliver(out, "matches")
+        for number, group in groups.items():
+            ctx = contexts[number]
+            await self.tables.write(MATCH_TABLE, number, ctx.view.changes(), group[-1])
+            clock = ctx.now
+            if clock is not None and clock != clocks_before[number]:
+                clocks: StateView[int, float] = StateView({}, CLOCKS)
+                clocks.put(number, clock)
+                await self.tables.write(CLOCK_TABLE, number, clocks.changes(), group[-1])
+        return self._report("matches", out, messages, started)
+
+    async def player_batch(self, messages: Sequence[Message]) -> BatchReport:
+        started = time.perf_counter()
+        out = Outbox()
+        groups = _by_partition(messages)
+        contexts: dict[int, PlayerContext] = {}
+        ratings = self.tables.contents(RATING_TABLE)
+        pending = self.tables.contents(PENDING_TABLE)
+        for number, group in groups.items():
+            ctx = contexts[number] = PlayerContext.of(ratings, pending, out)
+            for message in group:
+                origin = Origin(message.topic, message.partition, message.offset)
+                handle = partial(self.players.on_command, ctx)
+                for data in self._commands(out, message, origin):
+                    self._one_command(out, data, origin, decode_player_command, handle)
+        await self._deliver(out, "players")
+        for number, group in groups.items():
+            ctx = contexts[number]
+            await self.tables.write(RATING_TABLE, number, ctx.ratings.changes(), group[-1])
+            await self.tables.write(PENDING_TABLE, number, ctx.pending.changes(), group[-1])
+        return self._report("players", out, messages, started)
+
+    def _one_command(
+        self,
+        out: Outbox,
+        data: object,
+        origin: Origin,
+        decode: Callable[[object], C],
+        handle: Callable[[C], None],
+    ) -> None:
+        """One command of a packed message: a failure dead-letters this command alone."""
+        try:
+            command = decode(data)
+        except ProtocolError as exc:
+            out.dead_letter(_command_letter(data, origin, f"malformed command: {exc}"))
+            return
+        try:
+            handle(command)
+        except Exception as exc:
+            log.exception(
+                "internal error on a command from %s[%d]@%d: %r",
+                origin.topic,
+                origin.partition,
+                origin.offset,
+                data,
+                extra={
+                    **log_context(origin, None),
+                    "match_id": _match_id(command),
+                },
+            )
+            out.dead_letter(_command_letter(data, origin, f"internal error: {exc!r}"))
+
+    @staticmethod
+    def _commands(out: Outbox, message: Message, origin: Origin) -> list[object]:
+        """A packed message's commands, undecoded; none if it is not a JSON array (then the
+        message is dead-lettered whole)."""
+        try:
+            return decode_commands(message.value)
+        except ProtocolError as exc:
+            out.dead_letter(DeadLetter(message.key, message.value, origin, str(exc)))
+            return []
+
+    async def _deliver(self, out: Outbox, agent: str) -> None:
+        """Send everything and wait until the broker has it (a record it refuses becomes a
+        dead letter, anything else is retried by the port until it works)."""
+        if not out:
+            return
+        s = self.settings
+        records: list[OutRecord] = []
+        outgoing: list[tuple[str, Mapping[int, Sequence[Command]]]] = [
+            (s.player_commands_topic, out.player_commands),
+            (s.match_commands_topic, out.match_commands),
+        ]
+        for topic, by_partition in outgoing:
+            for partition, commands in by_partition.items():
+                encoded = [encode_command(command) for command in commands]
+                for value in pack(encoded, self.pack_budget):
+                    records.append(OutRecord(topic, None, value, partition))
+        for event in out.ratings:
+            key = event["player_id"].encode()
+            records.append(OutRecord(s.rating_changed_topic, key, orjson.dumps(event)))
+        for letter in out.dead_letters:
+            log.warning(
+                "dead-lettered %s[%d]@%d: %s",
+                letter.origin.topic,
+                letter.origin.partition,
+                letter.origin.offset,
+                letter.reason[:200],
+                extra={**log_context(letter.origin, letter.key), "reason": letter.reason[:1000]},
+            )
+            records.append(letter_record(s.dead_letter_topic, letter, s.max_request_bytes))
+        for letter in await self.deliver(agent, records):
+            log.error(
+                "output to %s refused by Kafka, dead-lettered: %s",
+                letter.origin.topic,
+                letter.reason,
+            )
+            out.dead_letter(letter)
+
+    @staticmethod
+    def _report(
+        agent: str, out: Outbox, messages: Sequence[Message], started: float
+    ) -> BatchReport:
+        report = BatchReport(agent, out, len(messages))
+        for message in messages:
+            report.per_topic[message.topic] += 1
+            report.last_offsets[(message.topic, message.partition)] = message.offset
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # --- redo until done ------------------------------------------------------------------------
+
+    async def until_done(
+        self,
+        attempt: Callable[[], Awaitable[object]],
+        outage: Outage,
+        *,
+        events: int,
+        partitions: Iterable[int],
+        on_redo: Callable[[], None] = lambda: None,
+        on_cancel: Callable[[], None] = lambda: None,
+    ) -> None:
+        """Run ``attempt()`` until it succeeds; never raise but for cancellation.
+
+        An error redoes the whole batch after a backoff (0.1 s doubling to 5 s): the first
+        failure is logged with its traceback, later ones only counted, and the end of the run
+        of failures is logged. The batch's match partitions (``partitions``) are rebuilt from
+        the tables first, as after a restart. Cancellation (stop, rebalance) calls
+        ``on_cancel`` (the app withholds the batch's acks there) and propagates.
+        """
+        delay = 0.1
+        numbers = set(partitions)
+        try:
+            while True:
+                try:
+                    await attempt()
+                except Exception as exc:
+                    outage.failed(f"{exc!r}, {events} event(s) to redo", exc)
+                    on_redo()
+                    self.forget(numbers)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, MAX_BACKOFF_SECONDS)
+                    continue
+                outage.recovered()
+                return
+        except asyncio.CancelledError:
+            on_cancel()
+            raise
+
+
+def _match_id(command: Command) -> str | None:
+    """The match a command is about (for the logs), if it names one."""
+    if isinstance(command, Snapshot | Abandon | Join | Rate | Cancel):
+        return command.match_id
+    return None
+
+
+def _command_letter(data: object, origin: Origin, reason: str) -> DeadLetter:
+    return DeadLetter(None, orjson.dumps(data), origin, reason)

@@ -1,0 +1,669 @@
+"""What the pipeline's steps say to each other and keep in their tables: types and codecs.
+
+Commands travel between the match and player partitions as positional JSON lists (compact: a
+packed message holds thousands of them); table records are JSON objects with short keys (a
+rating record is held for every player, so its size is the table's size). Both layouts are
+written and read here only, as typed values in the code:
+
+- match side commands: :class:`Snapshot` (``snap``), :class:`Abandon` (``abandon``),
+  :class:`Forward` (``fwd``), :class:`Tick` (``tick``);
+- player side commands: :class:`Join` (``join``), :class:`Rate` (``rate``), :class:`Cancel`
+  (``cancel``);
+- table records: :class:`RatingRecord` (table ``ratings``), :class:`PendingRecord` (table
+  ``pending``), :class:`MatchEntry` (table ``matches``).
+
+The bytes are those the pipeline wrote before these types existed (tests/unit/test_protocol.py
+holds them literally), so a worker upgraded mid-stream reads what the old one wrote. Decoding
+takes the parsed JSON as ``object`` and checks every field: a malformed command raises
+:class:`ProtocolError`, whose message is the dead letter's reason.
+
+Floats are written by orjson in their shortest exact form, so a state that goes through a
+table, a changelog and a recovery is bit-for-bit the state that was stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar, cast
+
+import orjson
+
+from stream.deadletters import Origin
+from stream.ratings.skill import PlayerState, PlayerStats
+
+# Version 1: ``rate`` had 9 elements. Version 2 added the 10th, the finish's Kafka timestamp
+# (ms), which the latency metric starts from. Decoders accept every version up to this one, and
+# ignore trailing ``rate`` elements and unknown record fields a later version may add.
+PROTOCOL_VERSION = 2
+
+# How many of a player's latest match ids the rating record keeps to recognise redeliveries.
+RECENT_MATCHES = 16
+
+
+class ProtocolError(ValueError):
+    """A command or record that does not have the protocol's layout (the reason says where)."""
+
+
+# --- checked reading of parsed JSON ----------------------------------------------------------
+
+
+def _list(data: object, what: str) -> list[object]:
+    if not isinstance(data, list):
+        raise ProtocolError(f"{what}: expected a list, got {_kind(data)}")
+    return data
+
+
+def _dict(data: object, what: str) -> dict[str, object]:
+    if not isinstance(data, dict):
+        raise ProtocolError(f"{what}: expected an object, got {_kind(data)}")
+    return data
+
+
+def _str(data: object, what: str) -> str:
+    if not isinstance(data, str):
+        raise ProtocolError(f"{what}: expected a string, got {_kind(data)}")
+    return data
+
+
+def _int(data: object, what: str) -> int:
+    if isinstance(data, bool) or not isinstance(data, int):
+        raise ProtocolError(f"{what}: expected an integer, got {_kind(data)}")
+    return data
+
+
+def _number(data: object, what: str) -> float:
+    # Kept as read (an int stays an int): the bytes written back are the bytes read.
+    if isinstance(data, bool) or not isinstance(data, int | float):
+        raise ProtocolError(f"{what}: expected a number, got {_kind(data)}")
+    return data
+
+
+def _bool(data: object, what: str) -> bool:
+    if not isinstance(data, bool):
+        raise ProtocolError(f"{what}: expected true or false, got {_kind(data)}")
+    return data
+
+
+def _field(data: dict[str, object], name: str, what: str) -> object:
+    try:
+        return data[name]
+    except KeyError:
+        raise ProtocolError(f"{what}: field {name!r} is missing") from None
+
+
+def _strings(data: object, what: str) -> list[str]:
+    items = _list(data, what)
+    # One pass with no call per element (match ids in every record): the common, valid case.
+    if all(type(item) is str for item in items):
+        return cast("list[str]", items)
+    return [_str(item, what) for item in items]
+
+
+def _ints(data: object, what: str) -> list[int]:
+    items = _list(data, what)
+    if all(type(item) is int for item in items):
+        return cast("list[int]", items)
+    return [_int(item, what) for item in items]
+
+
+def _kind(data: object) -> str:
+    return "null" if data is None else type(data).__name__
+
+
+def _arity(items: list[object], what: str, *counts: int) -> None:
+    if len(items) not in counts:
+        expected = " or ".join(str(c) for c in counts)
+        raise ProtocolError(f"{what}: expected {expected} elements, got {len(items)}")
+
+
+# --- player states and table keys -------------------------------------------------------------
+
+
+def encode_state(state: PlayerState) -> list[object]:
+    """[rating, deviation, volatility | None, rank_points, games, last_played | None]"""
+    return [
+        state.rating,
+        state.deviation,
+        state.volatility,
+        state.rank_points,
+        state.games,
+        state.last_played,
+    ]
+
+
+def decode_state(data: object) -> PlayerState:
+    # The hottest decoder (every rating record and snapshot): converted as before the protocol
+    # had types, a wrong element turned into ProtocolError.
+    if not isinstance(data, list) or len(data) != 6:
+        raise ProtocolError(f"state: expected a list of 6 elements, got {data!r:.80}")
+    rating, deviation, volatility, rank_points, games, last_played = data
+    try:
+        return PlayerState(
+            float(rating),
+            float(deviation),
+            None if volatility is None else float(volatility),
+            int(rank_points),
+            int(games),
+            None if last_played is None else float(last_played),
+        )
+    except (TypeError, ValueError) as exc:
+        raise ProtocolError(f"state: {exc}") from None
+
+
+def _optional_state(data: object) -> PlayerState | None:
+    return None if data is None else decode_state(data)
+
+
+def _encode_optional_state(state: PlayerState | None) -> list[object] | None:
+    return None if state is None else encode_state(state)
+
+
+def rating_key(player_id: str, mode: str) -> str:
+    """The rating table's key: unambiguous for any player id and mode."""
+    return orjson.dumps([player_id, mode]).decode()
+
+
+def decode_rating_key(data: object) -> tuple[str, str]:
+    """(player id, mode) from a rating table key (as :func:`rating_key` wrote it)."""
+    try:
+        items = _list(orjson.loads(_str(data, "rating key")), "rating key")
+    except orjson.JSONDecodeError as exc:
+        raise ProtocolError(f"rating key: not valid JSON: {exc}") from None
+    _arity(items, "rating key", 2)
+    return _str(items[0], "rating key player"), _str(items[1], "rating key mode")
+
+
+def _encode_stats(stats: dict[str, PlayerStats] | None) -> dict[str, list[float]] | None:
+    return None if stats is None else {pid: [s.score, s.seconds] for pid, s in stats.items()}
+
+
+def _decode_stats(data: object, what: str) -> dict[str, PlayerStats] | None:
+    if data is None:
+        return None
+    stats: dict[str, PlayerStats] = {}
+    for pid, pair in _dict(data, what).items():
+        items = _list(pair, what)
+        _arity(items, what, 2)
+        stats[pid] = PlayerStats(_number(items[0], what), _number(items[1], what))
+    return stats
+
+
+def _teams(data: object, what: str) -> list[list[str]]:
+    return [_strings(team, what) for team in _list(data, what)]
+
+
+# --- an input message kept or forwarded --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """An input message as JSON, with its bytes and origin intact."""
+
+    key: bytes | None
+    value: bytes
+    origin: Origin
+
+
+def encode_message(message: StoredMessage) -> dict[str, object]:
+    key, origin = message.key, message.origin
+    return {
+        # Keys can be any bytes: latin-1 maps each byte to one character and back. The value
+        # parsed as JSON, which orjson accepts only as UTF-8.
+        "key": None if key is None else key.decode("latin-1"),
+        "value": message.value.decode(),
+        "origin": [origin.topic, origin.partition, origin.offset, origin.timestamp_ms],
+    }
+
+
+def decode_message(data: object) -> StoredMessage:
+    what = "stored message"
+    fields = _dict(data, what)
+    key = _field(fields, "key", what)
+    origin = _list(_field(fields, "origin", what), f"{what} origin")
+    _arity(origin, f"{what} origin", 4)
+    topic, partition, offset, timestamp_ms = origin
+    return StoredMessage(
+        None if key is None else _str(key, f"{what} key").encode("latin-1"),
+        _str(_field(fields, "value", what), f"{what} value").encode(),
+        Origin(
+            _str(topic, f"{what} origin"),
+            _int(partition, f"{what} origin"),
+            _int(offset, f"{what} origin"),
+            None if timestamp_ms is None else _int(timestamp_ms, f"{what} origin"),
+        ),
+    )
+
+
+# --- match side commands -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A player's state for a match (None: no rating yet); ``applied``: the player already
+    has this match (a duplicate after the retention period)."""
+
+    match_id: str
+    player_id: str
+    state: PlayerState | None
+    applied: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Abandon:
+    """The player started a newer match at ``since``: abandon this one after the grace period."""
+
+    match_id: str
+    player_id: str
+    since: float
+
+
+@dataclass(frozen=True, slots=True)
+class Forward:
+    """A match event that arrived on another partition than its match's home."""
+
+    kind: str  # "started" or "finished"
+    message: StoredMessage
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """The leader's wall time: moves a quiet partition's event time on."""
+
+    wall: float
+
+
+MatchCommand = Snapshot | Abandon | Forward | Tick
+
+
+# --- player side commands ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """The player is in a match: note it pending, send the snapshot when its turn comes."""
+
+    match_id: str
+    player_id: str
+    mode: str
+    started_at: float
+    home: int  # the match's partition, where snapshots and abandon requests go
+
+
+@dataclass(frozen=True, slots=True)
+class RatedPlayer:
+    """One player a ``rate`` command rates: a forced score (None: from the ranks) and the
+    outcome label of the rating-changed event (None: from the score)."""
+
+    player_id: str
+    forced: float | None
+    label: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    match_id: str
+    mode: str
+    at: float
+    teams: list[list[str]]
+    ranks: list[int]
+    stats: dict[str, PlayerStats] | None
+    snapshots: dict[str, PlayerState | None]
+    players: list[RatedPlayer]
+    # The finish's Kafka timestamp (ms); absent in version 1 commands.
+    finished_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """The match is settled without a rating for these players."""
+
+    match_id: str
+    players: list[str]
+
+
+PlayerCommand = Join | Rate | Cancel
+Command = MatchCommand | PlayerCommand
+
+
+def encode_command(command: Command) -> list[object]:
+    """The command's wire form: a positional list led by its kind."""
+    match command:
+        case Snapshot(match_id, player_id, state, applied):
+            return ["snap", match_id, player_id, _encode_optional_state(state), applied]
+        case Abandon(match_id, player_id, since):
+            return ["abandon", match_id, player_id, since]
+        case Forward(kind, message):
+            return ["fwd", kind, encode_message(message)]
+        case Tick(wall):
+            return ["tick", wall]
+        case Join(match_id, player_id, mode, started_at, home):
+            return ["join", match_id, player_id, mode, started_at, home]
+        case Rate():
+            return [
+                "rate",
+                command.match_id,
+                command.mode,
+                command.at,
+                command.teams,
+                command.ranks,
+                _encode_stats(command.stats),
+                {pid: _encode_optional_state(s) for pid, s in command.snapshots.items()},
+                [[p.player_id, p.forced, p.label] for p in command.players],
+                command.finished_ms,
+            ]
+        case Cancel(match_id, players):
+            return ["cancel", match_id, players]
+
+
+def _items(data: object, side: str) -> tuple[str, list[object]]:
+    items = _list(data, f"{side} command")
+    if not items or not isinstance(items[0], str):
+        raise ProtocolError(f"{side} command: expected a list led by its kind, got {data!r:.80}")
+    return items[0], items
+
+
+def decode_match_command(data: object) -> MatchCommand:
+    """A match side command from its parsed JSON; ProtocolError if malformed or unknown."""
+    kind, items = _items(data, "match")
+    what = f"{kind} command"
+    if kind == "snap":
+        _arity(items, what, 5)
+        return Snapshot(
+            _str(items[1], what),
+            _str(items[2], what),
+            _optional_state(items[3]),
+            _bool(items[4], what),
+        )
+    if kind == "abandon":
+        _arity(items, what, 4)
+        return Abandon(_str(items[1], what), _str(items[2], what), _number(items[3], what))
+    if kind == "fwd":
+        _arity(items, what, 3)
+        return Forward(_str(items[1], what), decode_message(items[2]))
+    if kind == "tick":
+        _arity(items, what, 2)
+        return Tick(_number(items[1], what))
+    raise ProtocolError(f"unknown match command {kind!r}")
+
+
+def decode_player_command(data: object) -> PlayerCommand:
+    """A player side command from its parsed JSON; ProtocolError if malformed or unknown."""
+    kind, items = _items(data, "player")
+    what = f"{kind} command"
+    if kind == "join":
+        _arity(items, what, 6)
+        return Join(
+            _str(items[1], what),
+            _str(items[2], what),
+            _str(items[3], what),
+            _number(items[4], what),
+            _int(items[5], what),
+        )
+    if kind == "rate":
+        # Version 1 commands (9 elements) may still be in the topic during an upgrade, and a
+        # newer release may add elements: readers ignore what they do not know.
+        if len(items) < 9:
+            raise ProtocolError(f"{what}: expected at least 9 elements, got {len(items)}")
+        snapshots = {pid: _optional_state(state) for pid, state in _dict(items[7], what).items()}
+        players = []
+        for item in _list(items[8], what):
+            rated = _list(item, f"{what} player")
+            _arity(rated, f"{what} player", 3)
+            pid, forced, label = rated
+            players.append(
+                RatedPlayer(
+                    _str(pid, what),
+                    None if forced is None else _number(forced, what),
+                    None if label is None else _str(label, what),
+                )
+            )
+        finished_ms = items[9] if len(items) > 9 else None
+        return Rate(
+            match_id=_str(items[1], what),
+            mode=_str(items[2], what),
+            at=_number(items[3], what),
+            teams=_teams(items[4], what),
+            ranks=_ints(items[5], what),
+            stats=_decode_stats(items[6], what),
+            snapshots=snapshots,
+            players=players,
+            finished_ms=None if finished_ms is None else _int(finished_ms, what),
+        )
+    if kind == "cancel":
+        _arity(items, what, 3)
+        return Cancel(_str(items[1], what), _strings(items[2], what))
+    raise ProtocolError(f"unknown player command {kind!r}")
+
+
+def decode_commands(value: bytes | None) -> list[object]:
+    """A packed message's commands, still undecoded; ProtocolError if it is not a JSON array."""
+    try:
+        commands = orjson.loads(value or b"")
+    except orjson.JSONDecodeError as exc:
+        raise ProtocolError(f"not valid JSON: {exc}") from None
+    if not isinstance(commands, list):
+        raise ProtocolError(f"expected a JSON array of commands, got {type(commands).__name__}")
+    return commands
+
+
+# --- table records -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RatingRecord:
+    """Table ``ratings``, per (player, mode): ``{"s": state, "v": version, "r": recent ids}``.
+    The recent match ids are what make a redelivered result a no-op."""
+
+    state: PlayerState
+    version: int
+    recent: list[str]
+
+
+def encode_rating(record: RatingRecord) -> dict[str, object]:
+    return {"s": encode_state(record.state), "v": record.version, "r": record.recent}
+
+
+def decode_rating(data: object) -> RatingRecord:
+    what = "rating record"
+    fields = _dict(data, what)
+    return RatingRecord(
+        decode_state(_field(fields, "s", what)),
+        _int(_field(fields, "v", what), what),
+        _strings(fields.get("r", []), what),
+    )
+
+
+@dataclass(slots=True)
+class PendingMatch:
+    """One match a player started and has not settled (``snap``: snapshot sent; ``req``:
+    abandonment requested)."""
+
+    mode: str
+    at: float
+    home: int
+    snap: bool = False
+    req: bool = False
+
+
+@dataclass(slots=True)
+class PendingRecord:
+    """Table ``pending``, per player: ``{"m": {match id: entry}, "done": [cancelled ids]}``."""
+
+    matches: dict[str, PendingMatch] = field(default_factory=dict)
+    done: list[str] = field(default_factory=list)
+
+
+def encode_pending(record: PendingRecord) -> dict[str, object]:
+    matches: dict[str, object] = {}
+    for match_id, entry in record.matches.items():
+        fields: dict[str, object] = {
+            "mode": entry.mode,
+            "at": entry.at,
+            "home": entry.home,
+            "snap": entry.snap,
+        }
+        if entry.req:  # written only once requested, as before the protocol had types
+            fields["req"] = True
+        matches[match_id] = fields
+    return {"m": matches, "done": record.done}
+
+
+def decode_pending(data: object) -> PendingRecord:
+    what = "pending record"
+    fields = _dict(data, what)
+    matches: dict[str, PendingMatch] = {}
+    for match_id, entry in _dict(_field(fields, "m", what), what).items():
+        e = _dict(entry, what)
+        matches[match_id] = PendingMatch(
+            _str(_field(e, "mode", what), what),
+            _number(_field(e, "at", what), what),
+            _int(_field(e, "home", what), what),
+            _bool(_field(e, "snap", what), what),
+            _bool(e.get("req", False), what),
+        )
+    return PendingRecord(matches, _strings(_field(fields, "done", what), what))
+
+
+@dataclass(slots=True)
+class Finish:
+    """A match's result as the match entry keeps it (``fin``)."""
+
+    at: float
+    ts: int | None  # the finish's Kafka timestamp (ms): the latency metric's start
+    ranks: list[int]
+    quitters: list[str]
+    stats: dict[str, PlayerStats] | None
+
+
+@dataclass(slots=True)
+class Waiting:
+    """A finish with no line-up, waiting for its start until ``until`` (``wait``)."""
+
+    message: StoredMessage
+    until: float
+
+
+@dataclass(slots=True)
+class MatchEntry:
+    """Table ``matches``, per match id: the line-up, snapshots, result and who is settled."""
+
+    mode: str
+    teams: list[list[str]] | None
+    start: float | None
+    snaps: dict[str, PlayerState | None] = field(default_factory=dict)
+    fin: Finish | None = None
+    wait: Waiting | None = None
+    aband: dict[str, float] = field(default_factory=dict)  # player id: newer match's start
+    settled: list[str] = field(default_factory=list)
+    done: float | None = None  # event time it was settled at
+
+
+def encode_match(entry: MatchEntry) -> dict[str, object]:
+    fin, wait = entry.fin, entry.wait
+    return {
+        "mode": entry.mode,
+        "teams": entry.teams,
+        "start": entry.start,
+        "snaps": {pid: _encode_optional_state(s) for pid, s in entry.snaps.items()},
+        "fin": None
+        if fin is None
+        else {
+            "at": fin.at,
+            "ts": fin.ts,
+            "ranks": fin.ranks,
+            "quitters": fin.quitters,
+            "stats": _encode_stats(fin.stats),
+        },
+        "wait": None
+        if wait is None
+        else {"message": encode_message(wait.message), "until": wait.until},
+        "aband": entry.aband,
+        "settled": entry.settled,
+        "done": entry.done,
+    }
+
+
+def decode_match(data: object) -> MatchEntry:
+    what = "match entry"
+    fields = _dict(data, what)
+
+    def get(name: str) -> object:
+        return _field(fields, name, what)
+
+    teams, start, fin, wait, done = get("teams"), get("start"), get("fin"), get("wait"), get("done")
+    finish = None
+    if fin is not None:
+        f = _dict(fin, f"{what} fin")
+        ts = f.get("ts")  # absent in entries written before the latency metric
+        finish = Finish(
+            _number(_field(f, "at", what), what),
+            None if ts is None else _int(ts, what),
+            _ints(_field(f, "ranks", what), what),
+            _strings(_field(f, "quitters", what), what),
+            _decode_stats(_field(f, "stats", what), what),
+        )
+    waiting = None
+    if wait is not None:
+        w = _dict(wait, f"{what} wait")
+        waiting = Waiting(
+            decode_message(_field(w, "message", what)), _number(_field(w, "until", what), what)
+        )
+    return MatchEntry(
+        mode=_str(get("mode"), what),
+        teams=None if teams is None else _teams(teams, what),
+        start=None if start is None else _number(start, what),
+        snaps={pid: _optional_state(s) for pid, s in _dict(get("snaps"), what).items()},
+        fin=finish,
+        wait=waiting,
+        aband={pid: _number(s, what) for pid, s in _dict(get("aband"), what).items()},
+        settled=_strings(get("settled"), what),
+        done=None if done is None else _number(done, what),
+    )
+
+
+# --- table codecs --------------------------------------------------------------------------------
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+@dataclass(frozen=True, slots=True)
+class TableCodec(Generic[K, V]):
+    """How one table's keys and values become JSON bytes and back."""
+
+    encode_key: Callable[[K], object]
+    encode: Callable[[V], object]
+    decode: Callable[[object], V]
+
+    def key_bytes(self, key: K) -> bytes:
+        return orjson.dumps(self.encode_key(key))
+
+    def value_bytes(self, value: V) -> bytes:
+        return orjson.dumps(self.encode(value))
+
+    def value(self, data: bytes) -> V:
+        return self.decode(orjson.loads(data))
+
+
+def _same(value: str) -> object:
+    return value
+
+
+def _decode_clock(data: object) -> float:
+    return float(_number(data, "clock"))
+
+
+def _encode_clock(value: float) -> object:
+    return value
+
+
+def _partition(value: int) -> object:
+    return value
+
+
+MATCHES: TableCodec[str, MatchEntry] = TableCodec(_same, encode_match, decode_match)
+RATINGS: TableCodec[str, RatingRecord] = TableCodec(_same, encode_rating, decode_rating)
+PENDING: TableCodec[str, PendingRecord] = TableCodec(_same, encode_pending, decode_pending)
+# Table ``clocks``: a match partition's event time, keyed by the partition number.
+CLOCKS: TableCodec[int, float] = TableCodec(_partition, _encode_clock, _decode_clock)

@@ -1,0 +1,167 @@
+"""The real batch runner in memory: tables in dictionaries, topics as FIFOs.
+
+Every message goes through :class:`BatchRunner` exactly as the Faust app hands it over (one
+message per batch here): processed against working copies, its outputs delivered to a FIFO
+per (topic, partition) and acknowledged, then its state written. Like bytewax's testing source
+and sink, the ports are plain containers; the Faust adaptation itself is tested against the
+real broker (tests/integration).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from stream.config.settings import Settings
+from stream.deadletters import DeadLetter
+from stream.pipeline.batches import (
+    CLOCK_TABLE,
+    MATCH_TABLE,
+    PENDING_TABLE,
+    RATING_TABLE,
+    BatchRunner,
+    Message,
+)
+from stream.pipeline.delivery import OutRecord
+from stream.pipeline.matches import MatchProcessor
+from stream.pipeline.partitioning import partition_for
+from stream.pipeline.players import PlayerProcessor
+from stream.protocol import PENDING, RATINGS, Tick, encode_command, rating_key
+from stream.ratings.modes import Modes
+from stream.ratings.skill import PlayerState
+
+SETTINGS = Settings(app_id="harness", cache_writer="off")
+STARTED, FINISHED = SETTINGS.match_started_topic, SETTINGS.match_finished_topic
+MATCH_COMMANDS, PLAYER_COMMANDS = SETTINGS.match_commands_topic, SETTINGS.player_commands_topic
+
+
+class MemoryTables:
+    """The table port on dictionaries of bytes, as the Faust tables hold them."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, dict[bytes, bytes]] = {
+            name: {} for name in (MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE)
+        }
+
+    def contents(self, table: str) -> Mapping[bytes, bytes]:
+        return self.tables[table]
+
+    async def write(
+        self, table: str, partition: int, changes: dict[bytes, bytes | None], last: Message
+    ) -> None:
+        data = self.tables[table]
+        for key, value in changes.items():
+            if value is None:
+                data.pop(key, None)
+            else:
+                data[key] = value
+
+
+class Cluster:
+    def __init__(self, modes: Modes | None = None, partitions: int = 4) -> None:
+        self.modes = modes or Modes()
+        self.partitions = partitions
+        self.store = MemoryTables()
+        self.queue: deque[tuple[str, int, bytes]] = deque()
+        self.ratings: list[dict[str, Any]] = []
+        self.dead_letters: list[DeadLetter] = []
+        self.offset = 0
+        # Every message delivered so far, to deliver again (redelivery after a crash).
+        self.delivered: list[tuple[str, int, bytes]] = []
+        self.wall = 1_000_000.0
+        # Unexpected errors fail the test, unless it is about them.
+        self.allow_internal_errors = False
+        self.runner = BatchRunner(
+            SETTINGS,
+            MatchProcessor(self.modes, partitions=partitions, retention_seconds=600),
+            PlayerProcessor(self.modes),
+            self.store,
+            self._deliver,
+            wall_clock=lambda: self.wall,
+        )
+
+    @property
+    def matches(self) -> MatchProcessor:
+        return self.runner.matches
+
+    @matches.setter
+    def matches(self, processor: MatchProcessor) -> None:
+        self.runner.matches = processor
+
+    @property
+    def match_table(self) -> dict[bytes, bytes]:
+        return self.store.tables[MATCH_TABLE]
+
+    @property
+    def rating_table(self) -> dict[bytes, bytes]:
+        return self.store.tables[RATING_TABLE]
+
+    @property
+    def pending_table(self) -> dict[bytes, bytes]:
+        return self.store.tables[PENDING_TABLE]
+
+    # --- inputs ---------------------------------------------------------------------------
+
+    def send(self, topic: str, event: dict[str, Any] | bytes, partition: int | None = None) -> None:
+        value = event if isinstance(event, bytes) else orjson.dumps(event)
+        if partition is None:
+            key = event["match_id"] if isinstance(event, dict) else "x"
+            partition = partition_for(key, self.partitions)
+        self.queue.append((topic, partition, value))
+
+    def tick(self, wall: float) -> None:
+        self.wall = wall
+        value = orjson.dumps([encode_command(Tick(wall))])
+        for p in range(self.partitions):
+            self.queue.append((MATCH_COMMANDS, p, value))
+
+    def run(self) -> None:
+        """Deliver every queued message, and what it produces, until the queue is empty."""
+        asyncio.run(self._run())
+
+    async def _run(self) -> None:
+        while self.queue:
+            topic, partition, value = self.queue.popleft()
+            self.delivered.append((topic, partition, value))
+            self.offset += 1
+            message = Message(topic, partition, self.offset, None, None, value)
+            if topic == PLAYER_COMMANDS:
+                await self.runner.player_batch([message])
+            else:
+                await self.runner.match_batch([message])
+        # The runner contains unexpected errors as dead letters: here they fail the test.
+        internal = [d.reason for d in self.dead_letters if d.reason.startswith("internal error")]
+        assert self.allow_internal_errors or not internal, internal
+
+    async def _deliver(self, agent: str, records: list[OutRecord]) -> list[DeadLetter]:
+        for record in records:
+            if record.letter is not None:
+                self.dead_letters.append(record.letter)
+            elif record.topic == SETTINGS.rating_changed_topic:
+                self.ratings.append(orjson.loads(record.value or b""))
+            else:
+                assert record.partition is not None and record.value is not None
+                self.queue.append((record.topic, record.partition, record.value))
+        return []
+
+    # --- reading the state ----------------------------------------------------------------
+
+    def state(self, player: str, mode: str) -> PlayerState | None:
+        raw = self.rating_table.get(RATINGS.key_bytes(rating_key(player, mode)))
+        return None if raw is None else RATINGS.value(raw).state
+
+    def pending(self, player: str) -> dict[str, Any]:
+        raw = self.pending_table.get(PENDING.key_bytes(player))
+        return {} if raw is None else dict(PENDING.value(raw).matches)
+
+    def outcomes(self) -> dict[tuple[str, str], str]:
+        return {(r["player_id"], r["match_id"]): r["outcome"] for r in self.ratings}
+
+
+def epoch_ms(seconds: float) -> int:
+    """Epoch milliseconds, as producers may send."""
+    return round(seconds * 1000)

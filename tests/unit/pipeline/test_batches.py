@@ -1,0 +1,136 @@
+"""The batch runner's own rules, on the in-memory harness: a bad command goes alone, and state
+is written only once the batch's outputs are delivered."""
+
+from __future__ import annotations
+
+import asyncio
+
+import orjson
+import pytest
+from harness import FINISHED, MATCH_COMMANDS, PLAYER_COMMANDS, STARTED, Cluster, epoch_ms
+
+from stream.deadletters import DeadLetter
+from stream.outage import Outage
+from stream.pipeline.batches import Message
+from stream.pipeline.delivery import OutRecord
+from stream.pipeline.players import PlayerContext
+from stream.protocol import PlayerCommand, Rate
+
+T0 = 1_780_000_000.0
+
+
+def a_match(c: Cluster, match_id: str = "m1") -> None:
+    start = {"match_id": match_id, "mode": "1v1", "started_at": epoch_ms(T0)}
+    c.send(STARTED, {**start, "teams": [["a"], ["b"]]})
+    finish = {"match_id": match_id, "mode": "1v1", "finished_at": epoch_ms(T0 + 60)}
+    c.send(FINISHED, {**finish, "ranks": [0, 1]})
+
+
+def test_malformed_commands_are_dead_lettered_alone_with_their_reason() -> None:
+    c = Cluster(partitions=1)
+    c.send(MATCH_COMMANDS, b'[["snap"], ["tick", 1], ["bogus", 2], 7]', partition=0)
+    c.send(PLAYER_COMMANDS, b'[["rate"], ["join", 1], ["cancel", "m", []]]', partition=0)
+    c.send(PLAYER_COMMANDS, b"null", partition=0)
+    a_match(c)
+    c.run()
+    reasons = [(letter.value, letter.reason) for letter in c.dead_letters]
+    assert reasons == [
+        (b'["snap"]', "malformed command: snap command: expected 5 elements, got 1"),
+        (b'["bogus",2]', "malformed command: unknown match command 'bogus'"),
+        (b"7", "malformed command: match command: expected a list, got int"),
+        (b'["rate"]', "malformed command: rate command: expected at least 9 elements, got 1"),
+        (b'["join",1]', "malformed command: join command: expected 6 elements, got 2"),
+        (b"null", "expected a JSON array of commands, got NoneType"),
+    ]
+    # The well-formed commands beside them were carried out, and the match was rated.
+    assert c.outcomes() == {("a", "m1"): "win", ("b", "m1"): "loss"}
+
+
+class Failing:
+    """A player processor that fails on one match's rate command."""
+
+    def __init__(self, inner: object, match_id: str) -> None:
+        self.inner, self.match_id = inner, match_id
+
+    def on_command(self, ctx: PlayerContext, command: PlayerCommand) -> None:
+        if isinstance(command, Rate) and command.match_id == self.match_id:
+            raise RuntimeError("boom")
+        self.inner.on_command(ctx, command)  # type: ignore[attr-defined]
+
+
+def test_an_unexpected_error_dead_letters_that_command_and_the_batch_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    c = Cluster(partitions=1)
+    c.allow_internal_errors = True
+    c.runner.players = Failing(c.runner.players, "m1")  # type: ignore[assignment]
+    a_match(c, "m1")
+    a_match(c, "m2")
+    c.run()
+    (letter,) = c.dead_letters
+    assert letter.reason == "internal error: RuntimeError('boom')"
+    assert orjson.loads(letter.value or b"")[:2] == ["rate", "m1"]
+    assert {match for _, match in c.outcomes()} == {"m2"}
+    (logged,) = [r for r in caplog.records if r.getMessage().startswith("internal error")]
+    assert logged.exc_info is not None and logged.__dict__["match_id"] == "m1"
+
+
+def test_state_is_written_only_after_the_outputs_are_delivered() -> None:
+    c = Cluster(partitions=1)
+    a_match(c)
+    started = c.queue.popleft()
+    message = Message(started[0], started[1], 1, None, None, started[2])
+    attempts: list[int] = []
+    deliver = c.runner.deliver
+
+    async def flaky(agent: str, records: list[OutRecord]) -> list[DeadLetter]:
+        attempts.append(len(records))
+        # Nothing of this batch is in the tables before its outputs are delivered.
+        assert c.match_table == {} and c.store.tables["clocks"] == {}
+        if len(attempts) == 1:
+            raise ConnectionError("broker gone")
+        return await deliver(agent, records)
+
+    c.runner.deliver = flaky
+
+    async def redo() -> None:
+        await c.runner.until_done(
+            lambda: c.runner.match_batch([message]),
+            Outage("matches: batch failed"),
+            events=1,
+            partitions=[0],
+        )
+
+    asyncio.run(redo())
+    assert attempts == [1, 1]  # both joins packed in one message, sent again whole
+    assert len(c.match_table) == 1 and len(c.store.tables["clocks"]) == 1
+    # Delivered once: the failed attempt reached nobody.
+    waiting, delivered = c.queue
+    assert waiting[0] == FINISHED
+    assert delivered[0] == PLAYER_COMMANDS and len(orjson.loads(delivered[2])) == 2
+
+
+@pytest.mark.parametrize("fail_on", ["matches", "clocks"])
+def test_a_failed_table_write_leaves_the_batch_to_be_redone(fail_on: str) -> None:
+    c = Cluster(partitions=1)
+    a_match(c)
+    topic, partition, value = c.queue.popleft()
+    message = Message(topic, partition, 1, None, None, value)
+    write = c.store.write
+    failed: list[str] = []
+
+    async def failing(table: str, *args: object) -> None:
+        if table == fail_on and not failed:
+            failed.append(table)
+            raise OSError("disk full")
+        await write(table, *args)  # type: ignore[arg-type]
+
+    c.store.write = failing  # type: ignore[method-assign,assignment]
+    with pytest.raises(OSError):
+        asyncio.run(c.runner.match_batch([message]))
+    c.runner.forget([0])
+    asyncio.run(c.runner.match_batch([message]))
+    c.queue.clear()
+    c.run()
+    # Redone against the tables as they were: the same entry, the clock stored.
+    assert len(c.match_table) == 1 and len(c.store.tables["clocks"]) == 1

@@ -1,0 +1,215 @@
+"""The protocol's wire and table bytes, held literally: what the pipeline wrote before the
+protocol had types, and must go on writing (a worker upgraded mid-stream reads the old one's).
+
+Each literal was taken from the worker's own output (commands on the command topics, records in
+its tables); decoding it and encoding it again gives the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stream.deadletters import Origin
+from stream.protocol import (
+    CLOCKS,
+    MATCHES,
+    PENDING,
+    PROTOCOL_VERSION,
+    RATINGS,
+    Abandon,
+    Cancel,
+    Forward,
+    Join,
+    ProtocolError,
+    Rate,
+    RatedPlayer,
+    Snapshot,
+    StoredMessage,
+    TableCodec,
+    Tick,
+    decode_commands,
+    decode_match_command,
+    decode_message,
+    decode_player_command,
+    decode_rating_key,
+    encode_command,
+    encode_message,
+    rating_key,
+)
+from stream.ratings.skill import PlayerState, PlayerStats
+
+STATE = b"[1401.6173841618686,90.78664805881002,0.05999489876729625,0,5,1780000200.0]"
+
+MATCH_COMMANDS = [
+    b'["snap","sim5-1","p000001",null,false]',
+    b'["snap","m","p",' + STATE + b",true]",
+    b'["abandon","sim5-27","p000001",1780000950.0]',
+    b'["fwd","started",{"key":null,"value":"{\\"match_id\\":\\"sim5-1\\",\\"mode\\":\\"1v1\\",'
+    b'\\"started_at\\":1779999600000,\\"teams\\":[[\\"p000001\\"],[\\"p000000\\"]]}",'
+    b'"origin":["match-started",1,1,null]}]',
+    b'["fwd","finished",{"key":"m-\xc3\xbf","value":"{}","origin":["match-finished",0,7,1780000000123]}]',
+    b'["tick",1780001960.0]',
+]
+PLAYER_COMMANDS = [
+    b'["join","sim5-1","p000001","1v1",1780000000.0,0]',
+    b'["rate","sim5-1","1v1",1780000000.0,[["p000001"],["p000000"]],[0,1],null,'
+    b'{"p000001":null,"p000000":null},[["p000001",null,null]],null]',
+    b'["rate","sim5-6","1v1",1780000250.0,[["p000000"],["p000001"]],[1,0],'
+    b'{"p000000":[38.0,300.5]},{"p000000":' + STATE + b',"p000001":null},'
+    b'[["p000000",null,null],["p000001",0.0,"abandoned"]],1780000250123]',
+    b'["cancel","sim5-4",["p000001"]]',
+]
+MATCH_ENTRIES = [
+    b'{"mode":"1v1","teams":[["p000001"],["p000000"]],"start":1780000750.0,"snaps":{"p000001":'
+    + STATE
+    + b',"p000000":null},"fin":{"at":1780000750.0,"ts":null,"ranks":[0,1],"quitters":[],'
+    b'"stats":{"p000001":[29.0,300.5]}},"wait":null,"aband":{},"settled":["p000001","p000000"],'
+    b'"done":3559114300.0}',
+    b'{"mode":"1v1","teams":null,"start":null,"snaps":{},"fin":{"at":1780000100.0,'
+    b'"ts":1780000100250,"ranks":[1,0],"quitters":["b"],"stats":null},"wait":{"message":'
+    b'{"key":"m1","value":"{\\"match_id\\":\\"m1\\"}","origin":["match-finished",2,41,'
+    b'1780000100250]},"until":1780000220.0},"aband":{},"settled":[],"done":null}',
+    b'{"mode":"2v2","teams":[["a","b"],["c","d"]],"start":1780000000.0,"snaps":{"a":null},'
+    b'"fin":null,"wait":null,"aband":{"b":1780000300.0},"settled":["b"],"done":null}',
+]
+RATING_RECORDS = [
+    b'{"s":[1006.0143978592619,72.81300287645881,0.05992031170168974,1625,99,1780012400.0],'
+    b'"v":99,"r":["sim5-2","sim5-3"]}',
+    b'{"s":[1016.0,0.0,null,12,1,null],"v":1,"r":["m"]}',
+]
+PENDING_RECORDS = [
+    b'{"m":{},"done":["sim5-12","sim5-14","sim5-39"]}',
+    b'{"m":{"m1":{"mode":"1v1","at":1780000000.0,"home":2,"snap":true,"req":true},'
+    b'"m2":{"mode":"1v1","at":1780000100.0,"home":0,"snap":false}},"done":[]}',
+]
+
+
+@pytest.mark.parametrize("raw", MATCH_COMMANDS)
+def test_match_commands_round_trip_byte_for_byte(raw: bytes) -> None:
+    assert orjson.dumps(encode_command(decode_match_command(orjson.loads(raw)))) == raw
+
+
+@pytest.mark.parametrize("raw", PLAYER_COMMANDS)
+def test_player_commands_round_trip_byte_for_byte(raw: bytes) -> None:
+    assert orjson.dumps(encode_command(decode_player_command(orjson.loads(raw)))) == raw
+
+
+@pytest.mark.parametrize(
+    ("codec", "raw"),
+    [
+        *((MATCHES, raw) for raw in MATCH_ENTRIES),
+        *((RATINGS, raw) for raw in RATING_RECORDS),
+        *((PENDING, raw) for raw in PENDING_RECORDS),
+        (CLOCKS, b"1780000100.25"),
+    ],
+)
+def test_table_records_round_trip_byte_for_byte(codec: TableCodec[Any, Any], raw: bytes) -> None:
+    assert codec.value_bytes(codec.value(raw)) == raw
+
+
+def test_the_commands_decode_to_what_they_say() -> None:
+    state = PlayerState(
+        1401.6173841618686, 90.78664805881002, 0.05999489876729625, 0, 5, 1780000200.0
+    )
+    rate = decode_player_command(orjson.loads(PLAYER_COMMANDS[2]))
+    assert rate == Rate(
+        match_id="sim5-6",
+        mode="1v1",
+        at=1780000250.0,
+        teams=[["p000000"], ["p000001"]],
+        ranks=[1, 0],
+        stats={"p000000": PlayerStats(38.0, 300.5)},
+        snapshots={"p000000": state, "p000001": None},
+        players=[RatedPlayer("p000000", None, None), RatedPlayer("p000001", 0.0, "abandoned")],
+        finished_ms=1780000250123,
+    )
+    assert decode_match_command(orjson.loads(MATCH_COMMANDS[1])) == Snapshot("m", "p", state, True)
+    assert decode_match_command(["abandon", "m", "p", 5.0]) == Abandon("m", "p", 5.0)
+    assert decode_match_command(["tick", 7.5]) == Tick(7.5)
+    forward = decode_match_command(orjson.loads(MATCH_COMMANDS[4]))
+    assert forward == Forward(
+        "finished",
+        StoredMessage(b"m-\xff", b"{}", Origin("match-finished", 0, 7, 1780000000123)),
+    )
+    assert decode_player_command(["join", "m", "p", "1v1", 1.5, 3]) == Join("m", "p", "1v1", 1.5, 3)
+    assert decode_player_command(["cancel", "m", ["a", "b"]]) == Cancel("m", ["a", "b"])
+
+
+def test_a_rate_command_from_version_1_still_decodes() -> None:
+    # Written before the finish's timestamp was added: 9 elements.
+    assert PROTOCOL_VERSION == 2
+    old = orjson.loads(PLAYER_COMMANDS[1])[:9]
+    rate = decode_player_command(old)
+    assert isinstance(rate, Rate) and rate.finished_ms is None
+    assert rate.players == [RatedPlayer("p000001", None, None)]
+    # And one from a later version, with an element this one does not know.
+    newer = decode_player_command([*orjson.loads(PLAYER_COMMANDS[2]), "later"])
+    assert newer == decode_player_command(orjson.loads(PLAYER_COMMANDS[2]))
+
+
+def test_a_match_entry_from_before_the_latency_metric_has_no_timestamp() -> None:
+    raw = MATCH_ENTRIES[0].replace(b'"ts":null,', b"")
+    entry = MATCHES.value(raw)
+    assert entry.fin is not None and entry.fin.ts is None
+
+
+def test_the_rating_key_names_player_and_mode_unambiguously() -> None:
+    key = rating_key('a","b', "1v1")
+    assert key == '["a\\",\\"b","1v1"]'
+    assert decode_rating_key(key) == ('a","b', "1v1")
+    assert RATINGS.key_bytes(key) == orjson.dumps(key)
+
+
+@pytest.mark.parametrize(
+    ("decode", "data", "reason"),
+    [
+        (decode_match_command, ["snap"], "snap command: expected 5 elements, got 1"),
+        (decode_match_command, ["bogus", 2], "unknown match command 'bogus'"),
+        (decode_match_command, 7, "match command: expected a list, got int"),
+        (decode_match_command, [], "match command: expected a list led by its kind"),
+        (decode_match_command, ["tick", "soon"], "tick command: expected a number, got str"),
+        (decode_match_command, ["snap", "m", "p", [1, 2], False], "state: expected a list of 6"),
+        (decode_match_command, ["snap", "m", "p", [1, 2, 3, "x", 5, 6], False], "state: invalid"),
+        (decode_player_command, ["rate"], "rate command: expected at least 9 elements, got 1"),
+        (decode_player_command, ["join", 1], "join command: expected 6 elements, got 2"),
+        (decode_player_command, ["cancel", "m", [1]], "cancel command: expected a string, got int"),
+        (decode_player_command, ["snap", "m", "p", None, True], "unknown player command 'snap'"),
+    ],
+)
+def test_a_malformed_command_says_what_is_wrong(
+    decode: Callable[[object], object], data: object, reason: str
+) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        decode(data)
+    assert isinstance(caught.value, ValueError)
+    assert reason in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [(b"5", "expected a JSON array of commands, got int"), (b"\xff[", "not valid JSON")],
+)
+def test_a_packed_message_that_is_not_an_array_is_refused_whole(value: bytes, reason: str) -> None:
+    with pytest.raises(ProtocolError, match=reason):
+        decode_commands(value)
+
+
+@given(
+    key=st.none() | st.binary(max_size=40),
+    value=st.text(max_size=40),
+    offset=st.integers(min_value=0, max_value=2**62),
+    timestamp=st.none() | st.integers(min_value=0, max_value=2**50),
+)
+def test_a_stored_message_keeps_any_key_bytes(
+    key: bytes | None, value: str, offset: int, timestamp: int | None
+) -> None:
+    message = StoredMessage(key, value.encode(), Origin("match-finished", 3, offset, timestamp))
+    raw = orjson.dumps(encode_message(message))
+    assert decode_message(orjson.loads(raw)) == message
+    assert orjson.dumps(encode_message(decode_message(orjson.loads(raw)))) == raw
