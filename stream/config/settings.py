@@ -75,7 +75,7 @@ class Settings:
     # check off.
     recovery_consistency_check: bool = True
     # Read each changelog's real end before recovering it, for brokers whose end offsets are
-    # too low (Tansu; stream/pipeline/endoffsets.py). The local stack turns it on.
+    # too low (Tansu; stream/pipeline/workarounds/endoffsets.py). The local stack turns it on.
     verify_end_offsets: bool = False
     # The Redis cache: key prefix, the k of the conservative leaderboard (rating - k *
     # deviation), and whether this worker process also runs the cache writer ("worker") or

@@ -23,7 +23,8 @@ Failure that stops the batch: Kafka unreachable or any error outside one event's
 batch is not acked and is redone in place, with backoff, until it succeeds (one log line when it
 starts failing, one when it works again); the agent never raises, so Faust neither restarts it
 nor acks past the batch. If the worker stops or a rebalance cancels the batch meanwhile, its
-acks are withheld (stream/pipeline/acks.py) and whoever owns the partitions next redoes it.
+acks are withheld (stream/pipeline/workarounds/acks.py) and whoever owns the partitions next
+redoes it.
 """
 
 from __future__ import annotations
@@ -34,24 +35,19 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
-from weakref import ref
 
 import faust
 import mode
 import orjson
 from faust.stores.memory import Store as MemoryStore
-from faust.streams import _current_event
-from faust.transport.drivers import aiokafka as aiokafka_driver
 from faust.types import TP, EventT
 
 from stream.cache.feed import CacheFeed, feed_from_settings
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, Origin
 from stream.outage import Outage
-from stream.pipeline.acks import withhold_acks
-from stream.pipeline.committed import patch_seek_to_committed
+from stream.pipeline import workarounds
 from stream.pipeline.delivery import Delivery, OutRecord, letter_record
-from stream.pipeline.endoffsets import verify_end_offsets
 from stream.pipeline.logs import quiet_kafka_client_repeats
 from stream.pipeline.matches import FINISHED, STARTED, MatchProcessor
 from stream.pipeline.metrics import CONTENT_TYPE, WorkerMetrics
@@ -60,6 +56,9 @@ from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.view import StateView, encode_key
+from stream.pipeline.workarounds import private
+from stream.pipeline.workarounds.acks import withhold_acks
+from stream.pipeline.workarounds.events import EventContext
 from stream.ratings.modes import Modes
 
 log = logging.getLogger("skillstream.worker")
@@ -71,30 +70,6 @@ STALL_CHECK_SECONDS = 5.0
 # One packed message stays well under the producer's record limit (a quarter of it at most).
 MAX_PACKED_BYTES = 256 * 1024
 MAX_BACKOFF_SECONDS = 5.0
-
-
-# Faust hard-codes fetch_max_wait_ms=1500. aiokafka leaves a partition that still has
-# buffered records out of the fetch in flight, so a command arriving on it waits for that
-# fetch to return: up to 1.5 s per hop when other partitions are quiet. Every hop of the
-# pipeline pays it, so the worker sets its own (SKILLSTREAM_FETCH_MAX_WAIT_MS).
-_fetch_max_wait_ms = 20
-
-
-def _patch_fetch_wait(wait_ms: int) -> None:
-    global _fetch_max_wait_ms  # noqa: PLW0603 (the patched factory reads it when it runs)
-    _fetch_max_wait_ms = wait_ms
-    thread = aiokafka_driver.AIOKafkaConsumerThread
-    if getattr(thread, "_skillstream_patched", False):
-        return
-    original = thread._create_worker_consumer
-
-    def create(self: Any, transport: Any) -> Any:
-        consumer = original(self, transport)
-        consumer._fetch_max_wait_ms = _fetch_max_wait_ms
-        return consumer
-
-    thread._create_worker_consumer = create  # type: ignore[method-assign]
-    thread._skillstream_patched = True  # type: ignore[attr-defined]
 
 
 def pack(commands: list[list[Any]], budget: int = MAX_PACKED_BYTES) -> list[bytes]:
@@ -121,11 +96,8 @@ class Pipeline:
         self.settings = settings
         self.modes = settings.load_modes() if modes is None else modes
         s = settings
-        _patch_fetch_wait(max(1, round(s.fetch_max_wait_seconds * 1000)))
-        patch_seek_to_committed()
+        workarounds.install(s)
         quiet_kafka_client_repeats()
-        if s.verify_end_offsets:
-            verify_end_offsets(s.bootstrap_servers, s.kafka_security.aiokafka_options())
         self.app = faust.App(
             s.app_id,
             broker=s.broker_urls,
@@ -341,7 +313,7 @@ class Pipeline:
             self._stall_since.clear()
             return
         consumer = self.app.consumer
-        committed: dict[Any, Any] = getattr(consumer, "_committed_offset", {})
+        committed = private.committed_offsets(consumer)
         now = time.monotonic()
         for tp in consumer.assignment():
             if tp.topic not in self._agent_topics:
@@ -377,7 +349,7 @@ class Pipeline:
         """Ready: started, no rebalance or table recovery in progress. A worker without
         partitions (more replicas than partitions) is ready too: it is a standby."""
         app = self.app
-        started = bool(getattr(app, "_started", None) and app._started.is_set())
+        started = private.started(app)
         rebalancing = bool(app.rebalancing)
         recovering = bool(getattr(app, "in_recovery", False))
         assigned = len(app.consumer.assignment()) if started and app.consumer else 0
@@ -392,7 +364,7 @@ class Pipeline:
     def _refresh_gauges(self) -> None:
         m = self.metrics
         m.ready.set(1 if self.readiness()["ready"] else 0)
-        consumer = self.app.consumer if getattr(self.app, "_consumer", None) else None
+        consumer = self.app.consumer if private.consumer_exists(self.app) else None
         lag: defaultdict[str, int] = defaultdict(int)
         if consumer is not None:
             for tp in consumer.assignment():
@@ -672,20 +644,6 @@ def _by_partition(events: Sequence[EventT[Any]]) -> dict[int, list[EventT[Any]]]
     for event in events:
         groups.setdefault(event.message.partition, []).append(event)
     return groups
-
-
-class EventContext:
-    """Make ``event`` Faust's current event, so table writes go to its partition's changelog
-    (and, with RocksDB, to its partition's database)."""
-
-    def __init__(self, event: EventT[Any]) -> None:
-        self.event = event
-
-    def __enter__(self) -> None:
-        self.token = _current_event.set(ref(self.event))
-
-    def __exit__(self, *exc: object) -> None:
-        _current_event.reset(self.token)
 
 
 async def _write(producer: Any, table: Any, view: StateView, partition: int) -> None:
