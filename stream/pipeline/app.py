@@ -48,7 +48,6 @@ from stream.deadletters import DeadLetter, Origin
 from stream.outage import Outage
 from stream.pipeline import workarounds
 from stream.pipeline.delivery import Delivery, OutRecord, letter_record
-from stream.pipeline.logs import quiet_kafka_client_repeats
 from stream.pipeline.matches import FINISHED, STARTED, MatchProcessor
 from stream.pipeline.metrics import CONTENT_TYPE, WorkerMetrics
 from stream.pipeline.outages import KafkaWatch
@@ -58,6 +57,7 @@ from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.view import StateView, encode_key
 from stream.pipeline.workarounds import private
 from stream.pipeline.workarounds.acks import withhold_acks
+from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
 from stream.pipeline.workarounds.events import EventContext
 from stream.ratings.modes import Modes
 
