@@ -33,7 +33,8 @@ class SettingsError(UserError, ValueError):
     """A setting that cannot be used; the message names the variable."""
 
 
-# The Faust tables (stream/pipeline/app.py); each has a changelog ``<app id>-<name>-changelog``.
+# The Faust tables (stream/pipeline/topology.py); each has a changelog
+# ``<app id>-<name>-changelog``.
 TABLES = ("matches", "clocks", "ratings", "pending")
 
 
