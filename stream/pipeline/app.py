@@ -54,7 +54,6 @@ from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.view import StateView, encode_key
 from stream.pipeline.watchdog import StallWatchdog
 from stream.pipeline.workarounds.acks import withhold_acks
-from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
 from stream.pipeline.workarounds.events import EventContext
 from stream.ratings.modes import Modes
 
@@ -91,7 +90,6 @@ class Pipeline:
         self.modes = settings.load_modes() if modes is None else modes
         s = settings
         workarounds.install(s)
-        quiet_kafka_client_repeats()
         self.app = topology.faust_app(s)
         self.matches = MatchProcessor(
             self.modes,

@@ -12,16 +12,19 @@ versions it was written for, and which test fails when it stops working or is no
 | acks.py | ``take_events`` acks a batch its agent abandoned | faust#189, faust#315 |
 | events.py | no public way to set Faust's current event for table writes | none filed |
 | private.py | readiness and the watchdog need Faust state it does not expose | none filed |
+| clientlogs.py | aiokafka logs one line per attempt while a broker is down | none filed |
 
-:func:`install` applies the patches (fetchwait, committed, endoffsets); the others are called
-where they are needed. The versions they were written for are :data:`WRITTEN_FOR`, pinned in
-pyproject.toml; tests/unit/pipeline/workarounds/test_versions.py fails on any other version,
-so an upgrade revisits every workaround here.
+:func:`install` applies the patches (fetchwait, committed, endoffsets) and the log filter
+(clientlogs); the others are called where they are needed. The versions they were written
+for are :data:`WRITTEN_FOR`, pinned in pyproject.toml;
+tests/unit/pipeline/workarounds/test_versions.py fails on any other version, so an upgrade
+revisits every workaround here.
 """
 
 from __future__ import annotations
 
 from stream.config.settings import Settings
+from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
 from stream.pipeline.workarounds.committed import patch_seek_to_committed
 from stream.pipeline.workarounds.endoffsets import verify_end_offsets
 from stream.pipeline.workarounds.fetchwait import patch_fetch_wait
@@ -35,6 +38,7 @@ WRITTEN_FOR = {"faust-streaming": "0.15.3", "aiokafka": "0.14.0", "mode-streamin
 def install(settings: Settings) -> None:
     """Apply every patch for a worker with ``settings``; calling it again patches nothing twice
     and only updates the values the patches read (the fetch wait, the brokers to scan)."""
+    quiet_kafka_client_repeats()
     patch_fetch_wait(max(1, round(settings.fetch_max_wait_seconds * 1000)))
     patch_seek_to_committed()
     if settings.verify_end_offsets:
