@@ -13,8 +13,9 @@ Why: during an outage the services log their own line when it starts and when it
   before the next probe), and every client warning or error is dropped until the watch says
   Kafka answers again;
 - otherwise (before the worker is ready, during table recovery, and for repeats that are not
-  about a lost connection) one record per logger and message template passes per window; the
-  next one that passes says how many were held back. Tracebacks always pass.
+  about a lost connection) one record per logger and message template of the loggers that
+  repeat (:data:`KAFKA_CLIENT_LOGGERS`) passes per window; the next one that passes says how
+  many were held back. Tracebacks always pass.
 
 Where: :func:`quiet_kafka_client_repeats` puts one filter on the clients' loggers at start; the
 watch puts the same filter on the root logger's handlers too (where Faust's and the JSON
@@ -122,7 +123,8 @@ class KafkaClientFilter(logging.Filter):
         return False
 
     def _repeat_holds(self, record: logging.LogRecord) -> bool:
-        if record.exc_info:
+        # Only the loggers known to repeat: Faust's transport logs lines worth seeing each time.
+        if record.exc_info or record.name not in KAFKA_CLIENT_LOGGERS:
             return False
         key = (record.name, str(record.msg))
         now = time.monotonic()

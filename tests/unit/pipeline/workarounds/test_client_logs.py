@@ -127,3 +127,10 @@ def test_the_watch_uses_the_one_filter_of_the_process() -> None:
     finally:
         root.removeHandler(handler)
         attached.watch = None
+
+
+def test_outside_an_outage_only_the_loggers_known_to_repeat_are_held_back() -> None:
+    client_filter = KafkaClientFilter()
+    for name in ("faust.transport.consumer", "aiokafka.consumer.consumer"):
+        assert client_filter.filter(record("Waiting for %s", "x", name=name))
+        assert client_filter.filter(record("Waiting for %s", "x", name=name))
