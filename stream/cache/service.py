@@ -54,6 +54,7 @@ class CacheFeedService(mode.Service):
             await asyncio.wait_for(self._task, STOP_SECONDS)
         except Exception:
             log.exception("cache feed did not stop cleanly")
+        await self.feed.writer.redis.aclose()
 
     @mode.Service.timer(REPORT_SECONDS)
     async def report(self) -> None:
