@@ -37,8 +37,8 @@ def cmd_writer(args: argparse.Namespace) -> int:
     Kafka outages once it runs are logged as the worker logs them: one line when the brokers
     stop answering, one when they are back (stream/pipeline/outages.py)."""
     from stream.cache.feed import feed_from_settings
-    from stream.pipeline.logs import quiet_kafka_client_repeats
     from stream.pipeline.outages import KafkaWatch
+    from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
 
     settings = settings_or_none("cache writer")
     if settings is None:

@@ -40,7 +40,9 @@ def check_web_address(settings: Settings) -> None:
 
 
 def run_worker(settings: Settings, loglevel: str = "info") -> int:
-    """Create topics and run a worker in this process until it is stopped.
+    """Create topics and run a worker in this process until it is stopped: the rating app and,
+    with SKILLSTREAM_CACHE_WRITER=worker, the cache feed beside it as a sibling service (its own
+    consumer group; the rating app knows nothing of Redis, its metrics read the feed's figures).
 
     The web pages' address must be free, and Kafka, and Redis when this worker writes the
     cache, must answer at start (a UserError otherwise: one line, exit code 2); a Kafka outage
@@ -48,6 +50,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     import faust
     import uvloop
 
+    from stream.cache.service import CacheFeedService
     from stream.pipeline.app import Pipeline
     from stream.pipeline.logs import logging_config
 
@@ -60,6 +63,11 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     asyncio.set_event_loop(asyncio.new_event_loop())
     pipeline = Pipeline(settings)
+    siblings = []
+    if settings.cache_writer == "worker":
+        cache = CacheFeedService(settings)
+        pipeline.metrics.watch_cache(lambda: cache.stats)
+        siblings.append(cache)
     # The libraries' objects live as long as the process: keep them out of every collection,
     # and collect the young generation less often (each batch allocates thousands of objects).
     gc.collect()
@@ -67,6 +75,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     gc.set_threshold(20_000, 20, 20)
     worker = faust.Worker(
         pipeline.app,
+        *siblings,
         loglevel=loglevel,
         quiet=True,
         logging_config=logging_config(loglevel, settings.log_format),

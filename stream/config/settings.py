@@ -33,7 +33,8 @@ class SettingsError(UserError, ValueError):
     """A setting that cannot be used; the message names the variable."""
 
 
-# The Faust tables (stream/pipeline/app.py); each has a changelog ``<app id>-<name>-changelog``.
+# The Faust tables (stream/pipeline/topology.py); each has a changelog
+# ``<app id>-<name>-changelog``.
 TABLES = ("matches", "clocks", "ratings", "pending")
 
 
@@ -75,7 +76,7 @@ class Settings:
     # check off.
     recovery_consistency_check: bool = True
     # Read each changelog's real end before recovering it, for brokers whose end offsets are
-    # too low (Tansu; stream/pipeline/endoffsets.py). The local stack turns it on.
+    # too low (Tansu; stream/pipeline/workarounds/endoffsets.py). The local stack turns it on.
     verify_end_offsets: bool = False
     # The Redis cache: key prefix, the k of the conservative leaderboard (rating - k *
     # deviation), and whether this worker process also runs the cache writer ("worker") or

@@ -28,6 +28,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from stream.config.modes import Modes, PendingConfig
 from stream.deadletters import DeadLetter, Origin
 from stream.events import (
     DEFAULT_LIMITS,
@@ -58,7 +59,6 @@ from stream.protocol import (
     Tick,
     Waiting,
 )
-from stream.config.modes import Modes, PendingConfig
 from stream.ratings.modes import ModeConfig
 from stream.ratings.resolution import Outcome, rated_players
 

@@ -7,12 +7,13 @@ Names and meanings are listed in docs/operations.md (what to watch).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
-__all__ = ["CONTENT_TYPE", "WorkerMetrics"]
+__all__ = ["CONTENT_TYPE", "CacheStats", "WorkerMetrics"]
 
 # Prometheus' text format 0.0.4; aiohttp adds the charset itself and refuses one given here.
 CONTENT_TYPE = "text/plain; version=0.0.4"
@@ -22,6 +23,21 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0
 
 # Outbox counts with a metric of their own; every other count goes to skillstream_events_total.
 _OUTCOME_PREFIX = "ratings_"
+
+
+class CacheStats(Protocol):
+    """What the metrics read of a cache feed running beside the worker (its ``FeedStats``)."""
+
+    @property
+    def written(self) -> int: ...
+
+    @property
+    def errors(self) -> int: ...
+
+    @property
+    def lag_records(self) -> int: ...
+
+    def lag_seconds(self) -> float: ...
 
 
 class WorkerMetrics:
@@ -81,8 +97,9 @@ class WorkerMetrics:
             "Seconds since the oldest rating change not yet in Redis was published (0: caught up).",
             registry=r,
         )
-        # The cache feed counts for itself (it also runs without a worker); read at scrape time.
-        self.cache_counts: Callable[[], tuple[int, int]] | None = None
+        # The cache feed counts for itself (it also runs without a worker, and beside the rating
+        # app, not in it); read at scrape time. None: no feed runs in this process (yet).
+        self.cache_stats: Callable[[], CacheStats | None] = lambda: None
         r.register(_CacheCounters(self))
         self.ready = Gauge(
             "skillstream_ready",
@@ -99,6 +116,16 @@ class WorkerMetrics:
             elif name != "dead_lettered":  # counted by source in dead_lettered
                 self.pipeline_events.labels(name).inc(n)
 
+    def watch_cache(self, stats: Callable[[], CacheStats | None]) -> None:
+        """Read the cache feed's figures from ``stats`` at every scrape."""
+        self.cache_stats = stats
+
+    def refresh_cache(self) -> None:
+        stats = self.cache_stats()
+        if stats is not None:
+            self.cache_lag.set(stats.lag_records)
+            self.cache_lag_seconds.set(stats.lag_seconds())
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
 
@@ -108,8 +135,8 @@ class _CacheCounters(Collector):
         self.metrics = metrics
 
     def collect(self) -> Iterator[CounterMetricFamily]:
-        read = self.metrics.cache_counts
-        written, errors = (0, 0) if read is None else read()
+        stats = self.metrics.cache_stats()
+        written, errors = (0, 0) if stats is None else (stats.written, stats.errors)
         yield CounterMetricFamily(
             "skillstream_cache_written",
             "Rating changes the cache writer applied to Redis.",

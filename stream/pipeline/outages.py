@@ -4,16 +4,11 @@ answer again, and the clients' per-attempt errors held back in between.
 aiokafka logs every failed connect, metadata refresh, fetch and heartbeat (about 20 lines a
 second with the broker down, tracebacks for some), and logs nothing at all when the broker
 hangs without closing its connections. So the worker watches for itself: :class:`KafkaWatch`
-probes the brokers every few seconds, and :class:`OutageFilter`, on the log handlers, reports
-the first connection error of an outage through the watch and drops the Kafka clients'
-warnings and errors until a probe succeeds. The worker never exits for an outage: Faust's
-clients reconnect by themselves, and the batches in hand wait for their sends (see app.py).
-
-The two filters divide the work: :class:`OutageFilter` (here, on the handlers) drops the
-clients' records for as long as the watch says Kafka is down; ``logs.RepeatFilter`` (on the
-clients' loggers, installed at start) shows any one client message at most once a minute, which
-covers what the watch cannot see: the time before the worker is ready (table recovery), and
-repeats that are not about a lost connection.
+probes the brokers every few seconds, and the Kafka clients' log filter
+(stream/pipeline/workarounds/clientlogs.py), attached to the watch, reports the first connection
+error of an outage through it and drops the clients' warnings and errors until a probe
+succeeds. The worker never exits for an outage: Faust's clients reconnect by themselves, and
+the batches in hand wait for their sends (see app.py).
 
 Failure: a probe that fails marks the outage; nothing here raises into the worker.
 """
@@ -26,27 +21,12 @@ import time
 from typing import Any
 
 from stream.config.settings import Settings
-from stream.pipeline.reachability import KAFKA_UNREACHABLE, UnreachableError, check_kafka
+from stream.pipeline.reachability import UnreachableError, check_kafka
+from stream.pipeline.workarounds.clientlogs import watch_outages
 
 log = logging.getLogger("skillstream.worker")
 
 PROBE_SECONDS = 5.0
-# Loggers of the Kafka clients whose records an outage multiplies.
-CLIENT_LOGGERS = ("aiokafka", "faust.transport")
-# What the clients' records about a lost connection say (aiokafka 0.14, faust-streaming 0.15).
-CONNECTION_WORDS = (
-    "Unable connect",
-    "Unable to update metadata",
-    "Unable to request metadata",
-    "KafkaConnectionError",
-    "NodeNotReadyError",
-    "RequestTimedOutError",
-    "KafkaTimeoutError",
-    "Connection at",
-    "coordinator dead",
-    "Coordinator Request failed",
-    "Heartbeat send request failed",
-)
 
 
 class KafkaWatch:
@@ -94,7 +74,7 @@ class KafkaWatch:
 
     async def run(self) -> None:
         """Filter the log handlers, then probe for as long as the worker runs."""
-        install(OutageFilter(self))
+        watch_outages(self)
         while True:
             await asyncio.sleep(self.probe_seconds)
             await self.probe()
@@ -102,32 +82,3 @@ class KafkaWatch:
     def attach(self, app: Any) -> None:
         """Run with the Faust app's worker (a task: started when the worker is ready)."""
         app.task(self.run)
-
-
-class OutageFilter(logging.Filter):
-    """Drops the Kafka clients' warnings and errors during an outage; the first record about a
-    lost connection starts the outage (so it is reported before the next probe)."""
-
-    def __init__(self, watch: KafkaWatch) -> None:
-        super().__init__()
-        self.watch = watch
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno < logging.WARNING or not record.name.startswith(CLIENT_LOGGERS):
-            return True
-        if self.watch.down:
-            return False
-        failure = record.exc_info[1] if record.exc_info else None
-        text = record.getMessage()
-        if isinstance(failure, KAFKA_UNREACHABLE) or any(w in text for w in CONNECTION_WORDS):
-            self.watch.lost(record.getMessage())
-            return False
-        return True
-
-
-def install(outage_filter: OutageFilter) -> None:
-    """Put the filter on every handler of the root logger (where Faust's and the JSON logging
-    send records): a filter on a logger would miss its children's records."""
-    for handler in logging.getLogger().handlers:
-        if outage_filter not in handler.filters:
-            handler.addFilter(outage_filter)

@@ -19,7 +19,7 @@ from pipeline_env import create_topics
 from stream.deadletters import TRUNCATED, DeadLetter, Origin
 from stream.local.stack import LocalStack
 from stream.pipeline.delivery import Delivery, OutRecord, letter_record
-from stream.pipeline.logs import quiet_kafka_client_repeats
+from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
 
 LIMIT = 20_000  # the producer's record limit in these tests
 

@@ -19,7 +19,7 @@ from stream.cache.feed import CacheFeed, redis_client
 from stream.cache.keys import KeyLayout
 from stream.cache.writer import CacheWriter
 from stream.local.stack import LocalStack, free_port
-from stream.pipeline.logs import quiet_kafka_client_repeats
+from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter
 from stream.pipeline.batches import (
@@ -31,7 +32,6 @@ from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
 from stream.protocol import PENDING, RATINGS, Tick, encode_command, rating_key
-from stream.ratings.modes import Modes
 from stream.ratings.skill import PlayerState
 
 SETTINGS = Settings(app_id="harness", cache_writer="off")

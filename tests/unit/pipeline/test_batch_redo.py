@@ -1,5 +1,5 @@
 """A batch that fails is redone until it succeeds, never raised to Faust; one cancelled while
-it waits is left unacked (the Faust bookkeeping itself: test_acks.py)."""
+it waits is left unacked (the Faust bookkeeping itself: workarounds/test_acks.py)."""
 
 from __future__ import annotations
 
@@ -68,5 +68,5 @@ async def test_a_batch_cancelled_while_it_waits_is_left_unacked(pipeline: Pipeli
     task.cancel()  # the worker stops, or a rebalance takes the partitions
     with pytest.raises(asyncio.CancelledError):
         await task
-    # Marked so that Faust's own ack of the batch does nothing (test_acks.py).
+    # Marked so that Faust's own ack of the batch does nothing (workarounds/test_acks.py).
     assert all(e.message.acked for e in batch)

@@ -12,12 +12,21 @@ With :func:`patch_seek_to_committed` a stream partition without a committed offs
 to its beginning instead, as a fresh consumer with ``auto_offset_reset=earliest`` would start.
 Changelog partitions are left alone: Faust's recovery positions them itself and commits none.
 
+Upstream: https://github.com/aio-libs/aiokafka/issues/1003 (open: ``seek_to_committed`` skips
+an offset of 0 or none).
+
+Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1.
+tests/integration/pipeline/workarounds/test_committed_seek.py fails when aiokafka alone starts
+seeking such a partition (remove this) or when the patched seek stops rewinding it;
+tests/unit/pipeline/workarounds/test_committed_patch.py checks that Faust's consumer thread uses it.
+
 Failure: errors of the seek propagate to Faust, as its own would. Replay: records after the
 beginning are read again; every handler is idempotent.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,9 +51,11 @@ async def seek_to_committed(
 def patch_seek_to_committed() -> None:
     """Make Faust's consumer thread use :func:`seek_to_committed` (once per process)."""
     thread = aiokafka_driver.AIOKafkaConsumerThread
-    if getattr(thread, "_skillstream_rewinds", False):
+    if hasattr(thread.seek_to_committed, "__wrapped__"):
         return
+    original = thread.seek_to_committed
 
+    @functools.wraps(original)
     async def patched(self: Any) -> Mapping[TopicPartition, int | None]:
         is_changelog = self.consumer._is_changelog_tp
         result: Mapping[TopicPartition, int | None] = await self.call_thread(
@@ -53,4 +64,3 @@ def patch_seek_to_committed() -> None:
         return result
 
     thread.seek_to_committed = patched  # type: ignore[method-assign,assignment]
-    thread._skillstream_rewinds = True  # type: ignore[attr-defined]

@@ -8,12 +8,21 @@ tables, and matches in flight stalled. With SKILLSTREAM_VERIFY_END_OFFSETS (the 
 sets it) the worker reads each changelog partition from one before the reported end to its
 real end and recovers up to there. Apache Kafka reports end offsets exactly; leave it off there.
 
+Upstream: none filed (the broker's answer is the bug; Faust and aiokafka trust ListOffsets, as
+they should).
+
+Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1, and Tansu 0.6.0.
+tests/integration/pipeline/workarounds/test_end_offsets.py holds a strict expected failure that
+passes once the broker reports end offsets exactly (then remove this), and checks the scan;
+tests/unit/pipeline/workarounds/test_end_offsets_patch.py checks that recovery uses it.
+
 Failure: a fetch error propagates and fails the recovery, which Faust retries as it does for
 its own errors. Replay: nothing is written; the scan only reads.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -23,8 +32,6 @@ from faust.types import TP
 
 # Empty fetches in a row that end a partition's scan (each waits the consumer's fetch wait).
 EMPTY_POLLS = 2
-
-_config: dict[str, Any] = {}
 
 
 async def scan_end_offsets(
@@ -68,12 +75,15 @@ async def scan_end_offsets(
 
 
 def verify_end_offsets(bootstrap_servers: str, options: Mapping[str, Any]) -> None:
-    """Make Faust's recovery use :func:`scan_end_offsets` (once per process)."""
-    _config.update(servers=bootstrap_servers, options=dict(options))
-    if getattr(Recovery, "_skillstream_scans_ends", False):
+    """Make Faust's recovery use :func:`scan_end_offsets` (patched once per process; a later
+    call changes the brokers the scans read from)."""
+    # The brokers live on the patched class: the patched method reads them when it runs.
+    Recovery.skillstream_end_scan = (bootstrap_servers, dict(options))  # type: ignore[attr-defined]
+    if hasattr(Recovery._build_highwaters, "__wrapped__"):
         return
     original = Recovery._build_highwaters
 
+    @functools.wraps(original)
     async def build_highwaters(
         self: Recovery, consumer: Any, tps: Any, destination: Any, title: str
     ) -> None:
@@ -82,9 +92,9 @@ def verify_end_offsets(bootstrap_servers: str, options: Mapping[str, Any]) -> No
 
             async def highwaters(self, *partitions: TP) -> dict[TP, int | None]:
                 reported = await consumer.highwaters(*partitions)
-                return await scan_end_offsets(_config["servers"], reported, _config["options"])
+                servers, options = Recovery.skillstream_end_scan  # type: ignore[attr-defined]
+                return await scan_end_offsets(servers, reported, options)
 
         await original(self, cast(Any, Scanning()), tps, destination, title)
 
     Recovery._build_highwaters = build_highwaters  # type: ignore[method-assign]
-    Recovery._skillstream_scans_ends = True  # type: ignore[attr-defined]

@@ -11,8 +11,17 @@ while its outputs were still being sent would be skipped for good.
 stop below the first of them. The partition's next owner (or this worker, after the stall
 watchdog seeks back) reads the batch again; every handler is idempotent.
 
-Written for faust-streaming 0.15.3, where ``Message.ack`` checks ``Message.acked`` before it
-calls ``Consumer.ack``. tests/unit/pipeline/test_acks.py fails if that stops being true.
+Upstream: https://github.com/faust-streaming/faust/issues/189 (acks despite ``noack``),
+https://github.com/faust-streaming/faust/issues/315, and the unmerged
+https://github.com/faust-streaming/faust/pull/192 (a ``take`` acked by hand).
+
+Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1, where
+``Message.ack`` checks ``Message.acked`` before it calls ``Consumer.ack``.
+tests/unit/pipeline/workarounds/test_acks.py fails if that stops being true, or when
+``take_events`` stops acking a batch its agent abandoned (then remove this).
+
+Failure and replay: nothing is sent; the withheld batch is read again by whoever owns the
+partitions next.
 """
 
 from __future__ import annotations

@@ -1,0 +1,57 @@
+"""What a worker reports about itself: readiness (/ready, /health) and the gauges refreshed at
+each scrape of /metrics and each report.
+
+Reads only; an error while reading a partition's high watermark (nothing fetched from it yet)
+leaves that partition out of the lag.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from faust.types import TP
+
+from stream.pipeline.metrics import WorkerMetrics
+from stream.pipeline.workarounds import private
+
+__all__ = ["readiness", "refresh_gauges"]
+
+
+def readiness(app: Any) -> dict[str, Any]:
+    """Ready: started, no rebalance or table recovery in progress. A worker without
+    partitions (more replicas than partitions) is ready too: it is a standby."""
+    started = private.started(app)
+    rebalancing = bool(app.rebalancing)
+    recovering = bool(getattr(app, "in_recovery", False))
+    assigned = len(app.consumer.assignment()) if started and app.consumer else 0
+    ready = started and not rebalancing and not recovering
+    return {
+        "ready": ready,
+        "rebalancing": rebalancing,
+        "recovering": recovering,
+        "assigned_partitions": assigned,
+    }
+
+
+def refresh_gauges(app: Any, metrics: WorkerMetrics, next_offsets: Mapping[TP, int]) -> None:
+    """Readiness, the consumer lag per topic (from the next offset to process on each owned
+    partition) and the cache feed's lag, if one runs beside the worker."""
+    metrics.ready.set(1 if readiness(app)["ready"] else 0)
+    consumer = app.consumer if private.consumer_exists(app) else None
+    lag: defaultdict[str, int] = defaultdict(int)
+    if consumer is not None:
+        for tp in consumer.assignment():
+            position = next_offsets.get(tp)
+            if position is None:
+                continue
+            try:
+                end = consumer.highwater(tp)
+            except Exception:  # not fetched yet on this partition
+                continue
+            if end is not None:
+                lag[tp.topic] += max(0, end - position)
+    for topic, n in lag.items():
+        metrics.consumer_lag.labels(topic).set(n)
+    metrics.refresh_cache()

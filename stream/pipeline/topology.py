@@ -1,0 +1,156 @@
+"""The live pipeline's data flow, as Faust runs it.
+
+    match-started, match-finished, match commands ──▶ matches agent ──▶ player commands
+    player commands ──▶ players agent ──▶ rating-changed, match commands (snapshots)
+    both agents ──▶ dead letters; their tables ──▶ changelogs
+    the leader, every tick ──▶ match commands (a ``tick`` per partition: deadlines)
+
+Each agent takes batches of events and hands them to the pipeline's batch handler, redone
+until it succeeds (stream/pipeline/app.py). Everything that works around Faust, aiokafka or the
+broker is in stream/pipeline/workarounds/; what the worker reports about itself is in
+health.py and watchdog.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+import faust
+import orjson
+
+from stream.config.settings import Settings
+from stream.outage import Outage
+from stream.pipeline.health import readiness
+from stream.pipeline.metrics import CONTENT_TYPE
+from stream.pipeline.outages import KafkaWatch
+from stream.pipeline.watchdog import STALL_CHECK_SECONDS
+
+if TYPE_CHECKING:
+    from stream.pipeline.app import Pipeline
+
+__all__ = ["define", "faust_app", "inputs", "tables"]
+
+REPORT_SECONDS = 10.0
+
+
+def faust_app(s: Settings) -> faust.App:
+    """The Faust app of one worker, configured from the settings."""
+    return faust.App(
+        s.app_id,
+        broker=s.broker_urls,
+        store="rocksdb://" if s.store == "rocksdb" else "memory://",
+        datadir=str(s.data_dir),
+        topic_partitions=s.partitions,
+        topic_replication_factor=s.replication_factor,
+        broker_session_timeout=s.session_timeout_seconds,
+        broker_heartbeat_interval=max(0.5, s.session_timeout_seconds / 5),
+        broker_request_timeout=max(s.session_timeout_seconds * 3, 30.0),
+        consumer_auto_offset_reset="earliest",
+        producer_acks=-1,
+        producer_max_request_size=s.max_request_bytes,
+        web_enabled=s.web_port is not None,
+        web_port=s.web_port or 6066,
+        web_bind=s.web_bind,
+        autodiscover=False,
+        # Changelog writes are idempotent; the app never needs Faust's key TTLs.
+        table_cleanup_interval=3600.0,
+        recovery_consistency_check=s.recovery_consistency_check,
+        broker_credentials=s.kafka_security.faust_credentials(),
+    )
+
+
+def inputs(app: faust.App, s: Settings) -> tuple[faust.TopicT, faust.TopicT]:
+    """The matches agent's input (match events and commands) and the players agent's."""
+
+    def topic(*names: str) -> faust.TopicT:
+        return app.topic(
+            *names,
+            key_type=bytes,
+            value_type=bytes,
+            key_serializer="raw",
+            value_serializer="raw",
+            partitions=s.partitions,
+        )
+
+    match_in = topic(s.match_started_topic, s.match_finished_topic, s.match_commands_topic)
+    return match_in, topic(s.player_commands_topic)
+
+
+def tables(app: faust.App, s: Settings) -> tuple[Any, Any, Any, Any]:
+    """The tables ``matches``, ``clocks``, ``ratings`` and ``pending`` (raw bytes)."""
+
+    def table(name: str) -> Any:
+        return app.Table(
+            name,
+            default=None,
+            key_type=bytes,
+            value_type=bytes,
+            schema=faust.Schema(key_serializer="raw", value_serializer="raw"),
+            partitions=s.partitions,
+        )
+
+    return table("matches"), table("clocks"), table("ratings"), table("pending")
+
+
+def define(pipeline: Pipeline) -> None:
+    """The agents, the leader's tick, the rebalance hook, the timers and the web pages."""
+    app, s = pipeline.app, pipeline.settings
+
+    async def match_agent(stream: Any) -> None:
+        outage = Outage("matches: batch failed")
+        async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
+            await pipeline.until_done(pipeline.match_batch, events, outage)
+
+    async def player_agent(stream: Any) -> None:
+        outage = Outage("players: batch failed")
+        async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
+            await pipeline.until_done(pipeline.player_batch, events, outage)
+
+    app.agent(pipeline.match_in, name="skillstream.matches", concurrency=1)(match_agent)
+    app.agent(pipeline.player_in, name="skillstream.players", concurrency=1)(player_agent)
+
+    async def tick() -> None:
+        # Timers may not write tables: the tick is a command the match agent handles.
+        value = orjson.dumps([["tick", time.time()]])
+        sends = [
+            await app.producer.send(s.match_commands_topic, None, value, p, None, None)
+            for p in range(s.partitions)
+        ]
+        await asyncio.gather(*sends)
+
+    app.timer(s.tick_seconds, on_leader=True, name="skillstream.tick")(tick)
+
+    async def on_revoked(sender: Any, revoked: Any, **kwargs: Any) -> None:
+        # A partition that comes back may have changed while it was away: rebuild its
+        # clock and deadlines from the recovered tables.
+        pipeline.forget_partitions(tp.partition for tp in revoked)
+
+    app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
+
+    async def report() -> None:
+        pipeline.report()
+
+    async def watch() -> None:
+        await pipeline.watchdog.unstick_partitions()
+
+    app.timer(REPORT_SECONDS, name="skillstream.report")(report)
+    app.timer(STALL_CHECK_SECONDS, name="skillstream.stalls")(watch)
+    KafkaWatch(s).attach(app)
+
+    async def metrics_page(view: Any, request: Any) -> Any:
+        pipeline.refresh_gauges()
+        return view.bytes(pipeline.metrics.render(), content_type=CONTENT_TYPE)
+
+    async def health_page(view: Any, request: Any) -> Any:
+        # Liveness: the event loop answers. Details for people; probes read the status.
+        return view.json({"status": "alive", **readiness(app)})
+
+    async def ready_page(view: Any, request: Any) -> Any:
+        state = readiness(app)
+        return view.json(state, status=200 if state["ready"] else 503)
+
+    app.page("/metrics")(metrics_page)
+    app.page("/health")(health_page)
+    app.page("/ready")(ready_page)

@@ -1,0 +1,45 @@
+"""Every workaround of Faust, aiokafka or the local broker, in one place.
+
+Nothing outside this package patches a method of those libraries or reads one of their private
+attributes. Each module says what it works around, why (what broke), the upstream issue, the
+versions it was written for, and which test fails when it stops working or is no longer needed.
+
+| module | works around | upstream |
+| --- | --- | --- |
+| fetchwait.py | Faust hard-codes the worker consumer's fetch wait (1.5 s per hop) | none filed |
+| committed.py | aiokafka's ``seek_to_committed`` skips partitions never committed | aiokafka#1003 |
+| endoffsets.py | Tansu reports end offsets too low, so recovery stops short | none filed |
+| acks.py | ``take_events`` acks a batch its agent abandoned | faust#189, faust#315 |
+| events.py | no public way to set Faust's current event for table writes | none filed |
+| private.py | readiness and the watchdog need Faust state it does not expose | none filed |
+| clientlogs.py | aiokafka logs one line per attempt while a broker is down | none filed |
+
+:func:`install` applies the patches (fetchwait, committed, endoffsets) and the log filter
+(clientlogs); the others are called where they are needed. The versions they were written
+for are :data:`WRITTEN_FOR`, pinned in pyproject.toml;
+tests/unit/pipeline/workarounds/test_versions.py fails on any other version, so an upgrade
+revisits every workaround here.
+"""
+
+from __future__ import annotations
+
+from stream.config.settings import Settings
+from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
+from stream.pipeline.workarounds.committed import patch_seek_to_committed
+from stream.pipeline.workarounds.endoffsets import verify_end_offsets
+from stream.pipeline.workarounds.fetchwait import patch_fetch_wait
+
+__all__ = ["WRITTEN_FOR", "install"]
+
+# The distributions every workaround here was written and tested against.
+WRITTEN_FOR = {"faust-streaming": "0.15.3", "aiokafka": "0.14.0", "mode-streaming": "0.7.1"}
+
+
+def install(settings: Settings) -> None:
+    """Apply every patch for a worker with ``settings``; calling it again patches nothing twice
+    and only updates the values the patches read (the fetch wait, the brokers to scan)."""
+    quiet_kafka_client_repeats()
+    patch_fetch_wait(max(1, round(settings.fetch_max_wait_seconds * 1000)))
+    patch_seek_to_committed()
+    if settings.verify_end_offsets:
+        verify_end_offsets(settings.bootstrap_servers, settings.kafka_security.aiokafka_options())

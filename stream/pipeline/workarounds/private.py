@@ -1,0 +1,43 @@
+"""Read-only accessors for the private state of Faust and aiokafka the worker needs.
+
+What: whether the app has started (``App._started``), whether its consumer exists yet
+(``App._consumer``: the public ``App.consumer`` *creates* it), and the offsets the consumer last
+committed (``Consumer._committed_offset``). Faust exposes none of them.
+
+Why: readiness (/ready) must not build a consumer as a side effect of being asked, and the
+stall watchdog (stream/pipeline/watchdog.py) needs the committed offset of a partition this
+worker has not processed yet to see that records are waiting on it.
+
+Upstream: none filed.
+
+Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1.
+tests/unit/pipeline/workarounds/test_private.py fails when one of the attributes is gone or
+changes its type.
+
+Failure and replay: reads only; an attribute that is missing reads as "not started", "no
+consumer" or "nothing committed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["committed_offsets", "consumer_exists", "started"]
+
+
+def started(app: Any) -> bool:
+    """Whether the Faust app has started (without creating anything)."""
+    event = getattr(app, "_started", None)
+    return bool(event is not None and event.is_set())
+
+
+def consumer_exists(app: Any) -> bool:
+    """Whether the app's consumer has been created (``app.consumer`` would create it)."""
+    return bool(getattr(app, "_consumer", None))
+
+
+def committed_offsets(consumer: Any) -> Mapping[Any, int]:
+    """The offsets the consumer last committed, per topic partition (empty before any)."""
+    committed: Mapping[Any, int] = getattr(consumer, "_committed_offset", {})
+    return committed

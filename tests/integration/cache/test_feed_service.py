@@ -1,0 +1,63 @@
+"""The cache feed as the worker runs it, a service beside the rating app: on the real local
+stack, it writes what it consumes while it runs and stops when the service stops."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import orjson
+import pytest
+from conftest import eventually
+from librdkafka_clients import fleet_producer
+from pipeline_env import create_topics
+from test_feed_on_the_stack import MODE, rating_changed
+
+from stream.cache.reader import RatingCache
+from stream.cache.service import CacheFeedService
+from stream.config.settings import Settings
+from stream.local.stack import LocalStack
+from stream.ratings.modes import Modes
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with LocalStack() as running:
+        yield running
+
+
+async def test_the_service_runs_the_feed_from_start_to_stop(stack: LocalStack) -> None:
+    tag = uuid.uuid4().hex[:8]
+    settings = Settings(
+        bootstrap_servers=stack.bootstrap_servers,
+        redis_url=stack.redis_url,
+        app_id=f"service-{tag}",
+        rating_changed_topic=f"rating-{tag}",
+        dead_letter_topic=f"dlq-{tag}",
+        cache_prefix=f"t{tag}",
+        session_timeout_seconds=3.0,
+    )
+    await create_topics(stack, settings.rating_changed_topic, settings.dead_letter_topic)
+    producer = fleet_producer(stack.bootstrap_servers)
+    for version in (1, 2):
+        producer.produce(settings.rating_changed_topic, orjson.dumps(rating_changed("p1", version)))
+    assert producer.flush(30) == 0
+
+    service = CacheFeedService(settings)
+    assert service.stats is None  # the metrics read zeros before it starts
+    await service.start()
+    try:
+
+        async def written() -> bool:
+            return service.stats is not None and service.stats.written + service.stats.stale == 2
+
+        await eventually(written, 60, "both rating changes in Redis")
+        cache = RatingCache.from_url(stack.redis_url, Modes(), settings.cache_prefix)
+        try:
+            assert (await cache.get_many(MODE, ["p1"]))["p1"].version == 2
+        finally:
+            await cache.aclose()
+    finally:
+        await service.stop()
+    feed = service.feed
+    assert feed is not None and feed.stats.written >= 1

@@ -1,0 +1,35 @@
+"""The worker's metrics read a cache feed running beside it through ``watch_cache`` alone: zeros
+before a feed is attached or started, the feed's figures after."""
+
+from __future__ import annotations
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from stream.cache.feed import FeedStats
+from stream.pipeline.metrics import WorkerMetrics
+
+
+def samples(metrics: WorkerMetrics) -> dict[str, float]:
+    text = metrics.render().decode()
+    return {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples}
+
+
+def test_the_cache_figures_come_from_the_watched_feed() -> None:
+    metrics = WorkerMetrics()
+    metrics.refresh_cache()
+    before = samples(metrics)
+    assert before["skillstream_cache_written_total"] == 0
+    assert before["skillstream_cache_lag_records"] == 0
+
+    feed: list[FeedStats] = []
+    metrics.watch_cache(lambda: feed[0] if feed else None)
+    metrics.refresh_cache()  # attached, not started: still zeros, no error
+    assert samples(metrics)["skillstream_cache_errors_total"] == 0
+
+    feed.append(FeedStats(written=7, errors=2, lag_records=5))
+    metrics.refresh_cache()
+    after = samples(metrics)
+    assert after["skillstream_cache_written_total"] == 7
+    assert after["skillstream_cache_errors_total"] == 2
+    assert after["skillstream_cache_lag_records"] == 5
+    assert after["skillstream_cache_lag_seconds"] == 0

@@ -1,0 +1,39 @@
+"""The data flow topology.py wires: each agent on its inputs, one at a time; the four tables;
+the web pages; the rebalance hook forgetting what a revoked partition held."""
+
+from __future__ import annotations
+
+from faust.types import TP
+
+from stream.config.settings import Settings
+from stream.pipeline.app import Pipeline
+
+
+def pipeline() -> Pipeline:
+    # Never started: the wiring needs no broker.
+    return Pipeline(Settings(app_id="topo", cache_writer="off", web_port=6099))
+
+
+async def test_each_agent_reads_its_inputs_one_batch_at_a_time() -> None:
+    app = pipeline().app
+    agents = {name: (agent.channel.topics, agent.concurrency) for name, agent in app.agents.items()}
+    assert agents == {
+        "skillstream.matches": (("match-started", "match-finished", "topo-match-commands"), 1),
+        "skillstream.players": (("topo-player-commands",), 1),
+    }
+    assert sorted(table.name for table in app.tables.values()) == [
+        "clocks",
+        "matches",
+        "pending",
+        "ratings",
+    ]
+    assert {"/metrics", "/health", "/ready"} <= set(app.web.views)
+
+
+async def test_a_revoked_partition_is_rebuilt_from_the_tables_when_it_comes_back() -> None:
+    p = pipeline()
+    p._ready_match_partitions.update({0, 1})
+    p.matches.clock(1, 1_780_000_000.0, None)
+    await p.app.on_partitions_revoked.send(revoked={TP("match-started", 1)})
+    assert p._ready_match_partitions == {0}
+    assert 1 not in p.matches.clocks

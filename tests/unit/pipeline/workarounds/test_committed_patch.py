@@ -1,0 +1,59 @@
+"""stream/pipeline/workarounds/committed.py: Faust's consumer thread seeks through the patch,
+which rewinds a partition never committed and leaves changelogs alone (the bug itself, on a
+real broker: tests/integration/pipeline/workarounds/test_committed_seek.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aiokafka import TopicPartition
+from faust.transport.drivers import aiokafka as aiokafka_driver
+
+from stream.pipeline.workarounds.committed import patch_seek_to_committed
+
+STREAM, NEVER, CHANGELOG = (
+    TopicPartition("in", 0),
+    TopicPartition("in", 1),
+    TopicPartition("app-ratings-changelog", 0),
+)
+
+
+class Consumer:
+    """The two calls of aiokafka's consumer the patched seek makes, recorded."""
+
+    def __init__(self) -> None:
+        self.rewound: list[TopicPartition] = []
+
+    async def seek_to_committed(self) -> dict[TopicPartition, int | None]:
+        return {STREAM: 4, NEVER: None, CHANGELOG: None}
+
+    async def seek_to_beginning(self, *tps: TopicPartition) -> None:
+        self.rewound.extend(tps)
+
+
+class Thread:
+    """Faust's consumer thread, as the patched method uses it."""
+
+    def __init__(self, consumer: Consumer) -> None:
+        self.kafka = consumer
+        self.consumer: Any = type(
+            "FaustConsumer", (), {"_is_changelog_tp": lambda _, tp: tp.topic.endswith("-changelog")}
+        )()
+
+    def _ensure_consumer(self) -> Consumer:
+        return self.kafka
+
+    async def call_thread(self, method: Callable[..., Any], *args: Any) -> Any:
+        return await method(*args)
+
+
+async def test_the_thread_seeks_through_the_patch_once() -> None:
+    patch_seek_to_committed()
+    patch_seek_to_committed()
+    method: Any = aiokafka_driver.AIOKafkaConsumerThread.seek_to_committed
+    assert not hasattr(method.__wrapped__, "__wrapped__")
+    kafka = Consumer()
+    committed = await method(Thread(kafka))
+    assert committed == {STREAM: 4, NEVER: None, CHANGELOG: None}
+    assert kafka.rewound == [NEVER]
