@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Sized
 from typing import Any, cast
 
@@ -75,7 +74,6 @@ class Pipeline:
             max_future_seconds=s.max_future_seconds,
         )
         self.players = PlayerProcessor(self.modes)
-        self.counts: defaultdict[str, int] = defaultdict(int)
         self.metrics = WorkerMetrics()
         # One per agent: each reports its own outage.
         self.deliveries = {
@@ -113,9 +111,9 @@ class Pipeline:
         refresh_gauges(self.app, self.metrics, self._next_offsets)
 
     def report(self) -> None:
-        """The periodic report: gauges refreshed, the counts logged."""
+        """The periodic report: gauges refreshed, the counters' totals logged."""
         self.refresh_gauges()
-        log.info("counts: %s", orjson.dumps(dict(sorted(self.counts.items()))).decode())
+        log.info("counts: %s", orjson.dumps(self.metrics.totals()).decode())
 
     async def _send(self, *args: Any) -> Awaitable[Any]:
         future: Awaitable[Any] = await self.app.producer.send(*args)
@@ -157,10 +155,6 @@ class Pipeline:
 
     def _count(self, report: BatchReport) -> None:
         out = report.out
-        self.counts["batches"] += 1
-        self.counts["events"] += report.events
-        for name, n in out.counts.items():
-            self.counts[name] += n
         m, s = self.metrics, self.settings
         for topic, n in report.per_topic.items():
             m.events_in.labels(topic).inc(n)

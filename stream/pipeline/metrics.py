@@ -116,6 +116,21 @@ class WorkerMetrics:
             elif name != "dead_lettered":  # counted by source in dead_lettered
                 self.pipeline_events.labels(name).inc(n)
 
+    def totals(self) -> dict[str, int]:
+        """Every counter's total per label, as ``/metrics`` serves them: the periodic log line's
+        figures (``events_in{match-started}``, ``ratings_applied{win}``, ...)."""
+        totals: dict[str, int] = {}
+        for family in self.registry.collect():
+            if family.type != "counter":
+                continue
+            for sample in family.samples:
+                if not sample.name.endswith("_total"):
+                    continue
+                name = sample.name.removeprefix("skillstream_").removesuffix("_total")
+                label = ",".join(sample.labels.values())
+                totals[f"{name}{{{label}}}" if label else name] = int(sample.value)
+        return totals
+
     def watch_cache(self, stats: Callable[[], CacheStats | None]) -> None:
         """Read the cache feed's figures from ``stats`` at every scrape."""
         self.cache_stats = stats

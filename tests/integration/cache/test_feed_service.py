@@ -15,9 +15,9 @@ from test_feed_on_the_stack import MODE, rating_changed
 
 from stream.cache.reader import RatingCache
 from stream.cache.service import CacheFeedService
+from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.local.stack import LocalStack
-from stream.ratings.modes import Modes
 
 
 @pytest.fixture(scope="module")

@@ -32,8 +32,7 @@ async def test_each_agent_reads_its_inputs_one_batch_at_a_time() -> None:
 
 async def test_a_revoked_partition_is_rebuilt_from_the_tables_when_it_comes_back() -> None:
     p = pipeline()
-    p._ready_match_partitions.update({0, 1})
-    p.matches.clock(1, 1_780_000_000.0, None)
+    p.runner.match_partition(0, 1_780_000_000.0)
+    p.runner.match_partition(1, 1_780_000_000.0)
     await p.app.on_partitions_revoked.send(revoked={TP("match-started", 1)})
-    assert p._ready_match_partitions == {0}
-    assert 1 not in p.matches.clocks
+    assert set(p.runner.match_partitions) == {0}
