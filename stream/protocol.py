@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar, cast
+from typing import Generic, NotRequired, TypedDict, TypeVar, cast
 
 import orjson
 
@@ -448,6 +448,61 @@ def decode_commands(value: bytes | None) -> list[object]:
 
 
 # --- table records -------------------------------------------------------------------------------
+#
+# Table records are trusted: only this module's encoders write them, into tables and changelogs
+# that only the worker writes. Their decoders check the shape (a missing field or a value of the
+# wrong kind where it is used raises ProtocolError) but do not re-check the type of every
+# field, as the command decoders do for what arrives on a topic: on a flat-out run of
+# `skillstream bench pipeline` the per-field checks cost about a tenth of the worker's CPU.
+# The layouts, as JSON, are these TypedDicts.
+
+
+class _RatingFields(TypedDict):
+    s: list[object]
+    v: int
+    r: NotRequired[list[str]]
+
+
+class _PendingMatchFields(TypedDict):
+    mode: str
+    at: float
+    home: int
+    snap: bool
+    req: NotRequired[bool]
+
+
+class _PendingFields(TypedDict):
+    m: dict[str, _PendingMatchFields]
+    done: list[str]
+
+
+class _FinishFields(TypedDict):
+    at: float
+    ts: NotRequired[int | None]
+    ranks: list[int]
+    quitters: list[str]
+    stats: dict[str, tuple[float, float]] | None
+
+
+class _WaitingFields(TypedDict):
+    message: object
+    until: float
+
+
+class _MatchFields(TypedDict):
+    mode: str
+    teams: list[list[str]] | None
+    start: float | None
+    snaps: dict[str, list[object] | None]
+    fin: _FinishFields | None
+    wait: _WaitingFields | None
+    aband: dict[str, float]
+    settled: list[str]
+    done: float | None
+
+
+def _malformed(what: str, data: object, exc: Exception) -> ProtocolError:
+    return ProtocolError(f"{what}: malformed ({type(exc).__name__}: {exc}): {data!r:.120}")
 
 
 @dataclass(slots=True)
@@ -465,13 +520,11 @@ def encode_rating(record: RatingRecord) -> dict[str, object]:
 
 
 def decode_rating(data: object) -> RatingRecord:
-    what = "rating record"
-    fields = _dict(data, what)
-    return RatingRecord(
-        decode_state(_field(fields, "s", what)),
-        _int(_field(fields, "v", what), what),
-        _strings(fields.get("r", []), what),
-    )
+    try:
+        fields = cast("_RatingFields", data)
+        return RatingRecord(decode_state(fields["s"]), fields["v"], fields.get("r", []))
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise _malformed("rating record", data, exc) from None
 
 
 @dataclass(slots=True)
@@ -510,19 +563,15 @@ def encode_pending(record: PendingRecord) -> dict[str, object]:
 
 
 def decode_pending(data: object) -> PendingRecord:
-    what = "pending record"
-    fields = _dict(data, what)
-    matches: dict[str, PendingMatch] = {}
-    for match_id, entry in _dict(_field(fields, "m", what), what).items():
-        e = _dict(entry, what)
-        matches[match_id] = PendingMatch(
-            _str(_field(e, "mode", what), what),
-            _number(_field(e, "at", what), what),
-            _int(_field(e, "home", what), what),
-            _bool(_field(e, "snap", what), what),
-            _bool(e.get("req", False), what),
-        )
-    return PendingRecord(matches, _strings(_field(fields, "done", what), what))
+    try:
+        fields = cast("_PendingFields", data)
+        matches = {
+            match_id: PendingMatch(e["mode"], e["at"], e["home"], e["snap"], e.get("req", False))
+            for match_id, e in fields["m"].items()
+        }
+        return PendingRecord(matches, fields["done"])
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise _malformed("pending record", data, exc) from None
 
 
 @dataclass(slots=True)
@@ -585,41 +634,33 @@ def encode_match(entry: MatchEntry) -> dict[str, object]:
 
 
 def decode_match(data: object) -> MatchEntry:
-    what = "match entry"
-    fields = _dict(data, what)
-
-    def get(name: str) -> object:
-        return _field(fields, name, what)
-
-    teams, start, fin, wait, done = get("teams"), get("start"), get("fin"), get("wait"), get("done")
-    finish = None
-    if fin is not None:
-        f = _dict(fin, f"{what} fin")
-        ts = f.get("ts")  # absent in entries written before the latency metric
-        finish = Finish(
-            _number(_field(f, "at", what), what),
-            None if ts is None else _int(ts, what),
-            _ints(_field(f, "ranks", what), what),
-            _strings(_field(f, "quitters", what), what),
-            _decode_stats(_field(f, "stats", what), what),
+    try:
+        fields = cast("_MatchFields", data)
+        fin, wait, snaps = fields["fin"], fields["wait"], fields["snaps"]
+        stats = None if fin is None else fin["stats"]
+        return MatchEntry(
+            mode=fields["mode"],
+            teams=fields["teams"],
+            start=fields["start"],
+            snaps={pid: None if s is None else decode_state(s) for pid, s in snaps.items()},
+            fin=None
+            if fin is None
+            else Finish(
+                fin["at"],
+                fin.get("ts"),  # absent in entries written before the latency metric
+                fin["ranks"],
+                fin["quitters"],
+                None
+                if stats is None
+                else {pid: PlayerStats(score, seconds) for pid, (score, seconds) in stats.items()},
+            ),
+            wait=None if wait is None else Waiting(decode_message(wait["message"]), wait["until"]),
+            aband=fields["aband"],
+            settled=fields["settled"],
+            done=fields["done"],
         )
-    waiting = None
-    if wait is not None:
-        w = _dict(wait, f"{what} wait")
-        waiting = Waiting(
-            decode_message(_field(w, "message", what)), _number(_field(w, "until", what), what)
-        )
-    return MatchEntry(
-        mode=_str(get("mode"), what),
-        teams=None if teams is None else _teams(teams, what),
-        start=None if start is None else _number(start, what),
-        snaps={pid: _optional_state(s) for pid, s in _dict(get("snaps"), what).items()},
-        fin=finish,
-        wait=waiting,
-        aband={pid: _number(s, what) for pid, s in _dict(get("aband"), what).items()},
-        settled=_strings(get("settled"), what),
-        done=None if done is None else _number(done, what),
-    )
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise _malformed("match entry", data, exc) from None
 
 
 # --- table codecs --------------------------------------------------------------------------------

@@ -213,3 +213,23 @@ def test_a_stored_message_keeps_any_key_bytes(
     raw = orjson.dumps(encode_message(message))
     assert decode_message(orjson.loads(raw)) == message
     assert orjson.dumps(encode_message(decode_message(orjson.loads(raw)))) == raw
+
+
+@pytest.mark.parametrize(
+    ("codec", "raw", "what"),
+    [
+        (RATINGS, b'{"v":1,"r":[]}', "rating record"),
+        (RATINGS, b'{"s":[1500.0],"v":1}', "state"),
+        (PENDING, b'{"m":{"m1":{"mode":"x"}},"done":[]}', "pending record"),
+        (PENDING, b"[]", "pending record"),
+        (MATCHES, b'{"mode":"x","teams":null}', "match entry"),
+        (MATCHES, b"null", "match entry"),
+    ],
+)
+def test_a_table_record_of_another_shape_is_refused(
+    codec: TableCodec[Any, Any], raw: bytes, what: str
+) -> None:
+    # Table records are trusted (only the encoders write them) but not blindly: a record of
+    # another shape is a ProtocolError naming the record, never a half-built value.
+    with pytest.raises(ProtocolError, match=what):
+        codec.value(raw)
