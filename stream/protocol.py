@@ -452,9 +452,11 @@ def decode_commands(value: bytes | None) -> list[object]:
 # Table records are trusted: only this module's encoders write them, into tables and changelogs
 # that only the worker writes. Their decoders check the shape (a missing field or a value of the
 # wrong kind where it is used raises ProtocolError) but do not re-check the type of every
-# field, as the command decoders do for what arrives on a topic: on a flat-out run of
-# `skillstream bench pipeline` the per-field checks cost about a tenth of the worker's CPU.
-# The layouts, as JSON, are these TypedDicts.
+# field, as the command decoders do for what arrives on a topic. Every batch reads its records
+# this way; checked field by field a match entry took 12.3 µs to decode against 3.6 µs now
+# (orjson alone: 1.9), a pending record 3.5 against 2.0 and a rating record 2.6 against 1.7
+# (timeit, best of 5, this repository's commit 812a804 against its parent). The layouts, as
+# JSON, are these TypedDicts.
 
 
 class _RatingFields(TypedDict):
