@@ -366,8 +366,9 @@ def _items(data: object, side: str) -> tuple[str, list[object]]:
 def decode_match_command(data: object) -> MatchCommand:
     """A match side command from its parsed JSON; ProtocolError if malformed or unknown."""
     kind, items = _items(data, "match")
-    what = f"{kind} command"
+    # The reasons are spelt out per kind, not formatted: this runs for every command.
     if kind == "snap":
+        what = "snap command"
         _arity(items, what, 5)
         return Snapshot(
             _str(items[1], what),
@@ -376,12 +377,15 @@ def decode_match_command(data: object) -> MatchCommand:
             _bool(items[4], what),
         )
     if kind == "abandon":
+        what = "abandon command"
         _arity(items, what, 4)
         return Abandon(_str(items[1], what), _str(items[2], what), _number(items[3], what))
     if kind == "fwd":
+        what = "fwd command"
         _arity(items, what, 3)
         return Forward(_str(items[1], what), decode_message(items[2]))
     if kind == "tick":
+        what = "tick command"
         _arity(items, what, 2)
         return Tick(_number(items[1], what))
     raise ProtocolError(f"unknown match command {kind!r}")
@@ -390,8 +394,8 @@ def decode_match_command(data: object) -> MatchCommand:
 def decode_player_command(data: object) -> PlayerCommand:
     """A player side command from its parsed JSON; ProtocolError if malformed or unknown."""
     kind, items = _items(data, "player")
-    what = f"{kind} command"
     if kind == "join":
+        what = "join command"
         _arity(items, what, 6)
         return Join(
             _str(items[1], what),
@@ -401,6 +405,7 @@ def decode_player_command(data: object) -> PlayerCommand:
             _int(items[5], what),
         )
     if kind == "rate":
+        what = "rate command"
         # Version 1 commands (9 elements) may still be in the topic during an upgrade, and a
         # newer release may add elements: readers ignore what they do not know.
         if len(items) < 9:
@@ -408,8 +413,8 @@ def decode_player_command(data: object) -> PlayerCommand:
         snapshots = {pid: _optional_state(state) for pid, state in _dict(items[7], what).items()}
         players = []
         for item in _list(items[8], what):
-            rated = _list(item, f"{what} player")
-            _arity(rated, f"{what} player", 3)
+            rated = _list(item, "rate command player")
+            _arity(rated, "rate command player", 3)
             pid, forced, label = rated
             players.append(
                 RatedPlayer(
@@ -431,6 +436,7 @@ def decode_player_command(data: object) -> PlayerCommand:
             finished_ms=None if finished_ms is None else _int(finished_ms, what),
         )
     if kind == "cancel":
+        what = "cancel command"
         _arity(items, what, 3)
         return Cancel(_str(items[1], what), _strings(items[2], what))
     raise ProtocolError(f"unknown player command {kind!r}")
