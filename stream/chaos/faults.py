@@ -38,7 +38,8 @@ class PlannedFault:
     """One fault: injected after wave ``wave`` was published (plus ``delay`` seconds).
 
     ``target`` is the worker slot for a kill (None for pauses); ``seconds`` how long a pause
-    lasts (0 for a kill).
+    lasts (0 for a kill). An early kill's wave waits until its victim has been ready for
+    ``age`` seconds (it goes out at once if the victim is older).
     """
 
     kind: FaultKind
@@ -46,9 +47,15 @@ class PlannedFault:
     delay: float = 0.0
     target: int | None = None
     seconds: float = 0.0
+    age: float = 0.0
 
     def describe(self) -> str:
-        if self.kind in KILLS:
+        if self.kind is FaultKind.KILL_EARLY:
+            return (
+                f"{self.kind} w{self.target} at wave {self.wave} (+{self.delay:.2f} s, "
+                f"ready {self.age:.2f} s before the wave)"
+            )
+        if self.kind is FaultKind.KILL:
             return f"{self.kind} w{self.target} at wave {self.wave} (+{self.delay:.2f} s)"
         return f"{self.kind} {self.seconds:g} s at wave {self.wave}"
 
@@ -57,8 +64,11 @@ class PlannedFault:
 # local stack, so the kill lands anywhere from "before the batch" to "after its ratings were
 # sent" (measured: with 0.5 s most kills found the wave already rated).
 MAX_KILL_DELAY = 0.2
-# An early kill comes up to 0.5 s after its wave: the crash reported in issue 15 came that late.
+# An early kill comes up to 0.5 s after its wave, and its wave up to 2.5 s after the victim
+# was ready: the crashes reported in issue 15 came that late (about 2 s after "Worker ready",
+# before the first offset commit; Faust commits every 2.8 s).
 MAX_EARLY_KILL_DELAY = 0.5
+MAX_EARLY_KILL_AGE = 2.5
 
 
 def plan_faults(
@@ -78,9 +88,10 @@ def plan_faults(
     one is rated (and the previous fault is over), so the first lands in the first seconds
     after the fleet was ready, and each later one in the first seconds after the previous
     victim's replacement was ready: before that worker's first offset commit whenever it hits
-    the same slot (always with one worker). Their targets and delays (up to 0.5 s) are drawn
-    after the other faults', so adding early kills keeps a seed's other draws; the other
-    faults' warm-up then ends after the early kills.
+    the same slot (always with one worker). Each one's wave waits until its victim has been
+    ready for a seeded age (up to 2.5 s), and the kill follows the wave after a seeded delay (up
+    to 0.5 s). These draws come after the other faults', so adding early kills keeps a seed's
+    other draws; the other faults' warm-up then ends after the early kills.
 
     The waves between a warm-up (the first tenth, at least 2) and a tail (the last tenth, at
     least 2) are cut into one slot per fault; each fault gets a seeded wave in the middle half
@@ -116,6 +127,7 @@ def plan_faults(
             wave,
             round(rng.uniform(0.0, MAX_EARLY_KILL_DELAY), 3),
             rng.randrange(workers),
+            age=round(rng.uniform(0.0, MAX_EARLY_KILL_AGE), 3),
         )
         for wave in range(kill_early)
     ]

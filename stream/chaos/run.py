@@ -338,6 +338,8 @@ class _Run:
                 # Faults never overlap: each is measured on its own.
                 await fault_task
                 fault_task = None
+            if fault is not None and fault.planned.kind is FaultKind.KILL_EARLY:
+                await self._until_aged(fault.planned.target or 0, fault.planned.age)
             messages = match_messages(wave, s.match_started_topic, s.match_finished_topic)
             try:
                 await publisher.publish(messages)
@@ -377,6 +379,14 @@ class _Run:
         if fault_task is not None:
             await fault_task
         return published
+
+    async def _until_aged(self, slot: int, age: float) -> None:
+        """Wait until slot ``slot``'s worker has been ready for ``age`` seconds (an early
+        kill's wave: the victim is killed in the first seconds of its life, not the first
+        tenths)."""
+        ready_at = self.fleet.slots[slot].ready_at
+        if ready_at is not None:
+            await asyncio.sleep(max(0.0, ready_at + age - self.clock()))
 
     def _in_flight(self) -> int:
         """The matches published and not yet fully rated (all of the wave in flight: the
