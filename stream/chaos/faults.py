@@ -85,13 +85,12 @@ def plan_faults(
     plan. A pause of 0 seconds is left out.
 
     The ``kill_early`` early kills take waves 0, 1, ...: a wave is published once the previous
-    one is rated (and the previous fault is over), so the first lands in the first seconds
-    after the fleet was ready, and each later one in the first seconds after the previous
-    victim's replacement was ready: before that worker's first offset commit whenever it hits
-    the same slot (always with one worker). Each one's wave waits until its victim has been
-    ready for a seeded age (up to 2.5 s), and the kill follows the wave after a seeded delay (up
-    to 0.5 s). These draws come after the other faults', so adding early kills keeps a seed's
-    other draws; the other faults' warm-up then ends after the early kills.
+    one is rated (and the previous fault is over), and they all hit one seeded slot, so the
+    first lands in the first seconds after the fleet was ready, and each later one in the first
+    seconds after the previous victim's replacement was ready. Each one's wave waits until its
+    victim has been ready for a seeded age (up to 2.5 s), and the kill follows the wave after a
+    seeded delay (up to 0.5 s). These draws come after the other faults', so adding early kills
+    keeps a seed's other draws; the other faults' warm-up then ends after the early kills.
 
     The waves between a warm-up (the first tenth, at least 2) and a tail (the last tenth, at
     least 2) are cut into one slot per fault; each fault gets a seeded wave in the middle half
@@ -121,12 +120,14 @@ def plan_faults(
             f"{waves} waves are too few for {kill_early} early kills (each needs a wave, and "
             "one must follow them): use more matches"
         )
+    # One slot for them all: each early kill hits the previous one's replacement.
+    victim = rng.randrange(workers)
     early = [
         PlannedFault(
             FaultKind.KILL_EARLY,
             wave,
             round(rng.uniform(0.0, MAX_EARLY_KILL_DELAY), 3),
-            rng.randrange(workers),
+            victim,
             age=round(rng.uniform(0.0, MAX_EARLY_KILL_AGE), 3),
         )
         for wave in range(kill_early)

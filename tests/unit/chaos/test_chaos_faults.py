@@ -101,6 +101,7 @@ def test_early_kills_take_the_first_waves_and_keep_the_other_draws() -> None:
         assert [f.wave for f in early] == [0, 1, 2]
         assert all(0.0 <= f.delay <= MAX_EARLY_KILL_DELAY and f.target in (0, 1) for f in early)
         assert all(0.0 <= f.age <= MAX_EARLY_KILL_AGE for f in early)
+        assert len({f.target for f in early}) == 1, "each hits the previous one's replacement"
         later = [f for f in faults if f.kind is FaultKind.KILL]
         assert len(later) == 2 and min(f.wave for f in later) > 2
         assert [f.wave for f in faults] == sorted(f.wave for f in faults)
