@@ -3,7 +3,9 @@
 A run is a sequence of *waves* of matches (see traffic.py); every fault is planned at a wave:
 it is injected right after that wave was published, while its matches are in flight. The
 faults are spread over the run, one per slot of equal width, so every kind of fault meets a
-stream that is warm and still has matches to rate afterwards.
+stream that is warm and still has matches to rate afterwards. Early kills are the exception:
+they take the first waves, one each, so that each lands in the first seconds of a worker's
+life, before it has committed an offset.
 """
 
 from __future__ import annotations
@@ -16,13 +18,19 @@ import signal
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["FaultKind", "Pauser", "PlannedFault", "plan_faults"]
+__all__ = ["KILLS", "FaultKind", "Pauser", "PlannedFault", "plan_faults"]
 
 
 class FaultKind(StrEnum):
     KILL = "kill"  # SIGKILL of one worker, then a restart
+    # The same, in the first seconds after the worker (or the previous victim's replacement)
+    # said "Worker ready": before its first offset commit.
+    KILL_EARLY = "kill-early"
     BROKER_PAUSE = "broker-pause"  # SIGSTOP of the Kafka broker, SIGCONT after a while
     REDIS_PAUSE = "redis-pause"  # SIGSTOP of Redis (Valkey), SIGCONT after a while
+
+
+KILLS = (FaultKind.KILL, FaultKind.KILL_EARLY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +38,8 @@ class PlannedFault:
     """One fault: injected after wave ``wave`` was published (plus ``delay`` seconds).
 
     ``target`` is the worker slot for a kill (None for pauses); ``seconds`` how long a pause
-    lasts (0 for a kill).
+    lasts (0 for a kill). An early kill's wave waits until its victim has been ready for
+    ``age`` seconds (it goes out at once if the victim is older).
     """
 
     kind: FaultKind
@@ -38,10 +47,16 @@ class PlannedFault:
     delay: float = 0.0
     target: int | None = None
     seconds: float = 0.0
+    age: float = 0.0
 
     def describe(self) -> str:
+        if self.kind is FaultKind.KILL_EARLY:
+            return (
+                f"{self.kind} w{self.target} at wave {self.wave} (+{self.delay:.2f} s, "
+                f"ready {self.age:.2f} s before the wave)"
+            )
         if self.kind is FaultKind.KILL:
-            return f"kill w{self.target} at wave {self.wave} (+{self.delay:.2f} s)"
+            return f"{self.kind} w{self.target} at wave {self.wave} (+{self.delay:.2f} s)"
         return f"{self.kind} {self.seconds:g} s at wave {self.wave}"
 
 
@@ -49,6 +64,11 @@ class PlannedFault:
 # local stack, so the kill lands anywhere from "before the batch" to "after its ratings were
 # sent" (measured: with 0.5 s most kills found the wave already rated).
 MAX_KILL_DELAY = 0.2
+# An early kill comes up to 0.5 s after its wave, and its wave up to 2.5 s after the victim
+# was ready: the crashes reported in issue 15 came that late (about 2 s after "Worker ready",
+# before the first offset commit; Faust commits every 2.8 s).
+MAX_EARLY_KILL_DELAY = 0.5
+MAX_EARLY_KILL_AGE = 2.5
 
 
 def plan_faults(
@@ -59,9 +79,18 @@ def plan_faults(
     workers: int,
     broker_pause: float,
     redis_pause: float,
+    kill_early: int = 0,
 ) -> list[PlannedFault]:
     """The faults of a run over ``waves`` waves, in wave order; the same inputs give the same
     plan. A pause of 0 seconds is left out.
+
+    The ``kill_early`` early kills take waves 0, 1, ...: a wave is published once the previous
+    one is rated (and the previous fault is over), and they all hit one seeded slot, so the
+    first lands in the first seconds after the fleet was ready, and each later one in the first
+    seconds after the previous victim's replacement was ready. Each one's wave waits until its
+    victim has been ready for a seeded age (up to 2.5 s), and the kill follows the wave after a
+    seeded delay (up to 0.5 s). These draws come after the other faults', so adding early kills
+    keeps a seed's other draws; the other faults' warm-up then ends after the early kills.
 
     The waves between a warm-up (the first tenth, at least 2) and a tail (the last tenth, at
     least 2) are cut into one slot per fault; each fault gets a seeded wave in the middle half
@@ -72,8 +101,11 @@ def plan_faults(
     ValueError if there are too few waves for the faults (ask for more matches), or the counts
     are out of range.
     """
-    if kills < 0 or workers < 1:
-        raise ValueError(f"need kills >= 0 and workers >= 1, got {kills} and {workers}")
+    if kills < 0 or kill_early < 0 or workers < 1:
+        raise ValueError(
+            f"need kills >= 0, kill_early >= 0 and workers >= 1, got {kills}, {kill_early} and "
+            f"{workers}"
+        )
     if broker_pause < 0 or redis_pause < 0:
         raise ValueError("pause lengths must be >= 0")
     rng = random.Random(seed)
@@ -82,16 +114,48 @@ def plan_faults(
         kinds.append(FaultKind.BROKER_PAUSE)
     if redis_pause > 0:
         kinds.append(FaultKind.REDIS_PAUSE)
+    plan = _plan_spread(rng, kinds, waves, kill_early, workers, broker_pause, redis_pause)
+    if kill_early > waves - 1:
+        raise ValueError(
+            f"{waves} waves are too few for {kill_early} early kills (each needs a wave, and "
+            "one must follow them): use more matches"
+        )
+    # One slot for them all: each early kill hits the previous one's replacement.
+    victim = rng.randrange(workers)
+    early = [
+        PlannedFault(
+            FaultKind.KILL_EARLY,
+            wave,
+            round(rng.uniform(0.0, MAX_EARLY_KILL_DELAY), 3),
+            victim,
+            age=round(rng.uniform(0.0, MAX_EARLY_KILL_AGE), 3),
+        )
+        for wave in range(kill_early)
+    ]
+    return early + plan
+
+
+def _plan_spread(
+    rng: random.Random,
+    kinds: list[FaultKind],
+    waves: int,
+    after: int,
+    workers: int,
+    broker_pause: float,
+    redis_pause: float,
+) -> list[PlannedFault]:
+    """The faults of ``kinds``, one per slot between a warm-up (which ends after the first
+    ``after`` waves) and a tail (plan_faults)."""
     if not kinds:
         return []
     margin = max(2, waves // 10)
-    first, end = margin, waves - margin
+    first, end = max(margin, after + 1), waves - margin
     width = (end - first) / len(kinds)
     # Each slot needs a wave of its own at least, and room for a spread within it.
     if width < 2:
         raise ValueError(
             f"{waves} waves are too few for {len(kinds)} faults (each needs 2 waves besides "
-            f"a warm-up and a tail of {margin}): use more matches"
+            f"a warm-up of {first} and a tail of {margin}): use more matches"
         )
     rng.shuffle(kinds)
     if kinds[-1] is FaultKind.REDIS_PAUSE and len(kinds) > 1:

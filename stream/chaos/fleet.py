@@ -103,6 +103,7 @@ class _Slot:
     env: dict[str, str]
     worker: ChaosWorker
     incarnation: int = 0
+    ready_at: float | None = None  # when its worker said "Worker ready" (seconds since start)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -143,7 +144,11 @@ class Fleet:
         """Launch every slot at once and wait until all are ready."""
         for slot in self.slots:
             slot.worker.launch()
-        await asyncio.gather(*(slot.worker.ready(timeout) for slot in self.slots))
+        await asyncio.gather(*(self._ready(slot, timeout) for slot in self.slots))
+
+    async def _ready(self, slot: _Slot, timeout: float) -> None:
+        await slot.worker.ready(timeout)
+        slot.ready_at = self.clock()
 
     async def kill_and_restart(
         self, index: int, timeout: float, on_kill: Callable[[], None] | None = None
@@ -165,11 +170,12 @@ class Fleet:
             if on_kill is not None:
                 on_kill()
             self._relaunch(slot)
-            await slot.worker.ready(timeout)
+            await self._ready(slot, timeout)
             return KillResult(pid, slot.worker.pid or 0, killed, self.clock() - killed)
 
     def _relaunch(self, slot: _Slot) -> None:
         slot.incarnation += 1
+        slot.ready_at = None
         slot.worker = self._new_worker(slot.name, slot.env, slot.incarnation)
         slot.worker.launch()
 
@@ -214,7 +220,7 @@ class Fleet:
         began = self.clock()
         self._relaunch(slot)
         try:
-            await slot.worker.ready(ready_timeout)
+            await self._ready(slot, ready_timeout)
         except WorkerError as exc:
             # It stays in its slot: the next round of the watchdog sees it exit, if it does.
             self.say(f"{slot.name}: the restarted worker is not ready: {str(exc)[:200]}")

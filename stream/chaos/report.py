@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from stream.chaos.faults import FaultKind, PlannedFault
+from stream.chaos.faults import KILLS, FaultKind, PlannedFault
 from stream.chaos.fleet import WorkerExit
 from stream.chaos.verify import Check
 
@@ -34,6 +34,7 @@ class FaultRecord:
     # injection: how long the stream stood still.
     stall_seconds: float | None = None
     restart_seconds: float | None = None  # kill: SIGKILL -> replacement "Worker ready"
+    after_ready: float | None = None  # kill: the victim's "Worker ready" -> SIGKILL
     ratings_during: int | None = None  # pauses: ratings published while the process was stopped
     cache_seconds: float | None = None  # Redis: SIGCONT -> the cache caught up
     error: str | None = None
@@ -49,7 +50,9 @@ class FaultRecord:
             return f"{p.describe()}: NOT injected" + (f" ({self.error})" if self.error else "")
         parts = [f"[{self.injected_at:6.1f} s] {p.kind} {self.target} at wave {p.wave}"]
         parts.append(f"{self.in_flight} match(es) in flight")
-        if p.kind is FaultKind.KILL:
+        if p.kind in KILLS:
+            if self.after_ready is not None:
+                parts.append(f"{self.after_ready:.1f} s after the victim was ready")
             if self.restart_seconds is not None:
                 parts.append(f"replacement ready after {self.restart_seconds:.1f} s")
         elif self.ended_at is not None:
@@ -80,6 +83,7 @@ class FaultRecord:
             "in_flight": self.in_flight,
             "stall_seconds": _round(self.stall_seconds),
             "restart_seconds": _round(self.restart_seconds),
+            "after_ready_seconds": _round(self.after_ready),
             "ratings_during": self.ratings_during,
             "cache_seconds": _round(self.cache_seconds),
             "error": self.error,
@@ -121,7 +125,7 @@ class ChaosReport:
 
     @property
     def kills(self) -> int:
-        return sum(1 for f in self.faults if f.planned.kind is FaultKind.KILL and f.injected)
+        return sum(1 for f in self.faults if f.planned.kind in KILLS and f.injected)
 
     def to_json(self) -> dict[str, Any]:
         return {

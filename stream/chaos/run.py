@@ -5,7 +5,8 @@ Timeline: start Tansu and Valkey; create the topics; start the workers (one cons
 publish wave after wave, each once the previous one is fully rated. When a wave carries a
 planned fault, the previous fault must be over first; the fault is injected right after the
 wave is published, so its matches are in flight:
-- kill: SIGKILL of a worker after a seeded delay, and its replacement started at once;
+- kill: SIGKILL of a worker after a seeded delay, and its replacement started at once; an
+  early kill is the same on one of the first waves, in the first seconds of a worker's life;
 - broker pause: SIGSTOP of Tansu, SIGCONT after the pause; the stream waits;
 - Redis pause: SIGSTOP of Valkey while the stream goes on, SIGCONT after the pause, then the
   time until the cache caught up with the ratings seen at SIGCONT.
@@ -36,7 +37,7 @@ from redis.exceptions import RedisError
 
 from stream.cache.keys import KeyLayout
 from stream.cache.reader import RatingCache
-from stream.chaos.faults import FaultKind, Pauser, plan_faults
+from stream.chaos.faults import KILLS, FaultKind, Pauser, plan_faults
 from stream.chaos.fleet import Fleet
 from stream.chaos.report import ChaosReport, FaultRecord
 from stream.chaos.trace import trace_matches
@@ -79,6 +80,8 @@ class ChaosConfig:
     team_size: int = 1
     workers: int = 3
     kills: int = 3
+    # Kills in the first seconds after a worker is ready (faults.plan_faults), before the others.
+    kill_early: int = 0
     broker_pause: float = 20.0
     redis_pause: float = 30.0
     store: str = "memory"  # or "rocksdb": each worker slot with its own data directory
@@ -171,6 +174,7 @@ def run_chaos(
         config.seed,
         len(wave_list),
         kills=config.kills,
+        kill_early=config.kill_early,
         workers=config.workers,
         broker_pause=config.broker_pause,
         redis_pause=config.redis_pause,
@@ -334,6 +338,8 @@ class _Run:
                 # Faults never overlap: each is measured on its own.
                 await fault_task
                 fault_task = None
+            if fault is not None and fault.planned.kind is FaultKind.KILL_EARLY:
+                await self._until_aged(fault.planned.target or 0, fault.planned.age)
             messages = match_messages(wave, s.match_started_topic, s.match_finished_topic)
             try:
                 await publisher.publish(messages)
@@ -374,6 +380,14 @@ class _Run:
             await fault_task
         return published
 
+    async def _until_aged(self, slot: int, age: float) -> None:
+        """Wait until slot ``slot``'s worker has been ready for ``age`` seconds (an early
+        kill's wave: the victim is killed in the first seconds of its life, not the first
+        tenths)."""
+        ready_at = self.fleet.slots[slot].ready_at
+        if ready_at is not None:
+            await asyncio.sleep(max(0.0, ready_at + age - self.clock()))
+
     def _in_flight(self) -> int:
         """The matches published and not yet fully rated (all of the wave in flight: the
         loop publishes a wave only once the previous one is rated)."""
@@ -386,7 +400,7 @@ class _Run:
     async def _inject(self, record: FaultRecord, cache: RatingCache) -> None:
         """Inject one fault; any error ends up in its record (and so in the report)."""
         try:
-            if record.planned.kind is FaultKind.KILL:
+            if record.planned.kind in KILLS:
                 await self._kill(record)
             else:
                 await self._pause(record, cache)
@@ -405,13 +419,18 @@ class _Run:
         slot = p.target or 0
         pid = self.fleet.slots[slot].worker.pid
         record.target = f"w{slot} pid {pid}"
+        ready_at = self.fleet.slots[slot].ready_at
 
         def killed() -> None:
             self._injected(record)
+            age = ""
+            if ready_at is not None and record.injected_at is not None:
+                record.after_ready = record.injected_at - ready_at
+                age = f" ({record.after_ready:.1f} s after it was ready)"
             self.say(
-                f"SIGKILL worker w{slot} (pid {pid}) {p.delay:.2f} s after wave {p.wave} was "
-                f"published, {record.in_flight} match(es) in flight (wave {self.wave_index}); "
-                "starting its replacement"
+                f"SIGKILL worker w{slot} (pid {pid}){age} {p.delay:.2f} s after wave {p.wave} "
+                f"was published, {record.in_flight} match(es) in flight (wave "
+                f"{self.wave_index}); starting its replacement"
             )
 
         result = await self.fleet.kill_and_restart(slot, READY_TIMEOUT, on_kill=killed)
@@ -573,7 +592,7 @@ class _Run:
                 problems.append(f"{p.describe()}: not injected ({record.error})")
             elif record.error is not None:
                 problems.append(f"{p.describe()}: {record.error}")
-            elif p.kind is not FaultKind.KILL and record.in_flight == 0:
+            elif p.kind not in KILLS and record.in_flight == 0:
                 problems.append(f"{p.describe()}: no match in flight")
         kinds = [str(f.planned.kind) for f in self.report.faults if f.injected]
         if problems:

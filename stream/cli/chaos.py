@@ -23,6 +23,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             team_size=args.team_size,
             workers=args.workers,
             kills=args.kills,
+            kill_early=args.kill_early,
             broker_pause=args.broker_pause,
             redis_pause=args.redis_pause,
             store=args.store,
@@ -81,6 +82,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--workers", type=int, default=3, help="workers in the consumer group (default 3)"
     )
     chaos.add_argument("--kills", type=int, default=3, help="worker SIGKILLs (default 3)")
+    chaos.add_argument(
+        "--kill-early",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N more SIGKILLs, 0-0.5 s after each of the first N waves: in the first seconds "
+        "after a worker (or the previous victim's replacement) is ready (default 0)",
+    )
     chaos.add_argument(
         "--broker-pause",
         type=float,

@@ -6,6 +6,10 @@ After a rebalance Faust can leave a partition it believes it delivered (faust-st
 is fetched from it again: in the chaos runs a broker pause left a wave's commands unprocessed
 for good.
 
+A partition whose commit has been held back for as long by a record at its head that was never
+acked while later ones were (workarounds/headgap.py: Faust would have committed past it) is
+sought back to its commit the same way: the record is read again without a restart.
+
 Failure: a partition whose high watermark is not known yet is skipped until the next check.
 Replay: seeking re-reads records; redelivery is harmless, every state change being idempotent.
 """
@@ -21,7 +25,7 @@ from faust.types import TP
 
 from stream.pipeline.health import readiness
 from stream.pipeline.metrics import WorkerMetrics
-from stream.pipeline.workarounds import private
+from stream.pipeline.workarounds import headgap, private
 
 __all__ = ["STALL_CHECK_SECONDS", "STALL_SECONDS", "StallWatchdog"]
 
@@ -66,8 +70,22 @@ class StallWatchdog:
         consumer = self.app.consumer
         committed = private.committed_offsets(consumer)
         now = time.monotonic()
+        held = headgap.held_back(consumer)
         for tp in consumer.assignment():
             if tp.topic not in self.topics:
+                continue
+            since_held = held.get(tp)
+            if since_held is not None and now - since_held >= STALL_SECONDS:
+                start = committed.get(tp) or 0
+                await self._seek_back(
+                    consumer,
+                    tp,
+                    start,
+                    "held_back_partitions",
+                    f"offset {start} never acked, later ones were; commits held back for "
+                    f"{now - since_held:.0f} s",
+                )
+                held.pop(tp, None)
                 continue
             try:
                 end = consumer.highwater(tp)
@@ -83,15 +101,24 @@ class StallWatchdog:
             since = self._stall_since.setdefault(tp, max(now, self.progress_at.get(tp, now)))
             if now - since < STALL_SECONDS or now - self.progress_at.get(tp, 0.0) < STALL_SECONDS:
                 continue
-            log.warning(
-                "partition %s[%d] stalled at offset %d with %d record(s) waiting; seeking back",
-                tp.topic,
-                tp.partition,
+            await self._seek_back(
+                consumer,
+                tp,
                 position,
-                end - position,
-                extra={"topic": tp.topic, "partition": tp.partition, "offset": position},
+                "stalled_partitions",
+                f"stalled at offset {position} with {end - position} record(s) waiting",
             )
-            self.metrics.pipeline_events.labels("stalled_partitions").inc()
-            await consumer.seek(tp, position)
             self._stall_since.pop(tp, None)
             self.progress_at[tp] = now
+
+    async def _seek_back(self, consumer: Any, tp: TP, offset: int, kind: str, why: str) -> None:
+        """Log why, count it as ``kind`` and seek ``tp`` back to ``offset``."""
+        log.warning(
+            "partition %s[%d] %s; seeking back",
+            tp.topic,
+            tp.partition,
+            why,
+            extra={"topic": tp.topic, "partition": tp.partition, "offset": offset},
+        )
+        self.metrics.pipeline_events.labels(kind).inc()
+        await consumer.seek(tp, offset)

@@ -2,7 +2,8 @@
 broker and a frozen Redis; nothing lost, nothing applied twice, the cache caught up.
 
 About two and a half minutes on two cores: most of it is the faults themselves (20 s broker
-pause, 30 s Redis pause, three restarts) on top of a modest stream of matches.
+pause, 30 s Redis pause, three restarts) on top of a modest stream of matches. The early kills
+(issue 15: a single worker killed in its first seconds) add under a minute.
 """
 
 from __future__ import annotations
@@ -68,6 +69,31 @@ def test_ratings_survive_kills_a_frozen_broker_and_a_frozen_redis() -> None:
     assert report.pids
     for pid in report.pids:
         assert not os.path.exists(f"/proc/{pid}") or _zombie(pid), pid
+
+
+def test_ratings_survive_a_single_worker_killed_in_its_first_seconds() -> None:
+    config = ChaosConfig(
+        matches=60,
+        players=40,
+        workers=1,
+        kills=0,
+        kill_early=1,
+        broker_pause=0.0,
+        redis_pause=0.0,
+        seed=3,
+    )
+    lines: list[str] = []
+    report = run_chaos(config, emit=lines.append)
+    shown = "\n".join([*lines, report.text()])
+
+    assert report.passed, shown
+    assert report.ratings == 2 * config.matches
+    early = [f for f in report.faults if f.planned.kind is FaultKind.KILL_EARLY]
+    assert report.kills == len(early) == 1, shown
+    for kill in early:
+        # In the first seconds of the victim's life: before Faust's first commit (2.8 s).
+        assert kill.after_ready is not None and kill.after_ready < 3.5, shown
+        assert kill.restart_seconds is not None, shown
 
 
 def _zombie(pid: int) -> bool:

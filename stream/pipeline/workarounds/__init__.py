@@ -10,11 +10,12 @@ versions it was written for, and which test fails when it stops working or is no
 | committed.py | aiokafka's ``seek_to_committed`` skips partitions never committed | aiokafka#1003 |
 | endoffsets.py | Tansu reports end offsets too low, so recovery stops short | none filed |
 | acks.py | ``take_events`` acks a batch its agent abandoned | faust#189, faust#315 |
+| headgap.py | Faust commits past unacked records at a partition's head | none filed |
 | events.py | no public way to set Faust's current event for table writes | none filed |
 | private.py | readiness and the watchdog need Faust state it does not expose | none filed |
 | clientlogs.py | aiokafka logs one line per attempt while a broker is down | none filed |
 
-:func:`install` applies the patches (fetchwait, committed, endoffsets) and the log filter
+:func:`install` applies the patches (fetchwait, committed, endoffsets, headgap) and the log filter
 (clientlogs); the others are called where they are needed. The versions they were written
 for are :data:`WRITTEN_FOR`, pinned in pyproject.toml;
 tests/unit/pipeline/workarounds/test_versions.py fails on any other version, so an upgrade
@@ -28,6 +29,7 @@ from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
 from stream.pipeline.workarounds.committed import patch_seek_to_committed
 from stream.pipeline.workarounds.endoffsets import verify_end_offsets
 from stream.pipeline.workarounds.fetchwait import patch_fetch_wait
+from stream.pipeline.workarounds.headgap import patch_head_gap
 
 __all__ = ["WRITTEN_FOR", "install"]
 
@@ -41,5 +43,6 @@ def install(settings: Settings) -> None:
     quiet_kafka_client_repeats()
     patch_fetch_wait(max(1, round(settings.fetch_max_wait_seconds * 1000)))
     patch_seek_to_committed()
+    patch_head_gap()
     if settings.verify_end_offsets:
         verify_end_offsets(settings.bootstrap_servers, settings.kafka_security.aiokafka_options())

@@ -8,8 +8,10 @@ while its outputs were still being sent would be skipped for good.
 
 :func:`withhold_acks` marks the batch's messages as acked *without* telling the consumer:
 ``Message.ack`` then does nothing, the consumer never records those offsets, and its commits
-stop below the first of them. The partition's next owner (or this worker, after the stall
-watchdog seeks back) reads the batch again; every handler is idempotent.
+stop below the first of them (with workarounds/headgap.py: Faust alone commits past a withheld
+batch at the head of a partition never committed, or past one withheld record). The
+partition's next owner (or this worker, after the stall watchdog seeks back) reads the batch
+again; every handler is idempotent.
 
 Upstream: https://github.com/faust-streaming/faust/issues/189 (acks despite ``noack``),
 https://github.com/faust-streaming/faust/issues/315, and the unmerged

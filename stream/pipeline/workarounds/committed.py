@@ -9,7 +9,9 @@ never read. A chaos run showed it: a worker killed 1.4 s after the fleet started
 commit) left its partitions to a survivor, which then rated nothing from them for good.
 
 With :func:`patch_seek_to_committed` a stream partition without a committed offset is sought
-to its beginning instead, as a fresh consumer with ``auto_offset_reset=earliest`` would start.
+to its beginning instead, as a fresh consumer with ``auto_offset_reset=earliest`` would start,
+and the log's start is reported as its committed offset: Faust keeps that as the offset a
+commit must start from (workarounds/headgap.py; 0 reads as "none" there, which is the same).
 Changelog partitions are left alone: Faust's recovery positions them itself and commits none.
 
 Upstream: https://github.com/aio-libs/aiokafka/issues/1003 (open: ``seek_to_committed`` skips
@@ -40,12 +42,15 @@ async def seek_to_committed(
     consumer: AIOKafkaConsumer, keep_position: Callable[[TopicPartition], bool]
 ) -> Mapping[TopicPartition, int | None]:
     """Seek every assigned partition to its committed offset; one with none (or 0) to its
-    beginning, unless ``keep_position`` says to leave it. Returns the committed offsets."""
+    beginning, unless ``keep_position`` says to leave it. Returns the committed offsets, with
+    the log's start for the partitions sought to their beginning."""
     committed: Mapping[TopicPartition, int | None] = await consumer.seek_to_committed()
     rewind = [tp for tp, offset in committed.items() if not offset and not keep_position(tp)]
-    if rewind:
-        await consumer.seek_to_beginning(*rewind)
-    return committed
+    if not rewind:
+        return committed
+    await consumer.seek_to_beginning(*rewind)
+    starts: Mapping[TopicPartition, int] = await consumer.beginning_offsets(rewind)
+    return {**committed, **starts}
 
 
 def patch_seek_to_committed() -> None:

@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from stream.chaos.faults import MAX_KILL_DELAY, FaultKind, Pauser, PlannedFault, plan_faults
+from stream.chaos.faults import (
+    MAX_EARLY_KILL_AGE,
+    MAX_EARLY_KILL_DELAY,
+    MAX_KILL_DELAY,
+    FaultKind,
+    Pauser,
+    PlannedFault,
+    plan_faults,
+)
 
 
 def plan(
@@ -82,6 +90,48 @@ def test_too_few_waves_is_an_error_saying_so() -> None:
         plan(waves=10)
     with pytest.raises(ValueError):
         plan(kills=-1)
+
+
+def test_early_kills_take_the_first_waves_and_keep_the_other_draws() -> None:
+    for seed in range(20):
+        faults = plan_faults(
+            seed, 40, kills=2, kill_early=3, workers=2, broker_pause=0, redis_pause=0
+        )
+        early = [f for f in faults if f.kind is FaultKind.KILL_EARLY]
+        assert [f.wave for f in early] == [0, 1, 2]
+        assert all(0.0 <= f.delay <= MAX_EARLY_KILL_DELAY and f.target in (0, 1) for f in early)
+        assert all(0.0 <= f.age <= MAX_EARLY_KILL_AGE for f in early)
+        assert len({f.target for f in early}) == 1, "each hits the previous one's replacement"
+        later = [f for f in faults if f.kind is FaultKind.KILL]
+        assert len(later) == 2 and min(f.wave for f in later) > 2
+        assert [f.wave for f in faults] == sorted(f.wave for f in faults)
+    # Early kills only (the issue-15 scenario); the same seed, the same plan.
+    only = plan_faults(5, 20, kills=0, kill_early=4, workers=1, broker_pause=0, redis_pause=0)
+    assert [(f.kind, f.wave, f.target) for f in only] == [
+        (FaultKind.KILL_EARLY, w, 0) for w in range(4)
+    ]
+    assert only == plan_faults(
+        5, 20, kills=0, kill_early=4, workers=1, broker_pause=0, redis_pause=0
+    )
+    delays = {
+        f.delay
+        for s in range(10)
+        for f in plan_faults(s, 20, kills=0, kill_early=4, workers=1, broker_pause=0, redis_pause=0)
+    }
+    assert max(delays) > MAX_KILL_DELAY, "early kills reach 0.5 s"
+    # Early kills within the warm-up leave the other faults of a seed as they were.
+    for seed in range(5):
+        with_early = plan_faults(
+            seed, 138, kills=3, kill_early=3, workers=3, broker_pause=20.0, redis_pause=30.0
+        )
+        assert [f for f in with_early if f.kind is not FaultKind.KILL_EARLY] == plan(seed=seed)
+
+
+def test_early_kills_need_a_wave_each_and_one_after() -> None:
+    with pytest.raises(ValueError, match="early kills"):
+        plan_faults(1, 3, kills=0, kill_early=3, workers=1, broker_pause=0, redis_pause=0)
+    with pytest.raises(ValueError):
+        plan_faults(1, 30, kills=0, kill_early=-1, workers=1, broker_pause=0, redis_pause=0)
 
 
 def test_pauser_stops_and_continues_a_process_and_resumes_all(tmp_path: Path) -> None:

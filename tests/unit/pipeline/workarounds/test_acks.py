@@ -34,6 +34,9 @@ async def test_a_withheld_message_is_never_recorded_as_acked(app: faust.App) -> 
     await conductor._update_indices()
     consumer: Any = app.consumer
     tp = TP("t", 0)
+    # Committed up to 5 (the next offset to read), so the commit head check of
+    # workarounds/headgap.py, installed or not in this process, lets the run from 5 through.
+    consumer._committed_offset[tp] = 5
     done, withheld, later = message(5), message(6), message(7)
     events = [SimpleNamespace(message=withheld)]
     withhold_acks(events)  # type: ignore[arg-type]

@@ -20,7 +20,7 @@ STREAM, NEVER, CHANGELOG = (
 
 
 class Consumer:
-    """The two calls of aiokafka's consumer the patched seek makes, recorded."""
+    """The three calls of aiokafka's consumer the patched seek makes, recorded."""
 
     def __init__(self) -> None:
         self.rewound: list[TopicPartition] = []
@@ -30,6 +30,10 @@ class Consumer:
 
     async def seek_to_beginning(self, *tps: TopicPartition) -> None:
         self.rewound.extend(tps)
+
+    async def beginning_offsets(self, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
+        # A log whose first records are gone (retention): it starts at 7.
+        return dict.fromkeys(tps, 7)
 
 
 class Thread:
@@ -55,5 +59,6 @@ async def test_the_thread_seeks_through_the_patch_once() -> None:
     assert not hasattr(method.__wrapped__, "__wrapped__")
     kafka = Consumer()
     committed = await method(Thread(kafka))
-    assert committed == {STREAM: 4, NEVER: None, CHANGELOG: None}
+    # The rewound partition's log start stands for its commit (workarounds/headgap.py).
+    assert committed == {STREAM: 4, NEVER: 7, CHANGELOG: None}
     assert kafka.rewound == [NEVER]

@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from faust.tables.recovery import Recovery
+from faust.transport.consumer import Consumer
 from faust.transport.drivers import aiokafka as aiokafka_driver
 
 from stream.config.settings import Settings
@@ -34,6 +35,7 @@ def test_installing_twice_patches_once_and_keeps_the_latest_values() -> None:
     assert layers(thread._create_worker_consumer) == 1
     assert layers(thread.seek_to_committed) == 1
     assert layers(recovery._build_highwaters) == 1
+    assert layers(Consumer._new_offset) == layers(Consumer._add_gap) == 1
     assert thread.skillstream_fetch_max_wait_ms == 50
     assert recovery.skillstream_end_scan[0] == "kafka-b:9092"
     for name in KAFKA_CLIENT_LOGGERS:
