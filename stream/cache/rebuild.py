@@ -48,9 +48,7 @@ def entry_from_changelog(key: bytes | None, value: bytes | None) -> CachedRating
     try:
         player_id, mode = decode_rating_key(orjson.loads(key or b""))
         record = RATINGS.value(value)
-    except orjson.JSONDecodeError as exc:
-        raise ValueError(f"not a ratings-changelog record: {exc}") from None
-    except ProtocolError as exc:
+    except (orjson.JSONDecodeError, ProtocolError) as exc:
         raise ValueError(f"not a ratings-changelog record: {exc}") from None
     state = record.state
     return CachedRating(

@@ -93,13 +93,20 @@ class Pipeline:
         self.watchdog = StallWatchdog(
             self.app, agent_topics, self._next_offsets, self._progress_at, self.metrics
         )
-        self.runner = BatchRunner(
-            s, self.matches, self.players, FaustTables(self), self._deliver_records
-        )
         self.match_in, self.player_in = topology.inputs(self.app, s)
         self.match_table, self.clock_table, self.rating_table, self.pending_table = topology.tables(
             self.app, s
         )
+        tables = FaustTables(
+            self.app,
+            {
+                MATCH_TABLE: self.match_table,
+                CLOCK_TABLE: self.clock_table,
+                RATING_TABLE: self.rating_table,
+                PENDING_TABLE: self.pending_table,
+            },
+        )
+        self.runner = BatchRunner(s, self.matches, self.players, tables, self._deliver_records)
         topology.define(self)
 
     def forget_partitions(self, partitions: Iterable[int]) -> None:
@@ -200,20 +207,12 @@ def _message(event: EventT[Any]) -> Message:
 class FaustTables:
     """The batch runner's table port on the app's Faust tables."""
 
-    def __init__(self, pipeline: Pipeline) -> None:
-        self.pipeline = pipeline
-
-    def _table(self, name: str) -> Any:
-        p = self.pipeline
-        return {
-            MATCH_TABLE: p.match_table,
-            CLOCK_TABLE: p.clock_table,
-            RATING_TABLE: p.rating_table,
-            PENDING_TABLE: p.pending_table,
-        }[name]
+    def __init__(self, app: Any, tables: Mapping[str, Any]) -> None:
+        self.app = app
+        self.tables = tables
 
     def contents(self, table: str) -> Mapping[bytes, bytes]:
-        data: Mapping[bytes, bytes] = self._table(table).data
+        data: Mapping[bytes, bytes] = self.tables[table].data
         return data
 
     async def write(
@@ -222,7 +221,7 @@ class FaustTables:
         if not changes:
             return
         with EventContext(cast("EventT[Any]", last.handle)):
-            await _write(self.pipeline.app.producer, self._table(table), changes, partition)
+            await _write(self.app.producer, self.tables[table], changes, partition)
 
 
 async def _write(
