@@ -30,6 +30,7 @@ from typing import Generic, NotRequired, TypedDict, TypeVar, cast
 import orjson
 
 from stream.deadletters import Origin
+from stream.ratings.fastinit import fast_init
 from stream.ratings.skill import PlayerState, PlayerStats
 
 # Version 1: ``rate`` had 9 elements. Version 2 added the 10th, the finish's Kafka timestamp
@@ -196,6 +197,7 @@ def _teams(data: object, what: str) -> list[list[str]]:
 # --- an input message kept or forwarded --------------------------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class StoredMessage:
     """An input message as JSON, with its bytes and origin intact."""
@@ -238,6 +240,7 @@ def decode_message(data: object) -> StoredMessage:
 # --- match side commands -------------------------------------------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """A player's state for a match (None: no rating yet); ``applied``: the player already
@@ -249,6 +252,7 @@ class Snapshot:
     applied: bool
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Abandon:
     """The player started a newer match at ``since``: abandon this one after the grace period."""
@@ -258,6 +262,7 @@ class Abandon:
     since: float
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Forward:
     """A match event that arrived on another partition than its match's home."""
@@ -266,6 +271,7 @@ class Forward:
     message: StoredMessage
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Tick:
     """The leader's wall time: moves a quiet partition's event time on."""
@@ -279,6 +285,7 @@ MatchCommand = Snapshot | Abandon | Forward | Tick
 # --- player side commands ------------------------------------------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Join:
     """The player is in a match: note it pending, send the snapshot when its turn comes."""
@@ -290,6 +297,7 @@ class Join:
     home: int  # the match's partition, where snapshots and abandon requests go
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RatedPlayer:
     """One player a ``rate`` command rates: a forced score (None: from the ranks) and the
@@ -300,6 +308,7 @@ class RatedPlayer:
     label: str | None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Rate:
     match_id: str
@@ -314,6 +323,7 @@ class Rate:
     finished_ms: int | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Cancel:
     """The match is settled without a rating for these players."""
