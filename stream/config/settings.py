@@ -91,6 +91,9 @@ class Settings:
     max_request_bytes: int = 1_048_576
     # Events whose time is further ahead of the worker's clock are dead-lettered.
     max_future_seconds: float = 300.0
+    # How far out of event-time order the fleet may publish: every watermark is this much lower
+    # (docs/event-time.md). Snapshots wait this long after a match's start, plus up to a tick.
+    event_lateness_seconds: float = 0.5
 
     @property
     def match_commands_topic(self) -> str:
@@ -262,6 +265,9 @@ class Settings:
             max_request_bytes=max_request_bytes,
             max_future_seconds=reader.seconds(
                 "SKILLSTREAM_MAX_FUTURE_SECONDS", defaults.max_future_seconds
+            ),
+            event_lateness_seconds=reader.number(
+                "SKILLSTREAM_EVENT_LATENESS_SECONDS", defaults.event_lateness_seconds
             ),
         )
         if settings.modes_file is not None and not settings.modes_file.is_file():
