@@ -100,6 +100,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
                     settings.ratings_changelog_topic,
                     progress=progress,
                     client_options=settings.kafka_security.aiokafka_options(),
+                    modes=settings.load_modes(),
                 )
         except LookupError as exc:
             print(f"skillstream cache rebuild: error: {exc}", file=sys.stderr)
