@@ -4,6 +4,7 @@ change."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -204,3 +205,12 @@ def test_a_player_rated_across_several_seasons_is_reset_once_per_return() -> Non
     # 60, 90): every drop is a new season.
     drops = [i for i in range(1, len(points_at_end)) if points_at_end[i] < points_at_end[i - 1]]
     assert [config.season_of(JAN + (3 * i) * DAY + 3600.0) for i in drops] == [2, 3, 4]
+
+
+def test_the_modes_file_page_lists_every_season_key() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "modes-file.md").read_text()
+    defaults = {f.name: f.default for f in dataclasses.fields(SeasonsConfig)}
+    for key, accepted in SeasonsConfig.RANGES.items():
+        row = f"| `{key}` | {defaults[key]!r} | {accepted.describe()} | {accepted.why} |"
+        assert row in docs, f"docs/modes-file.md lacks the row:\n{row}"
+    assert "| `starts` |" in docs
