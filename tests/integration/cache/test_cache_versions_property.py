@@ -95,12 +95,12 @@ def test_cache_holds_the_highest_version_written(
             assert client.zscore(LAYOUT.by_rank_points(MODE), player_id) == got.rank_points
             conservative = client.zscore(LAYOUT.by_conservative(MODE), player_id)
             assert conservative == got.rating - 3.0 * got.deviation
-            history = [h.version for h in SyncRatingCache(client, Modes()).history(MODE, player_id)]
+            listed = [h.version for h in SyncRatingCache(client, Modes()).history(MODE, player_id)]
             # Never a version twice, never one that was not written, the newest at the head.
-            assert history == sorted(set(history), reverse=True)
-            assert history[0] == top and set(history) <= {e.version for e in versions}
+            assert listed == sorted(set(listed), reverse=True)
+            assert listed[0] == top and set(listed) <= {e.version for e in versions}
             if not concurrent:
-                assert history == accepted_versions(batches, player_id)[::-1][:20]
+                assert listed == accepted_versions(batches, player_id)[::-1][:20]
 
 
 def accepted_versions(batches: list[list[CachedRating]], player_id: str) -> list[int]:
