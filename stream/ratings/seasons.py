@@ -54,6 +54,9 @@ class SeasonsConfig:
     # Derived once: the period in seconds (0: none) and the last fixed start.
     period_seconds: float = field(init=False, repr=False, compare=False)
     _last: float = field(init=False, repr=False, compare=False)
+    # The season last looked up by crossed(), as (start, end, number): nearly every match falls
+    # in the season of the one before, and two comparisons are cheaper than season_of().
+    _recent: list[tuple[float, float, int]] = field(init=False, repr=False, compare=False)
 
     RANGES: ClassVar[Mapping[str, Range]] = {
         "period_days": Range(
@@ -88,6 +91,7 @@ class SeasonsConfig:
         )
         object.__setattr__(self, "period_seconds", self.period_days * _SECONDS_PER_DAY)
         object.__setattr__(self, "_last", starts[-1])
+        object.__setattr__(self, "_recent", [(0.0, 0.0, 0)])
 
     def season_of(self, at: float) -> int:
         """The season ``at`` falls in: 0 before the first start, else the number of starts at or
@@ -120,11 +124,22 @@ class SeasonsConfig:
     def crossed(self, last_played: float, at: float) -> float | None:
         """The start of ``at``'s season if ``last_played`` lies before it (a boundary was crossed
         since the player last played), else None. A match older than the state crosses none."""
-        season = self.season_of(at)
-        if season == 0:
-            return None
-        start = self.start_of(season)
+        start, end, season = self._recent[0]
+        if not start <= at < end:
+            season = self.season_of(at)
+            if season == 0:
+                return None
+            start = self.start_of(season)
+            end = self._end_of(season)
+            self._recent[0] = (start, end, season)
         return start if last_played < start else None
+
+    def _end_of(self, season: int) -> float:
+        """When ``season`` ends: the next start, or never."""
+        try:
+            return self.start_of(season + 1)
+        except ValueError:
+            return math.inf
 
 
 def soft_reset(

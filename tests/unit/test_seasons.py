@@ -214,3 +214,24 @@ def test_the_modes_file_page_lists_every_season_key() -> None:
         row = f"| `{key}` | {defaults[key]!r} | {accepted.describe()} | {accepted.why} |"
         assert row in docs, f"docs/modes-file.md lacks the row:\n{row}"
     assert "| `starts` |" in docs
+
+
+@settings(max_examples=200)
+@given(
+    seasons(),
+    st.lists(
+        st.tuples(st.floats(JAN - 60 * DAY, APR + 900 * DAY), st.floats(0.0, 200 * DAY)),
+        min_size=1,
+        max_size=30,
+    ),
+)
+def test_crossed_remembers_a_season_without_ever_answering_otherwise(
+    config: SeasonsConfig, queries: list[tuple[float, float]]
+) -> None:
+    # In any order of queries, the remembered season gives what the schedule itself says.
+    for last, gap in queries:
+        at = last + gap
+        season = config.season_of(at)
+        start = config.start_of(season) if season else None
+        expected = start if start is not None and last < start else None
+        assert config.crossed(last, at) == expected
