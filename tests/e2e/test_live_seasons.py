@@ -1,4 +1,5 @@
-"""Seasons live: a worker rates matches across hourly season boundaries, is killed while the
+"""Seasons live: a worker rates 2v2 matches across hourly season boundaries (each player met
+through snapshots taken at match start), is killed while the
 matches cross one and restarted, and every player's last rating-changed equals `skillstream
 replay` of the same matches; the events carry their season, the cache's current board holds
 exactly the players of the current season, and no history lists a change twice."""
@@ -62,7 +63,7 @@ def test_live_equals_replay_across_season_boundaries_and_a_crash_at_one(
     }
     schedule = load_modes(modes_path).default.seasons
     assert schedule is not None and schedule.start_of(1) == DEFAULT_START
-    matches = list(simulate(SimulationConfig(seed=17, matches=240, players=40)))
+    matches = list(simulate(SimulationConfig(seed=17, matches=240, players=60, team_size=2)))
     seasons = {schedule.season_of(m.at) for m in matches}
     assert len(seasons) >= 3, seasons
     # The crash: right after producing the wave that crosses the second season's start.
@@ -88,7 +89,7 @@ def test_live_equals_replay_across_season_boundaries_and_a_crash_at_one(
                 worker.kill()
                 worker = WorkerProcess(env, "b").start()
                 crashed = True
-            assert len(reader.until(2 * done)) >= 2 * done
+            assert len(reader.until(4 * done)) >= 4 * done
         assert crashed
         records = reader.until(10 * len(matches), timeout=3.0)
     finally:
@@ -103,7 +104,7 @@ def test_live_equals_replay_across_season_boundaries_and_a_crash_at_one(
         assert event["season"] == schedule.season_of(parse_time(event["at"])), event
         if event["player_id"] not in last or event["version"] > last[event["player_id"]]["version"]:
             last[event["player_id"]] = event
-    assert len(distinct) == 2 * len(matches)
+    assert len(distinct) == 4 * len(matches)
 
     history = tmp_path / "history.jsonl"
     with history.open("w") as f:
