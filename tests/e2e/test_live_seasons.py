@@ -1,8 +1,8 @@
 """Seasons live: a worker rates 2v2 matches across hourly season boundaries (each player met
-through snapshots taken at match start), is killed while the
-matches cross one and restarted, and every player's last rating-changed equals `skillstream
-replay` of the same matches; the events carry their season, the cache's current board holds
-exactly the players of the current season, and no history lists a change twice."""
+through snapshots taken at match start), is killed while the matches cross one and restarted,
+and every player's last rating-changed equals `skillstream replay` of the same matches; the
+events carry their season, the cache's current board holds exactly the players of the current
+season, and no history lists a change twice."""
 
 from __future__ import annotations
 
