@@ -325,13 +325,21 @@ def redis_client(url: str) -> aioredis.Redis:
     return client
 
 
-def feed_from_settings(settings: Settings) -> CacheFeed:
-    """The feed a worker (or `skillstream cache writer`) runs with these settings."""
-    writer = CacheWriter(
-        redis_client(settings.redis_url),
+def writer_from_settings(settings: Settings, client: aioredis.Redis) -> CacheWriter:
+    """The writer the feed and `skillstream cache rebuild` use with these settings."""
+    return CacheWriter(
+        client,
         KeyLayout(settings.cache_prefix),
         settings.cache_conservative_k,
+        history_length=settings.cache_history_length,
+        seasons_kept=settings.cache_seasons_kept,
+        inactive_seconds=settings.cache_inactive_seconds,
     )
+
+
+def feed_from_settings(settings: Settings) -> CacheFeed:
+    """The feed a worker (or `skillstream cache writer`) runs with these settings."""
+    writer = writer_from_settings(settings, redis_client(settings.redis_url))
     return CacheFeed(
         writer,
         settings.bootstrap_servers,

@@ -84,6 +84,12 @@ class Settings:
     cache_prefix: str = "skillstream"
     cache_conservative_k: float = 3.0
     cache_writer: str = "worker"
+    # Each player's history length in the cache, the past seasons' standings it keeps, and how
+    # long (event time) a player may go without a match before leaving the current boards
+    # (0: never). docs/seasons.md.
+    cache_history_length: int = 20
+    cache_seasons_kept: int = 4
+    cache_inactive_seconds: float = 0.0
     limits: EventLimits = field(default_factory=EventLimits)
     # The largest record the worker's producers send (aiokafka's max_request_size, checked per
     # record). At most the broker's message.max.bytes (Apache Kafka: 1,048,588), so whatever
@@ -261,6 +267,16 @@ class Settings:
                 "SKILLSTREAM_CACHE_CONSERVATIVE_K", defaults.cache_conservative_k
             ),
             cache_writer=cache_writer,
+            cache_history_length=reader.integer(
+                "SKILLSTREAM_CACHE_HISTORY_LENGTH", defaults.cache_history_length
+            ),
+            cache_seasons_kept=reader.integer(
+                "SKILLSTREAM_CACHE_SEASONS_KEPT", defaults.cache_seasons_kept
+            ),
+            cache_inactive_seconds=reader.number(
+                "SKILLSTREAM_CACHE_INACTIVE_DAYS", defaults.cache_inactive_seconds / 86_400.0
+            )
+            * 86_400.0,
             limits=limits,
             max_request_bytes=max_request_bytes,
             max_future_seconds=reader.seconds(
