@@ -24,6 +24,9 @@ engine produces (non-finite numbers, ratings, versions or game counts beyond the
 stream/cache/entry.py, a mode the modes file rejects) go to the dead-letter topic with their
 bytes (cut to the producer's record limit if needed, and marked so), origin and reason, and are
 never written; the feed goes on.
+
+Each rating change written also scores its expected score against its outcome
+(:attr:`FeedStats.quality`, stream/quality.py): the worker's metrics export it per mode.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, Origin
 from stream.outage import Outage
+from stream.quality import PredictionQuality
 
 log = logging.getLogger("skillstream.cache")
 
@@ -71,6 +75,8 @@ class FeedStats:
     oldest_pending_ms: int | None = None
     outage_since: float | None = None  # monotonic time of the first failure of this outage
     last_write: float | None = field(default=None)
+    # The expected scores of the rating changes written, against their outcomes.
+    quality: PredictionQuality = field(default_factory=PredictionQuality)
 
     def lag_seconds(self, now_ms: int | None = None) -> float:
         """How far the cache is behind the rating state, in seconds of wall time (0: caught up)."""
@@ -199,13 +205,15 @@ class CacheFeed:
 
     async def _handle(self, batches: dict[TopicPartition, list[Any]]) -> None:
         entries: list[CachedRating] = []
+        events: list[dict[str, Any]] = []
         letters: list[DeadLetter] = []
         offsets: dict[TopicPartition, int] = {}
         oldest: int | None = None
         for tp, records in batches.items():
             for record in records:
                 try:
-                    entry = CachedRating.from_rating_changed(orjson.loads(record.value or b""))
+                    event = orjson.loads(record.value or b"")
+                    entry = CachedRating.from_rating_changed(event)
                     self._refuse(entry)
                 except (ValueError, TypeError) as exc:
                     # orjson's JSONDecodeError is a ValueError; its text does not say "JSON".
@@ -215,6 +223,7 @@ class CacheFeed:
                     letters.append(DeadLetter(record.key, record.value, origin, reason))
                     continue
                 entries.append(entry)
+                events.append(event)
                 published = record.timestamp if record.timestamp else entry.updated_at_ms
                 if oldest is None or published < oldest:
                     oldest = published
@@ -225,6 +234,10 @@ class CacheFeed:
             await self._dead_letter(letters)
         if not await self._write(entries):
             return  # stopping: the batch stays uncommitted and is read again next time
+        # Once written, so a batch redone after a failure is not counted twice (a replay
+        # after a crash or a rebalance still is: docs/quality.md).
+        for event in events:
+            self.stats.quality.observe_event(event)
         try:
             await self._consumer.commit(offsets)
         except CommitFailedError:
