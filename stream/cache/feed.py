@@ -35,6 +35,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +50,7 @@ from stream.cache.keys import KeyLayout
 from stream.cache.writer import CacheWriter
 from stream.config.modes import Modes
 from stream.config.settings import Settings
-from stream.deadletters import DeadLetter, Origin
+from stream.deadletters import DeadLetter, Origin, reason_kind
 from stream.outage import Outage
 from stream.quality import PredictionQuality
 
@@ -68,6 +69,7 @@ class FeedStats:
     written: int = 0  # rating changes applied to Redis
     stale: int = 0  # older than or equal to what Redis had (replays, duplicates)
     dead_lettered: int = 0
+    dead_letter_reasons: Counter[str] = field(default_factory=Counter)  # by reason_kind
     errors: int = 0  # failed attempts to write a batch
     lag_records: int = 0  # rating-changed events in Kafka not yet in Redis
     # When the oldest rating change not yet in Redis was published (its Kafka timestamp; None:
@@ -292,6 +294,7 @@ class CacheFeed:
             )
         await asyncio.gather(*sends)
         self.stats.dead_lettered += len(letters)
+        self.stats.dead_letter_reasons.update(reason_kind(letter.reason) for letter in letters)
 
     async def _update_lag(self, in_hand: int, *, ask_broker: bool = False) -> None:
         """Events in Kafka not yet in Redis: what the consumer has not fetched yet plus the

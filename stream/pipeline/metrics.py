@@ -42,6 +42,9 @@ class CacheStats(Protocol):
     def lag_seconds(self) -> float: ...
 
     @property
+    def dead_letter_reasons(self) -> Mapping[str, int]: ...
+
+    @property
     def quality(self) -> PredictionQuality: ...
 
 
@@ -57,8 +60,9 @@ class WorkerMetrics:
         )
         self.dead_lettered = Counter(
             "skillstream_dead_lettered_total",
-            "Inputs sent to the dead-letter topic, by the topic they came from.",
-            ["source"],
+            "Inputs sent to the dead-letter topic, by the topic they came from and the kind of"
+            " reason (stream/deadletters.py REASON_KINDS).",
+            ["source", "reason"],
             registry=r,
         )
         self.ratings = Counter(
@@ -158,6 +162,14 @@ class _CacheCounters(Collector):
     def collect(self) -> Iterator[CounterMetricFamily]:
         stats = self.metrics.cache_stats()
         written, errors = (0, 0) if stats is None else (stats.written, stats.errors)
+        dead = CounterMetricFamily(
+            "skillstream_cache_dead_lettered",
+            "Rating changes the cache feed sent to the dead-letter topic, by kind of reason.",
+            labels=["reason"],
+        )
+        for reason, n in ({} if stats is None else stats.dead_letter_reasons).items():
+            dead.add_metric([reason], n)
+        yield dead
         yield CounterMetricFamily(
             "skillstream_cache_written",
             "Rating changes the cache writer applied to Redis.",

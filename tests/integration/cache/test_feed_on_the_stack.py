@@ -120,6 +120,7 @@ async def test_the_feed_writes_the_newest_state_through_a_redis_stall(stack: Loc
             quality = feed.stats.quality.summaries()[MODE]
             assert quality.observations == len(PLAYERS) * 5 + len(late)
             assert math.isclose(quality.log_loss, math.log(2))  # every expected score was 0.5
+            assert feed.stats.dead_letter_reasons == {"not_json": 1, "missing_field": 1}
         finally:
             await cache.aclose()
 
