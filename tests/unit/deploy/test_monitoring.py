@@ -6,7 +6,7 @@ query names: the metrics are read from a worker's registry after each of them ha
 a value (the cache feed's figures included), and the queries are read with a small PromQL
 reader. A renamed metric or label then fails here instead of leaving an empty panel or an
 alert that can never fire. ``promtool`` (Debian's ``prometheus`` package) checks the rules and
-the Prometheus config when it is installed.
+the Prometheus config, and runs the alerts' unit tests (rules.test.yml), when it is installed.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from stream.cache.feed import FeedStats
 from stream.pipeline.metrics import WorkerMetrics
 
 RULES = DEPLOY / "prometheus" / "rules.yml"
+RULES_TESTS = DEPLOY / "prometheus" / "rules.test.yml"
 GRAFANA = DEPLOY / "grafana"
 DASHBOARD = GRAFANA / "dashboards" / "skillstream.json"
 DATASOURCES = GRAFANA / "provisioning" / "datasources" / "prometheus.yml"
@@ -329,6 +330,16 @@ def test_promtool_checks_the_rules() -> None:
     run = promtool("check", "rules", str(RULES))
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"SUCCESS: {len(rules())} rules found" in run.stdout
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
+def test_every_alert_fires_on_its_trouble_and_not_on_health() -> None:
+    # rules.test.yml: input series for each alert, when it must fire and when it must not.
+    run = promtool("test", "rules", str(RULES_TESTS))
+    assert run.returncode == 0, run.stdout + run.stderr
+    tests = yaml_file(RULES_TESTS)["tests"]
+    tested = {case["alertname"] for test in tests for case in test.get("alert_rule_test", [])}
+    assert tested == {alert["alert"] for alert in alerts()}
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
