@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream.offline.metrics import PredictionMetrics
-from stream.quality import BUCKETS, PredictionQuality, actual_score, bucket_label
+from stream.quality import BUCKETS, ModeQuality, PredictionQuality, actual_score, bucket_label
 
 # The offline metrics clip probabilities to [1e-15, 1 - 1e-15]: one observation's log loss is at
 # most about 34.5 (1 - (1 - 1e-15) is a little above 1e-15 in floating point).
@@ -148,8 +148,12 @@ def test_agrees_with_the_offline_evaluation(pairs: list[tuple[float, float]]) ->
         quality.observe("m", p, actual)
         offline.add(p, actual)
     summary = quality.summaries()["m"]
-    assert summary.log_loss == offline.log_loss
-    assert summary.brier == offline.brier
+    assert math.isclose(summary.log_loss, offline.log_loss, rel_tol=1e-12)
+    assert math.isclose(summary.brier, offline.brier, rel_tol=1e-12, abs_tol=1e-15)
+    calibration = [(b.predicted, b.observed, b.count) for b in summary.buckets if b.count]
+    for (p, o, n), (p_off, o_off, n_off) in zip(calibration, offline.calibration(), strict=True):
+        assert n == n_off
+        assert math.isclose(p, p_off) and math.isclose(o, o_off)
 
 
 @given(old=observations, recent=observations)
@@ -164,12 +168,38 @@ def test_window_forgets_what_slid_out(
     for p, actual in recent:
         quality.observe("m", p, actual)
         fresh.observe("m", p, actual)
-    assert quality.summaries() == fresh.summaries() or _same_with_nans(quality, fresh)
+    assert_same(quality.summaries()["m"], fresh.summaries()["m"])
 
 
-def _same_with_nans(a: PredictionQuality, b: PredictionQuality) -> bool:
-    # Empty buckets hold NaN, which never equals itself: compare their representations.
-    return repr(a.summaries()) == repr(b.summaries())
+def assert_same(got: ModeQuality, expected: ModeQuality) -> None:
+    """Equal counts, and figures equal up to the rounding of running sums (an empty bucket's
+    NaN mean equals NaN)."""
+    assert got.observations == expected.observations
+    for a, b in [
+        (got.log_loss, expected.log_loss),
+        (got.brier, expected.brier),
+        (got.calibration_error, expected.calibration_error),
+        *((x.predicted, y.predicted) for x, y in zip(got.buckets, expected.buckets, strict=True)),
+        *((x.observed, y.observed) for x, y in zip(got.buckets, expected.buckets, strict=True)),
+    ]:
+        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) or (math.isnan(a) and math.isnan(b))
+    assert [x.count for x in got.buckets] == [y.count for y in expected.buckets]
+
+
+@settings(deadline=None)
+@given(st.lists(st.tuples(probabilities, scores), min_size=1, max_size=3000), st.integers(1, 40))
+def test_running_sums_stay_exact_over_many_evictions(
+    pairs: list[tuple[float, float]], window: int
+) -> None:
+    # Every observation added and, once out of the window, subtracted again: the sums must not
+    # drift from the window's own figures however many have passed through.
+    quality = PredictionQuality(window=window)
+    for p, actual in pairs:
+        quality.observe("m", p, actual)
+    fresh = PredictionQuality(window=window)
+    for p, actual in pairs[-window:]:
+        fresh.observe("m", p, actual)
+    assert_same(quality.summaries()["m"], fresh.summaries()["m"])
 
 
 def observe_calibrated(
