@@ -33,6 +33,8 @@ REASON_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("unknown_mode", re.compile(r"not in the modes file")),
     ("future_time", re.compile(r"ahead of the worker's clock")),
+    ("no_start", re.compile(r"no match-started arrived")),
+    ("mismatch", re.compile(r"differs? from the match-started")),
 )
 OTHER_REASON = "invalid_field"
 

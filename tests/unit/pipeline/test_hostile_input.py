@@ -245,3 +245,23 @@ def test_each_refusal_has_its_kind_of_reason(topic: str, raw: bytes, kind: str) 
     # processors' reasons: a reworded reason that no longer matches its kind fails here.
     (letter,) = run([(topic, raw)]).dead_letters
     assert reason_kind(letter.reason) == kind, letter.reason
+
+
+@pytest.mark.parametrize(
+    ("finish", "kind"),
+    [({"mode": "2v2"}, "mismatch"), ({"teams": [["x1"], ["x3"]]}, "mismatch")],
+)
+def test_a_finish_that_contradicts_its_start_is_a_mismatch(
+    finish: dict[str, Any], kind: str
+) -> None:
+    start = (STARTED, orjson.dumps(valid_start()))
+    (letter,) = run([start, (FINISHED, orjson.dumps(valid_finish(**finish)))]).dead_letters
+    assert reason_kind(letter.reason) == kind, letter.reason
+
+
+def test_a_finish_whose_start_never_came_is_no_start() -> None:
+    c = run([(FINISHED, orjson.dumps({k: v for k, v in valid_finish().items() if k != "teams"}))])
+    c.tick(c.wall + 3600)
+    c.run()
+    (letter,) = c.dead_letters
+    assert reason_kind(letter.reason) == "no_start", letter.reason
