@@ -236,8 +236,8 @@ class CacheFeed:
             await self._dead_letter(letters)
         if not await self._write(entries):
             return  # stopping: the batch stays uncommitted and is read again next time
-        # Once written, so a batch redone after a failure is not counted twice (a replay
-        # after a crash or a rebalance still is: docs/quality.md).
+        # Once written, so retrying the Redis write does not count a batch twice (a batch
+        # redone after a failed commit, a crash or a rebalance is: docs/quality.md).
         for event in events:
             self.stats.quality.observe_event(event)
         try:
