@@ -32,7 +32,7 @@ from faust.types import TP, EventT
 
 from stream.config.modes import Modes
 from stream.config.settings import Settings
-from stream.deadletters import DeadLetter
+from stream.deadletters import DeadLetter, reason_kind
 from stream.outage import Outage
 from stream.pipeline import topology, workarounds
 from stream.pipeline.batches import (
@@ -211,7 +211,7 @@ class Pipeline:
         if out.dead_letters:
             m.events_out.labels(s.dead_letter_topic).inc(len(out.dead_letters))
             for letter in out.dead_letters:
-                m.dead_lettered.labels(letter.origin.topic).inc()
+                m.dead_lettered.labels(letter.origin.topic, reason_kind(letter.reason)).inc()
         m.count_outbox(out.counts)
         now = time.time() * 1000
         for finished_ms in out.finished_ms:
