@@ -7,6 +7,7 @@ send what they cannot use to the dead-letter topic. No I/O here: sending is the 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
@@ -19,6 +20,34 @@ MAX_REASON_BYTES = 1024
 TRUNCATED = "skillstream.error.truncated"
 SOURCE_SIZE = "skillstream.source.size"
 SOURCE_KEY_SIZE = "skillstream.source.key-size"
+
+# A reason's kind, for the ``reason`` label of the dead-letter metrics: the reason itself is a
+# sentence quoting the bad value, far too many distinct values for a label. First match wins;
+# what matches none is a field with a wrong value ("invalid_field").
+REASON_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("internal_error", re.compile(r"internal error")),
+    ("output_refused", re.compile(r"output refused")),
+    ("too_large", re.compile(r"over the limit of \d+ bytes")),
+    ("not_json", re.compile(r"not valid JSON|expected a JSON (object|array)")),
+    (
+        "missing_field",
+        re.compile(r"required field is missing|missing field|field '[^']*' is missing"),
+    ),
+    ("unknown_mode", re.compile(r"not in the modes file")),
+    ("future_time", re.compile(r"ahead of the worker's clock")),
+    ("no_start", re.compile(r"no match-started arrived")),
+    ("mismatch", re.compile(r"differs? from the match-started")),
+)
+OTHER_REASON = "invalid_field"
+
+
+def reason_kind(reason: str) -> str:
+    """The kind of a dead letter's ``reason`` (one of :data:`REASON_KINDS`' names or
+    ``invalid_field``): a bounded label for metrics."""
+    for kind, pattern in REASON_KINDS:
+        if pattern.search(reason):
+            return kind
+    return OTHER_REASON
 
 
 def record_bytes(key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes]]) -> int:

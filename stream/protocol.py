@@ -6,9 +6,9 @@ rating record is held for every player, so its size is the table's size). Both l
 written and read here only, as typed values in the code:
 
 - match side commands: :class:`Snapshot` (``snap``), :class:`Abandon` (``abandon``),
-  :class:`Forward` (``fwd``), :class:`Tick` (``tick``);
+  :class:`Forward` (``fwd``), :class:`Tick` (``tick``), :class:`Progress` (``progress``);
 - player side commands: :class:`Join` (``join``), :class:`Rate` (``rate``), :class:`Cancel`
-  (``cancel``);
+  (``cancel``), :class:`Watermark` (``wm``);
 - table records: :class:`RatingRecord` (table ``ratings``), :class:`PendingRecord` (table
   ``pending``), :class:`MatchEntry` (table ``matches``).
 
@@ -34,9 +34,12 @@ from stream.ratings.fastinit import fast_init
 from stream.ratings.skill import PlayerState, PlayerStats
 
 # Version 1: ``rate`` had 9 elements. Version 2 added the 10th, the finish's Kafka timestamp
-# (ms), which the latency metric starts from. Decoders accept every version up to this one, and
-# ignore trailing ``rate`` elements and unknown record fields a later version may add.
-PROTOCOL_VERSION = 2
+# (ms), which the latency metric starts from. Version 3 added ``progress`` and ``wm`` (event-time
+# watermarks, docs/event-time.md); a version 2 worker dead-letters them as unknown commands, so
+# upgrade every worker of a group together (docs/operations.md). Decoders accept every version up
+# to this one, and ignore trailing ``rate`` elements and unknown record fields a later version
+# may add.
+PROTOCOL_VERSION = 3
 
 # How many of a player's latest match ids the rating record keeps to recognise redeliveries.
 RECENT_MATCHES = 16
@@ -78,6 +81,10 @@ def _number(data: object, what: str) -> float:
     if isinstance(data, bool) or not isinstance(data, int | float):
         raise ProtocolError(f"{what}: expected a number, got {_kind(data)}")
     return data
+
+
+def _optional_number(data: object, what: str) -> float | None:
+    return None if data is None else _number(data, what)
 
 
 def _bool(data: object, what: str) -> bool:
@@ -279,7 +286,23 @@ class Tick:
     wall: float
 
 
-MatchCommand = Snapshot | Abandon | Forward | Tick
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far match partition ``source`` has read its inputs (docs/event-time.md), sent on
+    every tick to every match partition, after any event it forwarded there.
+
+    Per input topic (``started``, ``finished``): the latest event time processed while records
+    are still waiting there (0.0: none read yet), or None once it has read everything the
+    broker holds. ``latest``: the latest event time read on any of its inputs (None: none yet).
+    """
+
+    source: int
+    started: float | None
+    finished: float | None
+    latest: float | None
+
+
+MatchCommand = Snapshot | Abandon | Forward | Tick | Progress
 
 
 # --- player side commands ------------------------------------------------------------------------
@@ -332,7 +355,16 @@ class Cancel:
     players: list[str]
 
 
-PlayerCommand = Join | Rate | Cancel
+@dataclass(frozen=True, slots=True)
+class Watermark:
+    """Match partition ``source`` has sent the join of every match homed there that started
+    before ``at`` (sent on every tick, after those joins; docs/event-time.md)."""
+
+    source: int
+    at: float
+
+
+PlayerCommand = Join | Rate | Cancel | Watermark
 Command = MatchCommand | PlayerCommand
 
 
@@ -347,6 +379,10 @@ def encode_command(command: Command) -> list[object]:
             return ["fwd", kind, encode_message(message)]
         case Tick(wall):
             return ["tick", wall]
+        case Progress(source, started, finished, latest):
+            return ["progress", source, started, finished, latest]
+        case Watermark(source, at):
+            return ["wm", source, at]
         case Join(match_id, player_id, mode, started_at, home):
             return ["join", match_id, player_id, mode, started_at, home]
         case Rate():
@@ -398,6 +434,15 @@ def decode_match_command(data: object) -> MatchCommand:
         what = "tick command"
         _arity(items, what, 2)
         return Tick(_number(items[1], what))
+    if kind == "progress":
+        what = "progress command"
+        _arity(items, what, 5)
+        return Progress(
+            _int(items[1], what),
+            _optional_number(items[2], what),
+            _optional_number(items[3], what),
+            _optional_number(items[4], what),
+        )
     raise ProtocolError(f"unknown match command {kind!r}")
 
 
@@ -449,6 +494,10 @@ def decode_player_command(data: object) -> PlayerCommand:
         what = "cancel command"
         _arity(items, what, 3)
         return Cancel(_str(items[1], what), _strings(items[2], what))
+    if kind == "wm":
+        what = "wm command"
+        _arity(items, what, 3)
+        return Watermark(_int(items[1], what), _number(items[2], what))
     raise ProtocolError(f"unknown player command {kind!r}")
 
 

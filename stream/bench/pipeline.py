@@ -1,4 +1,5 @@
-"""`skillstream bench pipeline`: sustained 1v1 matches/s and end-to-end latency on a real stack.
+"""`skillstream bench pipeline`: sustained 1v1 matches/s and end-to-end latency on a real stack,
+and how fast a backlog left by an outage drains.
 
 Latency is from the moment a match-finished is handed to the producer to the CreateTime of
 each rating-changed the worker produced for it (one machine, one clock).
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import orjson
-from aiokafka import AIOKafkaConsumer
+from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from stream.simulation import SimulationConfig, Simulator
 from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
@@ -130,3 +131,58 @@ def cpu_seconds(pid: int) -> float:
 
 def _match_id(value: bytes) -> str:
     return str(orjson.loads(value)["match_id"])
+
+
+async def publish_backlog(bootstrap_servers: str, matches: int, *, seed: int, players: int) -> None:
+    """Publish ``matches`` simulated 1v1 matches flat out, with the simulated history's own
+    event times (days of play), while no worker runs: the backlog an outage leaves."""
+    simulation = SimulationConfig(
+        seed=seed, matches=matches, players=players, initial_players=players
+    )
+    await run_fleet(
+        Simulator(simulation), bootstrap_servers, FleetConfig(rate=0.0, realtime=False, seed=seed)
+    )
+
+
+async def rating_offsets(bootstrap_servers: str) -> dict[int, int]:
+    """The end offset of every rating-changed partition: where this run's ratings start."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap_servers)
+    await consumer.start()
+    try:
+        partitions = consumer.partitions_for_topic("rating-changed") or set()
+        tps = [TopicPartition("rating-changed", p) for p in sorted(partitions)]
+        ends = await consumer.end_offsets(tps)
+        return {tp.partition: offset for tp, offset in ends.items()}
+    finally:
+        await consumer.stop()
+
+
+async def last_rating_at(
+    bootstrap_servers: str,
+    offsets: dict[int, int],
+    expected: int,
+    *,
+    timeout: float = 600.0,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[int, float]:
+    """Read rating-changed from ``offsets`` until ``expected`` records came (or ``timeout``):
+    (how many came, the CreateTime of the last one, epoch seconds)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap_servers, fetch_max_wait_ms=50)
+    await consumer.start()
+    received, last = 0, 0.0
+    try:
+        tps = [TopicPartition("rating-changed", p) for p in offsets]
+        consumer.assign(tps)
+        for tp in tps:
+            consumer.seek(tp, offsets[tp.partition])
+        deadline = time.monotonic() + timeout
+        while received < expected and time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=200, max_records=10_000)
+            for records in batch.values():
+                received += len(records)
+                last = max([last, *(r.timestamp / 1000.0 for r in records)])
+            if progress is not None:
+                progress(received, expected)
+    finally:
+        await consumer.stop()
+    return received, last

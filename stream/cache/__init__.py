@@ -7,8 +7,9 @@ keys.py, hash fields in codec.py.
 
 from stream.cache.codec import SCHEMA_VERSION, CacheFormatError
 from stream.cache.entry import CachedRating
+from stream.cache.history import HistoryEntry
 from stream.cache.keys import DEFAULT_LAYOUT, Board, KeyLayout
-from stream.cache.queries import LeaderboardEntry, UnknownModeError
+from stream.cache.queries import LeaderboardEntry, Seasons, UnknownModeError
 from stream.cache.reader import RatingCache, SyncRatingCache
 from stream.cache.slots import key_slot
 from stream.cache.writer import SCRIPT_VERSION, CacheWriter, WriteResult
@@ -21,9 +22,11 @@ __all__ = [
     "CacheFormatError",
     "CacheWriter",
     "CachedRating",
+    "HistoryEntry",
     "KeyLayout",
     "LeaderboardEntry",
     "RatingCache",
+    "Seasons",
     "SyncRatingCache",
     "UnknownModeError",
     "WriteResult",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from stream.cache.keys import MAX_ID_LENGTH
@@ -47,6 +47,10 @@ class CachedRating:
     ``updated_at_ms`` is the event time of that match in epoch milliseconds. ``provisional``
     marks a player the cache does not know: the mode's defaults, version 0, never written.
     The deviation is as of ``updated_at_ms``; growth from inactivity since is not applied.
+
+    ``season`` and ``outcome`` are the event's (None when it has none, and for entries read
+    back from the cache): they steer the write (which season's boards, what the history
+    shows) and are not part of the cached state, so they are left out of comparisons.
     """
 
     player_id: str
@@ -60,6 +64,8 @@ class CachedRating:
     updated_at_ms: int
     match_id: str | None
     provisional: bool = False
+    season: int | None = field(default=None, compare=False)
+    outcome: str | None = field(default=None, compare=False)
 
     @property
     def skill(self) -> Skill:
@@ -124,7 +130,16 @@ class CachedRating:
             version=_integer(event, "version", 1, MAX_COUNT),
             updated_at_ms=at_ms,
             match_id=_text(event, "match_id"),
+            season=_optional_integer(event, "season"),
+            outcome=_text(event, "outcome") if event.get("outcome") is not None else None,
         )
+
+
+def _optional_integer(event: Mapping[str, Any], name: str) -> int | None:
+    # Absent or null: the mode has no seasons (or the event predates them).
+    if event.get(name) is None:
+        return None
+    return _integer(event, name, 0, MAX_COUNT)
 
 
 def _epoch_ms(value: object) -> int:

@@ -24,6 +24,9 @@ engine produces (non-finite numbers, ratings, versions or game counts beyond the
 stream/cache/entry.py, a mode the modes file rejects) go to the dead-letter topic with their
 bytes (cut to the producer's record limit if needed, and marked so), origin and reason, and are
 never written; the feed goes on.
+
+Each rating change written also scores its expected score against its outcome
+(:attr:`FeedStats.quality`, stream/quality.py): the worker's metrics export it per mode.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,8 +50,9 @@ from stream.cache.keys import KeyLayout
 from stream.cache.writer import CacheWriter
 from stream.config.modes import Modes
 from stream.config.settings import Settings
-from stream.deadletters import DeadLetter, Origin
+from stream.deadletters import DeadLetter, Origin, reason_kind
 from stream.outage import Outage
+from stream.quality import PredictionQuality
 
 log = logging.getLogger("skillstream.cache")
 
@@ -64,6 +69,7 @@ class FeedStats:
     written: int = 0  # rating changes applied to Redis
     stale: int = 0  # older than or equal to what Redis had (replays, duplicates)
     dead_lettered: int = 0
+    dead_letter_reasons: Counter[str] = field(default_factory=Counter)  # by reason_kind
     errors: int = 0  # failed attempts to write a batch
     lag_records: int = 0  # rating-changed events in Kafka not yet in Redis
     # When the oldest rating change not yet in Redis was published (its Kafka timestamp; None:
@@ -71,6 +77,8 @@ class FeedStats:
     oldest_pending_ms: int | None = None
     outage_since: float | None = None  # monotonic time of the first failure of this outage
     last_write: float | None = field(default=None)
+    # The expected scores of the rating changes written, against their outcomes.
+    quality: PredictionQuality = field(default_factory=PredictionQuality)
 
     def lag_seconds(self, now_ms: int | None = None) -> float:
         """How far the cache is behind the rating state, in seconds of wall time (0: caught up)."""
@@ -199,13 +207,15 @@ class CacheFeed:
 
     async def _handle(self, batches: dict[TopicPartition, list[Any]]) -> None:
         entries: list[CachedRating] = []
+        events: list[dict[str, Any]] = []
         letters: list[DeadLetter] = []
         offsets: dict[TopicPartition, int] = {}
         oldest: int | None = None
         for tp, records in batches.items():
             for record in records:
                 try:
-                    entry = CachedRating.from_rating_changed(orjson.loads(record.value or b""))
+                    event = orjson.loads(record.value or b"")
+                    entry = CachedRating.from_rating_changed(event)
                     self._refuse(entry)
                 except (ValueError, TypeError) as exc:
                     # orjson's JSONDecodeError is a ValueError; its text does not say "JSON".
@@ -215,6 +225,7 @@ class CacheFeed:
                     letters.append(DeadLetter(record.key, record.value, origin, reason))
                     continue
                 entries.append(entry)
+                events.append(event)
                 published = record.timestamp if record.timestamp else entry.updated_at_ms
                 if oldest is None or published < oldest:
                     oldest = published
@@ -225,6 +236,10 @@ class CacheFeed:
             await self._dead_letter(letters)
         if not await self._write(entries):
             return  # stopping: the batch stays uncommitted and is read again next time
+        # Once written, so retrying the Redis write does not count a batch twice (a batch
+        # redone after a failed commit, a crash or a rebalance is: docs/quality.md).
+        for event in events:
+            self.stats.quality.observe_event(event)
         try:
             await self._consumer.commit(offsets)
         except CommitFailedError:
@@ -279,6 +294,7 @@ class CacheFeed:
             )
         await asyncio.gather(*sends)
         self.stats.dead_lettered += len(letters)
+        self.stats.dead_letter_reasons.update(reason_kind(letter.reason) for letter in letters)
 
     async def _update_lag(self, in_hand: int, *, ask_broker: bool = False) -> None:
         """Events in Kafka not yet in Redis: what the consumer has not fetched yet plus the
@@ -325,13 +341,21 @@ def redis_client(url: str) -> aioredis.Redis:
     return client
 
 
-def feed_from_settings(settings: Settings) -> CacheFeed:
-    """The feed a worker (or `skillstream cache writer`) runs with these settings."""
-    writer = CacheWriter(
-        redis_client(settings.redis_url),
+def writer_from_settings(settings: Settings, client: aioredis.Redis) -> CacheWriter:
+    """The writer the feed and `skillstream cache rebuild` use with these settings."""
+    return CacheWriter(
+        client,
         KeyLayout(settings.cache_prefix),
         settings.cache_conservative_k,
+        history_length=settings.cache_history_length,
+        seasons_kept=settings.cache_seasons_kept,
+        inactive_seconds=settings.cache_inactive_seconds,
     )
+
+
+def feed_from_settings(settings: Settings) -> CacheFeed:
+    """The feed a worker (or `skillstream cache writer`) runs with these settings."""
+    writer = writer_from_settings(settings, redis_client(settings.redis_url))
     return CacheFeed(
         writer,
         settings.bootstrap_servers,

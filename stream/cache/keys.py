@@ -4,6 +4,17 @@
 ``<prefix>:{<mode>}:by-rating``           ZSET: score = rating (skill windows)
 ``<prefix>:{<mode>}:by-rank-points``      ZSET: score = rank points (leaderboard)
 ``<prefix>:{<mode>}:by-conservative``     ZSET: score = rating - k * deviation (leaderboard)
+``<prefix>:{<mode>}:history:<player_id>`` LIST: the player's last rating changes, newest first
+``<prefix>:{<mode>}:by-last-played``      ZSET: score = event time (ms) of each boarded player's
+                                          last match (who leaves the boards when inactive)
+``<prefix>:{<mode>}:clock``               STRING: the newest event time (ms) written in the mode
+``<prefix>:{<mode>}:season``              STRING: the season the three boards above belong to
+``<prefix>:{<mode>}:seasons``             ZSET: the past seasons whose final standings are kept
+``<prefix>:{<mode>}:season:<n>:by-...``   ZSET: season n's final standings, one per board
+
+The three boards are the current season's (every player's, in a mode without seasons); a
+season's boards are renamed to its ``season:<n>`` keys when the first event of a later season
+arrives (docs/seasons.md).
 
 Every key of a mode carries the hash tag ``{<mode>}``, so on Redis Cluster they all live in one
 slot and the writer's single Lua script may update a player's hash and the mode's three sorted
@@ -96,15 +107,38 @@ class KeyLayout:
             return self.by_conservative(mode)
         return self.by_rating(mode)
 
-    def write_keys(self, mode: str, player_id: str) -> tuple[str, str, str, str]:
-        """The writer script's KEYS, in its order: hash, by-rating, by-rank-points,
-        by-conservative."""
+    def history(self, mode: str, player_id: str) -> str:
+        return f"{self.mode_base(mode)}:history:{check_id(player_id, 'player_id')}"
+
+    def season(self, mode: str) -> str:
+        """The current season's number (absent: the mode's events carry no season)."""
+        return f"{self.mode_base(mode)}:season"
+
+    def seasons(self, mode: str) -> str:
+        """The past seasons whose final standings are kept (member and score: the number)."""
+        return f"{self.mode_base(mode)}:seasons"
+
+    def past_board(self, mode: str, season: int, board: Board | str) -> str:
+        """Season ``season``'s final standings on ``board``; ValueError as :meth:`board`."""
+        current = self.board(mode, board)
         base = self.mode_base(mode)
+        return f"{base}:season:{season}{current[len(base) :]}"
+
+    def write_keys(self, mode: str, player_id: str) -> tuple[str, ...]:
+        """The writer script's KEYS, in its order: hash, by-rating, by-rank-points,
+        by-conservative, history, by-last-played, season, seasons, clock."""
+        base = self.mode_base(mode)
+        player = check_id(player_id, "player_id")
         return (
-            f"{base}:player:{check_id(player_id, 'player_id')}",
+            f"{base}:player:{player}",
             f"{base}:by-rating",
             f"{base}:by-rank-points",
             f"{base}:by-conservative",
+            f"{base}:history:{player}",
+            f"{base}:by-last-played",
+            f"{base}:season",
+            f"{base}:seasons",
+            f"{base}:clock",
         )
 
 

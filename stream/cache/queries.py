@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from stream.cache.codec import decode_entry, encode_float, score_pairs
+from stream.cache.codec import decode_entry, encode_float, score_pairs, text
 from stream.cache.entry import CachedRating
+from stream.cache.history import HistoryEntry, decode_history
 from stream.cache.keys import DEFAULT_LAYOUT, Board, KeyLayout, check_id
 from stream.config.modes import Modes
 from stream.ratings import probability
@@ -29,6 +30,7 @@ __all__ = [
     "LeaderboardEntry",
     "Plan",
     "RatingQueries",
+    "Seasons",
     "UnknownModeError",
     "nearest_first",
 ]
@@ -66,6 +68,15 @@ class LeaderboardEntry:
     rank: int
     player_id: str
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Seasons:
+    """A mode's seasons in the cache: ``current`` (None: its events carry no season) and the
+    past seasons whose final standings are kept, oldest first."""
+
+    current: int | None
+    past: list[int]
 
 
 @dataclass(frozen=True)
@@ -163,27 +174,83 @@ class RatingQueries:
         )
 
     def top(
-        self, mode: str, n: int, board: Board | str = Board.RANK_POINTS
+        self,
+        mode: str,
+        n: int,
+        board: Board | str = Board.RANK_POINTS,
+        season: int | None = None,
     ) -> Plan[list[LeaderboardEntry]]:
         _check_count(n, "n", minimum=1)
-        command = ("ZRANGE", self.layout.board(mode, board), 0, n - 1, "REV", "WITHSCORES")
-        return Plan((command,), lambda replies: _ranked(0, replies[0]))
+        return self._on_season(
+            mode,
+            board,
+            season,
+            lambda key: ("ZRANGE", key, 0, n - 1, "REV", "WITHSCORES"),
+            lambda reply: _ranked(0, reply),
+        )
 
     def around(
-        self, mode: str, player_id: str, n: int, board: Board | str = Board.RANK_POINTS
+        self,
+        mode: str,
+        player_id: str,
+        n: int,
+        board: Board | str = Board.RANK_POINTS,
+        season: int | None = None,
     ) -> Plan[list[LeaderboardEntry]]:
         _check_count(n, "n", minimum=0)
-        key = self.layout.board(mode, board)
-        command = ("EVAL", AROUND_SCRIPT, 1, key, check_id(player_id, "player_id"), n)
+        player = check_id(player_id, "player_id")
 
-        def decode(replies: Sequence[Any]) -> list[LeaderboardEntry]:
-            reply = replies[0]
+        def decode(reply: Any) -> list[LeaderboardEntry]:
             if reply is None or reply is False:
                 return []
             first, entries = reply
             return _ranked(int(first), entries)
 
-        return Plan((command,), decode)
+        return self._on_season(
+            mode,
+            board,
+            season,
+            lambda key: ("EVAL", AROUND_SCRIPT, 1, key, player, n),
+            decode,
+        )
+
+    def _on_season(
+        self,
+        mode: str,
+        board: Board | str,
+        season: int | None,
+        command: Callable[[str], Command],
+        decode: Callable[[Any], list[LeaderboardEntry]],
+    ) -> Plan[list[LeaderboardEntry]]:
+        """``command`` on the current board (``season`` None), or on ``season``'s: the current
+        board if that is the season being played, else its final standings (empty when they
+        were not kept). One round trip: both boards are read with the current season's number."""
+        current = self.layout.board(mode, board)
+        if season is None:
+            return Plan((command(current),), lambda replies: decode(replies[0]))
+        _check_count(season, "season", minimum=0)
+        past = self.layout.past_board(mode, season, board)
+        commands = (("GET", self.layout.season(mode)), command(current), command(past))
+
+        def pick(replies: Sequence[Any]) -> list[LeaderboardEntry]:
+            playing = None if replies[0] is None else int(text(replies[0]))
+            return decode(replies[1] if playing == season else replies[2])
+
+        return Plan(commands, pick)
+
+    def seasons(self, mode: str) -> Plan[Seasons]:
+        commands = (("GET", self.layout.season(mode)), ("ZRANGE", self.layout.seasons(mode), 0, -1))
+
+        def decode(replies: Sequence[Any]) -> Seasons:
+            current = None if replies[0] is None else int(text(replies[0]))
+            return Seasons(current, sorted(int(text(s)) for s in replies[1] or []))
+
+        return Plan(commands, decode)
+
+    def history(self, mode: str, player_id: str, n: int = 20) -> Plan[list[HistoryEntry]]:
+        _check_count(n, "n", minimum=1)
+        command = ("LRANGE", self.layout.history(mode, player_id), 0, n - 1)
+        return Plan((command,), lambda replies: decode_history(replies[0]))
 
     def _teams(
         self, mode: str, team_a: Sequence[str], team_b: Sequence[str]

@@ -24,8 +24,9 @@ from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
 from stream.cache.entry import CachedRating
+from stream.cache.history import HistoryEntry
 from stream.cache.keys import DEFAULT_LAYOUT, Board, KeyLayout
-from stream.cache.queries import LeaderboardEntry, Plan, RatingQueries
+from stream.cache.queries import LeaderboardEntry, Plan, RatingQueries, Seasons
 from stream.config.modes import Modes
 
 __all__ = ["RatingCache", "SyncRatingCache"]
@@ -78,18 +79,37 @@ class RatingCache:
         return await self._run(self.queries.match_quality(mode, team_a, team_b))
 
     async def top(
-        self, mode: str, n: int, board: Board | str = Board.RANK_POINTS
+        self,
+        mode: str,
+        n: int,
+        board: Board | str = Board.RANK_POINTS,
+        season: int | None = None,
     ) -> list[LeaderboardEntry]:
         """The ``n`` highest entries of ``board`` ("rank_points", "conservative" or
-        "rating"), rank 1 first."""
-        return await self._run(self.queries.top(mode, n, board))
+        "rating"), rank 1 first: the current season's (``season`` None), or ``season``'s,
+        its final standings once it is over (empty if they are no longer kept)."""
+        return await self._run(self.queries.top(mode, n, board, season))
 
     async def around(
-        self, mode: str, player_id: str, n: int, board: Board | str = Board.RANK_POINTS
+        self,
+        mode: str,
+        player_id: str,
+        n: int,
+        board: Board | str = Board.RANK_POINTS,
+        season: int | None = None,
     ) -> list[LeaderboardEntry]:
         """The player's entry with up to ``n`` entries above and ``n`` below, highest first;
-        an empty list if the player is not on the board."""
-        return await self._run(self.queries.around(mode, player_id, n, board))
+        an empty list if the player is not on the board (``season`` as in :meth:`top`)."""
+        return await self._run(self.queries.around(mode, player_id, n, board, season))
+
+    async def seasons(self, mode: str) -> Seasons:
+        """The season being played in ``mode`` and the past ones whose standings are kept."""
+        return await self._run(self.queries.seasons(mode))
+
+    async def history(self, mode: str, player_id: str, n: int = 20) -> list[HistoryEntry]:
+        """The player's last ``n`` rating changes in ``mode`` (at most as many as the writer
+        keeps), newest first; empty for a player the cache does not know."""
+        return await self._run(self.queries.history(mode, player_id, n))
 
     async def _run(self, plan: Plan[T]) -> T:
         if not plan.commands:
@@ -144,16 +164,33 @@ class SyncRatingCache:
         return self._run(self.queries.match_quality(mode, team_a, team_b))
 
     def top(
-        self, mode: str, n: int, board: Board | str = Board.RANK_POINTS
+        self,
+        mode: str,
+        n: int,
+        board: Board | str = Board.RANK_POINTS,
+        season: int | None = None,
     ) -> list[LeaderboardEntry]:
         """See :meth:`RatingCache.top`."""
-        return self._run(self.queries.top(mode, n, board))
+        return self._run(self.queries.top(mode, n, board, season))
 
     def around(
-        self, mode: str, player_id: str, n: int, board: Board | str = Board.RANK_POINTS
+        self,
+        mode: str,
+        player_id: str,
+        n: int,
+        board: Board | str = Board.RANK_POINTS,
+        season: int | None = None,
     ) -> list[LeaderboardEntry]:
         """See :meth:`RatingCache.around`."""
-        return self._run(self.queries.around(mode, player_id, n, board))
+        return self._run(self.queries.around(mode, player_id, n, board, season))
+
+    def seasons(self, mode: str) -> Seasons:
+        """See :meth:`RatingCache.seasons`."""
+        return self._run(self.queries.seasons(mode))
+
+    def history(self, mode: str, player_id: str, n: int = 20) -> list[HistoryEntry]:
+        """See :meth:`RatingCache.history`."""
+        return self._run(self.queries.history(mode, player_id, n))
 
     def _run(self, plan: Plan[T]) -> T:
         if not plan.commands:

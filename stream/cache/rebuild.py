@@ -8,6 +8,10 @@ Safe while the live feed writes: every entry goes through the same versioned scr
 rebuilt entry never replaces a newer one the feed wrote, and the feed's newer writes win over
 whatever the rebuild wrote before them.
 
+Seasons: an entry goes onto the boards of the season of its player's last match (from the
+modes file), so an empty Redis gets back the current season's boards; the final standings of
+past seasons are not in the changelog (only each player's latest state is) and are not rebuilt.
+
 Failure: a Kafka or Redis error stops the rebuild with the error; running it again is safe (it
 is idempotent) and starts over. Records that cannot be decoded are counted and skipped (they
 are the worker's own writes; the count says if any exist).
@@ -15,6 +19,7 @@ are the worker's own writes; the count says if any exist).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +30,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from stream.cache.entry import CachedRating
 from stream.cache.writer import CacheWriter
+from stream.config.modes import Modes
 from stream.protocol import RATINGS, ProtocolError, decode_rating_key
 
 
@@ -73,6 +79,7 @@ async def rebuild(
     batch_size: int = 2000,
     progress: Callable[[int, int], None] | None = None,
     client_options: dict[str, Any] | None = None,
+    modes: Modes | None = None,
 ) -> RebuildReport:
     """Write every player's latest state in ``changelog_topic`` to the cache.
 
@@ -115,6 +122,7 @@ async def rebuild(
                         entry = entry_from_changelog(record.key, record.value)
                         if entry is not None:
                             writer.check(entry)
+                            entry = _in_season(entry, modes)
                     except ValueError:
                         entry = None
                     if entry is None:
@@ -134,3 +142,13 @@ async def rebuild(
     finally:
         await consumer.stop()
     return RebuildReport(records, written, stale, skipped, time.monotonic() - started)
+
+
+def _in_season(entry: CachedRating, modes: Modes | None) -> CachedRating:
+    """``entry`` with the season of its last match, when its mode has seasons."""
+    if modes is None or not entry.updated_at_ms or not modes.accepts(entry.mode):
+        return entry
+    seasons = modes.get(entry.mode).seasons
+    if seasons is None:
+        return entry
+    return dataclasses.replace(entry, season=seasons.season_of(entry.updated_at_ms / 1000))

@@ -2,9 +2,14 @@
 
 Kafka is the source of truth and delivers at least once, possibly after newer messages (a
 replay, a rebalance, two workers during a handover). So each write is conditional, decided on
-the server by one Lua script: a player's hash and the mode's three sorted sets change only if
+the server by one Lua script: a player's hash, history and the mode's sorted sets change only if
 the incoming version is strictly higher than the stored one. Writing the same or an older
 state again therefore changes nothing, which makes every write, and every retry, idempotent.
+
+The same script keeps the seasons' boards (an event of a later season archives the current
+boards as the final standings of theirs; one of an earlier season leaves every board alone)
+and takes players whose last match is older than the inactivity limit off the current boards,
+a few per write, in event time (docs/seasons.md).
 """
 
 from __future__ import annotations
@@ -17,35 +22,109 @@ import redis.asyncio as aioredis
 
 from stream.cache.codec import encode_fields, encode_float
 from stream.cache.entry import MAX_COUNT, CachedRating, entry_problem
+from stream.cache.history import encode_history
 from stream.cache.keys import DEFAULT_LAYOUT, KeyLayout
 
 __all__ = ["SCRIPT_VERSION", "WRITE_SCRIPT", "CacheWriter", "WriteResult"]
 
 # Bump on any change to the script's behaviour. It is part of the script text, so a new version
 # gets a new SHA and never runs as an old one cached on the server.
-SCRIPT_VERSION = 2
+SCRIPT_VERSION = 3
 
-# KEYS: player hash, by-rating, by-rank-points, by-conservative (KeyLayout.write_keys).
-# ARGV: version, rating score, rank-points score, conservative score, player id,
+# KEYS: KeyLayout.write_keys: 1 player hash, 2 by-rating, 3 by-rank-points, 4 by-conservative,
+#       5 history, 6 by-last-played, 7 season, 8 seasons, 9 clock.
+# ARGV: 1 version, 2 rating score, 3 rank-points score, 4 conservative score, 5 player id,
+#       6 season ('' when the event has none), 7 past seasons kept, 8 history length,
+#       9 inactivity in ms (0: never leave the boards), 10 event time in ms, 11 the mode's key
+#       base (past seasons' keys are named from it), 12 h: how many history elements follow,
+#       13 .. 12 + 2h: (version, element) pairs in ascending version, the entry's own last,
 #       then the hash's field/value pairs (codec.encode_fields, version among them).
 # Versions are compared as Lua numbers (doubles): exact up to 2^53 changes per player. A stored
 # version beyond MAX_COUNT was written by a forged record before the writer refused them: it is
 # replaced, or the key could never change again.
+# Past seasons' keys are not in KEYS (their number is only known here); they carry the same
+# hash tag, so on Redis Cluster they live in the slot of the declared keys.
 WRITE_SCRIPT = f"""-- skillstream rating cache writer, script version {SCRIPT_VERSION}
+local floor = 0
 local stored = redis.call('HGET', KEYS[1], 'version')
 if stored then
   local current = tonumber(stored)
   if current == nil then
     return redis.error_reply('skillstream: stored version is not a number in ' .. KEYS[1])
   end
-  if tonumber(ARGV[1]) <= current and current <= {MAX_COUNT} then
-    return 0
+  if current <= {MAX_COUNT} then
+    if tonumber(ARGV[1]) <= current then
+      return 0
+    end
+    floor = current
   end
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 6))
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[5])
-redis.call('ZADD', KEYS[4], ARGV[4], ARGV[5])
+local h = tonumber(ARGV[12])
+redis.call('HSET', KEYS[1], unpack(ARGV, 13 + 2 * h))
+local length = tonumber(ARGV[8])
+if length > 0 then
+  -- Only versions above the stored one: a redelivered change is never listed twice.
+  for i = 0, h - 1 do
+    if tonumber(ARGV[13 + 2 * i]) > floor then
+      redis.call('LPUSH', KEYS[5], ARGV[14 + 2 * i])
+    end
+  end
+  redis.call('LTRIM', KEYS[5], 0, length - 1)
+end
+local boarded = true
+if ARGV[6] ~= '' then
+  local season = tonumber(ARGV[6])
+  local current = tonumber(redis.call('GET', KEYS[7]) or '-1')
+  if season < current then
+    -- A late event of a past season: its final standings stay as they were.
+    boarded = false
+  elseif season > current then
+    if current >= 0 then
+      local past = ARGV[11] .. ':season:' .. current
+      local names = {{'by-rating', 'by-rank-points', 'by-conservative'}}
+      for i = 1, 3 do
+        if redis.call('EXISTS', KEYS[i + 1]) == 1 then
+          redis.call('RENAME', KEYS[i + 1], past .. ':' .. names[i])
+        end
+      end
+      redis.call('DEL', KEYS[6])
+      redis.call('ZADD', KEYS[8], current, current)
+      local extra = redis.call('ZCARD', KEYS[8]) - tonumber(ARGV[7])
+      if extra > 0 then
+        for _, old in ipairs(redis.call('ZRANGE', KEYS[8], 0, extra - 1)) do
+          for i = 1, 3 do
+            redis.call('DEL', ARGV[11] .. ':season:' .. old .. ':' .. names[i])
+          end
+        end
+        redis.call('ZREMRANGEBYRANK', KEYS[8], 0, extra - 1)
+      end
+    end
+    redis.call('SET', KEYS[7], season)
+  end
+end
+if boarded then
+  redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[5])
+  redis.call('ZADD', KEYS[4], ARGV[4], ARGV[5])
+  redis.call('ZADD', KEYS[6], ARGV[10], ARGV[5])
+end
+local now = tonumber(ARGV[10])
+local clock = tonumber(redis.call('GET', KEYS[9]) or '0')
+if now > clock then
+  redis.call('SET', KEYS[9], ARGV[10])
+  clock = now
+end
+local inactive = tonumber(ARGV[9])
+if inactive > 0 then
+  -- A few at a time: every write may evict, and no more leave than arrived.
+  local cutoff = '(' .. string.format('%d', clock - inactive)
+  for _, gone in ipairs(redis.call('ZRANGE', KEYS[6], '-inf', cutoff, 'BYSCORE', 'LIMIT', 0, 16)) do
+    redis.call('ZREM', KEYS[2], gone)
+    redis.call('ZREM', KEYS[3], gone)
+    redis.call('ZREM', KEYS[4], gone)
+    redis.call('ZREM', KEYS[6], gone)
+  end
+end
 return 1
 """
 
@@ -68,6 +147,10 @@ class CacheWriter:
     ``conservative_k`` sets the conservative board's score (rating - k * deviation). Every
     writer of one cache must use the same k; after changing it, entries keep their old score
     until their player's next change (rebuild the cache from Kafka to re-score everyone).
+    ``history_length``: how many rating changes each player's history keeps (0: none).
+    ``seasons_kept``: how many past seasons' final standings are kept (older ones are deleted).
+    ``inactive_seconds``: a player whose last match is this much older (event time) than the
+    mode's newest leaves the current boards until their next match (0: never).
     """
 
     def __init__(
@@ -75,21 +158,37 @@ class CacheWriter:
         redis: aioredis.Redis,
         layout: KeyLayout = DEFAULT_LAYOUT,
         conservative_k: float = 3.0,
+        *,
+        history_length: int = 20,
+        seasons_kept: int = 4,
+        inactive_seconds: float = 0.0,
     ) -> None:
         if not math.isfinite(conservative_k) or conservative_k < 0:
             raise ValueError(f"conservative_k must be finite and >= 0, got {conservative_k!r}")
+        if history_length < 0 or seasons_kept < 1:
+            raise ValueError(
+                f"history_length must be >= 0 and seasons_kept >= 1, got {history_length!r} "
+                f"and {seasons_kept!r}"
+            )
+        if not math.isfinite(inactive_seconds) or inactive_seconds < 0:
+            raise ValueError(f"inactive_seconds must be finite and >= 0, got {inactive_seconds!r}")
         self.redis = redis
         self.layout = layout
         self.conservative_k = conservative_k
+        self.history_length = history_length
+        self.seasons_kept = seasons_kept
+        self.inactive_ms = round(inactive_seconds * 1000)
         self._script = redis.register_script(WRITE_SCRIPT)
 
     async def write(self, ratings: Sequence[CachedRating]) -> WriteResult:
         """Cache ``ratings``, each only if it is newer than what the cache holds.
 
-        Of several entries for one (mode, player) only the highest version is sent (the first
-        of equal versions). All script calls go in one non-transactional pipeline: one round
-        trip, plus redis-py's SCRIPT EXISTS check, which loads the script after a server
-        restart or SCRIPT FLUSH.
+        Of several entries for one (mode, player) only the highest version is written (the
+        first of equal versions), or the highest of each season when they span several, so a
+        season's final standings hold the player's last state of it; the others still reach
+        the player's history, in version order, in the same script call. All script calls go
+        in one non-transactional pipeline: one round trip, plus redis-py's SCRIPT EXISTS check,
+        which loads the script after a server restart or SCRIPT FLUSH.
 
         Duplicates and replays: an entry whose version is not above the cached one is counted
         stale and changes nothing, so redelivered or out-of-order batches are harmless.
@@ -101,20 +200,21 @@ class CacheWriter:
         produces (non-finite or beyond the bounds of stream/cache/entry.py), or an id KeyLayout
         refuses.
         """
-        newest: dict[tuple[str, str], CachedRating] = {}
+        # Each player's entries by version, the first of equal versions kept.
+        versions: dict[tuple[str, str], dict[int, CachedRating]] = {}
         for entry in ratings:
             self.check(entry)
-            key = (entry.mode, entry.player_id)
-            kept = newest.get(key)
-            if kept is None or entry.version > kept.version:
-                newest[key] = entry
-        if not newest:
+            versions.setdefault((entry.mode, entry.player_id), {}).setdefault(entry.version, entry)
+        if not versions:
             return WriteResult(applied=0, stale=0)
         # Keys and arguments first: a bad id raises before a pipeline exists.
-        calls = [
-            (self.layout.write_keys(entry.mode, entry.player_id), self._args(entry))
-            for entry in newest.values()
-        ]
+        calls = []
+        for by_version in versions.values():
+            ordered = [by_version[v] for v in sorted(by_version)]
+            for run in _season_runs(ordered):
+                entry = run[-1]
+                keys = self.layout.write_keys(entry.mode, entry.player_id)
+                calls.append((keys, self._args(entry, run)))
         async with self.redis.pipeline(transaction=False) as pipe:
             for keys, args in calls:
                 await self._script(keys=keys, args=args, client=pipe)
@@ -134,12 +234,36 @@ class CacheWriter:
             raise ValueError(f"{problem} ({entry.player_id!r} in {entry.mode!r})")
         self.layout.write_keys(entry.mode, entry.player_id)
 
-    def _args(self, entry: CachedRating) -> list[str]:
+    def _args(self, entry: CachedRating, ordered: Sequence[CachedRating]) -> list[str]:
+        """The script's ARGV for ``entry``, ``ordered`` its batch's versions (its own last)."""
+        listed = ordered[-self.history_length :] if self.history_length else []
+        history: list[str] = []
+        for change in listed:
+            history += (str(change.version), encode_history(change))
         return [
             str(entry.version),
             encode_float(entry.rating),
             str(entry.rank_points),
             encode_float(entry.conservative(self.conservative_k)),
             entry.player_id,
+            "" if entry.season is None else str(entry.season),
+            str(self.seasons_kept),
+            str(self.history_length),
+            str(self.inactive_ms),
+            str(entry.updated_at_ms),
+            self.layout.mode_base(entry.mode),
+            str(len(listed)),
+            *history,
             *encode_fields(entry),
         ]
+
+
+def _season_runs(ordered: list[CachedRating]) -> list[list[CachedRating]]:
+    """``ordered`` cut where the season changes: one write per season, in version order."""
+    runs: list[list[CachedRating]] = []
+    for entry in ordered:
+        if runs and runs[-1][-1].season == entry.season:
+            runs[-1].append(entry)
+        else:
+            runs.append([entry])
+    return runs

@@ -28,6 +28,9 @@ class FaultKind(StrEnum):
     KILL_EARLY = "kill-early"
     BROKER_PAUSE = "broker-pause"  # SIGSTOP of the Kafka broker, SIGCONT after a while
     REDIS_PAUSE = "redis-pause"  # SIGSTOP of Redis (Valkey), SIGCONT after a while
+    # SIGKILL of every worker; the fleet keeps publishing for a while, then all restart and
+    # drain the backlog (which must be rated as it was played).
+    OUTAGE = "outage"
 
 
 KILLS = (FaultKind.KILL, FaultKind.KILL_EARLY)
@@ -57,6 +60,8 @@ class PlannedFault:
             )
         if self.kind is FaultKind.KILL:
             return f"{self.kind} w{self.target} at wave {self.wave} (+{self.delay:.2f} s)"
+        if self.kind is FaultKind.OUTAGE:
+            return f"{self.kind}: every worker down {self.seconds:g} s at wave {self.wave}"
         return f"{self.kind} {self.seconds:g} s at wave {self.wave}"
 
 
@@ -80,6 +85,7 @@ def plan_faults(
     broker_pause: float,
     redis_pause: float,
     kill_early: int = 0,
+    outage: float = 0.0,
 ) -> list[PlannedFault]:
     """The faults of a run over ``waves`` waves, in wave order; the same inputs give the same
     plan. A pause of 0 seconds is left out.
@@ -106,8 +112,8 @@ def plan_faults(
             f"need kills >= 0, kill_early >= 0 and workers >= 1, got {kills}, {kill_early} and "
             f"{workers}"
         )
-    if broker_pause < 0 or redis_pause < 0:
-        raise ValueError("pause lengths must be >= 0")
+    if broker_pause < 0 or redis_pause < 0 or outage < 0:
+        raise ValueError("pause and outage lengths must be >= 0")
     rng = random.Random(seed)
     kinds = [FaultKind.KILL] * kills
     if broker_pause > 0:
@@ -115,6 +121,18 @@ def plan_faults(
     if redis_pause > 0:
         kinds.append(FaultKind.REDIS_PAUSE)
     plan = _plan_spread(rng, kinds, waves, kill_early, workers, broker_pause, redis_pause)
+    if outage > 0:
+        # Drawn last, so adding an outage keeps a seed's other faults: it takes the waves
+        # after the last of them (faults never overlap), before the tail.
+        after = max((f.wave for f in plan), default=kill_early)
+        margin = max(2, waves // 10)
+        low, high = max(after + 1, margin), waves - margin - 1
+        if low > high:
+            raise ValueError(
+                f"{waves} waves are too few for an outage after the other faults: use more matches"
+            )
+        wave = rng.randint(low, high)
+        plan.append(PlannedFault(FaultKind.OUTAGE, wave, seconds=outage))
     if kill_early > waves - 1:
         raise ValueError(
             f"{waves} waves are too few for {kill_early} early kills (each needs a wave, and "

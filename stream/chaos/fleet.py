@@ -173,6 +173,30 @@ class Fleet:
             await self._ready(slot, timeout)
             return KillResult(pid, slot.worker.pid or 0, killed, self.clock() - killed)
 
+    async def outage(
+        self, seconds: float, timeout: float, on_kill: Callable[[], None] | None = None
+    ) -> float:
+        """SIGKILL every worker at once (the whole group down, nothing flushed or committed),
+        wait ``seconds``, then start them all again; returns when all are ready, with the
+        seconds from their launch to the last "Worker ready". ``on_kill`` is called right
+        after the kills. The watchdog leaves the slots alone meanwhile (their locks)."""
+        for slot in self.slots:
+            await slot.lock.acquire()
+        try:
+            for slot in self.slots:
+                slot.worker.kill()
+            if on_kill is not None:
+                on_kill()
+            await asyncio.sleep(seconds)
+            began = self.clock()
+            for slot in self.slots:
+                self._relaunch(slot)
+            await asyncio.gather(*(self._ready(slot, timeout) for slot in self.slots))
+            return self.clock() - began
+        finally:
+            for slot in self.slots:
+                slot.lock.release()
+
     def _relaunch(self, slot: _Slot) -> None:
         slot.incarnation += 1
         slot.ready_at = None

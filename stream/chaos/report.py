@@ -37,6 +37,10 @@ class FaultRecord:
     after_ready: float | None = None  # kill: the victim's "Worker ready" -> SIGKILL
     ratings_during: int | None = None  # pauses: ratings published while the process was stopped
     cache_seconds: float | None = None  # Redis: SIGCONT -> the cache caught up
+    # Outage: matches published while every worker was down, and the time from the restart
+    # (every worker ready) until all of them were rated.
+    backlog: int | None = None
+    drain_seconds: float | None = None
     error: str | None = None
 
     @property
@@ -55,6 +59,13 @@ class FaultRecord:
                 parts.append(f"{self.after_ready:.1f} s after the victim was ready")
             if self.restart_seconds is not None:
                 parts.append(f"replacement ready after {self.restart_seconds:.1f} s")
+        elif p.kind is FaultKind.OUTAGE:
+            if self.restart_seconds is not None:
+                parts.append(f"all ready {self.restart_seconds:.1f} s after the restart")
+            if self.backlog is not None:
+                parts.append(f"{self.backlog:,} matches published meanwhile")
+            if self.drain_seconds is not None:
+                parts.append(f"backlog rated {self.drain_seconds:.1f} s after all were ready")
         elif self.ended_at is not None:
             parts.append(
                 f"SIGCONT at {self.ended_at:.1f} s after {self.ended_at - self.injected_at:.1f} s"
@@ -86,6 +97,8 @@ class FaultRecord:
             "after_ready_seconds": _round(self.after_ready),
             "ratings_during": self.ratings_during,
             "cache_seconds": _round(self.cache_seconds),
+            "backlog": self.backlog,
+            "drain_seconds": _round(self.drain_seconds),
             "error": self.error,
         }
 

@@ -9,7 +9,10 @@ wave is published, so its matches are in flight:
   early kill is the same on one of the first waves, in the first seconds of a worker's life;
 - broker pause: SIGSTOP of Tansu, SIGCONT after the pause; the stream waits;
 - Redis pause: SIGSTOP of Valkey while the stream goes on, SIGCONT after the pause, then the
-  time until the cache caught up with the ratings seen at SIGCONT.
+  time until the cache caught up with the ratings seen at SIGCONT;
+- outage: SIGKILL of every worker; the fleet goes on publishing a wave every
+  ``OUTAGE_WAVE_SECONDS`` without waiting for ratings, then every worker restarts and drains
+  the backlog, which the checks hold to replay like everything else.
 A watchdog restarts any worker that exits by itself, and records it. After the last wave:
 the cache must match every player's last rating-changed, and the checks run (verify.py).
 
@@ -69,6 +72,8 @@ __all__ = ["ChaosConfig", "run_chaos"]
 READY_TIMEOUT = 120.0
 # How long the harness polls the cache before it gives up on it converging.
 CACHE_TIMEOUT = 60.0
+# During an outage the fleet publishes a wave this often, without waiting for its ratings.
+OUTAGE_WAVE_SECONDS = 0.25
 # Redeliveries of the last batches arrive a moment after their first copies.
 SETTLE_QUIET = 3.0
 
@@ -84,6 +89,8 @@ class ChaosConfig:
     kill_early: int = 0
     broker_pause: float = 20.0
     redis_pause: float = 30.0
+    # Every worker down this long while the fleet goes on publishing (0: no outage).
+    outage: float = 0.0
     store: str = "memory"  # or "rocksdb": each worker slot with its own data directory
     seed: int = 1
     # The cache must equal the ratings within this many seconds of Redis returning (and of
@@ -178,6 +185,7 @@ def run_chaos(
         workers=config.workers,
         broker_pause=config.broker_pause,
         redis_pause=config.redis_pause,
+        outage=config.outage,
     )
     report = ChaosReport(asdict(config), matches=len(matches), waves=len(wave_list))
     report.faults = [FaultRecord(p) for p in plan]
@@ -259,6 +267,11 @@ class _Run:
         self.wave_times: dict[int, tuple[float, float | None]] = {}
         self.in_flight: list[SimulatedMatch] = []  # the wave published last
         self.wave_index = -1
+        # Set while every worker is down (an outage): the fleet publishes without waiting.
+        self.outage_on = False
+        self.wave_sizes: dict[int, int] = {}
+        # The outage's waves, rated when the first wave after it is (see _rated).
+        self.pending_backlog: list[int] = []
         # Who each match rates, from the offline replay: what a wave waits for.
         _, pairs = replay(history, self.modes)
         self.pairs_of: dict[str, list[tuple[str, str]]] = {m.match_id: [] for m in history}
@@ -332,6 +345,9 @@ class _Run:
         fault_task: asyncio.Task[None] | None = None
         published: list[SimulatedMatch] = []
         next_report = 0.0
+        # Waves published during an outage: waited for together once the workers are back.
+        backlog: list[int] = []
+        backlog_pairs: list[tuple[str, str]] = []
         for i, wave in enumerate(wave_list):
             fault = by_wave.get(i)
             if fault is not None and fault_task is not None:
@@ -348,11 +364,24 @@ class _Run:
                 self.say(f"STALLED: {self.report.stalled}")
                 break
             published.extend(wave)
+            self.wave_sizes[i] = len(wave)
             self.wave_times[i] = (self.clock(), None)
             self.in_flight, self.wave_index = wave, i
             pairs = [pair for m in wave for pair in pairs_of[m.match_id]]
             if fault is not None:
+                if fault.planned.kind is FaultKind.OUTAGE:
+                    # Set before the task runs: this wave is already part of the backlog.
+                    self.outage_on = True
                 fault_task = asyncio.create_task(self._inject(fault, cache))
+            if self.outage_on:
+                backlog.append(i)
+                backlog_pairs.extend(pairs)
+                await asyncio.sleep(OUTAGE_WAVE_SECONDS)
+                continue
+            if backlog:
+                # The first wave after an outage is waited for with the outage's backlog.
+                self.pending_backlog, backlog = backlog, []
+                pairs, backlog_pairs = backlog_pairs + pairs, []
             missing = await reader.wait_for(pairs, self.config.wave_timeout)
             if missing:
                 why = (
@@ -367,7 +396,7 @@ class _Run:
                 self.say(f"STALLED: {self.report.stalled}")
                 self.report.trace = await trace_matches(s, {match for _, match in missing})
                 break
-            self.wave_times[i] = (self.wave_times[i][0], self.clock())
+            self._rated(i)
             if progress is not None:
                 progress(len(self.log.distinct), expected_ratings)
             if self.clock() >= next_report:
@@ -378,7 +407,40 @@ class _Run:
                 )
         if fault_task is not None:
             await fault_task
+        if backlog and self.report.stalled is None:
+            # The run ended during the outage: wait for its backlog now.
+            missing = await reader.wait_for(backlog_pairs, self.config.wave_timeout)
+            if missing:
+                self.report.stalled = (
+                    f"outage backlog: {len(missing)} of {len(backlog_pairs)} ratings missing "
+                    f"after {self.config.wave_timeout:g} s, e.g. {sorted(missing)[:3]}"
+                )
+                self.say(f"STALLED: {self.report.stalled}")
+            else:
+                for wave_index in backlog:
+                    self._rated(wave_index)
+                self._outage_drained()
         return published
+
+    def _rated(self, wave: int) -> None:
+        """Wave ``wave`` (and an outage backlog waited for with it) is fully rated."""
+        now = self.clock()
+        for index in [*self.pending_backlog, wave]:
+            self.wave_times[index] = (self.wave_times[index][0], now)
+        if self.pending_backlog:
+            self.pending_backlog = []
+            self._outage_drained()
+
+    def _outage_drained(self) -> None:
+        """Record when the outage's backlog was rated (from every worker ready again)."""
+        for record in self.report.faults:
+            outage = record.planned.kind is FaultKind.OUTAGE
+            if outage and record.ended_at is not None and record.drain_seconds is None:
+                record.drain_seconds = self.clock() - record.ended_at
+                self.say(
+                    f"outage backlog of {record.backlog or 0:,} matches rated "
+                    f"{record.drain_seconds:.1f} s after every worker was ready"
+                )
 
     async def _until_aged(self, slot: int, age: float) -> None:
         """Wait until slot ``slot``'s worker has been ready for ``age`` seconds (an early
@@ -402,6 +464,8 @@ class _Run:
         try:
             if record.planned.kind in KILLS:
                 await self._kill(record)
+            elif record.planned.kind is FaultKind.OUTAGE:
+                await self._outage(record)
             else:
                 await self._pause(record, cache)
         except Exception as exc:
@@ -439,6 +503,30 @@ class _Run:
         self.say(
             f"w{slot} restarted (pid {result.new_pid}): ready {result.restart_seconds:.1f} s "
             "after the kill"
+        )
+
+    async def _outage(self, record: FaultRecord) -> None:
+        p = record.planned
+        record.target = "every worker"
+        first_wave = self.wave_index
+
+        def killed() -> None:
+            self._injected(record)
+            self.say(
+                f"SIGKILL every worker right after wave {p.wave} was published, "
+                f"{record.in_flight} match(es) in flight; the fleet goes on for {p.seconds:g} s"
+            )
+
+        try:
+            record.restart_seconds = await self.fleet.outage(p.seconds, READY_TIMEOUT, killed)
+        finally:
+            self.outage_on = False
+        record.ended_at = self.clock()
+        published = sum(self.wave_sizes[w] for w in range(first_wave, self.wave_index + 1))
+        record.backlog = published
+        self.say(
+            f"every worker ready again {record.restart_seconds:.1f} s after the restart; "
+            f"{published:,} matches published since the kill"
         )
 
     async def _pause(self, record: FaultRecord, cache: RatingCache) -> None:

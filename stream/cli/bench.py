@@ -102,8 +102,15 @@ def bench_recovery(args: argparse.Namespace) -> int:
 def bench_pipeline(args: argparse.Namespace) -> int:
     import asyncio
     import os
+    import time
 
-    from stream.bench.pipeline import cpu_seconds, run_load
+    from stream.bench.pipeline import (
+        cpu_seconds,
+        last_rating_at,
+        publish_backlog,
+        rating_offsets,
+        run_load,
+    )
     from stream.cli.progress import Progress
     from stream.local.stack import LOCAL_PARTITIONS, LocalStack, environment
     from stream.local.workers import WorkerProcess
@@ -159,8 +166,55 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             f" CPU s broker {broker:5.1f}, worker {worker_cpu:5.1f}"
         )
 
+    def drain(matches: int) -> None:
+        # The worker is stopped (gracefully) after a warm-up, the backlog published, and a
+        # new worker started: from its "Worker ready" to the last rating.
+        with LocalStack() as stack:
+            env = environment(stack)
+            env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
+            env["SKILLSTREAM_PARTITIONS"] = str(partitions)
+            servers = stack.bootstrap_servers
+            first = WorkerProcess(env, "before")
+            try:
+                first.start()
+                asyncio.run(run_load(servers, 200, 200.0, seed=1))  # warm-up
+            finally:
+                first.cleanup()
+            offsets = asyncio.run(rating_offsets(servers))
+            published = time.monotonic()
+            asyncio.run(publish_backlog(servers, matches, seed=2, players=max(2, matches // 10)))
+            published = time.monotonic() - published
+            worker = WorkerProcess(env, "after")
+            try:
+                launched = time.time()
+                worker.start()
+                ready = time.time()
+                cpu_before = cpu_seconds(worker.pid or 0)
+                with Progress(2 * matches, "backlog", unit=" ratings") as bar:
+                    got, last = asyncio.run(
+                        last_rating_at(
+                            servers,
+                            offsets,
+                            2 * matches,
+                            progress=lambda done, _total: bar.update(done),
+                        )
+                    )
+                worker_cpu = cpu_seconds(worker.pid or 0) - cpu_before
+            finally:
+                worker.cleanup()
+        seconds = max(last - ready, 1e-9)
+        print(
+            f"  {'backlog of ' + format(matches, ',') + ' matches':<30} published in"
+            f" {published:5.1f} s with no worker; the new worker ready after"
+            f" {ready - launched:4.1f} s, then {got:,} of {2 * matches:,} ratings in"
+            f" {seconds:6.2f} s = {matches / seconds:>7,.0f} matches/s; CPU s worker"
+            f" {worker_cpu:5.1f}"
+        )
+
     if args.pipeline_matches > 0:
         measure("flat out, instant matches", args.pipeline_matches, 0.0, 0.0)
+    if args.backlog > 0:
+        drain(args.backlog)
     for rate in args.rates:
         n = int(rate * args.seconds)
         if args.match_seconds > 0:
@@ -181,6 +235,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=non_negative_int,
         default=30_000,
         help="pipeline: flat-out run size (0: none)",
+    )
+    bench.add_argument(
+        "--backlog",
+        type=non_negative_int,
+        default=0,
+        metavar="MATCHES",
+        help="pipeline: also publish this many matches with the worker stopped, then time how "
+        "fast a new worker rates them (0: none)",
     )
     bench.add_argument(
         "--rates",

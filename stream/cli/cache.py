@@ -1,4 +1,5 @@
-"""The Redis cache commands: `cache writer`, `cache rebuild`, `ratings get`, `leaderboard`.
+"""The Redis cache commands: `cache writer`, `cache rebuild`, `ratings get`, `ratings history`,
+`leaderboard`.
 
 All take their settings from the environment, like the worker (`REDIS_URL`,
 `KAFKA_BOOTSTRAP_SERVERS`, `SKILLSTREAM_*`), so they address the same cache and topics.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import signal
 import sys
@@ -17,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from stream.cli.arguments import positive_int
+from stream.cli.arguments import non_negative_int, positive_int
 from stream.cli.environment import settings_or_none
 from stream.config.settings import Settings
 from stream.errors import UserError
@@ -67,9 +69,8 @@ def cmd_writer(args: argparse.Namespace) -> int:
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
     from stream.cache.feed import redis_client as feed_redis_client
-    from stream.cache.keys import KeyLayout
+    from stream.cache.feed import writer_from_settings
     from stream.cache.rebuild import rebuild
-    from stream.cache.writer import CacheWriter
     from stream.cli.progress import Progress
 
     settings = settings_or_none("cache rebuild")
@@ -80,9 +81,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     async def run() -> int:
         await check_kafka(settings)
         client = feed_redis_client(settings.redis_url)
-        writer = CacheWriter(
-            client, KeyLayout(settings.cache_prefix), settings.cache_conservative_k
-        )
+        writer = writer_from_settings(settings, client)
         try:
             with (
                 quiet_kafka_logs(),
@@ -101,6 +100,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
                     settings.ratings_changelog_topic,
                     progress=progress,
                     client_options=settings.kafka_security.aiokafka_options(),
+                    modes=settings.load_modes(),
                 )
         except LookupError as exc:
             print(f"skillstream cache rebuild: error: {exc}", file=sys.stderr)
@@ -190,9 +190,11 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     try:
         with redis_errors(settings):
             if args.around is None:
-                entries = cache.top(args.mode, args.top, board=args.board)
+                entries = cache.top(args.mode, args.top, board=args.board, season=args.season)
             else:
-                entries = cache.around(args.mode, args.around, args.top, board=args.board)
+                entries = cache.around(
+                    args.mode, args.around, args.top, board=args.board, season=args.season
+                )
     except UnknownModeError as exc:
         print(f"skillstream leaderboard: error: {exc}", file=sys.stderr)
         return 2
@@ -205,12 +207,37 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         return 0
     if not entries:
         where = "" if args.around is None else f" around {args.around!r}"
-        print(f"no entries{where} on the {args.board} board of {args.mode!r}", file=sys.stderr)
+        season = "" if args.season is None else f" in season {args.season}"
+        print(
+            f"no entries{where} on the {args.board} board of {args.mode!r}{season}",
+            file=sys.stderr,
+        )
         return 1 if args.around is not None else 0
     print(f"{'rank':>6}  {'player':<24} {args.board:>14}")
     for e in entries:
         marker = " <" if e.player_id == args.around else ""
         print(f"{e.rank:>6}  {e.player_id:<24} {e.score:>14.1f}{marker}")
+    return 0
+
+
+def cmd_ratings_history(args: argparse.Namespace) -> int:
+    """One JSON line per rating change, newest first (nothing for a player the cache does not
+    know, with a note on stderr)."""
+    settings = settings_or_none("ratings history")
+    if settings is None:
+        return 2
+    _check_names(settings, args.mode, [args.player])
+    cache = _reader(settings)
+    try:
+        with redis_errors(settings):
+            entries = cache.history(args.mode, args.player, args.last)
+    finally:
+        cache.close()
+    if not entries:
+        print(f"no rating changes of {args.player!r} in {args.mode!r}", file=sys.stderr)
+    for e in entries:
+        line = {"player_id": args.player, "mode": args.mode, **dataclasses.asdict(e)}
+        sys.stdout.write(orjson.dumps(line).decode() + "\n")
     return 0
 
 
@@ -232,6 +259,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     get.add_argument("mode")
     get.add_argument("players", nargs="+", metavar="PLAYER")
     get.set_defaults(func=cmd_ratings_get)
+    history = ratings_actions.add_parser(
+        "history", help="a player's last rating changes in one mode, newest first, as JSON"
+    )
+    history.add_argument("mode")
+    history.add_argument("player")
+    history.add_argument(
+        "--last",
+        type=positive_int,
+        default=20,
+        metavar="N",
+        help="how many (default 20; the cache keeps SKILLSTREAM_CACHE_HISTORY_LENGTH)",
+    )
+    history.set_defaults(func=cmd_ratings_history)
 
     board = sub.add_parser("leaderboard", help="a mode's leaderboard from the cache")
     board.add_argument("mode")
@@ -245,5 +285,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--top", type=positive_int, default=20, help="how many (around: on each side)"
     )
     board.add_argument("--around", metavar="PLAYER", help="the entries around this player")
+    board.add_argument(
+        "--season",
+        type=non_negative_int,
+        metavar="S",
+        help="season S's board: the current one while S is played, then its final standings",
+    )
     board.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     board.set_defaults(func=cmd_leaderboard)

@@ -26,6 +26,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             kill_early=args.kill_early,
             broker_pause=args.broker_pause,
             redis_pause=args.redis_pause,
+            outage=args.outage,
             store=args.store,
             seed=args.seed,
             cache_deadline=args.cache_deadline,
@@ -103,6 +104,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=30.0,
         metavar="SECONDS",
         help="SIGSTOP Redis this long mid-stream; 0: no Redis pause (default 30)",
+    )
+    chaos.add_argument(
+        "--outage",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="SIGKILL every worker and go on publishing this long, then restart them all: the "
+        "backlog must be rated as played; 0: no outage (default 0)",
     )
     chaos.add_argument("--store", choices=["memory", "rocksdb"], default="memory")
     chaos.add_argument("--seed", type=int, default=1, help="seeds the matches and the faults")

@@ -1,8 +1,10 @@
 """`skillstream live` (what `make run` runs): the whole product on the embedded local stack.
 
 It starts Tansu and Valkey on free loopback ports, one worker, and the fleet simulator, and
-shows the top players, events per second and the rating lag until Ctrl-C (or ``--seconds``);
-then it stops exactly the processes it started.
+shows the top players, events per second, the rating lag and the prediction quality per mode
+(log loss, Brier score and calibration error over the latest rating changes, as the worker's
+``skillstream_prediction_*`` metrics) until Ctrl-C (or ``--seconds``); then it stops exactly the
+processes it started.
 
 The demo's matches last seconds, not minutes, so its grace period is scaled down with them
 (unless SKILLSTREAM_MODES_FILE is set): with the default 60 s, each abandoned match held its
@@ -30,6 +32,7 @@ from stream.cache.reader import RatingCache
 from stream.config.modes import Modes
 from stream.local.stack import LocalStack, StackError, environment
 from stream.local.workers import WorkerError, WorkerProcess
+from stream.quality import ModeQuality, PredictionQuality
 from stream.simulation import SimulationConfig, Simulator
 from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
 
@@ -108,6 +111,7 @@ async def _live(bootstrap_servers: str, redis_url: str, args: argparse.Namespace
     )
     players: dict[str, dict[str, Any]] = {}
     rated: set[str] = set()
+    quality = PredictionQuality()
     started = time.monotonic()
     last_sent, last_ratings, ratings = 0, 0, 0
     try:
@@ -124,6 +128,7 @@ async def _live(bootstrap_servers: str, redis_url: str, args: argparse.Namespace
                         ratings += 1
                         rated.add(event["match_id"])
                         players[event["player_id"]] = event
+                        quality.observe_event(event)
                         sent = report.finished_at_wall.get(event["match_id"])
                         if sent is not None:
                             latencies.append((record.timestamp / 1000.0 - sent) * 1000.0)
@@ -143,6 +148,7 @@ async def _live(bootstrap_servers: str, redis_url: str, args: argparse.Namespace
                 waiting=waiting,
                 latency_ms=statistics.median(latencies) if latencies else None,
                 elapsed=time.monotonic() - started,
+                quality=quality_lines(quality.summaries()),
             )
             last_sent, last_ratings = report.matches, ratings
     finally:
@@ -161,6 +167,7 @@ def _show(
     waiting: int,
     latency_ms: float | None,
     elapsed: float,
+    quality: list[str],
 ) -> None:
     latency = "-" if latency_ms is None else f"{latency_ms:.0f} ms"
     status = (
@@ -168,12 +175,13 @@ def _show(
         f"lag {waiting:5d} matches  latency p50 {latency}  players {len(players)}"
     )
     if not sys.stdout.isatty():
-        print(status, flush=True)
+        print("\n".join([status, *quality]), flush=True)
         return
     # "cache behind": the cached version is older than the last rating-changed seen here.
     behind = sum(1 for e in top if e.version < players.get(e.player_id, {}).get("version", 0))
     lines = [
         "\x1b[H\x1b[2J" + status,
+        *quality,
         "",
         f"  top 10 from the Redis cache ({behind} of them behind the topic)",
         "  # player     rank pts  rating ± dev   games",
@@ -184,6 +192,16 @@ def _show(
             f"{e.rating:6.0f} ± {e.deviation:3.0f}  {e.games:6d}"
         )
     print("\n".join(lines), flush=True)
+
+
+def quality_lines(summaries: dict[str, ModeQuality]) -> list[str]:
+    """One line per mode: its prediction quality over the latest rating changes (a coin flip
+    scores log loss 0.693 and Brier 0.250: lower is better; docs/quality.md)."""
+    return [
+        f"  prediction {mode}: log loss {q.log_loss:.3f}  brier {q.brier:.3f}  "
+        f"calibration error {q.calibration_error:.3f}  over {q.observations} rating changes"
+        for mode, q in sorted(summaries.items())
+    ]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

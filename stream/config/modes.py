@@ -20,6 +20,11 @@ chosen algorithm live in a sub-table named after it::
     grace_seconds = 60.0
     timeout_seconds = 7200.0
     quit_policy = "cancel"           # cancel: quitter loses, opponents unchanged; normal
+    [default.seasons]                # no table (or starts = []): no seasons
+    starts = [2026-01-01]            # fixed season starts (TOML dates or times, UTC)
+    period_days = 91.0               # then a new season every this many days (0: none)
+    deviation_reset = 0.5            # a reset moves the deviation half way to a new player's
+    rank_points_kept = 0.0           # the fraction of Rank Points a season keeps
 
     [modes.ranked-2v2]
     teams = "composite_opponent"
@@ -39,6 +44,7 @@ under every file's ``[default]``, so a key a file leaves out keeps the built-in 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,6 +57,7 @@ from stream.ratings.experience import ExperienceConfig
 from stream.ratings.modes import ModeConfig, QuitPolicy
 from stream.ratings.ranges import ConfigError, Range, check_ranges
 from stream.ratings.rank_points import RankPointsConfig
+from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.teams import TeamStrategy
 
 _T = TypeVar("_T")
@@ -198,7 +205,8 @@ def _build_mode(
     algorithms = set(ALGORITHMS)
     _check_keys(
         table,
-        {"algorithm", "teams", "unlisted", "rank_points", "pending", "experience"} | algorithms,
+        {"algorithm", "teams", "unlisted", "rank_points", "pending", "experience", "seasons"}
+        | algorithms,
         source,
         where,
     )
@@ -230,7 +238,43 @@ def _build_mode(
         PendingConfig, pending_table, source, f"{path}.pending", frozenset({"quit_policy"})
     )
     experience = _build(ExperienceConfig, table.get("experience", {}), source, f"{path}.experience")
-    return ModeConfig(name, algorithm, teams, rank_points, experience, quits), pending
+    seasons = _seasons(table.get("seasons", {}), source, f"{path}.seasons")
+    mode = ModeConfig(name, algorithm, teams, rank_points, experience, quits, seasons)
+    return mode, pending
+
+
+def _seasons(value: object, source: str, path: str) -> SeasonsConfig | None:
+    """The mode's season schedule; None when the table is absent or its ``starts`` empty."""
+    where = f"[{path}]"
+    table = dict(_table(value, source, where))
+    starts = table.pop("starts", [])
+    if not isinstance(starts, list):
+        raise ModesError(f"{source}: {where} starts must be a list of dates, got {starts!r}")
+    if not starts:
+        # The other keys may come from [default.seasons]: a mode leaves its schedule this way.
+        _check_keys(table, set(SeasonsConfig.RANGES), source, where)
+        return None
+    table["starts"] = tuple(_epoch(start, source, where) for start in starts)
+    return _build(SeasonsConfig, table, source, path)
+
+
+def _epoch(value: object, source: str, where: str) -> float:
+    """A season start in epoch seconds: a TOML date (midnight UTC) or date-time (UTC when it
+    has no offset), or the same written as an ISO 8601 string."""
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value)
+        except ValueError:
+            raise ModesError(
+                f"{source}: {where} starts holds {value!r}, not a date or an ISO 8601 time"
+            ) from None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value.timestamp()
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day, tzinfo=dt.UTC).timestamp()
+    raise ModesError(f"{source}: {where} starts holds {value!r}, not a date or a time")
 
 
 def _build(

@@ -84,6 +84,12 @@ class Settings:
     cache_prefix: str = "skillstream"
     cache_conservative_k: float = 3.0
     cache_writer: str = "worker"
+    # Each player's history length in the cache, the past seasons' standings it keeps, and how
+    # long (event time) a player may go without a match before leaving the current boards
+    # (0: never). docs/seasons.md.
+    cache_history_length: int = 20
+    cache_seasons_kept: int = 4
+    cache_inactive_seconds: float = 0.0
     limits: EventLimits = field(default_factory=EventLimits)
     # The largest record the worker's producers send (aiokafka's max_request_size, checked per
     # record). At most the broker's message.max.bytes (Apache Kafka: 1,048,588), so whatever
@@ -91,6 +97,9 @@ class Settings:
     max_request_bytes: int = 1_048_576
     # Events whose time is further ahead of the worker's clock are dead-lettered.
     max_future_seconds: float = 300.0
+    # How far out of event-time order the fleet may publish: every watermark is this much lower
+    # (docs/event-time.md). Snapshots wait this long after a match's start, plus up to a tick.
+    event_lateness_seconds: float = 0.5
 
     @property
     def match_commands_topic(self) -> str:
@@ -258,10 +267,23 @@ class Settings:
                 "SKILLSTREAM_CACHE_CONSERVATIVE_K", defaults.cache_conservative_k
             ),
             cache_writer=cache_writer,
+            cache_history_length=reader.integer(
+                "SKILLSTREAM_CACHE_HISTORY_LENGTH", defaults.cache_history_length
+            ),
+            cache_seasons_kept=reader.integer(
+                "SKILLSTREAM_CACHE_SEASONS_KEPT", defaults.cache_seasons_kept
+            ),
+            cache_inactive_seconds=reader.number(
+                "SKILLSTREAM_CACHE_INACTIVE_DAYS", defaults.cache_inactive_seconds / 86_400.0
+            )
+            * 86_400.0,
             limits=limits,
             max_request_bytes=max_request_bytes,
             max_future_seconds=reader.seconds(
                 "SKILLSTREAM_MAX_FUTURE_SECONDS", defaults.max_future_seconds
+            ),
+            event_lateness_seconds=reader.number(
+                "SKILLSTREAM_EVENT_LATENESS_SECONDS", defaults.event_lateness_seconds
             ),
         )
         if settings.modes_file is not None and not settings.modes_file.is_file():

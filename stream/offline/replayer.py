@@ -16,6 +16,7 @@ from stream.ratings.engine import (
     initial_state,
     rate_match,
     rate_player,
+    season_entered,
     skill_at,
 )
 from stream.ratings.experience import shifted
@@ -118,7 +119,10 @@ class Replayer:
         experience = mode.experience
         teams = [
             [
-                shifted(skill_at(algorithm, state, match.at), experience.offset(state.games))
+                shifted(
+                    skill_at(algorithm, season_entered(mode, state, match.at), match.at),
+                    experience.offset(state.games),
+                )
                 for state in (table.get(pid, fresh) for pid in team)
             ]
             for team in match.teams

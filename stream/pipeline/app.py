@@ -32,7 +32,7 @@ from faust.types import TP, EventT
 
 from stream.config.modes import Modes
 from stream.config.settings import Settings
-from stream.deadletters import DeadLetter
+from stream.deadletters import DeadLetter, reason_kind
 from stream.outage import Outage
 from stream.pipeline import topology, workarounds
 from stream.pipeline.batches import (
@@ -50,6 +50,7 @@ from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.metrics import WorkerMetrics
 from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.watchdog import StallWatchdog
+from stream.pipeline.workarounds import private
 from stream.pipeline.workarounds.acks import withhold_acks
 from stream.pipeline.workarounds.events import EventContext
 
@@ -72,8 +73,9 @@ class Pipeline:
             retention_seconds=s.retention_seconds,
             limits=s.limits,
             max_future_seconds=s.max_future_seconds,
+            lateness_seconds=s.event_lateness_seconds,
         )
-        self.players = PlayerProcessor(self.modes)
+        self.players = PlayerProcessor(self.modes, partitions=s.partitions)
         self.metrics = WorkerMetrics()
         # One per agent: each reports its own outage.
         self.deliveries = {
@@ -106,7 +108,9 @@ class Pipeline:
                 PENDING_TABLE: self.pending_table,
             },
         )
-        self.runner = BatchRunner(s, self.matches, self.players, tables, self._deliver_records)
+        self.runner = BatchRunner(
+            s, self.matches, self.players, tables, self._deliver_records, self._caught_up
+        )
         topology.define(self)
 
     def forget_partitions(self, partitions: Iterable[int]) -> None:
@@ -157,6 +161,31 @@ class Pipeline:
     async def player_batch(self, events: Sequence[EventT[Any]]) -> None:
         self._count(await self.runner.player_batch([_message(event) for event in events]))
 
+    def _caught_up(self, topic: str, partition: int, reached: int | None) -> bool:
+        """Whether this worker has processed every record of (topic, partition) that the
+        consumer's last fetch saw (its high watermark): the batch's own progress, else the
+        next offset of earlier batches, else the group's commit. False while unknown (no fetch
+        answered yet): that only holds watermarks back."""
+        if not private.consumer_exists(self.app):
+            return False
+        consumer = self.app.consumer
+        tp = TP(topic, partition)
+        try:
+            end = consumer.highwater(tp)
+        except Exception:  # not assigned here, or nothing fetched yet
+            return False
+        if end is None:
+            return False
+        position = reached
+        if position is None:
+            position = self._next_offsets.get(tp)
+        if position is None:
+            position = private.committed_offsets(consumer).get(tp)
+        if position is None:
+            # Never processed here nor committed: caught up only if the log is empty.
+            return bool(end == 0)
+        return bool(position >= end)
+
     async def _deliver_records(self, agent: str, records: list[OutRecord]) -> list[DeadLetter]:
         return await self.deliveries[agent].deliver(records)
 
@@ -182,7 +211,7 @@ class Pipeline:
         if out.dead_letters:
             m.events_out.labels(s.dead_letter_topic).inc(len(out.dead_letters))
             for letter in out.dead_letters:
-                m.dead_lettered.labels(letter.origin.topic).inc()
+                m.dead_lettered.labels(letter.origin.topic, reason_kind(letter.reason)).inc()
         m.count_outbox(out.counts)
         now = time.time() * 1000
         for finished_ms in out.finished_ms:

@@ -43,11 +43,12 @@ from stream.pipeline.delivery import OutRecord, letter_record
 from stream.pipeline.matches import FINISHED, STARTED, MatchContext, MatchPartition, MatchProcessor
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
-from stream.pipeline.players import PlayerContext, PlayerProcessor
+from stream.pipeline.players import PlayerContext, PlayerPartition, PlayerProcessor
 from stream.pipeline.view import StateView
 from stream.protocol import (
     CLOCKS,
     MATCHES,
+    PENDING,
     Abandon,
     Cancel,
     Command,
@@ -110,6 +111,12 @@ class Tables(Protocol):
 # refused for good, as dead letters (stream/pipeline/delivery.py). Retries are its own business.
 Deliver = Callable[[str, list[OutRecord]], Awaitable[list[DeadLetter]]]
 
+# The input position port: whether this worker has processed every record the broker holds on
+# (topic, partition), given the next offset the batch in hand reached there (None: it read
+# nothing there). Watermarks rest on it (docs/event-time.md); saying False when unsure only
+# delays decisions.
+CaughtUp = Callable[[str, int, int | None], bool]
+
 
 @dataclass
 class BatchReport:
@@ -169,6 +176,7 @@ class BatchRunner:
         players: PlayerProcessor,
         tables: Tables,
         deliver: Deliver,
+        caught_up: CaughtUp,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         s = self.settings = settings
@@ -176,11 +184,13 @@ class BatchRunner:
         self.players = players
         self.tables = tables
         self.deliver = deliver
+        self.caught_up = caught_up
         self.wall_clock = wall_clock
         self.pack_budget = min(MAX_PACKED_BYTES, s.max_request_bytes // 4)
         self.input_kinds = {s.match_started_topic: STARTED, s.match_finished_topic: FINISHED}
-        # The match partitions whose clock and deadlines are current (rebuilt after assignment).
+        # The partitions whose state across batches is current (rebuilt after assignment).
         self.match_partitions: dict[int, MatchPartition] = {}
+        self.player_partitions: dict[int, PlayerPartition] = {}
 
     # --- match partitions -----------------------------------------------------------------------
 
@@ -189,6 +199,7 @@ class BatchRunner:
         batch (after a revocation, or a failed batch)."""
         for partition in partitions:
             self.match_partitions.pop(partition, None)
+            self.player_partitions.pop(partition, None)
 
     def match_partition(self, number: int, wall: float) -> MatchPartition:
         """The partition's state; after (re)assignment, its clock and deadlines from the tables."""
@@ -205,6 +216,19 @@ class BatchRunner:
         found = self.match_partitions[number] = self.matches.restore(number, clock, entries, wall)
         return found
 
+    def player_partition(self, number: int) -> PlayerPartition:
+        """The partition's state; after (re)assignment, its waiting players from the tables."""
+        found = self.player_partitions.get(number)
+        if found is not None:
+            return found
+        records = []
+        for key, value in self.tables.contents(PENDING_TABLE).items():
+            player_id = orjson.loads(key)
+            if value is not None and partition_for(player_id, self.players.partitions) == number:
+                records.append((player_id, PENDING.value(value)))
+        found = self.player_partitions[number] = self.players.restore(records)
+        return found
+
     # --- batches ------------------------------------------------------------------------------
 
     async def match_batch(self, messages: Sequence[Message]) -> BatchReport:
@@ -217,14 +241,16 @@ class BatchRunner:
         table = self.tables.contents(MATCH_TABLE)
         for number, group in groups.items():
             partition = self.match_partition(number, wall)
-            clocks_before[number] = partition.clock.value
+            clocks_before[number] = partition.latest
             ctx = contexts[number] = MatchContext.of(partition, table, out, wall)
+            reached: dict[str, int] = {}
             for message in group:
                 origin = Origin(message.topic, number, message.offset, message.timestamp_ms)
                 key, value = message.key, message.value
                 try:
                     kind = self.input_kinds.get(message.topic)
                     if kind is not None:
+                        reached[message.topic] = message.offset + 1
                         self.matches.on_event(ctx, kind, key, value, origin)
                     else:
                         for data in self._commands(out, message, origin):
@@ -239,11 +265,21 @@ class BatchRunner:
                         extra=log_context(origin, key),
                     )
                     out.dead_letter(DeadLetter(key, value, origin, f"internal error: {exc!r}"))
+            if partition.ticked:
+                started_topic = self.settings.match_started_topic
+                finished_topic = self.settings.match_finished_topic
+                self.matches.report(
+                    ctx,
+                    started_done=self.caught_up(started_topic, number, reached.get(started_topic)),
+                    finished_done=self.caught_up(
+                        finished_topic, number, reached.get(finished_topic)
+                    ),
+                )
         await self._deliver(out, "matches")
         for number, group in groups.items():
             ctx = contexts[number]
             await self.tables.write(MATCH_TABLE, number, ctx.view.changes(), group[-1])
-            clock = ctx.now
+            clock = ctx.partition.latest
             if clock is not None and clock != clocks_before[number]:
                 clocks: StateView[int, float] = StateView({}, CLOCKS)
                 clocks.put(number, clock)
@@ -258,7 +294,8 @@ class BatchRunner:
         ratings = self.tables.contents(RATING_TABLE)
         pending = self.tables.contents(PENDING_TABLE)
         for number, group in groups.items():
-            ctx = contexts[number] = PlayerContext.of(ratings, pending, out)
+            partition = self.player_partition(number)
+            ctx = contexts[number] = PlayerContext.of(partition, ratings, pending, out)
             for message in group:
                 origin = Origin(message.topic, message.partition, message.offset)
                 handle = partial(self.players.on_command, ctx)

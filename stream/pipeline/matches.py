@@ -8,14 +8,16 @@ partition goes out; the player side does the rating.
 
 A player is settled exactly once per match:
 - by the result (rated from the ranks, or a forced loss for a quitter, or cancelled),
-- or, with no result yet, as ``abandoned`` once the match partition's event time passes the
-  grace period after the player started a newer match,
-- or, with no result at all, as ``timeout`` when the partition's event time passes the start
-  plus the mode's timeout.
+- or, with no result yet, as ``abandoned`` once event time passes the grace period after the
+  player started a newer match,
+- or, with no result at all, as ``timeout`` when event time passes the start plus the mode's
+  timeout.
 
-Event time is the partition's clock (:class:`PartitionClock`): match events arrive on the home
-partition in the order the fleet produced them, so "the result has not arrived within the grace
-period" means exactly that, however fast or slow the stream is being processed.
+Event time here is a watermark (:class:`EventTime`, docs/event-time.md): every match partition
+reports on each tick how far it has read both input topics, and a decision waits until every
+partition has read past its deadline. So "the result has not arrived within the grace period"
+means exactly that, however far behind the workers are and in whatever order they read the
+partitions. A finish read before its start waits the same way for the start.
 
 On replay: every handler is idempotent. A duplicate start or finish, a repeated snapshot or
 abandon request finds the entry already changed and does nothing; a settled match is kept for
@@ -41,7 +43,7 @@ from stream.events import (
 )
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
-from stream.pipeline.timekeeping import Deadlines, PartitionClock
+from stream.pipeline.timekeeping import Deadlines, EventTime
 from stream.pipeline.view import StateView
 from stream.protocol import (
     MATCHES,
@@ -52,12 +54,14 @@ from stream.protocol import (
     Join,
     MatchCommand,
     MatchEntry,
+    Progress,
     Rate,
     RatedPlayer,
     Snapshot,
     StoredMessage,
     Tick,
     Waiting,
+    Watermark,
 )
 from stream.ratings.modes import ModeConfig
 from stream.ratings.resolution import Outcome, rated_players
@@ -68,12 +72,19 @@ FINISHED = "finished"
 
 @dataclass(slots=True)
 class MatchPartition:
-    """A match partition this worker owns, across batches: its event time and the deadlines
-    waiting on it (both rebuilt from the tables after an assignment, see :meth:`restore`)."""
+    """A match partition this worker owns, across batches: how far it has read its inputs,
+    its view of event time everywhere and the deadlines waiting on it (rebuilt after an
+    assignment, see :meth:`MatchProcessor.restore`)."""
 
     number: int
-    clock: PartitionClock
+    time: EventTime
+    # The latest event time read on its own inputs (stored in the clocks table), and per input
+    # topic ("started", "finished") the latest processed there.
+    latest: float | None = None
+    read: dict[str, float] = field(default_factory=dict)
     deadlines: Deadlines = field(default_factory=Deadlines)
+    # A tick arrived in this batch: report progress at its end.
+    ticked: bool = False
 
 
 @dataclass(slots=True)
@@ -94,8 +105,8 @@ class MatchContext:
 
     @property
     def now(self) -> float | None:
-        """The partition's event time."""
-        return self.partition.clock.value
+        """The event time decisions use (None: not known yet)."""
+        return self.partition.time.now
 
 
 class MatchProcessor:
@@ -109,11 +120,15 @@ class MatchProcessor:
         retention_seconds: float = 3600.0,
         limits: EventLimits = DEFAULT_LIMITS,
         max_future_seconds: float | None = None,
+        lateness_seconds: float = 0.0,
     ) -> None:
         self.modes = modes
         self.partitions = partitions
         self.retention = retention_seconds
         self.limits = limits
+        # How far out of event-time order the fleet may publish
+        # (SKILLSTREAM_EVENT_LATENESS_SECONDS): every watermark is this much lower.
+        self.lateness = lateness_seconds
         # An event time this far past the wall clock is refused (None: no check). One event
         # from a server with a broken clock would otherwise move the partition's event time
         # on, and every match pending there would be abandoned or timed out.
@@ -124,12 +139,15 @@ class MatchProcessor:
     def restore(
         self,
         number: int,
-        stored_clock: float | None,
+        stored_latest: float | None,
         entries: list[tuple[str, MatchEntry]],
         wall: float,
     ) -> MatchPartition:
-        """The partition's clock and deadlines from its tables (after assignment or recovery)."""
-        partition = MatchPartition(number, PartitionClock(stored_clock, wall))
+        """The partition's event time and deadlines from its tables (after assignment or
+        recovery). The other partitions' progress is not stored: decisions wait for their next
+        reports, one tick."""
+        time = EventTime(self.partitions, self.lateness, stored_latest, wall)
+        partition = MatchPartition(number, time, stored_latest)
         for match_id, entry in entries:
             at = self._next_deadline(entry)
             if at is not None:
@@ -145,8 +163,10 @@ class MatchProcessor:
         key: bytes | None,
         value: bytes | None,
         origin: Origin,
+        *,
+        forwarded: bool = False,
     ) -> None:
-        """A match-started or match-finished message (``kind``), or one forwarded home."""
+        """A match-started or match-finished message (``kind``), or one ``forwarded`` home."""
         out, wall = ctx.out, ctx.wall
         size = len(key or b"") + len(value or b"")
         if size > self.limits.max_bytes:
@@ -165,11 +185,6 @@ class MatchProcessor:
         except EventError as exc:
             out.dead_letter(DeadLetter(key, value, origin, f"match-{kind}: {exc}"))
             return
-        home = partition_for(event.match_id, self.partitions)
-        if home != ctx.partition.number:
-            out.to_match(home, Forward(kind, StoredMessage(key, value or b"", origin)))
-            out.count("forwarded")
-            return
         at = event.started_at if isinstance(event, MatchStarted) else event.finished_at
         if self.max_future_seconds is not None and at > wall + self.max_future_seconds:
             field_name = "started_at" if kind == STARTED else "finished_at"
@@ -179,12 +194,24 @@ class MatchProcessor:
             )
             out.dead_letter(DeadLetter(key, value, origin, reason))
             return
-        clock = ctx.partition.clock
+        partition = ctx.partition
+        if not forwarded:
+            # Read here, wherever it belongs: this partition's progress reports cover it.
+            if partition.read.get(kind, at) <= at:
+                partition.read[kind] = at
+            if partition.latest is None or at > partition.latest:
+                partition.latest = at
+        partition.time.clock.observe(at, wall)
+        home = partition_for(event.match_id, self.partitions)
+        if home != partition.number:
+            # Sent before this partition's next progress report, on the same partition: the
+            # home handles it before it learns that this partition has read past it.
+            out.to_match(home, Forward(kind, StoredMessage(key, value or b"", origin)))
+            out.count("forwarded")
+            return
         if isinstance(event, MatchStarted):
-            clock.observe(event.started_at, wall)
             self._start(ctx, event, mode)
         else:
-            clock.observe(event.finished_at, wall)
             self._finish(ctx, event, mode, StoredMessage(key, value or b"", origin))
         self.run_due(ctx)
 
@@ -196,11 +223,35 @@ class MatchProcessor:
             case Abandon():
                 self._abandon_request(ctx, command)
             case Forward(kind, message):
-                self.on_event(ctx, kind, message.key, message.value, message.origin)
+                self.on_event(ctx, kind, message.key, message.value, message.origin, forwarded=True)
             case Tick():
                 # The batch's wall time, not the leader's: the tick only wakes the partition.
-                ctx.partition.clock.tick(ctx.wall)
+                ctx.partition.time.clock.tick(ctx.wall)
+                ctx.partition.ticked = True
+            case Progress(source, started, finished, latest):
+                ctx.partition.time.report(source, started, finished, latest, ctx.wall)
         self.run_due(ctx)
+
+    def report(self, ctx: MatchContext, *, started_done: bool, finished_done: bool) -> None:
+        """This partition's progress, to every match partition, and what its joins promise, to
+        every player partition (once per tick, at the end of the batch: after every join and
+        forward the batch sent). ``started_done``/``finished_done``: this worker has processed
+        everything the broker holds on the partition's match-started / match-finished input."""
+        partition, out = ctx.partition, ctx.out
+        partition.ticked = False
+        progress = Progress(
+            partition.number,
+            None if started_done else partition.read.get(STARTED, 0.0),
+            None if finished_done else partition.read.get(FINISHED, 0.0),
+            partition.latest,
+        )
+        for target in range(self.partitions):
+            out.to_match(target, progress)
+        joined = partition.time.watermark(0)
+        if joined is not None:
+            mark = Watermark(partition.number, joined)
+            for target in range(self.partitions):
+                out.to_player(target, mark)
 
     def run_due(self, ctx: MatchContext) -> None:
         """Act on every match whose deadline the partition's event time has passed."""
@@ -229,15 +280,23 @@ class MatchProcessor:
             entry = _new_entry(mode.name, event.teams, event.started_at)
             self._join(ctx, event.match_id, entry)
         elif entry.teams is None:
-            # The finish came first without a line-up: the start completes it.
+            # The finish came first: the start completes it.
             wait = entry.wait
+            assert wait is not None  # an entry without teams is a waiting finish
             teams = [list(team) for team in event.teams]
+            own = decode_match_finished(wait.message.value, self.limits).teams
+            problem = None
+            if own is not None:
+                if _lineup(own) != _lineup(teams):
+                    problem = "teams differ from the match-started line-up"
+                else:
+                    # The finish's team order is the one its ranks refer to.
+                    teams = [list(team) for team in own]
             entry.teams = teams
             entry.start = event.started_at
             entry.wait = None
-            problem = _result_problem(teams, entry.fin)
+            problem = problem or _result_problem(teams, entry.fin)
             if problem is not None:
-                assert wait is not None  # an entry without teams is a waiting finish
                 ctx.out.dead_letter(_waiting_letter(wait, f"match-finished: {problem}"))
                 entry.fin = None
             self._join(ctx, event.match_id, entry)
@@ -266,22 +325,19 @@ class MatchProcessor:
             stats=None if event.stats is None else dict(event.stats),
         )
         if entry is None:
-            if event.teams is None:
-                # No line-up yet: wait a grace period for the start, then dead-letter.
-                entry = _new_entry(mode.name, None, None)
-                entry.fin = fin
-                clock = ctx.now or event.finished_at
-                until = clock + self._pending(mode.name).grace_seconds
-                entry.wait = Waiting(message, until)
-                ctx.view.put(match_id, entry)
-                ctx.partition.deadlines.add(until, match_id)
-                return
-            # No start seen (late, or never sent): the finish's line-up stands in for it, and
-            # the snapshots are taken now.
-            entry = _new_entry(mode.name, event.teams, event.finished_at)
+            # No start seen yet: it may still be unread. Wait until event time has passed the
+            # finish (every start up to then has been read), or a grace period more when the
+            # finish has no line-up of its own; then rate without the start or dead-letter.
+            # Event times carry milliseconds: one more and no start can still come.
+            wait = 0.001 if event.teams is not None else self._pending(mode.name).grace_seconds
+            until = event.finished_at + wait
+            entry = _new_entry(mode.name, None, None)
             entry.fin = fin
-            self._join(ctx, match_id, entry)
-            out.count("finished_without_start")
+            entry.wait = Waiting(message, until)
+            ctx.view.put(match_id, entry)
+            ctx.partition.deadlines.add(until, match_id)
+            self.run_due(ctx)
+            return
         elif entry.fin is not None or entry.done is not None:
             out.count("duplicate_finishes")
             return
@@ -349,15 +405,30 @@ class MatchProcessor:
             wait = entry.wait
             assert wait is not None  # an entry without teams is a waiting finish
             if now is not None and now >= wait.until:
-                ctx.out.dead_letter(
-                    _waiting_letter(
-                        wait,
-                        "match-finished: no teams, and no match-started arrived within the "
-                        "grace period",
+                teams = decode_match_finished(wait.message.value, self.limits).teams
+                if teams is None:
+                    ctx.out.dead_letter(
+                        _waiting_letter(
+                            wait,
+                            "match-finished: no teams, and no match-started arrived within "
+                            "the grace period",
+                        )
                     )
-                )
-                ctx.view.delete(match_id)
-                return
+                    ctx.view.delete(match_id)
+                    return
+                # No start came (late, or never sent): the finish's line-up stands in for it.
+                fin = entry.fin
+                assert fin is not None  # a waiting finish keeps its result
+                entry.teams = [list(team) for team in teams]
+                entry.start = fin.at
+                entry.wait = None
+                problem = _result_problem(entry.teams, fin)
+                if problem is not None:
+                    ctx.out.dead_letter(_waiting_letter(wait, f"match-finished: {problem}"))
+                    ctx.view.delete(match_id)
+                    return
+                self._join(ctx, match_id, entry)
+                ctx.out.count("finished_without_start")
         else:
             self._settle(ctx.out, match_id, entry, entry.teams, now)
         ctx.view.put(match_id, entry)

@@ -10,8 +10,10 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from stream.quality import PredictionQuality
 
 __all__ = ["CONTENT_TYPE", "CacheStats", "WorkerMetrics"]
 
@@ -39,6 +41,12 @@ class CacheStats(Protocol):
 
     def lag_seconds(self) -> float: ...
 
+    @property
+    def dead_letter_reasons(self) -> Mapping[str, int]: ...
+
+    @property
+    def quality(self) -> PredictionQuality: ...
+
 
 class WorkerMetrics:
     def __init__(self) -> None:
@@ -52,8 +60,9 @@ class WorkerMetrics:
         )
         self.dead_lettered = Counter(
             "skillstream_dead_lettered_total",
-            "Inputs sent to the dead-letter topic, by the topic they came from.",
-            ["source"],
+            "Inputs sent to the dead-letter topic, by the topic they came from and the kind of"
+            " reason (stream/deadletters.py REASON_KINDS).",
+            ["source", "reason"],
             registry=r,
         )
         self.ratings = Counter(
@@ -101,6 +110,7 @@ class WorkerMetrics:
         # app, not in it); read at scrape time. None: no feed runs in this process (yet).
         self.cache_stats: Callable[[], CacheStats | None] = lambda: None
         r.register(_CacheCounters(self))
+        r.register(_PredictionQuality(self))
         self.ready = Gauge(
             "skillstream_ready",
             "1 when the worker has its partitions and its tables are recovered.",
@@ -152,6 +162,14 @@ class _CacheCounters(Collector):
     def collect(self) -> Iterator[CounterMetricFamily]:
         stats = self.metrics.cache_stats()
         written, errors = (0, 0) if stats is None else (stats.written, stats.errors)
+        dead = CounterMetricFamily(
+            "skillstream_cache_dead_lettered",
+            "Rating changes the cache feed sent to the dead-letter topic, by kind of reason.",
+            labels=["reason"],
+        )
+        for reason, n in ({} if stats is None else stats.dead_letter_reasons).items():
+            dead.add_metric([reason], n)
+        yield dead
         yield CounterMetricFamily(
             "skillstream_cache_written",
             "Rating changes the cache writer applied to Redis.",
@@ -162,3 +180,58 @@ class _CacheCounters(Collector):
             "Failed attempts to write a batch to Redis (each is retried).",
             value=errors,
         )
+
+
+class _PredictionQuality(Collector):
+    """The cache feed's prediction-quality windows (stream/quality.py), per mode, computed at
+    scrape time. Each worker scores the rating changes of its own partitions: a dashboard
+    averages the workers weighted by ``skillstream_prediction_observations``."""
+
+    def __init__(self, metrics: WorkerMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        stats = self.metrics.cache_stats()
+        summaries = {} if stats is None else stats.quality.summaries()
+        window = f"the last {stats.quality.window} scored" if stats is not None else "the latest"
+        per_mode = {
+            name: GaugeMetricFamily(
+                f"skillstream_prediction_{name}",
+                f"{text}, over {window} rating changes of the mode on this worker.",
+                labels=["mode"],
+            )
+            for name, text in [
+                ("observations", "Rating changes scored (win, loss, draw)"),
+                ("log_loss", "Mean log loss of the expected score against the outcome"),
+                ("brier", "Mean Brier score of the expected score against the outcome"),
+                (
+                    "calibration_error",
+                    "Mean gap between a calibration bucket's predicted and observed rate",
+                ),
+            ]
+        }
+        per_bucket = {
+            name: GaugeMetricFamily(
+                f"skillstream_prediction_calibration_{name}",
+                f"{text}, by bucket of predicted probability, over {window} rating changes.",
+                labels=["mode", "bucket"],
+            )
+            for name, text in [
+                ("observations", "Rating changes scored"),
+                ("predicted", "Mean expected score"),
+                ("observed", "Observed score (a draw counts half)"),
+            ]
+        }
+        for mode, summary in summaries.items():
+            per_mode["observations"].add_metric([mode], summary.observations)
+            per_mode["log_loss"].add_metric([mode], summary.log_loss)
+            per_mode["brier"].add_metric([mode], summary.brier)
+            per_mode["calibration_error"].add_metric([mode], summary.calibration_error)
+            for bucket in summary.buckets:
+                labels = [mode, bucket.label]
+                per_bucket["observations"].add_metric(labels, bucket.count)
+                if bucket.count:  # an empty bucket has no mean: no sample rather than NaN
+                    per_bucket["predicted"].add_metric(labels, bucket.predicted)
+                    per_bucket["observed"].add_metric(labels, bucket.observed)
+        yield from per_mode.values()
+        yield from per_bucket.values()

@@ -7,8 +7,12 @@ A player lives on one partition (Kafka's default partitioner on the player id) a
 
 Snapshots follow the player's own order of play: a player's snapshot for a match is sent only
 once every older pending match of theirs is settled, so it includes every result that came
-before. For a history of non-overlapping matches this makes the live ratings equal
-``skillstream replay`` exactly. Starting a newer match while an older one is pending asks the
+before, and only once every match partition has said that it sent the joins of all matches
+started before this one (:class:`stream.protocol.Watermark`, docs/event-time.md), so no older
+match of the player can still be on its way, however far behind the workers are. Matches that
+start at the same time go in match id order (:func:`play_order`), as replay applies them. For
+a history of non-overlapping matches this makes the live ratings equal ``skillstream replay``
+exactly. Starting a newer match while an older one is pending asks the
 older match's partition to abandon it (it decides, by its own event time, whether the result
 came within the grace period).
 
@@ -20,8 +24,9 @@ tables' writes cannot apply a result twice or lose it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import heapq
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from stream.config.modes import Modes
 from stream.pipeline.outbox import Outbox
@@ -40,6 +45,7 @@ from stream.protocol import (
     Rate,
     RatingRecord,
     Snapshot,
+    Watermark,
     rating_key,
 )
 from stream.ratings.engine import MatchView, initial_state, rate_player
@@ -47,26 +53,86 @@ from stream.ratings.resolution import outcome_of
 from stream.ratings.skill import PlayerState
 
 
+def play_order(started_at: float, match_id: str) -> tuple[float, str]:
+    """The order a player's matches apply in, live and in replay: by start, then match id."""
+    return (started_at, match_id)
+
+
+@dataclass(slots=True)
+class PlayerPartition:
+    """A player partition this worker owns, across batches: the watermarks each match
+    partition last sent, and the players whose oldest pending match waits for them (rebuilt
+    after an assignment, see :meth:`PlayerProcessor.restore`)."""
+
+    partitions: int
+    marks: dict[int, float] = field(default_factory=dict)
+    waiting: list[tuple[float, str]] = field(default_factory=list)
+    queued: set[tuple[float, str]] = field(default_factory=set)
+
+    def allows(self, started_at: float) -> bool:
+        """Whether every match partition has sent the joins of all matches started up to
+        ``started_at``."""
+        marks = self.marks
+        return len(marks) == self.partitions and min(marks.values()) > started_at
+
+    def wait(self, started_at: float, player_id: str) -> None:
+        item = (started_at, player_id)
+        if item not in self.queued:
+            self.queued.add(item)
+            heapq.heappush(self.waiting, item)
+
+    def due(self) -> list[str]:
+        """The waiting players whose oldest pending match the watermarks now allow (each once;
+        callers re-check the pending record)."""
+        if len(self.marks) < self.partitions:
+            return []
+        floor = min(self.marks.values())
+        players: dict[str, None] = {}
+        while self.waiting and self.waiting[0][0] < floor:
+            item = heapq.heappop(self.waiting)
+            self.queued.discard(item)
+            players[item[1]] = None
+        return list(players)
+
+
 @dataclass(slots=True)
 class PlayerContext:
-    """One player partition in one batch: its two tables' working copies and the outbox."""
+    """One player partition in one batch: its state across batches, its two tables' working
+    copies and the outbox."""
 
+    partition: PlayerPartition
     ratings: StateView[str, RatingRecord]
     pending: StateView[str, PendingRecord]
     out: Outbox
 
     @classmethod
     def of(
-        cls, ratings: Mapping[bytes, bytes], pending: Mapping[bytes, bytes], out: Outbox
+        cls,
+        partition: PlayerPartition,
+        ratings: Mapping[bytes, bytes],
+        pending: Mapping[bytes, bytes],
+        out: Outbox,
     ) -> PlayerContext:
-        return cls(StateView(ratings, RATINGS), StateView(pending, PENDING), out)
+        return cls(partition, StateView(ratings, RATINGS), StateView(pending, PENDING), out)
 
 
 class PlayerProcessor:
     """Handles player commands for the player partitions this worker owns."""
 
-    def __init__(self, modes: Modes) -> None:
+    def __init__(self, modes: Modes, *, partitions: int) -> None:
         self.modes = modes
+        self.partitions = partitions
+
+    def restore(self, records: Iterable[tuple[str, PendingRecord]]) -> PlayerPartition:
+        """The partition's waiting players from its pending records (after an assignment or
+        recovery). The watermarks are not stored: snapshots wait for the next ones, one tick."""
+        partition = PlayerPartition(self.partitions)
+        for player_id, record in records:
+            if record.matches:
+                at, match_id = min(play_order(m.at, mid) for mid, m in record.matches.items())
+                if not record.matches[match_id].snap:
+                    partition.wait(at, player_id)
+        return partition
 
     def on_command(self, ctx: PlayerContext, command: PlayerCommand) -> None:
         match command:
@@ -77,6 +143,14 @@ class PlayerProcessor:
             case Cancel(match_id, players):
                 for player_id in players:
                     self._release(ctx, match_id, player_id, remember=True)
+            case Watermark(source, at):
+                marks = ctx.partition.marks
+                if at > marks.get(source, at - 1):
+                    marks[source] = at
+                for player_id in ctx.partition.due():
+                    record = ctx.pending.get(player_id)
+                    if record is not None:
+                        self._reconcile(ctx, player_id, record)
 
     # --- handlers -----------------------------------------------------------------------------
 
@@ -158,13 +232,18 @@ class PlayerProcessor:
         reported for abandonment, once, with the start of the match that superseded it.
         """
         matches = record.matches
-        order = sorted(matches.items(), key=lambda item: (item[1].at, item[0]))
+        order = sorted(matches.items(), key=lambda item: play_order(item[1].at, item[0]))
         for index, (match_id, entry) in enumerate(order):
             if index == 0 and not entry.snap:
-                rated = ctx.ratings.get(rating_key(player_id, entry.mode))
-                snapshot = Snapshot(match_id, player_id, _state_of(rated), False)
-                ctx.out.to_match(entry.home, snapshot)
-                entry.snap = True
+                if ctx.partition.allows(entry.at):
+                    rated = ctx.ratings.get(rating_key(player_id, entry.mode))
+                    snapshot = Snapshot(match_id, player_id, _state_of(rated), False)
+                    ctx.out.to_match(entry.home, snapshot)
+                    entry.snap = True
+                else:
+                    # An older match of the player may still be on its way: wait for the
+                    # watermarks to pass this one's start.
+                    ctx.partition.wait(entry.at, player_id)
             if index + 1 < len(order) and not entry.req:
                 since = order[index + 1][1].at
                 ctx.out.to_match(entry.home, Abandon(match_id, player_id, since))

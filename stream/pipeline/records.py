@@ -27,8 +27,10 @@ def rating_changed(
     at: float,
 ) -> dict[str, Any]:
     """The rating-changed event (rating-changed.schema.json). No wall-clock time inside:
-    processing the same input again produces the same bytes."""
-    return {
+    processing the same input again produces the same bytes. ``season`` (the season of the
+    match's time) is there only when the mode has seasons, so a mode without them keeps the
+    exact bytes it had before seasons existed."""
+    event: dict[str, Any] = {
         "player_id": player_id,
         "mode": mode.name,
         "match_id": match_id,
@@ -52,3 +54,7 @@ def rating_changed(
         "algorithm": mode.algorithm.name,
         "at": format_time(at),
     }
+    seasons = mode.seasons
+    if seasons is not None:
+        event["season"] = seasons.season_of(at)
+    return event

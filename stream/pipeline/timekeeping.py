@@ -62,3 +62,58 @@ class Deadlines:
             self._queued.discard(item)
             keys[item[1]] = None
         return list(keys)
+
+
+class EventTime:
+    """What one match partition knows of event time across every match partition: the
+    watermarks its decisions wait for (docs/event-time.md).
+
+    Each match partition reports on every tick (:class:`stream.protocol.Progress`), per input
+    topic, the latest event time it processed while records were still waiting there, or that
+    it has read everything the broker holds. ``clock`` is the latest event time read anywhere,
+    moved on with wall time while nothing arrives (:class:`PartitionClock`). A topic's
+    watermark is the lowest bound among the partitions still behind (a caught-up partition
+    bounds nothing: what it reads next cannot be older than the latest event time, up to the
+    lateness), never above ``clock``, minus the lateness; None until every partition has
+    reported since this worker took the partition over.
+    """
+
+    __slots__ = ("clock", "lateness", "partitions", "reports")
+
+    def __init__(self, partitions: int, lateness: float, latest: float | None, wall: float):
+        self.partitions = partitions
+        self.lateness = lateness
+        self.clock = PartitionClock(latest, wall)
+        self.reports: dict[int, tuple[float | None, float | None]] = {}
+
+    def report(
+        self,
+        source: int,
+        started: float | None,
+        finished: float | None,
+        latest: float | None,
+        wall: float,
+    ) -> None:
+        self.reports[source] = (started, finished)
+        if latest is not None:
+            self.clock.observe(latest, wall)
+
+    def watermark(self, index: int) -> float | None:
+        """Topic ``index``'s watermark (0: match-started, 1: match-finished)."""
+        bound = self.clock.value
+        if bound is None or len(self.reports) < self.partitions:
+            return None
+        for report in self.reports.values():
+            behind = report[index]
+            if behind is not None and behind < bound:
+                bound = behind
+        return bound - self.lateness
+
+    @property
+    def now(self) -> float | None:
+        """The time decisions use: both topics' watermarks have passed it."""
+        started = self.watermark(0)
+        finished = self.watermark(1)
+        if started is None or finished is None:
+            return None
+        return min(started, finished)

@@ -8,6 +8,8 @@ so in the live pipeline it touches only its own partition.
 Time: ``MatchView.at`` (epoch seconds, the match's finish) is when the result applies. Every
 skill, the player's own and each snapshot, first has its inactivity applied up to that moment
 from its own ``last_played``; a match older than the state it is applied to adds no inactivity.
+In a mode with seasons, a state last played before the match's season first meets the season's
+soft reset (:func:`season_entered`), in the same places.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from stream.ratings.experience import shifted
 from stream.ratings.fastinit import fast_init
 from stream.ratings.modes import ModeConfig
 from stream.ratings.rank_points import next_rank_points
+from stream.ratings.seasons import soft_reset
 from stream.ratings.skill import PlayerState, PlayerStats, Rated, Result, Skill, SkillLike
 from stream.ratings.teams import TeamStrategy, score_against
 from stream.ratings.teams import results_for as pairwise_results
@@ -92,6 +95,22 @@ def skill_at(algorithm: AlgorithmConfig, state: PlayerState, at: float) -> Skill
     return algorithm.decay(state, at - last)
 
 
+def season_entered(mode: ModeConfig, state: PlayerState, at: float) -> PlayerState:
+    """``state`` as it enters the season of ``at``: unchanged unless the mode has seasons and
+    the state was last played before that season started; then its inactivity up to the start
+    is applied and the season's soft reset with it. Idempotent: the reset state is dated at the
+    season's start, so entering the same season again changes nothing."""
+    seasons = mode.seasons
+    last = state.last_played
+    if seasons is None or last is None:
+        return state
+    start = seasons.crossed(last, at)
+    if start is None:
+        return state
+    skill = skill_at(mode.algorithm, state, start)
+    return soft_reset(seasons, state, skill, mode.initial.deviation, start)
+
+
 def rate_player(
     mode: ModeConfig,
     player_id: str,
@@ -115,6 +134,10 @@ def rate_player(
     at = match.at
     if state is None:
         state = initial_state(mode)
+    # The stored state, which the snapshots may hold as the very same object.
+    stored = state
+    if mode.seasons is not None:
+        state = season_entered(mode, state, at)
     # skill_at() written out for the player (and in _met() for the 1v1 opponent): the hot path.
     step = mode.decay_step_seconds
     last = state.last_played
@@ -140,13 +163,15 @@ def rate_player(
         snap = snapshots.get(opponent_id)
         if snap is None:
             snap = initial_state(mode)
+        elif mode.seasons is not None:
+            snap = season_entered(mode, snap, at)
         shift = experience.offset(snap.games) - own_offset if experience.active else None
         opponent, opponent_rating = _met(mode, snap, at, shift)
         if mode.teams is TeamStrategy.COMPOSITE_TEAM:
             mine = snapshots.get(player_id)
-            if mine is not None and mine is not state:
+            if mine is not None and mine is not stored:
                 # The composite-team shift: own rating now minus own rating at match start.
-                mine_rating = skill_at(algorithm, mine, at).rating
+                mine_rating = skill_at(algorithm, season_entered(mode, mine, at), at).rating
                 if experience.active:
                     mine_rating += experience.offset(mine.games) - own_offset
                 opponent_rating += own.rating - mine_rating
@@ -156,7 +181,7 @@ def rate_player(
             score = 1.0 if my_rank < their_rank else 0.0 if my_rank > their_rank else 0.5
         return _versus(mode, pairwise, state, own, at, opponent_rating, opponent.deviation, score)
     new_skill, score, opponents, upset = _rate_many(
-        mode, player_id, state, own, match, snapshots, forced_score, own_offset
+        mode, player_id, stored, own, match, snapshots, forced_score, own_offset
     )
     return _finish(mode, state, at, own, new_skill, score, opponents, upset)
 
@@ -238,8 +263,9 @@ def _rate_many(
 ) -> tuple[SkillLike, float, tuple[Rated, ...], float]:
     """Teams and free-for-all: (new skill, score, opponents for the expected score, upset).
 
-    ``own_offset`` is the player's experience offset: every other participant is moved by
-    their own offset minus it."""
+    ``state`` is the player's stored state (only compared by identity with the snapshots);
+    ``own`` their skill at the match. ``own_offset`` is the player's experience offset: every
+    other participant is moved by their own offset minus it."""
     at = match.at
     teams = match.teams
     team_index = _team_of(teams, player_id)
@@ -286,7 +312,7 @@ def _snapshot(
         snap = initial_state(mode)
     elif snap is state:
         return own
-    skill = skill_at(mode.algorithm, snap, at)
+    skill = skill_at(mode.algorithm, season_entered(mode, snap, at), at)
     experience = mode.experience
     if experience.active:
         return shifted(skill, experience.offset(snap.games) - own_offset)
@@ -334,6 +360,9 @@ def rate_duel(
         state_a = initial_state(mode)
     if state_b is None:
         state_b = initial_state(mode)
+    if mode.seasons is not None:
+        state_a = season_entered(mode, state_a, at)
+        state_b = season_entered(mode, state_b, at)
     experience = mode.experience
     shift_a = shift_b = None
     if experience.active:

@@ -17,6 +17,7 @@ from stream.ratings.algorithm import AlgorithmConfig, MatchAlgorithm, PairwiseAl
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.rank_points import RankPointsConfig
+from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.skill import PlayerState
 from stream.ratings.teams import TeamStrategy
 
@@ -37,6 +38,9 @@ class ModeConfig:
     experience: ExperienceConfig = field(default_factory=ExperienceConfig)
     # What a quit does to the others' match: a rating rule, the same live and in replay.
     quits: QuitPolicy = QuitPolicy.CANCEL
+    # None: no seasons (nothing resets). Otherwise the schedule and the soft reset a player
+    # meets at their first match of a new season (stream/ratings/seasons.py).
+    seasons: SeasonsConfig | None = None
     # Derived once: the rating range Rank Points map onto (read on every update).
     rating_bounds: tuple[float, float] = field(init=False, repr=False, compare=False)
     # Derived once: less inactivity than this changes nothing (checked twice per update).

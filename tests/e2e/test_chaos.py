@@ -102,3 +102,28 @@ def _zombie(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] == "Z"
     except FileNotFoundError:
         return True
+
+
+def test_a_backlog_built_while_every_worker_was_down_is_rated_as_played() -> None:
+    """Issue 15: the whole group down while the fleet keeps publishing; then both workers
+    restart, rebalance and drain the backlog, and every rating equals replay."""
+    config = ChaosConfig(
+        matches=300,
+        players=40,
+        workers=2,
+        kills=0,
+        broker_pause=0.0,
+        redis_pause=0.0,
+        outage=4.0,
+        seed=5,
+    )
+    lines: list[str] = []
+    report = run_chaos(config, emit=lines.append)
+    shown = "\n".join([*lines, report.text()])
+
+    assert report.passed, shown
+    assert report.ratings == 2 * config.matches
+    (outage,) = report.faults
+    assert outage.planned.kind is FaultKind.OUTAGE, shown
+    assert outage.backlog is not None and outage.backlog > 20, shown
+    assert outage.drain_seconds is not None, shown

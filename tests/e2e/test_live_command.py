@@ -24,6 +24,9 @@ def test_live_shows_ratings_moving_and_stops_what_it_started() -> None:
     assert run.returncode == 0, run.stderr
     rates = [int(x) for x in re.findall(r"ratings/s\s+(\d+)", run.stdout)]
     assert rates and max(rates) > 0
+    # The simulated players win as often as their ratings say: better than a coin flip.
+    losses = [float(x) for x in re.findall(r"log loss (\d+\.\d+)", run.stdout)]
+    assert losses and 0.0 < losses[-1] < 0.75
     assert "stopped the worker, the broker and the cache" in run.stderr
     pid = int(re.search(r"worker pid (\d+)", run.stderr).group(1))  # type: ignore[union-attr]
     assert not Path(f"/proc/{pid}").exists()

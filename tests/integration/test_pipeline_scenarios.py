@@ -9,6 +9,7 @@ left pending by a newer start and dead-letters the finish whose start never came
 
 from __future__ import annotations
 
+import math
 import time
 import urllib.error
 import urllib.request
@@ -26,6 +27,7 @@ from stream.config.modes import Modes, load_modes
 from stream.local.stack import LocalStack, free_port
 from stream.local.workers import WorkerProcess
 from stream.pipeline.partitioning import partition_for
+from stream.quality import PredictionQuality
 from stream.ratings.engine import MatchView, rate_match
 
 PARTITIONS = 4
@@ -412,6 +414,19 @@ def test_the_worker_serves_its_metrics_and_readiness(fleet: Fleet) -> None:
     while not cache_caught_up() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert cache_caught_up()
+
+    # The prediction-quality gauges score every rating change the cache feed wrote: the
+    # figures of the same events read by the analytics side.
+    expected = PredictionQuality()
+    for event in fleet.events():
+        expected.observe_event(event)
+    metrics = samples(scrape(fleet.env, "/metrics")[1])
+    assert expected.summaries()
+    for mode, quality in expected.summaries().items():
+        label = (("mode", mode),)
+        assert metrics[("skillstream_prediction_observations", label)] == quality.observations
+        assert math.isclose(metrics[("skillstream_prediction_log_loss", label)], quality.log_loss)
+        assert math.isclose(metrics[("skillstream_prediction_brier", label)], quality.brier)
 
 
 def test_a_restarted_worker_recovers_its_tables_and_applies_nothing_twice(fleet: Fleet) -> None:

@@ -25,6 +25,7 @@ from stream.ratings.glicko2 import SCALE, Glicko2Config, new_volatility
 from stream.ratings.modes import ModeConfig
 from stream.ratings.ranges import MAX_ABS_RATING, ConfigError, Range
 from stream.ratings.rank_points import RankPointsConfig
+from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.skill import PlayerState, PlayerStats
 from stream.ratings.teams import TeamStrategy
 
@@ -75,6 +76,22 @@ def modes(draw: st.DrawFn) -> ModeConfig:
         draw(st.sampled_from(list(TeamStrategy))),
         draw(configs(RankPointsConfig)),
         experience=draw(configs(ExperienceConfig)),
+        seasons=draw(st.none() | season_schedules()),
+    )
+
+
+@st.composite
+def season_schedules(draw: st.DrawFn) -> SeasonsConfig:
+    """Any schedule the modes file accepts: fixed starts anywhere up to the year 9999, with or
+    without a period (from a minute to the longest), any reset."""
+    starts = sorted(draw(st.sets(st.floats(0.0, LATEST), min_size=1, max_size=3)))
+    ranges = SeasonsConfig.RANGES
+    period = draw(st.just(0.0) | st.floats(1 / 1440, ranges["period_days"].high))
+    return SeasonsConfig(
+        starts=tuple(starts),
+        period_days=period,
+        deviation_reset=draw(in_range(ranges["deviation_reset"])),
+        rank_points_kept=draw(in_range(ranges["rank_points_kept"])),
     )
 
 

@@ -29,6 +29,7 @@ from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modes import ModeConfig
 from stream.ratings.rank_points import RankPointsConfig
+from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.skill import PlayerState, PlayerStats
 from stream.ratings.teams import TeamStrategy
 from stream.ratings.zonestats import ZoneStatsConfig
@@ -36,14 +37,18 @@ from stream.ratings.zonestats import ZoneStatsConfig
 DAY = 86400.0
 T0 = 1_700_000_000.0
 REAL_RATE_MANY = engine._rate_many
+# Weekly seasons from three weeks before the earliest match: the states drawn below (up to two
+# months old) cross none, one or several boundaries.
+WEEKLY = SeasonsConfig(starts=(T0 - 21 * DAY,), period_days=7.0, rank_points_kept=0.5)
 
 MODES = [
     ModeConfig(
-        f"{algorithm.name}-{teams.value}-{bonus}-{debut}",
+        f"{algorithm.name}-{teams.value}-{bonus}-{debut}-{seasons is not None}",
         algorithm,
         teams,
         rank_points,
         experience=ExperienceConfig(debut_offset=debut),
+        seasons=seasons,
     )
     for algorithm in (Glicko2Config(), Glicko1Config(), EloConfig())
     for teams in TeamStrategy
@@ -53,6 +58,8 @@ MODES = [
     )
     # The experience term off (the published formulas) and on.
     for debut in (0.0, -200.0)
+    # Without seasons, and with a soft reset at every weekly boundary.
+    for seasons in (None, WEEKLY)
 ]
 
 
@@ -67,11 +74,12 @@ def general_path(
     """What rate_player computes when it does not take the 1v1 shortcut."""
     if state is None:
         state = initial_state(mode)
-    own = skill_at(mode.algorithm, state, match.at)
+    entered = engine.season_entered(mode, state, match.at)
+    own = skill_at(mode.algorithm, entered, match.at)
     offset = mode.experience.offset(state.games)
     rated = REAL_RATE_MANY(mode, player_id, state, own, match, snapshots, forced_score, offset)
     new_skill, score, opponents, upset = rated
-    return engine._finish(mode, state, match.at, own, new_skill, score, opponents, upset)
+    return engine._finish(mode, entered, match.at, own, new_skill, score, opponents, upset)
 
 
 def fast_path(

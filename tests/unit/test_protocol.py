@@ -27,6 +27,7 @@ from stream.protocol import (
     Cancel,
     Forward,
     Join,
+    Progress,
     ProtocolError,
     Rate,
     RatedPlayer,
@@ -34,6 +35,7 @@ from stream.protocol import (
     StoredMessage,
     TableCodec,
     Tick,
+    Watermark,
     decode_commands,
     decode_match_command,
     decode_message,
@@ -56,6 +58,10 @@ MATCH_COMMANDS = [
     b'"origin":["match-started",1,1,null]}]',
     b'["fwd","finished",{"key":"m-\xc3\xbf","value":"{}","origin":["match-finished",0,7,1780000000123]}]',
     b'["tick",1780001960.0]',
+    # Version 3: a match partition's progress (behind on match-started, caught up on
+    # match-finished), and one that has read nothing yet.
+    b'["progress",3,1780000100.5,null,1780000160.0]',
+    b'["progress",0,0.0,0.0,null]',
 ]
 PLAYER_COMMANDS = [
     b'["join","sim5-1","p000001","1v1",1780000000.0,0]',
@@ -65,6 +71,7 @@ PLAYER_COMMANDS = [
     b'{"p000000":[38.0,300.5]},{"p000000":' + STATE + b',"p000001":null},'
     b'[["p000000",null,null],["p000001",0.0,"abandoned"]],1780000250123]',
     b'["cancel","sim5-4",["p000001"]]',
+    b'["wm",2,1780000099.5]',
 ]
 MATCH_ENTRIES = [
     b'{"mode":"1v1","teams":[["p000001"],["p000000"]],"start":1780000750.0,"snaps":{"p000001":'
@@ -139,6 +146,10 @@ def test_the_commands_decode_to_what_they_say() -> None:
         StoredMessage(b"m-\xff", b"{}", Origin("match-finished", 0, 7, 1780000000123)),
     )
     assert decode_player_command(["join", "m", "p", "1v1", 1.5, 3]) == Join("m", "p", "1v1", 1.5, 3)
+    assert decode_match_command(orjson.loads(MATCH_COMMANDS[6])) == Progress(
+        3, 1780000100.5, None, 1780000160.0
+    )
+    assert decode_player_command(["wm", 2, 1780000099.5]) == Watermark(2, 1780000099.5)
     assert decode_player_command(["cancel", "m", ["a", "b"]]) == Cancel("m", ["a", "b"])
 
 
@@ -158,7 +169,7 @@ def test_commands_stay_immutable_values(raw: bytes) -> None:
 
 def test_a_rate_command_from_version_1_still_decodes() -> None:
     # Written before the finish's timestamp was added: 9 elements.
-    assert PROTOCOL_VERSION == 2
+    assert PROTOCOL_VERSION == 3
     old = orjson.loads(PLAYER_COMMANDS[1])[:9]
     rate = decode_player_command(old)
     assert isinstance(rate, Rate) and rate.finished_ms is None
@@ -195,6 +206,9 @@ def test_the_rating_key_names_player_and_mode_unambiguously() -> None:
         (decode_player_command, ["join", 1], "join command: expected 6 elements, got 2"),
         (decode_player_command, ["cancel", "m", [1]], "cancel command: expected a string, got int"),
         (decode_player_command, ["snap", "m", "p", None, True], "unknown player command 'snap'"),
+        (decode_match_command, ["progress", 1, None, "x", 2.0], "progress command: expected a n"),
+        (decode_match_command, ["progress", 1.5, None, None, 2.0], "progress command: expected an"),
+        (decode_player_command, ["wm", 1, None], "wm command: expected a number, got null"),
     ],
 )
 def test_a_malformed_command_says_what_is_wrong(

@@ -1,5 +1,6 @@
 """Property, against a real Valkey: whatever versions of a player are written, in any order,
-in any batching, sequential or concurrent, the cache ends up holding the highest one."""
+in any batching, sequential or concurrent, the cache ends up holding the highest one, and the
+player's history lists each accepted version once, newest first."""
 
 from __future__ import annotations
 
@@ -94,3 +95,20 @@ def test_cache_holds_the_highest_version_written(
             assert client.zscore(LAYOUT.by_rank_points(MODE), player_id) == got.rank_points
             conservative = client.zscore(LAYOUT.by_conservative(MODE), player_id)
             assert conservative == got.rating - 3.0 * got.deviation
+            listed = [h.version for h in SyncRatingCache(client, Modes()).history(MODE, player_id)]
+            # Never a version twice, never one that was not written, the newest at the head.
+            assert listed == sorted(set(listed), reverse=True)
+            assert listed[0] == top and set(listed) <= {e.version for e in versions}
+            if not concurrent:
+                assert listed == accepted_versions(batches, player_id)[::-1][:20]
+
+
+def accepted_versions(batches: list[list[CachedRating]], player_id: str) -> list[int]:
+    """The versions the writer takes, in the order it takes them: each batch's distinct
+    versions of the player above the highest one taken before."""
+    taken: list[int] = []
+    for batch in batches:
+        for version in sorted({e.version for e in batch if e.player_id == player_id}):
+            if not taken or version > taken[-1]:
+                taken.append(version)
+    return taken

@@ -3,6 +3,7 @@ a Redis stall in the middle of the stream, with bad records dead-lettered."""
 
 from __future__ import annotations
 
+import math
 import signal
 import subprocess
 import sys
@@ -114,6 +115,12 @@ async def test_the_feed_writes_the_newest_state_through_a_redis_stall(stack: Loc
                 return feed.stats.lag_records == 0 and feed.stats.outage_since is None
 
             await eventually(caught_up, 10, "the lag to return to 0")
+            # Every usable record scored once, also those retried through the stall; the two
+            # unusable ones not at all.
+            quality = feed.stats.quality.summaries()[MODE]
+            assert quality.observations == len(PLAYERS) * 5 + len(late)
+            assert math.isclose(quality.log_loss, math.log(2))  # every expected score was 0.5
+            assert feed.stats.dead_letter_reasons == {"not_json": 1, "missing_field": 1}
         finally:
             await cache.aclose()
 

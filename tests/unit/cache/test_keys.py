@@ -39,7 +39,20 @@ def test_write_keys_are_in_the_scripts_order() -> None:
         layout.by_rating("m"),
         layout.by_rank_points("m"),
         layout.by_conservative("m"),
+        layout.history("m", "p"),
+        "skillstream:{m}:by-last-played",
+        layout.season("m"),
+        layout.seasons("m"),
+        "skillstream:{m}:clock",
     )
+
+
+def test_a_past_seasons_boards_sit_beside_the_current_ones_in_the_same_slot() -> None:
+    layout = KeyLayout()
+    assert layout.past_board("m", 3, "rank_points") == "skillstream:{m}:season:3:by-rank-points"
+    assert layout.past_board("m", 0, Board.RATING) == "skillstream:{m}:season:0:by-rating"
+    slots = {key_slot(layout.past_board("a}b", 7, b)) for b in Board}
+    assert slots == {key_slot(layout.player("a}b", "p"))}
 
 
 def test_boards_by_name_and_enum() -> None:

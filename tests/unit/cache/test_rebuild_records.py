@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import orjson
 import pytest
 
-from stream.cache.rebuild import entry_from_changelog
+from stream.cache.entry import CachedRating
+from stream.cache.rebuild import _in_season, entry_from_changelog
+from stream.config.modes import parse_modes
 from stream.pipeline.view import StateView
 from stream.protocol import RATINGS, RatingRecord, rating_key
 from stream.ratings.skill import PlayerState
@@ -55,3 +59,14 @@ def test_elo_states_have_no_volatility_and_tombstones_are_skipped() -> None:
 def test_malformed_records_are_a_value_error(key: bytes, value: bytes) -> None:
     with pytest.raises(ValueError, match="not a ratings-changelog record"):
         entry_from_changelog(key, value)
+
+
+def test_a_rebuilt_entry_takes_the_season_of_its_last_match() -> None:
+    modes = parse_modes({"modes": {"s": {"seasons": {"starts": ["2026-01-01"], "period_days": 1}}}})
+    entry = CachedRating(
+        "p", "s", 1500.0, 90.0, 0.06, 10, 3, 3, 1_767_225_600_000 + 86_400_500, "m"
+    )
+    assert _in_season(entry, modes).season == 2
+    assert _in_season(replace(entry, mode="other"), modes).season is None
+    assert _in_season(replace(entry, updated_at_ms=0), modes).season is None
+    assert _in_season(entry, None).season is None

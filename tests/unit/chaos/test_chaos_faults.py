@@ -167,3 +167,26 @@ def _state(pid: int, wanted: str) -> str:
         if state in wanted or time.monotonic() > deadline:
             return state
         time.sleep(0.01)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_an_outage_comes_after_the_other_faults_and_keeps_their_draws(seed: int) -> None:
+    others = plan(seed)
+    faults = plan_faults(
+        seed, 138, kills=3, workers=3, broker_pause=20.0, redis_pause=30.0, outage=15.0
+    )
+    assert faults[:-1] == others
+    outage = faults[-1]
+    assert outage.kind is FaultKind.OUTAGE and outage.seconds == 15.0
+    # After every other fault (they never overlap), before the tail.
+    assert max(f.wave for f in others) < outage.wave < 138 - 138 // 10
+    alone = plan_faults(seed, 30, kills=0, workers=1, broker_pause=0, redis_pause=0, outage=5)
+    assert [f.kind for f in alone] == [FaultKind.OUTAGE]
+    assert 3 <= alone[0].wave < 27
+
+
+def test_an_outage_needs_waves_after_the_other_faults() -> None:
+    with pytest.raises(ValueError, match="outage"):
+        plan_faults(1, 4, kills=0, workers=1, broker_pause=0, redis_pause=0, outage=5)
+    with pytest.raises(ValueError, match=">= 0"):
+        plan_faults(1, 30, kills=0, workers=1, broker_pause=0, redis_pause=0, outage=-1)

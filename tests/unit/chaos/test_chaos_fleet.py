@@ -81,3 +81,24 @@ def test_warnings_are_the_workers_warnings_and_errors_in_time_order_without_rout
         assert fleet.warnings(limit=1) == ["chaos-w1.0: [2026-11-21 15:00:05,000] [2] [ERROR] c"]
     finally:
         fleet.remove_logs()
+
+
+async def test_an_outage_kills_every_worker_and_starts_them_all_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ChaosWorker, "launch", fake_launch)
+    began = time.monotonic()
+    fleet = Fleet({}, 3, lambda: time.monotonic() - began, lambda line: None)
+    try:
+        await fleet.start(10.0)
+        before = [slot.worker for slot in fleet.slots]
+        down: list[list[int | None]] = []
+        await fleet.outage(0.5, 10.0, lambda: down.append([w.exited() for w in before]))
+        after = [slot.worker for slot in fleet.slots]
+    finally:
+        fleet.stop_all(timeout=2.0)
+        fleet.remove_logs()
+    # Every worker was dead when the outage began, and each slot has a new one.
+    assert len(down) == 1 and all(code is not None for code in down[0])
+    assert all(a is not b for a, b in zip(after, before, strict=True))
+    assert all(slot.incarnation == 1 and slot.ready_at is not None for slot in fleet.slots)

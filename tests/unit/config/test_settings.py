@@ -24,6 +24,8 @@ def test_defaults_without_any_variable() -> None:
     assert s.kafka_security.faust_credentials() is None
     cache = (s.cache_writer, s.cache_prefix, s.cache_conservative_k)
     assert cache == ("worker", "skillstream", 3.0)
+    kept = (s.cache_history_length, s.cache_seasons_kept, s.cache_inactive_seconds)
+    assert kept == (20, 4, 0.0)
     assert s.recovery_consistency_check is True
     assert s.max_future_seconds == 300.0
     assert s.log_format == "text"
@@ -41,6 +43,9 @@ def test_defaults_without_any_variable() -> None:
         ("SKILLSTREAM_CACHE_CONSERVATIVE_K", "-1", "finite number >= 0"),
         ("SKILLSTREAM_CACHE_CONSERVATIVE_K", "nan", "finite number >= 0"),
         ("SKILLSTREAM_CACHE_PREFIX", "a{b}", "not a valid Kafka name"),
+        ("SKILLSTREAM_CACHE_HISTORY_LENGTH", "0", "at least 1"),
+        ("SKILLSTREAM_CACHE_SEASONS_KEPT", "two", "expected a whole number"),
+        ("SKILLSTREAM_CACHE_INACTIVE_DAYS", "-3", "finite number >= 0"),
         ("SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK", "maybe", "expected true or false"),
         ("SKILLSTREAM_LOG_FORMAT", "xml", "text or json"),
         ("SKILLSTREAM_TOPIC_DLQ", "dead letters", "not a valid Kafka name"),
@@ -53,6 +58,18 @@ def test_a_bad_value_names_its_variable(name: str, value: str, message: str) -> 
     with pytest.raises(SettingsError, match=message) as caught:
         Settings.from_env({name: value})
     assert name in str(caught.value) or "KAFKA" in name
+
+
+def test_the_cache_keeps_what_it_is_told() -> None:
+    s = Settings.from_env(
+        {
+            "SKILLSTREAM_CACHE_HISTORY_LENGTH": "50",
+            "SKILLSTREAM_CACHE_SEASONS_KEPT": "1",
+            "SKILLSTREAM_CACHE_INACTIVE_DAYS": "1.5",
+        }
+    )
+    assert (s.cache_history_length, s.cache_seasons_kept) == (50, 1)
+    assert s.cache_inactive_seconds == 1.5 * 86_400.0
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("false", False), ("0", False), ("ON", True)])

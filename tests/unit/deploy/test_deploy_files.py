@@ -640,3 +640,6 @@ def test_kustomize_builds() -> None:
             volumes = d["spec"]["template"]["spec"]["volumes"]
             names = [v["configMap"]["name"] for v in volumes if "configMap" in v]
             assert modes[0]["metadata"]["name"] in names
+    # The Prometheus rules, whole and under a fixed name (test_monitoring.py checks the rules).
+    (rules,) = [d for d in rendered if d["metadata"]["name"] == "skillstream-prometheus-rules"]
+    assert rules["data"]["rules.yml"] == (DEPLOY / "prometheus" / "rules.yml").read_text("utf-8")

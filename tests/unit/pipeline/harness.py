@@ -2,9 +2,12 @@
 
 Every message goes through :class:`BatchRunner` exactly as the Faust app hands it over (one
 message per batch here): processed against working copies, its outputs delivered to a FIFO
-per (topic, partition) and acknowledged, then its state written. Like bytewax's testing source
-and sink, the ports are plain containers; the Faust adaptation itself is tested against the
-real broker (tests/integration).
+per (topic, partition) and acknowledged, then its state written. A (topic, partition) is
+caught up when nothing of it is queued. Once the queue is empty, :meth:`Cluster.run` ticks
+every match partition (as the leader would, each round a millisecond of wall time later) until
+a round changes nothing, so the watermarks flow as they do live (docs/event-time.md). Like
+bytewax's testing source and sink, the ports are plain containers; the Faust adaptation itself
+is tested against the real broker (tests/integration).
 """
 
 from __future__ import annotations
@@ -75,12 +78,18 @@ class Cluster:
         self.wall = 1_000_000.0
         # Unexpected errors fail the test, unless it is about them.
         self.allow_internal_errors = False
+        # Rounds of ticks after the queue empties (0: none, the test ticks by itself).
+        self.tick_rounds = 50
+        # (topic, partition)s whose messages stay queued, unread, until released: a worker
+        # that has not got round to them yet.
+        self.held: set[tuple[str, int]] = set()
         self.runner = BatchRunner(
             SETTINGS,
             MatchProcessor(self.modes, partitions=partitions, retention_seconds=600),
-            PlayerProcessor(self.modes),
+            PlayerProcessor(self.modes, partitions=partitions),
             self.store,
             self._deliver,
+            self._caught_up,
             wall_clock=lambda: self.wall,
         )
 
@@ -120,12 +129,50 @@ class Cluster:
             self.queue.append((MATCH_COMMANDS, p, value))
 
     def run(self) -> None:
-        """Deliver every queued message, and what it produces, until the queue is empty."""
+        """Deliver every queued message, and what it produces, until the queue is empty; then
+        tick until a round of ticks changes nothing."""
         asyncio.run(self._run())
 
+    def hold(self, topic: str, partition: int) -> None:
+        self.held.add((topic, partition))
+
+    def release(self, topic: str, partition: int) -> None:
+        self.held.discard((topic, partition))
+
+    def _caught_up(self, topic: str, partition: int, reached: int | None) -> bool:
+        return not any(t == topic and p == partition for t, p, _ in self.queue)
+
+    def _fingerprint(self) -> object:
+        runner = self.runner
+        return (
+            len(self.ratings),
+            len(self.dead_letters),
+            {name: dict(table) for name, table in self.store.tables.items()},
+            # How many partitions have reported, not what: the values move with every tick.
+            {n: len(p.time.reports) for n, p in runner.match_partitions.items()},
+            {n: len(p.marks) for n, p in runner.player_partitions.items()},
+        )
+
     async def _run(self) -> None:
-        while self.queue:
-            topic, partition, value = self.queue.popleft()
+        await self._drain()
+        for round_ in range(self.tick_rounds):
+            before = self._fingerprint()
+            self.tick(self.wall + 0.001)
+            await self._drain()
+            # Three rounds at least: progress reports, then watermarks, then what they allow.
+            if round_ >= 2 and self._fingerprint() == before:
+                break
+
+    def _next(self) -> tuple[str, int, bytes] | None:
+        for index, (topic, partition, value) in enumerate(self.queue):
+            if (topic, partition) not in self.held:
+                del self.queue[index]
+                return topic, partition, value
+        return None
+
+    async def _drain(self) -> None:
+        while (item := self._next()) is not None:
+            topic, partition, value = item
             self.delivered.append((topic, partition, value))
             self.offset += 1
             message = Message(topic, partition, self.offset, None, None, value)

@@ -19,9 +19,9 @@ from stream.protocol import PlayerCommand, Rate
 T0 = 1_780_000_000.0
 
 
-def a_match(c: Cluster, match_id: str = "m1") -> None:
+def a_match(c: Cluster, match_id: str = "m1", players: tuple[str, str] = ("a", "b")) -> None:
     start = {"match_id": match_id, "mode": "1v1", "started_at": epoch_ms(T0)}
-    c.send(STARTED, {**start, "teams": [["a"], ["b"]]})
+    c.send(STARTED, {**start, "teams": [[players[0]], [players[1]]]})
     finish = {"match_id": match_id, "mode": "1v1", "finished_at": epoch_ms(T0 + 60)}
     c.send(FINISHED, {**finish, "ranks": [0, 1]})
 
@@ -52,6 +52,9 @@ class Failing:
     def __init__(self, inner: object, match_id: str) -> None:
         self.inner, self.match_id = inner, match_id
 
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
     def on_command(self, ctx: PlayerContext, command: PlayerCommand) -> None:
         if isinstance(command, Rate) and command.match_id == self.match_id:
             raise RuntimeError("boom")
@@ -65,7 +68,7 @@ def test_an_unexpected_error_dead_letters_that_command_and_the_batch_goes_on(
     c.allow_internal_errors = True
     c.runner.players = Failing(c.runner.players, "m1")  # type: ignore[assignment]
     a_match(c, "m1")
-    a_match(c, "m2")
+    a_match(c, "m2", ("c", "d"))
     c.run()
     (letter,) = c.dead_letters
     assert letter.reason == "internal error: RuntimeError('boom')"

@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pytest
 from harness import FINISHED, STARTED, Cluster, epoch_ms
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stream.config.modes import parse_modes
+from stream.deadletters import reason_kind
 from stream.events import EventLimits
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.partitioning import partition_for
@@ -219,3 +221,47 @@ def test_an_event_time_far_ahead_of_the_clock_cannot_abandon_pending_matches() -
     assert "SKILLSTREAM_MAX_FUTURE_SECONDS" in letter.reason
     assert c.ratings == []
     assert set(c.pending("a")) == {"pend"}
+
+
+@pytest.mark.parametrize(
+    ("topic", "raw", "kind"),
+    [
+        (STARTED, b"\xff{", "not_json"),
+        (FINISHED, b"[1, 2]", "not_json"),
+        (STARTED, orjson.dumps({**valid_start(), "padding": "x" * 4096}), "too_large"),
+        (
+            FINISHED,
+            orjson.dumps({k: v for k, v in valid_finish().items() if k != "ranks"}),
+            "missing_field",
+        ),
+        (STARTED, orjson.dumps(valid_start(mode="3v3")), "unknown_mode"),
+        (FINISHED, orjson.dumps(valid_finish(finished_at=epoch_ms(WALL + 86_400))), "future_time"),
+        (STARTED, orjson.dumps(valid_start(teams=[["x1"], ["x1"]])), "invalid_field"),
+        (FINISHED, orjson.dumps(valid_finish(ranks="first")), "invalid_field"),
+    ],
+)
+def test_each_refusal_has_its_kind_of_reason(topic: str, raw: bytes, kind: str) -> None:
+    # The metrics' reason label (skillstream_dead_lettered_total{reason}) from the real
+    # processors' reasons: a reworded reason that no longer matches its kind fails here.
+    (letter,) = run([(topic, raw)]).dead_letters
+    assert reason_kind(letter.reason) == kind, letter.reason
+
+
+@pytest.mark.parametrize(
+    ("finish", "kind"),
+    [({"mode": "2v2"}, "mismatch"), ({"teams": [["x1"], ["x3"]]}, "mismatch")],
+)
+def test_a_finish_that_contradicts_its_start_is_a_mismatch(
+    finish: dict[str, Any], kind: str
+) -> None:
+    start = (STARTED, orjson.dumps(valid_start()))
+    (letter,) = run([start, (FINISHED, orjson.dumps(valid_finish(**finish)))]).dead_letters
+    assert reason_kind(letter.reason) == kind, letter.reason
+
+
+def test_a_finish_whose_start_never_came_is_no_start() -> None:
+    c = run([(FINISHED, orjson.dumps({k: v for k, v in valid_finish().items() if k != "teams"}))])
+    c.tick(c.wall + 3600)
+    c.run()
+    (letter,) = c.dead_letters
+    assert reason_kind(letter.reason) == "no_start", letter.reason

@@ -3,6 +3,8 @@ before a feed is attached or started, the feed's figures after."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from prometheus_client.parser import text_string_to_metric_families
 
 from stream.cache.feed import FeedStats
@@ -33,3 +35,17 @@ def test_the_cache_figures_come_from_the_watched_feed() -> None:
     assert after["skillstream_cache_errors_total"] == 2
     assert after["skillstream_cache_lag_records"] == 5
     assert after["skillstream_cache_lag_seconds"] == 0
+
+
+def test_the_feeds_dead_letters_by_kind_of_reason() -> None:
+    metrics = WorkerMetrics()
+    stats = FeedStats(dead_lettered=3, dead_letter_reasons=Counter(not_json=2, missing_field=1))
+    metrics.watch_cache(lambda: stats)
+    text = metrics.render().decode()
+    got = {
+        s.labels["reason"]: s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == "skillstream_cache_dead_lettered_total"
+    }
+    assert got == {"not_json": 2, "missing_field": 1}

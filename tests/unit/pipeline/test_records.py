@@ -14,6 +14,7 @@ from stream.config.modes import Modes
 from stream.pipeline.records import rating_changed
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.modes import ModeConfig
+from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.skill import PlayerState
 
 AT = 1_767_323_045.25
@@ -67,3 +68,25 @@ def test_the_cached_entry_gives_the_same_effective_skill_as_the_event() -> None:
     unknown = CachedRating.provisional_default("m", "q", PlayerState(1500.0, 104.0, 0.06))
     assert unknown.unsettled(mode.experience)
     assert unknown.effective_skill(mode.experience).rating == 1200.0
+
+
+def test_the_season_is_there_only_when_the_mode_has_seasons() -> None:
+    plain = event(ModeConfig("m"), 3)
+    assert "season" not in plain
+    schedule = SeasonsConfig(starts=(AT - 10.0,), period_days=1.0)
+    found = event(ModeConfig("m", seasons=schedule), 3)
+    assert found["season"] == 1
+    assert Draft202012Validator(SCHEMA).is_valid(found)
+    later = SeasonsConfig(starts=(AT - 3 * 86_400.0 - 10.0,), period_days=1.0)
+    assert event(ModeConfig("m", seasons=later), 3)["season"] == 4
+
+
+def test_the_cache_takes_the_season_and_outcome_and_refuses_a_forged_season() -> None:
+    schedule = SeasonsConfig(starts=(AT - 10.0,))
+    found = event(ModeConfig("m", seasons=schedule), 3)
+    entry = CachedRating.from_rating_changed(found)
+    assert (entry.season, entry.outcome) == (1, "win")
+    assert CachedRating.from_rating_changed(event(ModeConfig("m"), 3)).season is None
+    for forged in (-1, "1", 1.5, True, 10**12):
+        with pytest.raises(ValueError, match="rating-changed field 'season'"):
+            CachedRating.from_rating_changed({**found, "season": forged})

@@ -1,0 +1,147 @@
+"""Seasons live: a worker rates 2v2 matches across hourly season boundaries (each player met
+through snapshots taken at match start), is killed while the matches cross one and restarted,
+and every player's last rating-changed equals `skillstream replay` of the same matches; the
+events carry their season, the cache's current board holds exactly the players of the current
+season, and no history lists a change twice."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from librdkafka_clients import Reader, fleet_producer
+
+from stream.cache.reader import SyncRatingCache
+from stream.chaos.traffic import match_messages, waves
+from stream.config.modes import load_modes
+from stream.events import parse_time
+from stream.local.stack import LocalStack, environment
+from stream.local.workers import WorkerProcess
+from stream.simulation import SimulationConfig, simulate, write_jsonl
+from stream.simulation.config import DEFAULT_START
+
+# Hourly seasons from the simulation's start; 240 matches at 0.02/s span about 3.3 hours.
+MODES_FILE = """
+[default.seasons]
+starts = [2026-01-01T00:00:00Z]
+period_days = 0.041666666666666664
+deviation_reset = 0.5
+rank_points_kept = 0.5
+"""
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with LocalStack() as running:
+        yield running
+
+
+def test_live_equals_replay_across_season_boundaries_and_a_crash_at_one(
+    stack: LocalStack, tmp_path: Path
+) -> None:
+    modes_path = tmp_path / "modes.toml"
+    modes_path.write_text(MODES_FILE)
+    tag = uuid.uuid4().hex[:8]
+    env = {
+        **environment(stack),
+        "SKILLSTREAM_APP_ID": f"s{tag}",
+        "SKILLSTREAM_PARTITIONS": "4",
+        "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": "4",
+        "SKILLSTREAM_TOPIC_MATCH_STARTED": f"started-{tag}",
+        "SKILLSTREAM_TOPIC_MATCH_FINISHED": f"finished-{tag}",
+        "SKILLSTREAM_TOPIC_RATING_CHANGED": f"rating-{tag}",
+        "SKILLSTREAM_TOPIC_DLQ": f"dlq-{tag}",
+        "SKILLSTREAM_CACHE_PREFIX": f"s{tag}",
+        "SKILLSTREAM_MODES_FILE": str(modes_path),
+    }
+    schedule = load_modes(modes_path).default.seasons
+    assert schedule is not None and schedule.start_of(1) == DEFAULT_START
+    matches = list(simulate(SimulationConfig(seed=17, matches=240, players=60, team_size=2)))
+    seasons = {schedule.season_of(m.at) for m in matches}
+    assert len(seasons) >= 3, seasons
+    # The crash: right after producing the wave that crosses the second season's start.
+    boundary = schedule.start_of(2)
+    topic = env["SKILLSTREAM_TOPIC_RATING_CHANGED"]
+    producer = fleet_producer(env["KAFKA_BOOTSTRAP_SERVERS"])
+    worker = WorkerProcess(env, "a").start()
+    reader = Reader(env["KAFKA_BOOTSTRAP_SERVERS"], topic, int(env["SKILLSTREAM_PARTITIONS"]))
+    crashed = False
+    try:
+        done = 0
+        for wave in waves(matches):
+            for message_topic, key, value in match_messages(
+                wave,
+                env["SKILLSTREAM_TOPIC_MATCH_STARTED"],
+                env["SKILLSTREAM_TOPIC_MATCH_FINISHED"],
+            ):
+                producer.produce(message_topic, value, key)
+            assert producer.flush(30) == 0
+            done += len(wave)
+            if not crashed and max(m.at for m in wave) >= boundary:
+                # Killed with the boundary's matches in flight: nothing flushed or committed.
+                worker.kill()
+                worker = WorkerProcess(env, "b").start()
+                crashed = True
+            assert len(reader.until(4 * done)) >= 4 * done
+        assert crashed
+        records = reader.until(10 * len(matches), timeout=3.0)
+    finally:
+        reader.close()
+        worker.cleanup()
+
+    last: dict[str, dict[str, Any]] = {}
+    distinct: set[tuple[str, str]] = set()
+    for record in records:
+        event = orjson.loads(record.value())
+        distinct.add((event["player_id"], event["match_id"]))
+        assert event["season"] == schedule.season_of(parse_time(event["at"])), event
+        if event["player_id"] not in last or event["version"] > last[event["player_id"]]["version"]:
+            last[event["player_id"]] = event
+    assert len(distinct) == 4 * len(matches)
+
+    history = tmp_path / "history.jsonl"
+    with history.open("w") as f:
+        write_jsonl(matches, f)
+    out = tmp_path / "ratings.jsonl"
+    replay = ["replay", str(history), "--modes-file", str(modes_path), "--out", str(out)]
+    subprocess.run([sys.executable, "-m", "stream", *replay], check=True)
+    replayed = [orjson.loads(line) for line in out.read_text().splitlines()]
+    assert len(replayed) == len(last)
+    for r in replayed:
+        live = last[r["player_id"]]
+        assert (live["rating"], live["deviation"], live["volatility"]) == (
+            r["rating"],
+            r["deviation"],
+            r["volatility"],
+        )
+        assert (live["rank_points"], live["games"]) == (r["rank_points"], r["games"])
+
+    # The cache: the current board is the current season's players, and histories hold every
+    # change once, newest first.
+    mode = matches[0].mode
+    current = max(e["season"] for e in last.values())
+    expected = {p: e["rank_points"] for p, e in last.items() if e["season"] == current}
+    cache = SyncRatingCache.from_url(
+        env["REDIS_URL"], load_modes(modes_path), prefix=env["SKILLSTREAM_CACHE_PREFIX"]
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            board = {e.player_id: e.score for e in cache.top(mode, 1000)}
+            if board == expected or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert board == expected
+        assert cache.seasons(mode).current == current
+        for player, event in last.items():
+            versions = [h.version for h in cache.history(mode, player, 20)]
+            assert versions == list(range(event["version"], max(event["version"] - 20, 0), -1))
+    finally:
+        cache.close()

@@ -1,0 +1,207 @@
+"""Seasons, fresh boards and recent history in the cache, on a real Valkey: seasons crossed, a
+past season's standings unchanged by a late event, bounded histories without duplicates on
+redelivery, inactive players leaving the boards and coming back. No mocks."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ValkeyServer
+from redis import Redis
+from redis.asyncio import Redis as AsyncRedis
+
+from stream.cache import CachedRating, CacheWriter, KeyLayout, RatingCache, SyncRatingCache
+from stream.cache.queries import LeaderboardEntry, Seasons
+from stream.config.modes import parse_modes
+
+LAYOUT = KeyLayout()
+MODES = parse_modes({})
+MODE = "ranked"
+DAY_MS = 86_400_000
+T0_MS = 1_767_225_600_000
+
+
+def change(
+    player_id: str,
+    version: int,
+    points: int,
+    *,
+    season: int | None = None,
+    day: float = 0.0,
+    outcome: str = "win",
+) -> CachedRating:
+    return CachedRating(
+        player_id=player_id,
+        mode=MODE,
+        rating=1500.0 + points,
+        deviation=100.0,
+        volatility=0.06,
+        rank_points=points,
+        games=version,
+        version=version,
+        updated_at_ms=T0_MS + round(day * DAY_MS),
+        match_id=f"{player_id}-m{version}",
+        season=season,
+        outcome=outcome,
+    )
+
+
+def board(entries: list[LeaderboardEntry]) -> list[tuple[str, float]]:
+    return [(e.player_id, e.score) for e in entries]
+
+
+async def test_a_new_season_archives_the_boards_and_starts_them_empty(aredis: AsyncRedis) -> None:
+    writer = CacheWriter(aredis, LAYOUT)
+    cache = RatingCache(aredis, MODES)
+    await writer.write([change("a", 1, 300, season=1), change("b", 1, 200, season=1)])
+    assert board(await cache.top(MODE, 10)) == [("a", 300.0), ("b", 200.0)]
+    assert await cache.seasons(MODE) == Seasons(1, [])
+    # The first event of season 2: season 1's boards become its final standings.
+    await writer.write([change("b", 2, 50, season=2, day=40)])
+    assert board(await cache.top(MODE, 10)) == [("b", 50.0)]
+    assert board(await cache.top(MODE, 10, season=2)) == [("b", 50.0)]
+    assert board(await cache.top(MODE, 10, season=1)) == [("a", 300.0), ("b", 200.0)]
+    assert board(await cache.top(MODE, 10, board="rating", season=1)) == [
+        ("a", 1800.0),
+        ("b", 1700.0),
+    ]
+    assert await cache.seasons(MODE) == Seasons(2, [1])
+    # Everyone's hash keeps their latest state, whatever board they are on.
+    found = await cache.get_many(MODE, ["a", "b"])
+    assert (found["a"].rank_points, found["b"].rank_points) == (300, 50)
+
+
+async def test_a_late_event_of_a_past_season_leaves_its_standings_alone(
+    aredis: AsyncRedis,
+) -> None:
+    writer = CacheWriter(aredis, LAYOUT)
+    cache = RatingCache(aredis, MODES)
+    await writer.write([change("a", 1, 300, season=1), change("c", 1, 100, season=1)])
+    await writer.write([change("a", 2, 20, season=2, day=40)])
+    final = board(await cache.top(MODE, 10, season=1))
+    current = board(await cache.top(MODE, 10))
+    # c's match of season 1 is rated late (after season 2 began): a newer version, season 1.
+    await writer.write([change("c", 2, 900, season=1, day=29)])
+    assert board(await cache.top(MODE, 10, season=1)) == final == [("a", 300.0), ("c", 100.0)]
+    assert board(await cache.top(MODE, 10)) == current == [("a", 20.0)]
+    assert (await cache.get_many(MODE, ["c"]))["c"].rank_points == 900
+    assert [e.version for e in await cache.history(MODE, "c")] == [2, 1]
+
+
+async def test_only_the_configured_number_of_past_seasons_is_kept(aredis: AsyncRedis) -> None:
+    writer = CacheWriter(aredis, LAYOUT, seasons_kept=2)
+    cache = RatingCache(aredis, MODES)
+    for season in range(1, 6):
+        await writer.write([change("a", season, 10 * season, season=season, day=30 * season)])
+    assert await cache.seasons(MODE) == Seasons(5, [3, 4])
+    assert await cache.top(MODE, 10, season=2) == []
+    assert board(await cache.top(MODE, 10, season=3)) == [("a", 30.0)]
+    keys = {k.decode() async for k in aredis.scan_iter(f"{LAYOUT.mode_base(MODE)}:season:*")}
+    assert keys == {
+        LAYOUT.past_board(MODE, s, b)
+        for s in (3, 4)
+        for b in ("rank_points", "rating", "conservative")
+    }
+
+
+async def test_the_history_is_bounded_newest_first_and_never_duplicated(
+    aredis: AsyncRedis,
+) -> None:
+    writer = CacheWriter(aredis, LAYOUT, history_length=3)
+    cache = RatingCache(aredis, MODES)
+    # Two versions in one batch both reach the history, in order, though only the newest is
+    # the hash's.
+    await writer.write([change("a", 2, 20, outcome="loss"), change("a", 1, 10)])
+    await writer.write([change("a", 3, 30)])
+    # Redelivered: the same versions again, alone and in a batch with a new one.
+    await writer.write([change("a", 3, 30)])
+    await writer.write([change("a", 2, 20), change("a", 3, 30), change("a", 4, 40)])
+    history = await cache.history(MODE, "a", 10)
+    assert [(e.version, e.rank_points, e.match_id) for e in history] == [
+        (4, 40, "a-m4"),
+        (3, 30, "a-m3"),
+        (2, 20, "a-m2"),
+    ]
+    assert history[2].outcome == "loss" and history[0].at_ms == T0_MS
+    assert [e.version for e in await cache.history(MODE, "a", 2)] == [4, 3]
+    assert await cache.history(MODE, "nobody") == []
+
+
+async def test_an_inactive_player_leaves_the_boards_keeps_the_rating_and_comes_back(
+    aredis: AsyncRedis,
+) -> None:
+    writer = CacheWriter(aredis, LAYOUT, inactive_seconds=30 * 86_400.0)
+    cache = RatingCache(aredis, MODES)
+    await writer.write([change("a", 1, 300, day=0), change("b", 1, 200, day=10)])
+    # 35 days after a's match in event time (the mode's newest event): a leaves, b stays.
+    await writer.write([change("c", 1, 100, day=35)])
+    assert board(await cache.top(MODE, 10)) == [("b", 200.0), ("c", 100.0)]
+    assert (await cache.get_many(MODE, ["a"]))["a"].rank_points == 300
+    assert await cache.around(MODE, "a", 2) == []
+    # a's next match brings a back.
+    await writer.write([change("a", 2, 310, day=36)])
+    assert board(await cache.top(MODE, 10)) == [("a", 310.0), ("b", 200.0), ("c", 100.0)]
+    # A late event never turns the clock back.
+    await writer.write([change("d", 1, 50, day=1)])
+    assert "d" not in {e.player_id for e in await cache.top(MODE, 10)}
+
+
+def test_the_sync_client_reads_seasons_and_history_as_the_async_one(
+    sredis: Redis, valkey: ValkeyServer
+) -> None:
+    async def fill() -> None:
+        client = AsyncRedis.from_url(valkey.url)
+        try:
+            writer = CacheWriter(client, LAYOUT)
+            await writer.write([change("a", 1, 5, season=1), change("a", 2, 7, season=2)])
+        finally:
+            await client.aclose()
+
+    asyncio.run(fill())
+    cache = SyncRatingCache(sredis, MODES)
+    assert cache.seasons(MODE) == Seasons(2, [1])
+    assert [e.version for e in cache.history(MODE, "a")] == [2, 1]
+    assert board(cache.top(MODE, 5, season=1)) == [("a", 5.0)]
+    assert board(cache.around(MODE, "a", 1, season=2)) == [("a", 7.0)]
+
+
+def test_the_commands_show_a_past_season_and_a_history(
+    sredis: Redis, valkey: ValkeyServer, tmp_path: Path
+) -> None:
+    async def fill() -> None:
+        client = AsyncRedis.from_url(valkey.url)
+        try:
+            await CacheWriter(client, LAYOUT).write(
+                [change("a", 1, 5, season=1), change("b", 1, 9, season=1)]
+            )
+            await CacheWriter(client, LAYOUT).write([change("a", 2, 7, season=2, day=40)])
+        finally:
+            await client.aclose()
+
+    asyncio.run(fill())
+    env = {"REDIS_URL": valkey.url, "PATH": "/usr/bin:/bin"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "stream", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+
+    past = run("leaderboard", MODE, "--season", "1", "--json")
+    assert past.returncode == 0, past.stderr
+    assert past.stdout.splitlines() == [
+        '{"rank":1,"player_id":"b","score":9.0}',
+        '{"rank":2,"player_id":"a","score":5.0}',
+    ]
+    history = run("ratings", "history", MODE, "a", "--last", "1")
+    assert history.returncode == 0, history.stderr
+    assert history.stdout.startswith('{"player_id":"a","mode":"ranked","version":2,')
+    assert len(history.stdout.splitlines()) == 1
+    bad = run("leaderboard", MODE, "--season", "-1")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1

@@ -1,0 +1,192 @@
+"""Event time decides, not arrival (docs/event-time.md): whatever order the partitions and the
+two input topics are read in, every rating equals replay of the matches in the order they were
+played. The harness holds partitions back to play a worker that has not got round to them."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from harness import FINISHED, STARTED, Cluster, epoch_ms
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stream.config.modes import Modes
+from stream.history import HistoryMatch
+from stream.offline.replayer import Replayer
+from stream.pipeline.partitioning import partition_for
+from stream.pipeline.players import play_order
+
+T0 = 1_780_000_000.0
+PARTITIONS = 4
+
+Match = tuple[str, float, float, list[list[str]], list[int]]
+
+
+def history(seed: int, matches: int = 24, players: int = 6, length: float = 60.0) -> list[Match]:
+    """1v1 matches in which no player's matches overlap, some starting at the same instant."""
+    rng = random.Random(seed)
+    free_at = {f"p{i}": 0.0 for i in range(players)}
+    out: list[Match] = []
+    at = T0
+    for i in range(matches):
+        at += rng.choice([0.0, 5.0, 30.0])
+        idle = sorted(p for p, free in free_at.items() if free < at)
+        if len(idle) < 2:
+            at = min(free_at.values()) + 1.0
+            idle = sorted(p for p, free in free_at.items() if free < at)
+        a, b = rng.sample(idle, 2)
+        finish = at + length
+        free_at[a] = free_at[b] = finish
+        out.append((f"m{i:02d}", at, finish, [[a], [b]], rng.choice([[0, 1], [1, 0], [0, 0]])))
+    return out
+
+
+def send_all(c: Cluster, matches: list[Match]) -> None:
+    """Every event, in the order the fleet published them (by event time)."""
+    events: list[tuple[float, str, dict[str, Any]]] = []
+    for match_id, start, finish, teams, ranks in matches:
+        ids = {"match_id": match_id, "mode": "1v1"}
+        events.append((start, STARTED, {**ids, "started_at": epoch_ms(start), "teams": teams}))
+        events.append((finish, FINISHED, {**ids, "finished_at": epoch_ms(finish), "ranks": ranks}))
+    for _, topic, event in sorted(events, key=lambda e: e[0]):
+        c.send(topic, event)
+
+
+def replayed(matches: list[Match]) -> dict[tuple[str, str], tuple[Any, ...]]:
+    replayer = Replayer(Modes())
+    out: dict[tuple[str, str], tuple[Any, ...]] = {}
+    ordered = sorted(matches, key=lambda m: play_order(m[1], m[0]))
+    for row, (match_id, _start, finish, teams, ranks) in enumerate(ordered):
+        match = HistoryMatch(
+            row, match_id, "1v1", finish, tuple(map(tuple, teams)), tuple(ranks), None, frozenset()
+        )
+        for pid, update in replayer.apply(match).items():
+            s = update.state
+            out[(pid, match_id)] = (s.rating, s.deviation, s.volatility, s.rank_points, s.games)
+    return out
+
+
+def live(c: Cluster) -> dict[tuple[str, str], tuple[Any, ...]]:
+    out: dict[tuple[str, str], tuple[Any, ...]] = {}
+    for e in c.ratings:
+        key = (e["player_id"], e["match_id"])
+        assert key not in out, f"{key} rated twice"
+        out[key] = (e["rating"], e["deviation"], e["volatility"], e["rank_points"], e["games"])
+    return out
+
+
+def tps() -> list[tuple[str, int]]:
+    return [(topic, p) for topic in (STARTED, FINISHED) for p in range(PARTITIONS)]
+
+
+def drain_in_order(c: Cluster, seed: int) -> None:
+    """Hold every input partition, then release them one by one in a seeded order, running
+    (and ticking) in between: each release is a partition the worker gets round to later."""
+    order = tps()
+    random.Random(seed).shuffle(order)
+    for tp in order:
+        c.hold(*tp)
+    c.run()
+    for tp in order:
+        c.release(*tp)
+        c.run()
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_backlog_read_partition_by_partition_in_any_order_equals_replay(seed: int) -> None:
+    matches = history(seed)
+    c = Cluster(partitions=PARTITIONS)
+    send_all(c, matches)
+    drain_in_order(c, seed)
+    assert live(c) == replayed(matches)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    held=st.lists(st.sampled_from(tps()), unique=True),
+    steps=st.integers(0, 6),
+)
+def test_any_holding_pattern_of_partitions_gives_replay(
+    seed: int, held: list[tuple[str, int]], steps: int
+) -> None:
+    """Held partitions released in the drawn order after ``steps`` rounds of ticks of the
+    others: replay, every (player, match) once."""
+    matches = history(seed, matches=12)
+    c = Cluster(partitions=PARTITIONS)
+    c.tick_rounds = steps
+    for tp in held:
+        c.hold(*tp)
+    send_all(c, matches)
+    c.run()
+    c.tick_rounds = 50
+    for tp in held:
+        c.release(*tp)
+        c.run()
+    c.run()
+    assert live(c) == replayed(matches)
+
+
+def test_a_finish_read_before_its_start_waits_for_it() -> None:
+    c = Cluster(partitions=PARTITIONS)
+    matches: list[Match] = [("m1", T0, T0 + 60, [["a"], ["b"]], [0, 1])]
+    home = partition_for("m1", PARTITIONS)
+    c.hold(STARTED, home)
+    send_all(c, matches)
+    c.run()
+    assert c.ratings == []  # not rated as a finish without a start
+    c.release(STARTED, home)
+    c.run()
+    assert live(c) == replayed(matches)
+    assert c.runner.match_partitions[home].time.now is not None
+
+
+def test_a_finish_whose_start_never_comes_is_rated_from_its_line_up() -> None:
+    c = Cluster(partitions=PARTITIONS)
+    c.tick_rounds = 0
+    finish = {"match_id": "m1", "mode": "1v1", "finished_at": epoch_ms(T0 + 60)}
+    c.send(FINISHED, {**finish, "ranks": [0, 1], "teams": [["a"], ["b"]]})
+    c.run()
+    for _ in range(3):  # event time stands at the finish: a start may still come
+        c.tick(c.wall)
+        c.run()
+    assert c.ratings == []
+    c.tick_rounds = 50  # and now it moves on with the wall clock
+    c.run()
+    assert c.outcomes() == {("a", "m1"): "win", ("b", "m1"): "loss"}
+
+
+def test_a_finish_unread_on_a_lagging_partition_is_not_taken_for_an_abandonment() -> None:
+    """Player a starts m2 while m1 is pending; m1's finish sits unread on a held partition while
+    event time elsewhere passes the grace period: m1 is rated from its result, not abandoned."""
+    c = Cluster(partitions=PARTITIONS)
+    home = partition_for("m1", PARTITIONS)
+    c.hold(FINISHED, home)
+    matches: list[Match] = [
+        ("m1", T0, T0 + 60, [["a"], ["b"]], [0, 1]),
+        ("m2", T0 + 100, T0 + 160, [["a"], ["c"]], [1, 0]),
+        # Event time moves far past m2's start plus the grace period (60 s).
+        ("m3", T0 + 1000, T0 + 1060, [["x"], ["y"]], [0, 1]),
+    ]
+    send_all(c, matches)
+    c.run()
+    assert ("a", "m1") not in c.outcomes()
+    c.release(FINISHED, home)
+    c.run()
+    assert c.outcomes()[("a", "m1")] == "win"
+    assert live(c) == replayed(matches)
+
+
+def test_matches_starting_at_the_same_instant_apply_in_match_id_order() -> None:
+    """Player a in three matches started at once, each result within the grace period: no
+    order from the timeline, so match id order, as replay applies it."""
+    c = Cluster(partitions=PARTITIONS)
+    matches: list[Match] = [
+        (f"m{i}", T0, T0 + 10 + i, [["a"], [f"o{i}"]], [0, 1]) for i in (3, 1, 2)
+    ]
+    send_all(c, matches)
+    c.run()
+    assert [e["match_id"] for e in c.ratings if e["player_id"] == "a"] == ["m1", "m2", "m3"]
+    assert live(c) == replayed(matches)
