@@ -286,6 +286,7 @@ class Tick:
     wall: float
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Progress:
     """How far match partition ``source`` has read its inputs (docs/event-time.md), sent on
@@ -355,6 +356,7 @@ class Cancel:
     players: list[str]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Watermark:
     """Match partition ``source`` has sent the join of every match homed there that started
