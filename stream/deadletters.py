@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from aiokafka.record.default_records import DefaultRecordBatchBuilder
 
+from stream.ratings.fastinit import fast_init
+
 # A reason is a sentence; one quoting an attacker's multi-megabyte value is cut to this.
 MAX_REASON_BYTES = 1024
 
@@ -55,6 +57,7 @@ def record_bytes(key: bytes | None, value: bytes | None, headers: list[tuple[str
     return size
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Origin:
     """Where an input came from: enough to find it again in Kafka."""
@@ -65,6 +68,7 @@ class Origin:
     timestamp_ms: int | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DeadLetter:
     """An input the worker cannot use, with its original bytes and why."""

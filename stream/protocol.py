@@ -30,6 +30,7 @@ from typing import Generic, NotRequired, TypedDict, TypeVar, cast
 import orjson
 
 from stream.deadletters import Origin
+from stream.ratings.fastinit import fast_init
 from stream.ratings.skill import PlayerState, PlayerStats
 
 # Version 1: ``rate`` had 9 elements. Version 2 added the 10th, the finish's Kafka timestamp
@@ -203,6 +204,7 @@ def _teams(data: object, what: str) -> list[list[str]]:
 # --- an input message kept or forwarded --------------------------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class StoredMessage:
     """An input message as JSON, with its bytes and origin intact."""
@@ -245,6 +247,7 @@ def decode_message(data: object) -> StoredMessage:
 # --- match side commands -------------------------------------------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """A player's state for a match (None: no rating yet); ``applied``: the player already
@@ -256,6 +259,7 @@ class Snapshot:
     applied: bool
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Abandon:
     """The player started a newer match at ``since``: abandon this one after the grace period."""
@@ -265,6 +269,7 @@ class Abandon:
     since: float
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Forward:
     """A match event that arrived on another partition than its match's home."""
@@ -273,6 +278,7 @@ class Forward:
     message: StoredMessage
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Tick:
     """The leader's wall time: moves a quiet partition's event time on."""
@@ -280,6 +286,7 @@ class Tick:
     wall: float
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Progress:
     """How far match partition ``source`` has read its inputs (docs/event-time.md), sent on
@@ -302,6 +309,7 @@ MatchCommand = Snapshot | Abandon | Forward | Tick | Progress
 # --- player side commands ------------------------------------------------------------------------
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Join:
     """The player is in a match: note it pending, send the snapshot when its turn comes."""
@@ -313,6 +321,7 @@ class Join:
     home: int  # the match's partition, where snapshots and abandon requests go
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RatedPlayer:
     """One player a ``rate`` command rates: a forced score (None: from the ranks) and the
@@ -323,6 +332,7 @@ class RatedPlayer:
     label: str | None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Rate:
     match_id: str
@@ -337,6 +347,7 @@ class Rate:
     finished_ms: int | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Cancel:
     """The match is settled without a rating for these players."""
@@ -345,6 +356,7 @@ class Cancel:
     players: list[str]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Watermark:
     """Match partition ``source`` has sent the join of every match homed there that started

@@ -63,6 +63,7 @@ from stream.protocol import (
     decode_player_command,
     encode_command,
 )
+from stream.ratings.fastinit import fast_init
 
 log = logging.getLogger("skillstream.worker")
 
@@ -76,6 +77,7 @@ MAX_BACKOFF_SECONDS = 5.0
 MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE = "matches", "clocks", "ratings", "pending"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Message:
     """One input message, as the runner sees it. ``handle`` is the adapter's own (the Faust

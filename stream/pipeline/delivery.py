@@ -30,6 +30,7 @@ from aiokafka.errors import MessageSizeTooLargeError, RecordListTooLargeError, R
 
 from stream.deadletters import DeadLetter, Origin
 from stream.outage import Outage
+from stream.ratings.fastinit import fast_init
 
 log = logging.getLogger("skillstream.worker")
 
@@ -44,6 +45,7 @@ MIN_LETTER_BYTES = 4096
 Send = Callable[..., Awaitable[Awaitable[Any]]]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class OutRecord:
     """One record to send. ``letter`` is set for dead letters (so they can be cut again)."""

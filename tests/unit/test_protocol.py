@@ -7,6 +7,7 @@ its tables); decoding it and encoding it again gives the same bytes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -150,6 +151,20 @@ def test_the_commands_decode_to_what_they_say() -> None:
     )
     assert decode_player_command(["wm", 2, 1780000099.5]) == Watermark(2, 1780000099.5)
     assert decode_player_command(["cancel", "m", ["a", "b"]]) == Cancel("m", ["a", "b"])
+
+
+@pytest.mark.parametrize("raw", MATCH_COMMANDS + PLAYER_COMMANDS)
+def test_commands_stay_immutable_values(raw: bytes) -> None:
+    # Built by a faster __init__ (stream/ratings/fastinit.py): still frozen, still equal by value.
+    decode = decode_match_command if raw in MATCH_COMMANDS else decode_player_command
+    command = decode(orjson.loads(raw))
+    assert dataclasses.replace(command) == command
+    values = [command, *[getattr(command, f.name) for f in dataclasses.fields(command)]]
+    for value in values:
+        if dataclasses.is_dataclass(value):
+            name = dataclasses.fields(value)[0].name
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                setattr(value, name, None)
 
 
 def test_a_rate_command_from_version_1_still_decodes() -> None:
