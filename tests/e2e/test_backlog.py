@@ -162,3 +162,28 @@ def test_a_backlog_drained_across_a_crash_and_a_rebalance_is_rated_as_played(
         for worker in others:
             worker.cleanup()
     assert_as_played(records, matches)
+
+
+def test_a_backlog_published_with_one_timestamp_for_all_is_rated_in_match_id_order(
+    stack: LocalStack,
+) -> None:
+    """Issue 15's second case: every match of the backlog carries the same start and finish
+    time, so each player is in many matches at once and the timeline gives no order. The
+    documented rule, live and in replay: by start, then match id (every result is within the
+    grace period, so nothing is abandoned)."""
+    env = settings(stack)
+    rng = random.Random(17)
+    players = [f"p{i:02d}" for i in range(50)]
+    same = [
+        (f"m{i:04d}", T0, T0, [[a], [b]], rng.choice([[1, 2], [2, 1], [1, 1]]))
+        for i, (a, b) in enumerate(rng.sample(players, 2) for _ in range(400))
+    ]
+    publish(env, same)
+    worker = WorkerProcess(env, "ties").start()
+    reader = Reader(env["KAFKA_BOOTSTRAP_SERVERS"], env["SKILLSTREAM_TOPIC_RATING_CHANGED"], 4)
+    try:
+        records = reader.until(2 * len(same), timeout=180.0)
+    finally:
+        reader.close()
+        worker.cleanup()
+    assert_as_played(records, sorted(same, key=lambda m: m[0]))
