@@ -290,7 +290,9 @@ class Tick:
 @dataclass(frozen=True, slots=True)
 class Progress:
     """How far match partition ``source`` has read its inputs (docs/event-time.md), sent on
-    every tick to every match partition, after any event it forwarded there.
+    every tick to every match partition, after any event it forwarded there. ``round``: the
+    leader's wall time in that tick, the same for every partition (a partition that has every
+    partition's report of a round sends its watermark at once, not at its next tick).
 
     Per input topic (``started``, ``finished``): the latest event time processed while records
     are still waiting there (0.0: none read yet), or None once it has read everything the
@@ -298,6 +300,7 @@ class Progress:
     """
 
     source: int
+    round: float
     started: float | None
     finished: float | None
     latest: float | None
@@ -381,8 +384,8 @@ def encode_command(command: Command) -> list[object]:
             return ["fwd", kind, encode_message(message)]
         case Tick(wall):
             return ["tick", wall]
-        case Progress(source, started, finished, latest):
-            return ["progress", source, started, finished, latest]
+        case Progress(source, round_, started, finished, latest):
+            return ["progress", source, round_, started, finished, latest]
         case Watermark(source, at):
             return ["wm", source, at]
         case Join(match_id, player_id, mode, started_at, home):
@@ -438,12 +441,13 @@ def decode_match_command(data: object) -> MatchCommand:
         return Tick(_number(items[1], what))
     if kind == "progress":
         what = "progress command"
-        _arity(items, what, 5)
+        _arity(items, what, 6)
         return Progress(
             _int(items[1], what),
-            _optional_number(items[2], what),
+            _number(items[2], what),
             _optional_number(items[3], what),
             _optional_number(items[4], what),
+            _optional_number(items[5], what),
         )
     raise ProtocolError(f"unknown match command {kind!r}")
 

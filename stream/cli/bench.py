@@ -206,7 +206,8 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         print(
             f"  {'backlog of ' + format(matches, ',') + ' matches':<30} published in"
             f" {published:5.1f} s with no worker; the new worker ready after"
-            f" {ready - launched:4.1f} s, then {got:,} rating-changed records ({2 * matches:,} expected; a redelivery repeats one) in"
+            f" {ready - launched:4.1f} s, then {got:,} rating-changed records"
+            f" ({2 * matches:,} expected; a redelivery repeats one) in"
             f" {seconds:6.2f} s = {matches / seconds:>7,.0f} matches/s; CPU s worker"
             f" {worker_cpu:5.1f}"
         )

@@ -99,7 +99,7 @@ class Settings:
     max_future_seconds: float = 300.0
     # How far out of event-time order the fleet may publish: every watermark is this much lower
     # (docs/event-time.md). Snapshots wait this long after a match's start, plus up to a tick.
-    event_lateness_seconds: float = 0.5
+    event_lateness_seconds: float = 0.1
 
     @property
     def match_commands_topic(self) -> str:

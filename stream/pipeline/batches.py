@@ -265,7 +265,7 @@ class BatchRunner:
                         extra=log_context(origin, key),
                     )
                     out.dead_letter(DeadLetter(key, value, origin, f"internal error: {exc!r}"))
-            if partition.ticked:
+            if partition.ticked is not None:
                 started_topic = self.settings.match_started_topic
                 finished_topic = self.settings.match_finished_topic
                 self.matches.report(
@@ -275,6 +275,8 @@ class BatchRunner:
                         finished_topic, number, reached.get(finished_topic)
                     ),
                 )
+            if partition.mark_due:
+                self.matches.mark(ctx)
         await self._deliver(out, "matches")
         for number, group in groups.items():
             ctx = contexts[number]

@@ -83,8 +83,13 @@ class MatchPartition:
     latest: float | None = None
     read: dict[str, float] = field(default_factory=dict)
     deadlines: Deadlines = field(default_factory=Deadlines)
-    # A tick arrived in this batch: report progress at its end.
-    ticked: bool = False
+    # The round of the tick that arrived in this batch (None: none): report progress at its end.
+    ticked: float | None = None
+    # A round of reports completed in this batch: send the watermark at its end. ``marked``: a
+    # watermark went out since the last tick; ``sent``: the last one sent.
+    mark_due: bool = False
+    marked: bool = False
+    sent: float | None = None
 
 
 @dataclass(slots=True)
@@ -224,34 +229,52 @@ class MatchProcessor:
                 self._abandon_request(ctx, command)
             case Forward(kind, message):
                 self.on_event(ctx, kind, message.key, message.value, message.origin, forwarded=True)
-            case Tick():
-                # The batch's wall time, not the leader's: the tick only wakes the partition.
+            case Tick(wall):
+                # The batch's wall time moves the clock; the leader's names the round.
                 ctx.partition.time.clock.tick(ctx.wall)
-                ctx.partition.ticked = True
-            case Progress(source, started, finished, latest):
-                ctx.partition.time.report(source, started, finished, latest, ctx.wall)
+                ctx.partition.ticked = wall
+            case Progress(source, round_, started, finished, latest):
+                partition = ctx.partition
+                if partition.time.report(source, round_, started, finished, latest, ctx.wall):
+                    partition.mark_due = True
         self.run_due(ctx)
 
     def report(self, ctx: MatchContext, *, started_done: bool, finished_done: bool) -> None:
-        """This partition's progress, to every match partition, and what its joins promise, to
-        every player partition (once per tick, at the end of the batch: after every join and
-        forward the batch sent). ``started_done``/``finished_done``: this worker has processed
-        everything the broker holds on the partition's match-started / match-finished input."""
+        """After a tick: this partition's progress, to every match partition (at the end of the
+        batch, after every forward the batch sent). ``started_done``/``finished_done``: this
+        worker has processed everything the broker holds on the partition's match-started /
+        match-finished input."""
         partition, out = ctx.partition, ctx.out
-        partition.ticked = False
+        assert partition.ticked is not None  # called only in a batch with a tick
         progress = Progress(
             partition.number,
+            partition.ticked,
             None if started_done else partition.read.get(STARTED, 0.0),
             None if finished_done else partition.read.get(FINISHED, 0.0),
             partition.latest,
         )
+        partition.ticked = None
         for target in range(self.partitions):
             out.to_match(target, progress)
+        if not partition.marked:
+            # No round completed since the last tick (a partition away): send what is known.
+            partition.mark_due = True
+        partition.marked = False
+
+    def mark(self, ctx: MatchContext) -> None:
+        """What this partition's joins promise, to every player partition: at the end of a
+        batch that completed a round of reports (after every join the batch sent), and at most
+        once per round."""
+        partition = ctx.partition
+        partition.mark_due = False
         joined = partition.time.watermark(0)
-        if joined is not None:
-            mark = Watermark(partition.number, joined)
-            for target in range(self.partitions):
-                out.to_player(target, mark)
+        if joined is None or (partition.sent is not None and joined <= partition.sent):
+            return
+        partition.sent = joined
+        partition.marked = True
+        mark = Watermark(partition.number, joined)
+        for target in range(self.partitions):
+            ctx.out.to_player(target, mark)
 
     def run_due(self, ctx: MatchContext) -> None:
         """Act on every match whose deadline the partition's event time has passed."""

@@ -78,25 +78,45 @@ class EventTime:
     reported since this worker took the partition over.
     """
 
-    __slots__ = ("clock", "lateness", "partitions", "reports")
+    __slots__ = ("clock", "complete", "lateness", "partitions", "reports", "rounds")
+
+    # Rounds of reports kept while incomplete (a partition away in a rebalance never reports).
+    MAX_ROUNDS = 8
 
     def __init__(self, partitions: int, lateness: float, latest: float | None, wall: float):
         self.partitions = partitions
         self.lateness = lateness
         self.clock = PartitionClock(latest, wall)
         self.reports: dict[int, tuple[float | None, float | None]] = {}
+        # Which partitions have reported in each recent round, and the latest complete round.
+        self.rounds: dict[float, set[int]] = {}
+        self.complete: float | None = None
 
     def report(
         self,
         source: int,
+        round_: float,
         started: float | None,
         finished: float | None,
         latest: float | None,
         wall: float,
-    ) -> None:
+    ) -> bool:
+        """Note a partition's report; True if it completes a round newer than the last."""
         self.reports[source] = (started, finished)
         if latest is not None:
             self.clock.observe(latest, wall)
+        if self.complete is not None and round_ <= self.complete:
+            return False
+        heard = self.rounds.setdefault(round_, set())
+        heard.add(source)
+        if len(heard) < self.partitions:
+            if len(self.rounds) > self.MAX_ROUNDS:
+                del self.rounds[min(self.rounds)]
+            return False
+        self.complete = round_
+        for old in [r for r in self.rounds if r <= round_]:
+            del self.rounds[old]
+        return True
 
     def watermark(self, index: int) -> float | None:
         """Topic ``index``'s watermark (0: match-started, 1: match-finished)."""

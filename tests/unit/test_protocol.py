@@ -60,8 +60,8 @@ MATCH_COMMANDS = [
     b'["tick",1780001960.0]',
     # Version 3: a match partition's progress (behind on match-started, caught up on
     # match-finished), and one that has read nothing yet.
-    b'["progress",3,1780000100.5,null,1780000160.0]',
-    b'["progress",0,0.0,0.0,null]',
+    b'["progress",3,1780000170.25,1780000100.5,null,1780000160.0]',
+    b'["progress",0,1780000170.25,0.0,0.0,null]',
 ]
 PLAYER_COMMANDS = [
     b'["join","sim5-1","p000001","1v1",1780000000.0,0]',
@@ -147,7 +147,7 @@ def test_the_commands_decode_to_what_they_say() -> None:
     )
     assert decode_player_command(["join", "m", "p", "1v1", 1.5, 3]) == Join("m", "p", "1v1", 1.5, 3)
     assert decode_match_command(orjson.loads(MATCH_COMMANDS[6])) == Progress(
-        3, 1780000100.5, None, 1780000160.0
+        3, 1780000170.25, 1780000100.5, None, 1780000160.0
     )
     assert decode_player_command(["wm", 2, 1780000099.5]) == Watermark(2, 1780000099.5)
     assert decode_player_command(["cancel", "m", ["a", "b"]]) == Cancel("m", ["a", "b"])
@@ -206,8 +206,17 @@ def test_the_rating_key_names_player_and_mode_unambiguously() -> None:
         (decode_player_command, ["join", 1], "join command: expected 6 elements, got 2"),
         (decode_player_command, ["cancel", "m", [1]], "cancel command: expected a string, got int"),
         (decode_player_command, ["snap", "m", "p", None, True], "unknown player command 'snap'"),
-        (decode_match_command, ["progress", 1, None, "x", 2.0], "progress command: expected a n"),
-        (decode_match_command, ["progress", 1.5, None, None, 2.0], "progress command: expected an"),
+        (decode_match_command, ["progress", 1, 5, None, "x", 2], "progress command: expected a n"),
+        (
+            decode_match_command,
+            ["progress", 1.5, 5, None, None, 2],
+            "progress command: expected an",
+        ),
+        (
+            decode_match_command,
+            ["progress", 1, None, None, None, 2],
+            "progress command: expected a n",
+        ),
         (decode_player_command, ["wm", 1, None], "wm command: expected a number, got null"),
     ],
 )
