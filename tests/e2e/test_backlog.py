@@ -132,24 +132,29 @@ def test_a_backlog_published_before_the_worker_started_is_rated_as_played(
     assert_as_played(records, matches)
 
 
-def test_a_backlog_drained_across_a_crash_and_a_rebalance_is_rated_as_played(
+def test_a_backlog_drained_across_a_crash_and_rebalances_is_rated_as_played(
     stack: LocalStack,
 ) -> None:
-    """The only worker is SIGKILLed a third of the way through the drain; two workers take
-    over (a rebalance, the tables recovered from their changelogs) and finish it."""
+    """Two workers start on the backlog (a rebalance as the second joins); one is SIGKILLed a
+    third of the way through the drain and two more join (three workers, another rebalance,
+    the dead one's tables recovered from their changelogs); they finish it."""
     env = settings(stack)
     matches = timeline(seed=16)
     publish(env, matches)
-    first = WorkerProcess(env, "first").start()
+    workers = [WorkerProcess(env, "first"), WorkerProcess(env, "second")]
+    for worker in workers:
+        worker.launch()
     reader = Reader(env["KAFKA_BOOTSTRAP_SERVERS"], env["SKILLSTREAM_TOPIC_RATING_CHANGED"], 4)
-    others: list[WorkerProcess] = []
     try:
+        for worker in workers:
+            worker.wait_ready(60.0)
         reader.until(2 * MATCHES // 3, timeout=120.0)
-        first.kill()
-        others = [WorkerProcess(env, "second"), WorkerProcess(env, "third")]
-        for worker in others:
+        workers[0].kill()
+        joining = [WorkerProcess(env, "third"), WorkerProcess(env, "fourth")]
+        workers += joining
+        for worker in joining:
             worker.launch()
-        for worker in others:
+        for worker in joining:
             worker.wait_ready(60.0)
         records = reader.read_until(
             lambda got: len({r.value() for r in got}) >= 2 * MATCHES, timeout=180.0
@@ -158,8 +163,7 @@ def test_a_backlog_drained_across_a_crash_and_a_rebalance_is_rated_as_played(
         records = reader.until(10 * MATCHES, timeout=3.0)
     finally:
         reader.close()
-        first.cleanup()
-        for worker in others:
+        for worker in workers:
             worker.cleanup()
     assert_as_played(records, matches)
 
