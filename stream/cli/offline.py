@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import IO
@@ -24,7 +24,7 @@ from stream.cli.evaluation_report import comparison_lines, evaluation_lines
 from stream.cli.progress import Progress
 from stream.config.modes import Modes, built_in_mode, load_modes
 from stream.errors import UserError
-from stream.history import HistoryMatch, read_seed_ratings
+from stream.history import HistoryMatch, play_order, read_seed_ratings
 from stream.offline.evaluation import Tally, evaluate_in_detail
 from stream.offline.intake import Intake
 from stream.offline.pairing import Side, compare, side_from_file, side_of
@@ -138,7 +138,11 @@ def stream_history(
 
 def cmd_replay(args: argparse.Namespace) -> int:
     replayer = make_replayer(args)
-    for match in stream_history(args.history, "replay", replayer, args):
+    matches: Iterable[HistoryMatch] = stream_history(args.history, "replay", replayer, args)
+    if args.in_play_order:
+        # The live pipeline's order (stream.history.play_order), whatever the file's.
+        matches = sorted(matches, key=lambda m: play_order(m.at, m.match_id))
+    for match in matches:
         replayer.apply(match)
     with ExitStack() as stack:
         out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
@@ -332,6 +336,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_on_error(replay)
     replay.add_argument(
         "--out", type=output_file(".jsonl"), help="output JSON lines, FILE.jsonl (default: stdout)"
+    )
+    replay.add_argument(
+        "--in-play-order",
+        action="store_true",
+        help="apply the matches by time, then match id, as the live pipeline does, instead of in "
+        "file order (the history's time should then be each match's start)",
     )
     replay.set_defaults(func=cmd_replay)
 

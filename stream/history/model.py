@@ -10,6 +10,13 @@ from stream.errors import UserError
 from stream.ratings.skill import PlayerStats
 
 
+def play_order(started_at: float, match_id: str) -> tuple[float, str]:
+    """The order a player's matches apply in, live and in ``skillstream replay
+    --in-play-order``: by start, then match id (docs/event-time.md). Matches that start at the
+    same instant have no order of their own; the match id gives one that both sides can apply."""
+    return (started_at, match_id)
+
+
 class HistoryMatch(NamedTuple):
     """One finished match read from an offline history.
 

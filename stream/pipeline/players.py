@@ -10,7 +10,8 @@ once every older pending match of theirs is settled, so it includes every result
 before, and only once every match partition has said that it sent the joins of all matches
 started before this one (:class:`stream.protocol.Watermark`, docs/event-time.md), so no older
 match of the player can still be on its way, however far behind the workers are. Matches that
-start at the same time go in match id order (:func:`play_order`), as replay applies them. For
+start at the same time go in match id order (:func:`stream.history.model.play_order`), as
+``skillstream replay --in-play-order`` applies them. For
 a history of non-overlapping matches this makes the live ratings equal ``skillstream replay``
 exactly. Starting a newer match while an older one is pending asks the
 older match's partition to abandon it (it decides, by its own event time, whether the result
@@ -29,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from stream.config.modes import Modes
+from stream.history.model import play_order
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.records import rating_changed
 from stream.pipeline.view import StateView
@@ -51,11 +53,6 @@ from stream.protocol import (
 from stream.ratings.engine import MatchView, initial_state, rate_player
 from stream.ratings.resolution import outcome_of
 from stream.ratings.skill import PlayerState
-
-
-def play_order(started_at: float, match_id: str) -> tuple[float, str]:
-    """The order a player's matches apply in, live and in replay: by start, then match id."""
-    return (started_at, match_id)
 
 
 @dataclass(slots=True)

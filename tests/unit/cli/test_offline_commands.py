@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import tomllib
@@ -192,3 +193,24 @@ def test_demo_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--matches", "3000", "--players", "200", "--out-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "rank correlation" in out and "p000" in out
+
+
+def test_replay_in_play_order_applies_a_shuffled_history_as_played(tmp_path: Path) -> None:
+    """--in-play-order sorts by time, then match id (the live pipeline's rule), so a history
+    written out of order, with ties in time, replays as the one written in that order; without
+    it the file order stands and the result differs."""
+    matches = list(simulate(SimulationConfig(matches=300, players=20, seed=5)))
+    # Ties: pairs of consecutive matches share a time, the later id first in the file.
+    tied = [dataclasses.replace(m, at=matches[i - i % 2].at) for i, m in enumerate(matches)]
+    ordered, shuffled = tmp_path / "ordered.jsonl", tmp_path / "shuffled.jsonl"
+    with ordered.open("w") as f:
+        write_jsonl(sorted(tied, key=lambda m: (m.at, m.match_id)), f)
+    mixed = list(reversed(tied))
+    with shuffled.open("w") as f:
+        write_jsonl(mixed, f)
+    outs = {name: tmp_path / f"{name}.out.jsonl" for name in ("a", "b", "c")}
+    assert main(["replay", str(ordered), "--out", str(outs["a"])]) == 0
+    assert main(["replay", str(shuffled), "--in-play-order", "--out", str(outs["b"])]) == 0
+    assert main(["replay", str(shuffled), "--out", str(outs["c"])]) == 0
+    assert outs["a"].read_bytes() == outs["b"].read_bytes()
+    assert outs["a"].read_bytes() != outs["c"].read_bytes()

@@ -13,10 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream.config.modes import Modes
-from stream.history import HistoryMatch
+from stream.history import HistoryMatch, play_order
 from stream.offline.replayer import Replayer
 from stream.pipeline.partitioning import partition_for
-from stream.pipeline.players import play_order
 
 T0 = 1_780_000_000.0
 PARTITIONS = 4
