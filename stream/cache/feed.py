@@ -341,8 +341,11 @@ def redis_client(url: str) -> aioredis.Redis:
     return client
 
 
-def writer_from_settings(settings: Settings, client: aioredis.Redis) -> CacheWriter:
-    """The writer the feed and `skillstream cache rebuild` use with these settings."""
+def writer_from_settings(
+    settings: Settings, client: aioredis.Redis, modes: Modes | None = None
+) -> CacheWriter:
+    """The writer the feed and `skillstream cache rebuild` use with these settings; ``modes``
+    (the settings' modes file when None) give the season schedules the grace is counted from."""
     return CacheWriter(
         client,
         KeyLayout(settings.cache_prefix),
@@ -350,12 +353,15 @@ def writer_from_settings(settings: Settings, client: aioredis.Redis) -> CacheWri
         history_length=settings.cache_history_length,
         seasons_kept=settings.cache_seasons_kept,
         inactive_seconds=settings.cache_inactive_seconds,
+        modes=settings.load_modes() if modes is None else modes,
+        season_grace_seconds=settings.cache_season_grace_seconds,
     )
 
 
 def feed_from_settings(settings: Settings) -> CacheFeed:
     """The feed a worker (or `skillstream cache writer`) runs with these settings."""
-    writer = writer_from_settings(settings, redis_client(settings.redis_url))
+    modes = settings.load_modes()
+    writer = writer_from_settings(settings, redis_client(settings.redis_url), modes)
     return CacheFeed(
         writer,
         settings.bootstrap_servers,
@@ -365,6 +371,6 @@ def feed_from_settings(settings: Settings) -> CacheFeed:
         fetch_max_wait_ms=max(1, round(settings.fetch_max_wait_seconds * 1000)),
         session_timeout_ms=round(settings.session_timeout_seconds * 1000),
         client_options=settings.kafka_security.aiokafka_options(),
-        modes=settings.load_modes(),
+        modes=modes,
         max_request_bytes=settings.max_request_bytes,
     )

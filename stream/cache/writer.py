@@ -7,7 +7,9 @@ the incoming version is strictly higher than the stored one. Writing the same or
 state again therefore changes nothing, which makes every write, and every retry, idempotent.
 
 The same script keeps the seasons' boards (an event of a later season archives the current
-boards as the final standings of theirs; one of an earlier season leaves every board alone)
+boards as the final standings of theirs; a late one of the season just ended still reaches its
+final standings during a grace period in event time; any other of an earlier season leaves
+every board alone)
 and takes players whose last match is older than the inactivity limit off the current boards,
 a few per write, in event time (docs/seasons.md).
 """
@@ -24,20 +26,22 @@ from stream.cache.codec import encode_fields, encode_float
 from stream.cache.entry import MAX_COUNT, CachedRating, entry_problem
 from stream.cache.history import encode_history
 from stream.cache.keys import DEFAULT_LAYOUT, KeyLayout
+from stream.config.modes import Modes
 
 __all__ = ["SCRIPT_VERSION", "WRITE_SCRIPT", "CacheWriter", "WriteResult"]
 
 # Bump on any change to the script's behaviour. It is part of the script text, so a new version
 # gets a new SHA and never runs as an old one cached on the server.
-SCRIPT_VERSION = 3
+SCRIPT_VERSION = 4
 
 # KEYS: KeyLayout.write_keys: 1 player hash, 2 by-rating, 3 by-rank-points, 4 by-conservative,
 #       5 history, 6 by-last-played, 7 season, 8 seasons, 9 clock.
 # ARGV: 1 version, 2 rating score, 3 rank-points score, 4 conservative score, 5 player id,
 #       6 season ('' when the event has none), 7 past seasons kept, 8 history length,
 #       9 inactivity in ms (0: never leave the boards), 10 event time in ms, 11 the mode's key
-#       base (past seasons' keys are named from it), 12 h: how many history elements follow,
-#       13 .. 12 + 2h: (version, element) pairs in ascending version, the entry's own last,
+#       base (past seasons' keys are named from it), 12 the end of the grace in ms (the next
+#       season's start plus the grace; 0: none), 13 h: how many history elements follow,
+#       14 .. 13 + 2h: (version, element) pairs in ascending version, the entry's own last,
 #       then the hash's field/value pairs (codec.encode_fields, version among them).
 # Versions are compared as Lua numbers (doubles): exact up to 2^53 changes per player. A stored
 # version beyond MAX_COUNT was written by a forged record before the writer refused them: it is
@@ -59,29 +63,45 @@ if stored then
     floor = current
   end
 end
-local h = tonumber(ARGV[12])
-redis.call('HSET', KEYS[1], unpack(ARGV, 13 + 2 * h))
+local h = tonumber(ARGV[13])
+redis.call('HSET', KEYS[1], unpack(ARGV, 14 + 2 * h))
 local length = tonumber(ARGV[8])
 if length > 0 then
   -- Only versions above the stored one: a redelivered change is never listed twice.
   for i = 0, h - 1 do
-    if tonumber(ARGV[13 + 2 * i]) > floor then
-      redis.call('LPUSH', KEYS[5], ARGV[14 + 2 * i])
+    if tonumber(ARGV[14 + 2 * i]) > floor then
+      redis.call('LPUSH', KEYS[5], ARGV[15 + 2 * i])
     end
   end
   redis.call('LTRIM', KEYS[5], 0, length - 1)
 end
+-- The clock first: the grace below is judged by the newest event time, this one's included.
+local now = tonumber(ARGV[10])
+local clock = tonumber(redis.call('GET', KEYS[9]) or '0')
+if now > clock then
+  redis.call('SET', KEYS[9], ARGV[10])
+  clock = now
+end
+local names = {{'by-rating', 'by-rank-points', 'by-conservative'}}
 local boarded = true
 if ARGV[6] ~= '' then
   local season = tonumber(ARGV[6])
   local current = tonumber(redis.call('GET', KEYS[7]) or '-1')
   if season < current then
-    -- A late event of a past season: its final standings stay as they were.
+    -- A late event of a past season: no current board. The season just ended takes it on its
+    -- final standings, as if it had come before the boundary, until the grace is over (and only
+    -- if they were archived: a season the cache never saw gets no standings now).
     boarded = false
+    if season == current - 1 and clock < tonumber(ARGV[12])
+        and redis.call('ZSCORE', KEYS[8], season) then
+      local past = ARGV[11] .. ':season:' .. season
+      for i = 1, 3 do
+        redis.call('ZADD', past .. ':' .. names[i], ARGV[i + 1], ARGV[5])
+      end
+    end
   elseif season > current then
     if current >= 0 then
       local past = ARGV[11] .. ':season:' .. current
-      local names = {{'by-rating', 'by-rank-points', 'by-conservative'}}
       for i = 1, 3 do
         if redis.call('EXISTS', KEYS[i + 1]) == 1 then
           redis.call('RENAME', KEYS[i + 1], past .. ':' .. names[i])
@@ -107,12 +127,6 @@ if boarded then
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[5])
   redis.call('ZADD', KEYS[4], ARGV[4], ARGV[5])
   redis.call('ZADD', KEYS[6], ARGV[10], ARGV[5])
-end
-local now = tonumber(ARGV[10])
-local clock = tonumber(redis.call('GET', KEYS[9]) or '0')
-if now > clock then
-  redis.call('SET', KEYS[9], ARGV[10])
-  clock = now
 end
 local inactive = tonumber(ARGV[9])
 if inactive > 0 then
@@ -151,6 +165,9 @@ class CacheWriter:
     ``seasons_kept``: how many past seasons' final standings are kept (older ones are deleted).
     ``inactive_seconds``: a player whose last match is this much older (event time) than the
     mode's newest leaves the current boards until their next match (0: never).
+    ``modes`` (their season schedules) and ``season_grace_seconds``: a late event of the season
+    just ended reaches its final standings while the mode's newest event time is less than
+    this much past the new season's start (0, or no ``modes``: never).
     """
 
     def __init__(
@@ -162,6 +179,8 @@ class CacheWriter:
         history_length: int = 20,
         seasons_kept: int = 4,
         inactive_seconds: float = 0.0,
+        modes: Modes | None = None,
+        season_grace_seconds: float = 600.0,
     ) -> None:
         if not math.isfinite(conservative_k) or conservative_k < 0:
             raise ValueError(f"conservative_k must be finite and >= 0, got {conservative_k!r}")
@@ -172,12 +191,18 @@ class CacheWriter:
             )
         if not math.isfinite(inactive_seconds) or inactive_seconds < 0:
             raise ValueError(f"inactive_seconds must be finite and >= 0, got {inactive_seconds!r}")
+        if not math.isfinite(season_grace_seconds) or season_grace_seconds < 0:
+            raise ValueError(
+                f"season_grace_seconds must be finite and >= 0, got {season_grace_seconds!r}"
+            )
         self.redis = redis
         self.layout = layout
         self.conservative_k = conservative_k
         self.history_length = history_length
         self.seasons_kept = seasons_kept
         self.inactive_ms = round(inactive_seconds * 1000)
+        self.modes = modes
+        self.season_grace_seconds = season_grace_seconds
         self._script = redis.register_script(WRITE_SCRIPT)
 
     async def write(self, ratings: Sequence[CachedRating]) -> WriteResult:
@@ -252,10 +277,25 @@ class CacheWriter:
             str(self.inactive_ms),
             str(entry.updated_at_ms),
             self.layout.mode_base(entry.mode),
+            str(self._grace_end_ms(entry)),
             str(len(listed)),
             *history,
             *encode_fields(entry),
         ]
+
+    def _grace_end_ms(self, entry: CachedRating) -> int:
+        """Until when (event time, ms) a late ``entry`` reaches its season's final standings:
+        the next season's start plus the grace; 0 without a grace, a schedule or a next season."""
+        if self.modes is None or self.season_grace_seconds == 0 or entry.season is None:
+            return 0
+        try:
+            seasons = self.modes.get(entry.mode).seasons
+            if seasons is None:
+                return 0
+            return round((seasons.start_of(entry.season + 1) + self.season_grace_seconds) * 1000)
+        except (KeyError, ValueError):
+            # A mode the modes file refuses, or a season with no successor: no grace to give.
+            return 0
 
 
 def _season_runs(ordered: list[CachedRating]) -> list[list[CachedRating]]:

@@ -90,6 +90,9 @@ class Settings:
     cache_history_length: int = 20
     cache_seasons_kept: int = 4
     cache_inactive_seconds: float = 0.0
+    # How long (event time) after a season's start a late event of the season before still
+    # reaches that season's final standings (0: never). docs/seasons.md.
+    cache_season_grace_seconds: float = 600.0
     limits: EventLimits = field(default_factory=EventLimits)
     # The largest record the worker's producers send (aiokafka's max_request_size, checked per
     # record). At most the broker's message.max.bytes (Apache Kafka: 1,048,588), so whatever
@@ -277,6 +280,9 @@ class Settings:
                 "SKILLSTREAM_CACHE_INACTIVE_DAYS", defaults.cache_inactive_seconds / 86_400.0
             )
             * 86_400.0,
+            cache_season_grace_seconds=reader.number(
+                "SKILLSTREAM_CACHE_SEASON_GRACE_SECONDS", defaults.cache_season_grace_seconds
+            ),
             limits=limits,
             max_request_bytes=max_request_bytes,
             max_future_seconds=reader.seconds(

@@ -13,9 +13,16 @@ from conftest import ValkeyServer
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
-from stream.cache import CachedRating, CacheWriter, KeyLayout, RatingCache, SyncRatingCache
+from stream.cache import (
+    CachedRating,
+    CacheWriter,
+    KeyLayout,
+    RatingCache,
+    SyncRatingCache,
+    WriteResult,
+)
 from stream.cache.queries import LeaderboardEntry, Seasons
-from stream.config.modes import parse_modes
+from stream.config.modes import Modes, parse_modes
 
 LAYOUT = KeyLayout()
 MODES = parse_modes({})
@@ -205,3 +212,108 @@ def test_the_commands_show_a_past_season_and_a_history(
     assert len(history.stdout.splitlines()) == 1
     bad = run("leaderboard", MODE, "--season", "-1")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+# Season 1 from T0, season 2 thirty days later, and so on: the grace counts from those starts.
+MONTHLY = parse_modes({"default": {"seasons": {"starts": ["2026-01-01"], "period_days": 30}}})
+MINUTE_DAYS = 60 / 86_400
+
+
+async def crossed_into_season_2(
+    client: AsyncRedis, modes: Modes | None = MONTHLY, grace: float = 600.0
+) -> tuple[CacheWriter, RatingCache]:
+    """A writer with this schedule and grace (a reader beside it) has put a and c on season 1's
+    boards, then a's first match of season 2, 5 minutes past its start."""
+    writer = CacheWriter(client, LAYOUT, modes=modes, season_grace_seconds=grace)
+    await writer.write([change("a", 1, 300, season=1, day=1), change("c", 1, 100, season=1, day=2)])
+    await writer.write([change("a", 2, 20, season=2, day=30 + 5 * MINUTE_DAYS)])
+    return writer, RatingCache(client, MODES)
+
+
+async def test_a_late_event_within_the_grace_reaches_the_final_standings(
+    aredis: AsyncRedis,
+) -> None:
+    writer, cache = await crossed_into_season_2(aredis)
+    # c's last match of season 1, a second before the boundary, arrives 5 minutes (event time)
+    # into season 2: within the 10 minutes' grace, so season 1's standings take it.
+    late = change("c", 2, 900, season=1, day=30 - 1 / 86_400)
+    assert await writer.write([late]) == WriteResult(applied=1, stale=0)
+    assert board(await cache.top(MODE, 10, season=1)) == [("c", 900.0), ("a", 300.0)]
+    assert board(await cache.top(MODE, 10, board="rating", season=1)) == [
+        ("c", 2400.0),
+        ("a", 1800.0),
+    ]
+    conservative = board(await cache.top(MODE, 10, board="conservative", season=1))
+    assert conservative == [("c", 2100.0), ("a", 1500.0)]
+    # Never on the current boards, and the player's state is the late event's.
+    assert board(await cache.top(MODE, 10)) == [("a", 20.0)]
+    assert await cache.seasons(MODE) == Seasons(2, [1])
+    assert (await cache.get_many(MODE, ["c"]))["c"].rank_points == 900
+    assert [e.version for e in await cache.history(MODE, "c")] == [2, 1]
+    # Redelivered (alone, or with an older version of c), within the grace and after it:
+    # nothing changes.
+    for minutes in (6, 20):
+        await writer.write([change("b", minutes, 40, season=2, day=30 + minutes * MINUTE_DAYS)])
+        before = await everything(aredis)
+        assert LAYOUT.past_board(MODE, 1, "rank_points").encode() in before
+        again = await writer.write([late, change("c", 1, 100, season=1, day=2)])
+        assert again == WriteResult(applied=0, stale=2)
+        assert await everything(aredis) == before
+    assert board(await cache.top(MODE, 10, season=1)) == [("c", 900.0), ("a", 300.0)]
+
+
+async def test_a_late_event_after_the_grace_leaves_the_final_standings_alone(
+    aredis: AsyncRedis,
+) -> None:
+    writer, cache = await crossed_into_season_2(aredis)
+    # The mode's newest event is now 10 minutes past season 2's start: the grace is over.
+    await writer.write([change("b", 1, 40, season=2, day=30 + 10 * MINUTE_DAYS)])
+    await writer.write([change("c", 2, 900, season=1, day=30 - 1 / 86_400)])
+    assert board(await cache.top(MODE, 10, season=1)) == [("a", 300.0), ("c", 100.0)]
+    assert board(await cache.top(MODE, 10)) == [("b", 40.0), ("a", 20.0)]
+    assert (await cache.get_many(MODE, ["c"]))["c"].rank_points == 900
+
+
+async def test_no_grace_keeps_the_standings_final_at_the_next_seasons_first_event(
+    aredis: AsyncRedis,
+) -> None:
+    # A grace of 0, and a writer with no schedule to count one from.
+    for modes, grace in ((MONTHLY, 0.0), (None, 600.0)):
+        await aredis.flushdb()
+        writer, cache = await crossed_into_season_2(aredis, modes, grace)
+        await writer.write([change("c", 2, 900, season=1, day=30 - 1 / 86_400)])
+        assert board(await cache.top(MODE, 10, season=1)) == [("a", 300.0), ("c", 100.0)]
+
+
+async def test_only_the_season_just_ended_has_a_grace(aredis: AsyncRedis) -> None:
+    # Seasons of a minute each: season 3 starts while season 2's grace still runs.
+    minutely = parse_modes(
+        {"default": {"seasons": {"starts": ["2026-01-01"], "period_days": MINUTE_DAYS}}}
+    )
+    writer = CacheWriter(aredis, LAYOUT, modes=minutely, season_grace_seconds=600.0)
+    cache = RatingCache(aredis, MODES)
+    await writer.write([change("a", 1, 300, season=1, day=0)])
+    await writer.write([change("b", 1, 200, season=2, day=1.5 * MINUTE_DAYS)])
+    await writer.write([change("a", 2, 20, season=3, day=2.5 * MINUTE_DAYS)])
+    # Season 1 is two seasons back: late as ever, though the clock is within start(2) + grace.
+    await writer.write([change("c", 1, 100, season=1, day=0.5 * MINUTE_DAYS)])
+    assert board(await cache.top(MODE, 10, season=1)) == [("a", 300.0)]
+    # Season 2, the one just ended, takes its late event.
+    await writer.write([change("d", 1, 50, season=2, day=1.9 * MINUTE_DAYS)])
+    assert board(await cache.top(MODE, 10, season=2)) == [("b", 200.0), ("d", 50.0)]
+
+
+async def everything(client: AsyncRedis) -> dict[bytes, object]:
+    """Every key in the database with its content, to compare before and after a write."""
+    found: dict[bytes, object] = {}
+    async for key in client.scan_iter():
+        kind = await client.type(key)
+        if kind == b"zset":
+            found[key] = await client.zrange(key, 0, -1, withscores=True)
+        elif kind == b"hash":
+            found[key] = await client.hgetall(key)
+        elif kind == b"list":
+            found[key] = await client.lrange(key, 0, -1)
+        else:
+            found[key] = await client.get(key)
+    return found

@@ -26,6 +26,7 @@ def test_defaults_without_any_variable() -> None:
     assert cache == ("worker", "skillstream", 3.0)
     kept = (s.cache_history_length, s.cache_seasons_kept, s.cache_inactive_seconds)
     assert kept == (20, 4, 0.0)
+    assert s.cache_season_grace_seconds == 600.0
     assert s.recovery_consistency_check is True
     assert s.max_future_seconds == 300.0
     assert s.log_format == "text"
@@ -46,6 +47,7 @@ def test_defaults_without_any_variable() -> None:
         ("SKILLSTREAM_CACHE_HISTORY_LENGTH", "0", "at least 1"),
         ("SKILLSTREAM_CACHE_SEASONS_KEPT", "two", "expected a whole number"),
         ("SKILLSTREAM_CACHE_INACTIVE_DAYS", "-3", "finite number >= 0"),
+        ("SKILLSTREAM_CACHE_SEASON_GRACE_SECONDS", "-1", "finite number >= 0"),
         ("SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK", "maybe", "expected true or false"),
         ("SKILLSTREAM_LOG_FORMAT", "xml", "text or json"),
         ("SKILLSTREAM_TOPIC_DLQ", "dead letters", "not a valid Kafka name"),
@@ -66,10 +68,12 @@ def test_the_cache_keeps_what_it_is_told() -> None:
             "SKILLSTREAM_CACHE_HISTORY_LENGTH": "50",
             "SKILLSTREAM_CACHE_SEASONS_KEPT": "1",
             "SKILLSTREAM_CACHE_INACTIVE_DAYS": "1.5",
+            "SKILLSTREAM_CACHE_SEASON_GRACE_SECONDS": "0",
         }
     )
     assert (s.cache_history_length, s.cache_seasons_kept) == (50, 1)
     assert s.cache_inactive_seconds == 1.5 * 86_400.0
+    assert s.cache_season_grace_seconds == 0.0
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("false", False), ("0", False), ("ON", True)])
