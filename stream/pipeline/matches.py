@@ -353,7 +353,10 @@ class MatchProcessor:
             # finish has no line-up of its own; then rate without the start or dead-letter.
             # Event times carry milliseconds: one more and no start can still come.
             wait = 0.001 if event.teams is not None else self._pending(mode.name).grace_seconds
-            until = event.finished_at + wait
+            # A finish that is itself late (event time is past it already) waits from now, as
+            # its start may be just as late.
+            now = ctx.now
+            until = (event.finished_at if now is None else max(event.finished_at, now)) + wait
             entry = _new_entry(mode.name, None, None)
             entry.fin = fin
             entry.wait = Waiting(message, until)

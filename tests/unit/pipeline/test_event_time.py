@@ -189,3 +189,18 @@ def test_matches_starting_at_the_same_instant_apply_in_match_id_order() -> None:
     c.run()
     assert [e["match_id"] for e in c.ratings if e["player_id"] == "a"] == ["m1", "m2", "m3"]
     assert live(c) == replayed(matches)
+
+
+def test_a_late_finish_read_before_its_late_start_waits_from_now() -> None:
+    """Event time is far past a match whose events come only now (a server whose clock is
+    behind, say), the finish without a line-up read first: it waits a grace period from now for
+    its start, as before the watermarks, instead of being dead-lettered at once."""
+    c = Cluster(partitions=PARTITIONS)
+    send_all(c, [("x1", T0 + 1000, T0 + 1060, [["x"], ["y"]], [0, 1])])
+    c.run()
+    ids = {"match_id": "m1", "mode": "1v1"}
+    c.send(FINISHED, {**ids, "finished_at": epoch_ms(T0 + 60), "ranks": [1, 0]})
+    c.send(STARTED, {**ids, "started_at": epoch_ms(T0), "teams": [["a"], ["b"]]})
+    c.run()
+    assert c.dead_letters == []
+    assert c.outcomes()[("a", "m1")] == "loss"
