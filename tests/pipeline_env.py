@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
@@ -26,6 +27,23 @@ def worker_env(
         "SKILLSTREAM_TOPIC_MATCH_FINISHED": FINISHED,
         "SKILLSTREAM_TOPIC_RATING_CHANGED": RATING_CHANGED,
         "SKILLSTREAM_TOPIC_DLQ": DEAD_LETTERS,
+    }
+
+
+def own_topics_env(stack: LocalStack, letter: str) -> dict[str, str]:
+    """Settings for one test's own app id, topics and cache prefix on a shared stack (4
+    partitions, a short session); ``letter`` starts the app id, to tell the tests apart."""
+    tag = uuid.uuid4().hex[:8]
+    return {
+        **environment(stack),
+        "SKILLSTREAM_APP_ID": f"{letter}{tag}",
+        "SKILLSTREAM_PARTITIONS": "4",
+        "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": "4",
+        "SKILLSTREAM_TOPIC_MATCH_STARTED": f"started-{tag}",
+        "SKILLSTREAM_TOPIC_MATCH_FINISHED": f"finished-{tag}",
+        "SKILLSTREAM_TOPIC_RATING_CHANGED": f"rating-{tag}",
+        "SKILLSTREAM_TOPIC_DLQ": f"dlq-{tag}",
+        "SKILLSTREAM_CACHE_PREFIX": f"{letter}{tag}",
     }
 
 

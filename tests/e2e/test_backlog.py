@@ -11,20 +11,18 @@ whose start sat on a partition read later, and finishes were read before their s
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import pytest
 from librdkafka_clients import Reader, fleet_producer
+from pipeline_env import own_topics_env
+from replay_1v1 import replayed
 
 from stream.chaos.verify import event_fields
-from stream.config.modes import Modes
-from stream.history import HistoryMatch
-from stream.local.stack import LocalStack, environment
+from stream.local.stack import LocalStack
 from stream.local.workers import WorkerProcess
-from stream.offline.replayer import Replayer
 
 T0 = 1_780_000_000.0
 MATCH_SECONDS = 180.0  # each match lasts three minutes
@@ -56,33 +54,8 @@ def timeline(seed: int) -> list[tuple[str, float, float, list[list[str]], list[i
     return matches
 
 
-def replayed(matches: list[Any]) -> dict[tuple[str, str], tuple[Any, ...]]:
-    """Every (player, match)'s state after the match, replayed in the order of play."""
-    replayer = Replayer(Modes())
-    out: dict[tuple[str, str], tuple[Any, ...]] = {}
-    for row, (match_id, _start, finish, teams, ranks) in enumerate(matches):
-        match = HistoryMatch(
-            row, match_id, "1v1", finish, tuple(map(tuple, teams)), tuple(ranks), None, frozenset()
-        )
-        for pid, update in replayer.apply(match).items():
-            s = update.state
-            out[(pid, match_id)] = (s.rating, s.deviation, s.volatility, s.rank_points, s.games)
-    return out
-
-
 def settings(stack: LocalStack) -> dict[str, str]:
-    tag = uuid.uuid4().hex[:8]
-    return {
-        **environment(stack),
-        "SKILLSTREAM_APP_ID": f"b{tag}",
-        "SKILLSTREAM_PARTITIONS": "4",
-        "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": "4",
-        "SKILLSTREAM_TOPIC_MATCH_STARTED": f"started-{tag}",
-        "SKILLSTREAM_TOPIC_MATCH_FINISHED": f"finished-{tag}",
-        "SKILLSTREAM_TOPIC_RATING_CHANGED": f"rating-{tag}",
-        "SKILLSTREAM_TOPIC_DLQ": f"dlq-{tag}",
-        "SKILLSTREAM_CACHE_PREFIX": f"b{tag}",
-    }
+    return own_topics_env(stack, "b")
 
 
 def publish(env: dict[str, str], matches: list[Any]) -> None:
@@ -190,4 +163,4 @@ def test_a_backlog_published_with_one_timestamp_for_all_is_rated_in_match_id_ord
     finally:
         reader.close()
         worker.cleanup()
-    assert_as_played(records, sorted(same, key=lambda m: m[0]))
+    assert_as_played(records, same)

@@ -15,6 +15,7 @@ import orjson
 import pytest
 from confluent_kafka import Consumer
 from librdkafka_clients import Reader, fleet_producer
+from pipeline_env import own_topics_env
 from redis import Redis
 
 from stream.cache.entry import CachedRating
@@ -22,7 +23,7 @@ from stream.cache.reader import SyncRatingCache
 from stream.chaos.traffic import waves
 from stream.chaos.verify import cached_fields, event_fields
 from stream.config.modes import Modes
-from stream.local.stack import LocalStack, environment
+from stream.local.stack import LocalStack
 from stream.local.workers import WorkerProcess
 from stream.simulation import SimulationConfig, simulate, write_jsonl
 from stream.simulation.fleet import match_events
@@ -37,18 +38,7 @@ def stack() -> Iterator[LocalStack]:
 @pytest.fixture
 def env(stack: LocalStack) -> dict[str, str]:
     """Settings for one test's own app id and topics on the shared broker."""
-    tag = uuid.uuid4().hex[:8]
-    return {
-        **environment(stack),
-        "SKILLSTREAM_APP_ID": f"t{tag}",
-        "SKILLSTREAM_PARTITIONS": "4",
-        "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": "4",
-        "SKILLSTREAM_TOPIC_MATCH_STARTED": f"started-{tag}",
-        "SKILLSTREAM_TOPIC_MATCH_FINISHED": f"finished-{tag}",
-        "SKILLSTREAM_TOPIC_RATING_CHANGED": f"rating-{tag}",
-        "SKILLSTREAM_TOPIC_DLQ": f"dlq-{tag}",
-        "SKILLSTREAM_CACHE_PREFIX": f"t{tag}",
-    }
+    return own_topics_env(stack, "t")
 
 
 def produce(env: dict[str, str], messages: list[tuple[str, bytes | None, bytes]]) -> None:

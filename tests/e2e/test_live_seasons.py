@@ -9,7 +9,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,13 @@ from typing import Any
 import orjson
 import pytest
 from librdkafka_clients import Reader, fleet_producer
+from pipeline_env import own_topics_env
 
 from stream.cache.reader import SyncRatingCache
 from stream.chaos.traffic import match_messages, waves
 from stream.config.modes import load_modes
 from stream.events import parse_time
-from stream.local.stack import LocalStack, environment
+from stream.local.stack import LocalStack
 from stream.local.workers import WorkerProcess
 from stream.simulation import SimulationConfig, simulate, write_jsonl
 from stream.simulation.config import DEFAULT_START
@@ -48,19 +48,7 @@ def test_live_equals_replay_across_season_boundaries_and_a_crash_at_one(
 ) -> None:
     modes_path = tmp_path / "modes.toml"
     modes_path.write_text(MODES_FILE)
-    tag = uuid.uuid4().hex[:8]
-    env = {
-        **environment(stack),
-        "SKILLSTREAM_APP_ID": f"s{tag}",
-        "SKILLSTREAM_PARTITIONS": "4",
-        "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": "4",
-        "SKILLSTREAM_TOPIC_MATCH_STARTED": f"started-{tag}",
-        "SKILLSTREAM_TOPIC_MATCH_FINISHED": f"finished-{tag}",
-        "SKILLSTREAM_TOPIC_RATING_CHANGED": f"rating-{tag}",
-        "SKILLSTREAM_TOPIC_DLQ": f"dlq-{tag}",
-        "SKILLSTREAM_CACHE_PREFIX": f"s{tag}",
-        "SKILLSTREAM_MODES_FILE": str(modes_path),
-    }
+    env = {**own_topics_env(stack, "s"), "SKILLSTREAM_MODES_FILE": str(modes_path)}
     schedule = load_modes(modes_path).default.seasons
     assert schedule is not None and schedule.start_of(1) == DEFAULT_START
     matches = list(simulate(SimulationConfig(seed=17, matches=240, players=60, team_size=2)))

@@ -11,16 +11,12 @@ import pytest
 from harness import FINISHED, STARTED, Cluster, epoch_ms
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from replay_1v1 import Match, replayed
 
-from stream.config.modes import Modes
-from stream.history import HistoryMatch, play_order
-from stream.offline.replayer import Replayer
 from stream.pipeline.partitioning import partition_for
 
 T0 = 1_780_000_000.0
 PARTITIONS = 4
-
-Match = tuple[str, float, float, list[list[str]], list[int]]
 
 
 def history(seed: int, matches: int = 24, players: int = 6, length: float = 60.0) -> list[Match]:
@@ -51,20 +47,6 @@ def send_all(c: Cluster, matches: list[Match]) -> None:
         events.append((finish, FINISHED, {**ids, "finished_at": epoch_ms(finish), "ranks": ranks}))
     for _, topic, event in sorted(events, key=lambda e: e[0]):
         c.send(topic, event)
-
-
-def replayed(matches: list[Match]) -> dict[tuple[str, str], tuple[Any, ...]]:
-    replayer = Replayer(Modes())
-    out: dict[tuple[str, str], tuple[Any, ...]] = {}
-    ordered = sorted(matches, key=lambda m: play_order(m[1], m[0]))
-    for row, (match_id, _start, finish, teams, ranks) in enumerate(ordered):
-        match = HistoryMatch(
-            row, match_id, "1v1", finish, tuple(map(tuple, teams)), tuple(ranks), None, frozenset()
-        )
-        for pid, update in replayer.apply(match).items():
-            s = update.state
-            out[(pid, match_id)] = (s.rating, s.deviation, s.volatility, s.rank_points, s.games)
-    return out
 
 
 def live(c: Cluster) -> dict[tuple[str, str], tuple[Any, ...]]:
