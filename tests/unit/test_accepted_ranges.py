@@ -62,8 +62,12 @@ def configs(draw: st.DrawFn, cls: type[Any]) -> Any:
         for key, value in zip(group, sorted(values[k] for k in group), strict=True):
             values[key] = value
     if cls is Glicko2Config and values["max_rating"] - values["min_rating"] < 1.0:
+        # The narrowest accepted range: low + 1.0 can round to a difference just under 1.0.
         low = min(values["min_rating"], 14.0)
-        values["min_rating"], values["max_rating"] = low, low + 1.0
+        high = low + 1.0
+        while high - low < 1.0:
+            high = math.nextafter(high, math.inf)
+        values["min_rating"], values["max_rating"] = low, high
     return cls(**values)
 
 
