@@ -6,7 +6,8 @@ rating record is held for every player, so its size is the table's size). Both l
 written and read here only, as typed values in the code:
 
 - match side commands: :class:`Snapshot` (``snap``), :class:`Abandon` (``abandon``),
-  :class:`Forward` (``fwd``), :class:`Tick` (``tick``), :class:`Progress` (``progress``);
+  :class:`Forward` (``fwd``), :class:`Tick` (``tick``), :class:`Progress` (``progress``),
+  :class:`AbandonWatermark` (``awm``);
 - player side commands: :class:`Join` (``join``), :class:`Rate` (``rate``), :class:`Cancel`
   (``cancel``), :class:`Watermark` (``wm``);
 - table records: :class:`RatingRecord` (table ``ratings``), :class:`PendingRecord` (table
@@ -38,8 +39,10 @@ from stream.ratings.skill import PlayerState, PlayerStats
 # watermarks, docs/event-time.md); a version 2 worker dead-letters them as unknown commands, so
 # upgrade every worker of a group together (docs/operations.md). Decoders accept every version up
 # to this one, and ignore trailing ``rate`` elements and unknown record fields a later version
-# may add.
-PROTOCOL_VERSION = 3
+# may add. Version 4 added ``awm`` (a player partition's abandon requests are all out, so a
+# result timed after an abandonment is settled by event time, not by arrival), with the same
+# upgrade rule.
+PROTOCOL_VERSION = 4
 
 # How many of a player's latest match ids the rating record keeps to recognise redeliveries.
 RECENT_MATCHES = 16
@@ -306,7 +309,19 @@ class Progress:
     latest: float | None
 
 
-MatchCommand = Snapshot | Abandon | Forward | Tick | Progress
+@fast_init
+@dataclass(frozen=True, slots=True)
+class AbandonWatermark:
+    """Player partition ``source`` has sent the abandon request of every match superseded by
+    a start before ``at`` (sent to every match partition, after those requests, when the
+    watermarks it received move on; docs/event-time.md). A match holding a result timed after
+    a possible abandonment waits for it."""
+
+    source: int
+    at: float
+
+
+MatchCommand = Snapshot | Abandon | Forward | Tick | Progress | AbandonWatermark
 
 
 # --- player side commands ------------------------------------------------------------------------
@@ -388,6 +403,8 @@ def encode_command(command: Command) -> list[object]:
             return ["progress", source, round_, started, finished, latest]
         case Watermark(source, at):
             return ["wm", source, at]
+        case AbandonWatermark(source, at):
+            return ["awm", source, at]
         case Join(match_id, player_id, mode, started_at, home):
             return ["join", match_id, player_id, mode, started_at, home]
         case Rate():
@@ -449,6 +466,10 @@ def decode_match_command(data: object) -> MatchCommand:
             _optional_number(items[4], what),
             _optional_number(items[5], what),
         )
+    if kind == "awm":
+        what = "awm command"
+        _arity(items, what, 3)
+        return AbandonWatermark(_int(items[1], what), _number(items[2], what))
     raise ProtocolError(f"unknown match command {kind!r}")
 
 

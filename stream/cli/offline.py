@@ -24,13 +24,13 @@ from stream.cli.evaluation_report import comparison_lines, evaluation_lines
 from stream.cli.progress import Progress
 from stream.config.modes import Modes, built_in_mode, load_modes
 from stream.errors import UserError
-from stream.history import HistoryMatch, play_order, read_seed_ratings
+from stream.history import HistoryMatch, read_seed_ratings
 from stream.offline.evaluation import Tally, evaluate_in_detail
 from stream.offline.intake import Intake
 from stream.offline.pairing import Side, compare, side_from_file, side_of
 from stream.offline.predictions import Prediction, predictions
 from stream.offline.predictions_file import read_predictions, write_predictions
-from stream.offline.replayer import DEFAULT_MODE, Replayer
+from stream.offline.replayer import DEFAULT_MODE, Replayer, in_play_order
 from stream.offline.search_space import knobs_for
 from stream.offline.tuned_section import tuned_toml
 from stream.offline.tuning import Plan, Trial, planned_trials, tune
@@ -140,10 +140,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     replayer = make_replayer(args)
     matches: Iterable[HistoryMatch] = stream_history(args.history, "replay", replayer, args)
     if args.in_play_order:
-        # The live pipeline's order (stream.history.play_order), whatever the file's.
-        matches = sorted(matches, key=lambda m: play_order(m.at, m.match_id))
-    for match in matches:
-        replayer.apply(match)
+        # The live pipeline's order and its rule for overlapping matches, whatever the file's.
+        for match, fates in in_play_order(matches, replayer):
+            replayer.apply_settled(match, fates)
+    else:
+        for match in matches:
+            replayer.apply(match)
     with ExitStack() as stack:
         out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
         for final in replayer.ratings():
@@ -340,8 +342,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay.add_argument(
         "--in-play-order",
         action="store_true",
-        help="apply the matches by time, then match id, as the live pipeline does, instead of in "
-        "file order (the history's time should then be each match's start)",
+        help="apply the matches by start (JSON lines with started_at; else by time), then match "
+        "id, as the live pipeline does, instead of in file order; with starts, overlapping "
+        "matches are settled by the live rule (abandonment, timeout)",
     )
     replay.set_defaults(func=cmd_replay)
 

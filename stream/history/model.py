@@ -24,7 +24,10 @@ class HistoryMatch(NamedTuple):
     CSV match is line 2), kept so later stages can point users at the offending line.
     ``mode`` is None when the file does not say (a CSV without a ``mode`` column or with an
     empty cell); the caller picks the default mode. ``at`` is epoch seconds. ``ranks`` has one
-    rank per team, lower is better, equal ranks are a draw.
+    rank per team, lower is better, equal ranks are a draw. ``started_at`` (epoch seconds) is
+    known only from a JSON-lines history whose events carry it; with it, ``replay
+    --in-play-order`` orders by it and settles overlapping matches as the live pipeline does
+    (:mod:`stream.settling`).
     """
 
     row: int
@@ -35,6 +38,7 @@ class HistoryMatch(NamedTuple):
     ranks: tuple[int, ...]
     stats: Mapping[str, PlayerStats] | None
     quitters: frozenset[str]
+    started_at: float | None = None
 
 
 # A named tuple because replay builds one per CSV row: the reader makes it with one

@@ -15,6 +15,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import orjson
+
 from stream.events import (
     DEFAULT_LIMITS,
     MAX_EPOCH_MS,
@@ -22,6 +24,7 @@ from stream.events import (
     EventError,
     decode_match_finished,
     describe_value,
+    parse_time,
 )
 from stream.history.model import HistoryError, HistoryMatch, new_history_match
 from stream.history.source import BOM, display_name, first_utf8_error, is_stdin, open_binary
@@ -159,6 +162,17 @@ def _jsonl_match(
         raise HistoryError(
             name, number, "teams: required in a history (there is no match-started event)"
         )
+    started_at = None
+    if b'"started_at"' in raw:
+        # Optional in a history (live events keep it in match-started): the order of play.
+        value = orjson.loads(raw).get("started_at")
+        if value is not None:
+            try:
+                started_at = parse_time(value)
+            except EventError as exc:
+                raise HistoryError(name, number, f"started_at: {exc}") from None
+            if started_at > event.finished_at:
+                raise HistoryError(name, number, "started_at: after finished_at")
     return HistoryMatch(
         number,
         event.match_id,
@@ -168,6 +182,7 @@ def _jsonl_match(
         event.ranks,
         event.stats,
         event.quitters,
+        started_at,
     )
 
 
@@ -337,6 +352,7 @@ def _csv_rows(
                     ranks,
                     None,
                     empty,
+                    None,
                 ),
             )
             count += 1

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from stream.config.modes import Modes
-from stream.history import HistoryMatch, SeedRating
+from stream.history import HistoryMatch, SeedRating, play_order
 from stream.ratings.engine import (
     PlayerUpdate,
     initial_state,
@@ -27,6 +27,7 @@ from stream.ratings.rank_points import to_points
 from stream.ratings.resolution import rated_players
 from stream.ratings.skill import PlayerState
 from stream.ratings.teams import score_against
+from stream.settling import Fate, Settled, fate, superseding_starts
 
 DEFAULT_MODE = "default"
 
@@ -104,6 +105,33 @@ class Replayer:
         else:
             updates = rate_match(mode, match, table)
         # Written back only after everyone is rated: each player meets the others' old states.
+        for pid, update in updates.items():
+            table[pid] = update.state
+        return updates
+
+    def apply_settled(
+        self, match: HistoryMatch, fates: Mapping[str, Fate]
+    ) -> dict[str, PlayerUpdate]:
+        """Rate ``match`` as the live pipeline settles it (:mod:`stream.settling`): a player
+        whose fate is an abandonment or a timeout takes a loss at that fate's time, without the
+        result's ranks or stats; the others are rated from the result."""
+        if all(f.how is Settled.RESULT for f in fates.values()):
+            return self.apply(match)
+        name, mode, table = self.mode_of(match)
+        if self._seeds:
+            self._seed(name, mode, table, match)
+        plan = rated_players(mode, match.teams, match.quitters)
+        voided = match._replace(ranks=(0,) * len(match.teams), stats=None)
+        get = table.get
+        updates: dict[str, PlayerUpdate] = {}
+        for team in match.teams:
+            for pid in team:
+                settled = fates[pid]
+                if settled.how is not Settled.RESULT:
+                    lost = voided._replace(at=settled.at)
+                    updates[pid] = rate_player(mode, pid, get(pid), lost, table, 0.0)
+                elif pid in plan:
+                    updates[pid] = rate_player(mode, pid, get(pid), match, table, plan[pid])
         for pid, update in updates.items():
             table[pid] = update.state
         return updates
@@ -188,3 +216,40 @@ def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
         algorithm.rating_bounds,
     )
     return PlayerState(rating, deviation, volatility, round(points), seed.games, None)
+
+
+def in_play_order(
+    matches: Iterable[HistoryMatch], replayer: Replayer
+) -> Iterator[tuple[HistoryMatch, dict[str, Fate]]]:
+    """``matches`` in the live pipeline's order of play (by start where the history has it, by
+    finish otherwise: :func:`stream.history.play_order`), each with every player's fate by the
+    live rule (:func:`stream.settling.fate`): with starts known, a player whose next match
+    started more than the grace period before this one's result is scored as abandoning it,
+    and a result after the timeout times the match out. Reads the whole history first."""
+    ordered = sorted(
+        matches,
+        key=lambda m: play_order(m.at if m.started_at is None else m.started_at, m.match_id),
+    )
+    superseded = superseding_starts(
+        (m.match_id, m.started_at, m.teams) for m in ordered if m.started_at is not None
+    )
+    modes, override = replayer.mode_choice
+    for match in ordered:
+        started_at = match.started_at
+        fates: dict[str, Fate] = {}
+        if started_at is None:
+            fates = {pid: Fate(Settled.RESULT, match.at) for team in match.teams for pid in team}
+        else:
+            pending = modes.pending(override or match.mode or DEFAULT_MODE)
+            for team in match.teams:
+                for pid in team:
+                    found = fate(
+                        started_at,
+                        match.at,
+                        superseded.get((pid, match.match_id)),
+                        grace_seconds=pending.grace_seconds,
+                        timeout_seconds=pending.timeout_seconds,
+                    )
+                    assert found is not None  # a match with a result is always decided
+                    fates[pid] = found
+        yield match, fates

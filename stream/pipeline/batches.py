@@ -226,7 +226,7 @@ class BatchRunner:
             player_id = orjson.loads(key)
             if value is not None and partition_for(player_id, self.players.partitions) == number:
                 records.append((player_id, PENDING.value(value)))
-        found = self.player_partitions[number] = self.players.restore(records)
+        found = self.player_partitions[number] = self.players.restore(number, records)
         return found
 
     # --- batches ------------------------------------------------------------------------------

@@ -6,12 +6,14 @@ partition reported it, the result once it arrives, and which players have been s
 every snapshot is in and a player's fate is known, one ``rate`` or ``cancel`` command per player
 partition goes out; the player side does the rating.
 
-A player is settled exactly once per match:
-- by the result (rated from the ranks, or a forced loss for a quitter, or cancelled),
-- or, with no result yet, as ``abandoned`` once event time passes the grace period after the
-  player started a newer match,
-- or, with no result at all, as ``timeout`` when event time passes the start plus the mode's
-  timeout.
+A player is settled exactly once per match, by whichever comes first in event time
+(:func:`stream.settling.fate`, the rule replay applies too):
+- the result (rated from the ranks, or a forced loss for a quitter, or cancelled),
+- ``abandoned``, the grace period after the player started a newer match,
+- ``timeout``, the start plus the mode's timeout.
+A result read early does not win by arriving first: a match longer than the grace period
+waits, before rating from its result, until the player partitions say that every abandon
+request that could precede it has arrived (:class:`stream.protocol.AbandonWatermark`).
 
 Event time here is a watermark (:class:`EventTime`, docs/event-time.md): every match partition
 reports on each tick how far it has read both input topics, and a decision waits until every
@@ -48,6 +50,7 @@ from stream.pipeline.view import StateView
 from stream.protocol import (
     MATCHES,
     Abandon,
+    AbandonWatermark,
     Cancel,
     Finish,
     Forward,
@@ -65,6 +68,7 @@ from stream.protocol import (
 )
 from stream.ratings.modes import ModeConfig
 from stream.ratings.resolution import Outcome, rated_players
+from stream.settling import Settled, fate, may_be_superseded
 
 STARTED = "started"
 FINISHED = "finished"
@@ -90,6 +94,16 @@ class MatchPartition:
     mark_due: bool = False
     marked: bool = False
     sent: float | None = None
+    # Per player partition, how far its abandon requests are all out (AbandonWatermark), and
+    # the results waiting for it: a result at ``fin.at`` waits until every start before
+    # ``fin.at - grace`` has had its abandon requests delivered here.
+    abandons: dict[int, float] = field(default_factory=dict)
+    held: Deadlines = field(default_factory=Deadlines)
+
+    def abandons_out(self, partitions: int) -> float | None:
+        """Every abandon request for a start before this has arrived (None: not known yet)."""
+        marks = self.abandons
+        return min(marks.values()) if len(marks) == partitions else None
 
 
 @dataclass(slots=True)
@@ -157,6 +171,11 @@ class MatchProcessor:
             at = self._next_deadline(entry)
             if at is not None:
                 partition.deadlines.add(at, match_id)
+            elif entry.fin is not None and entry.done is None and entry.teams is not None:
+                # A result held for the abandon requests (or for snapshots): look again when
+                # they are all out.
+                grace = self._pending(entry.mode).grace_seconds
+                partition.held.add(entry.fin.at - grace, match_id)
         return partition
 
     # --- inputs -------------------------------------------------------------------------------
@@ -237,6 +256,14 @@ class MatchProcessor:
                 partition = ctx.partition
                 if partition.time.report(source, round_, started, finished, latest, ctx.wall):
                     partition.mark_due = True
+            case AbandonWatermark(source, at):
+                partition = ctx.partition
+                if at > partition.abandons.get(source, at - 1):
+                    partition.abandons[source] = at
+                for match_id in partition.held.due(partition.abandons_out(self.partitions)):
+                    entry = ctx.view.get(match_id)
+                    if entry is not None:
+                        self._advance(ctx, match_id, entry)
         self.run_due(ctx)
 
     def report(self, ctx: MatchContext, *, started_done: bool, finished_done: bool) -> None:
@@ -409,8 +436,10 @@ class MatchProcessor:
                 partition_for(player_id, self.partitions), Cancel(match_id, [player_id])
             )
             return
-        if player_id in entry.settled or entry.fin is not None:
+        if player_id in entry.settled:
             return
+        # Recorded even beside a result: a result timed after the abandonment loses to it
+        # (stream.settling), whichever was read first.
         current = entry.aband.get(player_id)
         if current is not None and current <= request.since:
             return
@@ -456,60 +485,75 @@ class MatchProcessor:
                 self._join(ctx, match_id, entry)
                 ctx.out.count("finished_without_start")
         else:
-            self._settle(ctx.out, match_id, entry, entry.teams, now)
+            self._settle(ctx, match_id, entry, entry.teams)
         ctx.view.put(match_id, entry)
         at = self._next_deadline(entry)
         if at is not None:
             ctx.partition.deadlines.add(at, match_id)
 
     def _settle(
-        self,
-        out: Outbox,
-        match_id: str,
-        entry: MatchEntry,
-        teams: list[list[str]],
-        now: float | None,
+        self, ctx: MatchContext, match_id: str, entry: MatchEntry, teams: list[list[str]]
     ) -> None:
+        """Settle every player whose fate event time now decides (:func:`stream.settling.fate`:
+        the result, abandonment or the timeout, whichever comes first in event time)."""
         players = [pid for team in teams for pid in team]
         if len(entry.snaps) < len(players):
             return
+        now, out = ctx.now, ctx.out
         settled = set(entry.settled)
         fin = entry.fin
+        pending = self._pending(entry.mode)
+        assert entry.start is not None  # an entry with teams has its start
+        if fin is not None and may_be_superseded(entry.start, fin.at, pending.grace_seconds):
+            out_to = ctx.partition.abandons_out(self.partitions)
+            if out_to is None or out_to < fin.at - pending.grace_seconds:
+                # A newer start of a player before fin.at - grace abandons them whatever the
+                # result says: wait until every such start's abandon request has arrived.
+                ctx.partition.held.add(fin.at - pending.grace_seconds, match_id)
+                return
+        fates = {
+            pid: fate(
+                entry.start,
+                None if fin is None else fin.at,
+                entry.aband.get(pid),
+                grace_seconds=pending.grace_seconds,
+                timeout_seconds=pending.timeout_seconds,
+                now=now,
+            )
+            for pid in players
+            if pid not in settled
+        }
+        abandoned = sorted(
+            (f.at, pid) for pid, f in fates.items() if f is not None and f.how is Settled.ABANDONED
+        )
+        for since, pid in abandoned:
+            rated_player = RatedPlayer(pid, 0.0, Outcome.ABANDONED.value)
+            self._send(out, match_id, entry, teams, since, [rated_player], [], settled, False)
+            settled.add(pid)
+        timed_out = [
+            RatedPlayer(pid, 0.0, Outcome.TIMEOUT.value)
+            for pid, f in fates.items()
+            if f is not None and f.how is Settled.TIMEOUT
+        ]
+        if timed_out:
+            timeout_at = entry.start + pending.timeout_seconds
+            self._send(out, match_id, entry, teams, timeout_at, timed_out, [], settled, False)
+            settled.update(p.player_id for p in timed_out)
+            out.count("timed_out_matches")
         if fin is not None:
             mode = self.modes.get(entry.mode)
             rated = rated_players(mode, _tuples(teams), fin.quitters)
             to_rate = [RatedPlayer(pid, rated[pid], None) for pid in players if pid in rated]
             to_cancel = [pid for pid in players if pid not in rated]
-            self._send(out, match_id, entry, teams, fin.at, to_rate, to_cancel, settled)
-            entry.settled = players
-            entry.done = fin.at if now is None else max(now, fin.at)
-            return
-        if now is None:
-            return
-        pending = self._pending(entry.mode)
-        abandoned = sorted(
-            (since, pid)
-            for pid, since in entry.aband.items()
-            if pid not in settled and now >= since + pending.grace_seconds
-        )
-        for since, pid in abandoned:
-            rated_player = RatedPlayer(pid, 0.0, Outcome.ABANDONED.value)
-            self._send(out, match_id, entry, teams, since, [rated_player], [], settled)
-            settled.add(pid)
-        assert entry.start is not None  # an entry with teams has its start
-        timeout_at = entry.start + pending.timeout_seconds
-        if now >= timeout_at:
-            timed_out = [
-                RatedPlayer(pid, 0.0, Outcome.TIMEOUT.value)
-                for pid in players
-                if pid not in settled
-            ]
-            self._send(out, match_id, entry, teams, timeout_at, timed_out, [], settled)
+            self._send(out, match_id, entry, teams, fin.at, to_rate, to_cancel, settled, True)
             settled.update(players)
-            out.count("timed_out_matches")
         entry.settled = [pid for pid in players if pid in settled]
         if len(settled) == len(players):
-            entry.done = now
+            if fin is not None:
+                entry.done = fin.at if now is None else max(now, fin.at)
+            else:
+                assert now is not None  # without a result only event time settles anyone
+                entry.done = now
 
     def _send(
         self,
@@ -521,9 +565,12 @@ class MatchProcessor:
         to_rate: list[RatedPlayer],
         to_cancel: list[str],
         settled: set[str],
+        by_result: bool,
     ) -> None:
-        """One rate and one cancel command per player partition, skipping settled players."""
-        fin = entry.fin
+        """One rate and one cancel command per player partition, skipping settled players.
+        ``by_result``: rated from the result (else an abandonment or timeout, rated the same
+        whether or not a result was read, so that read order cannot change it)."""
+        fin = entry.fin if by_result else None
         ranks = fin.ranks if fin is not None else [0] * len(teams)
         by_partition: defaultdict[int, list[RatedPlayer]] = defaultdict(list)
         for item in to_rate:

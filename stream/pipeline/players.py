@@ -14,8 +14,11 @@ start at the same time go in match id order (:func:`stream.history.model.play_or
 ``skillstream replay --in-play-order`` applies them. For
 a history of non-overlapping matches this makes the live ratings equal ``skillstream replay``
 exactly. Starting a newer match while an older one is pending asks the
-older match's partition to abandon it (it decides, by its own event time, whether the result
-came within the grace period).
+older match's partition to abandon it (it decides, by event time, whether the result came
+within the grace period). Once every match partition's watermark has passed a start, every
+abandon request a start before it can cause has been sent, and the partition says so to every
+match partition (:class:`stream.protocol.AbandonWatermark`): a result timed after a possible
+abandonment waits for it there.
 
 On replay: a result whose match id is in the rating record's recent list is skipped; a join
 for a match already pending re-sends the snapshot; a cancel for a match not pending does
@@ -39,6 +42,7 @@ from stream.protocol import (
     RATINGS,
     RECENT_MATCHES,
     Abandon,
+    AbandonWatermark,
     Cancel,
     Join,
     PendingMatch,
@@ -61,8 +65,11 @@ class PlayerPartition:
     partition last sent, and the players whose oldest pending match waits for them (rebuilt
     after an assignment, see :meth:`PlayerProcessor.restore`)."""
 
+    number: int
     partitions: int
     marks: dict[int, float] = field(default_factory=dict)
+    # The last AbandonWatermark sent (None: none since the assignment).
+    announced: float | None = None
     waiting: list[tuple[float, str]] = field(default_factory=list)
     queued: set[tuple[float, str]] = field(default_factory=set)
 
@@ -120,10 +127,10 @@ class PlayerProcessor:
         self.modes = modes
         self.partitions = partitions
 
-    def restore(self, records: Iterable[tuple[str, PendingRecord]]) -> PlayerPartition:
+    def restore(self, number: int, records: Iterable[tuple[str, PendingRecord]]) -> PlayerPartition:
         """The partition's waiting players from its pending records (after an assignment or
         recovery). The watermarks are not stored: snapshots wait for the next ones, one tick."""
-        partition = PlayerPartition(self.partitions)
+        partition = PlayerPartition(number, self.partitions)
         for player_id, record in records:
             if record.matches:
                 at, match_id = min(play_order(m.at, mid) for mid, m in record.matches.items())
@@ -148,6 +155,23 @@ class PlayerProcessor:
                     record = ctx.pending.get(player_id)
                     if record is not None:
                         self._reconcile(ctx, player_id, record)
+                self._announce(ctx)
+
+    def _announce(self, ctx: PlayerContext) -> None:
+        """Every join of a match started before the lowest watermark has been handled here, and
+        with it every abandon request it caused (sent before this, on the same partitions):
+        tell every match partition, once per step."""
+        partition = ctx.partition
+        marks = partition.marks
+        if len(marks) < self.partitions:
+            return
+        floor = min(marks.values())
+        if partition.announced is not None and floor <= partition.announced:
+            return
+        partition.announced = floor
+        announcement = AbandonWatermark(partition.number, floor)
+        for target in range(self.partitions):
+            ctx.out.to_match(target, announcement)
 
     # --- handlers -----------------------------------------------------------------------------
 

@@ -62,6 +62,8 @@ MATCH_COMMANDS = [
     # match-finished), and one that has read nothing yet.
     b'["progress",3,1780000170.25,1780000100.5,null,1780000160.0]',
     b'["progress",0,1780000170.25,0.0,0.0,null]',
+    # Version 4: a player partition's abandon requests are out up to a start.
+    b'["awm",1,1780000099.5]',
 ]
 PLAYER_COMMANDS = [
     b'["join","sim5-1","p000001","1v1",1780000000.0,0]',
@@ -169,7 +171,7 @@ def test_commands_stay_immutable_values(raw: bytes) -> None:
 
 def test_a_rate_command_from_version_1_still_decodes() -> None:
     # Written before the finish's timestamp was added: 9 elements.
-    assert PROTOCOL_VERSION == 3
+    assert PROTOCOL_VERSION == 4
     old = orjson.loads(PLAYER_COMMANDS[1])[:9]
     rate = decode_player_command(old)
     assert isinstance(rate, Rate) and rate.finished_ms is None
@@ -218,6 +220,7 @@ def test_the_rating_key_names_player_and_mode_unambiguously() -> None:
             "progress command: expected a n",
         ),
         (decode_player_command, ["wm", 1, None], "wm command: expected a number, got null"),
+        (decode_match_command, ["awm", "1", 2.0], "awm command: expected an"),
     ],
 )
 def test_a_malformed_command_says_what_is_wrong(

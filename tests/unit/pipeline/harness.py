@@ -151,6 +151,7 @@ class Cluster:
             # How many partitions have reported, not what: the values move with every tick.
             {n: len(p.time.reports) for n, p in runner.match_partitions.items()},
             {n: len(p.marks) for n, p in runner.player_partitions.items()},
+            {n: len(p.abandons) for n, p in runner.match_partitions.items()},
         )
 
     async def _run(self) -> None:
