@@ -523,6 +523,16 @@ class MatchProcessor:
             for pid in players
             if pid not in settled
         }
+        if fin is None and any(f is not None and f.how is Settled.TIMEOUT for f in fates.values()):
+            # An abandonment before the timeout comes first: wait for every abandon request
+            # that could name one (as a result waits above).
+            timeout_at = entry.start + pending.timeout_seconds
+            out_to = ctx.partition.abandons_out(self.partitions)
+            if out_to is None or out_to < timeout_at - pending.grace_seconds:
+                ctx.partition.held.add(timeout_at - pending.grace_seconds, match_id)
+                fates = {
+                    pid: f for pid, f in fates.items() if f is None or f.how is not Settled.TIMEOUT
+                }
         abandoned = sorted(
             (f.at, pid) for pid, f in fates.items() if f is not None and f.how is Settled.ABANDONED
         )

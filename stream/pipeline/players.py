@@ -133,9 +133,9 @@ class PlayerProcessor:
         partition = PlayerPartition(number, self.partitions)
         for player_id, record in records:
             if record.matches:
-                at, match_id = min(play_order(m.at, mid) for mid, m in record.matches.items())
-                if not record.matches[match_id].snap:
-                    partition.wait(at, player_id)
+                # A snapshot or an abandon request may be waiting: look again at the oldest.
+                at, _ = min(play_order(m.at, mid) for mid, m in record.matches.items())
+                partition.wait(at, player_id)
         return partition
 
     def on_command(self, ctx: PlayerContext, command: PlayerCommand) -> None:
@@ -250,7 +250,8 @@ class PlayerProcessor:
         """Send what the pending matches now allow, then store the record.
 
         The oldest pending match may have its snapshot; every match with a newer one pending is
-        reported for abandonment, once, with the start of the match that superseded it.
+        reported for abandonment, once, with the start of the match that superseded it (the
+        player's next start, so only once the watermarks have passed it).
         """
         matches = record.matches
         order = sorted(matches.items(), key=lambda item: play_order(item[1].at, item[0]))
@@ -267,8 +268,13 @@ class PlayerProcessor:
                     ctx.partition.wait(entry.at, player_id)
             if index + 1 < len(order) and not entry.req:
                 since = order[index + 1][1].at
-                ctx.out.to_match(entry.home, Abandon(match_id, player_id, since))
-                entry.req = True
+                if ctx.partition.allows(since):
+                    ctx.out.to_match(entry.home, Abandon(match_id, player_id, since))
+                    entry.req = True
+                else:
+                    # A match of the player started between the two may still be on its way
+                    # (joins arrive in any order): the request names the next start only.
+                    ctx.partition.wait(since, player_id)
         if matches or record.done:
             ctx.pending.put(player_id, record)
         else:

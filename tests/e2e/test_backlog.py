@@ -73,6 +73,17 @@ def publish(env: dict[str, str], matches: list[Any]) -> None:
     assert producer.flush(30) == 0
 
 
+def drained(env: dict[str, str], name: str, expected: int) -> list[Any]:
+    """One worker started on the published backlog: the rating-changed records it wrote."""
+    worker = WorkerProcess(env, name).start()
+    reader = Reader(env["KAFKA_BOOTSTRAP_SERVERS"], env["SKILLSTREAM_TOPIC_RATING_CHANGED"], 4)
+    try:
+        return reader.until(expected, timeout=180.0)
+    finally:
+        reader.close()
+        worker.cleanup()
+
+
 def assert_as_played(records: list[Any], matches: list[Any]) -> None:
     """Every (player, match) rated once (a redelivery repeats it byte for byte) and equal to
     replay in the order of play."""
@@ -95,14 +106,7 @@ def test_a_backlog_published_before_the_worker_started_is_rated_as_played(
     env = settings(stack)
     matches = timeline(seed=15)
     publish(env, matches)
-    worker = WorkerProcess(env, "backlog").start()
-    reader = Reader(env["KAFKA_BOOTSTRAP_SERVERS"], env["SKILLSTREAM_TOPIC_RATING_CHANGED"], 4)
-    try:
-        records = reader.until(2 * MATCHES, timeout=120.0)
-    finally:
-        reader.close()
-        worker.cleanup()
-    assert_as_played(records, matches)
+    assert_as_played(drained(env, "backlog", 2 * MATCHES), matches)
 
 
 def test_a_backlog_drained_across_a_crash_and_rebalances_is_rated_as_played(
@@ -156,11 +160,36 @@ def test_a_backlog_published_with_one_timestamp_for_all_is_rated_in_match_id_ord
         for i, (a, b) in enumerate(rng.sample(players, 2) for _ in range(400))
     ]
     publish(env, same)
-    worker = WorkerProcess(env, "ties").start()
-    reader = Reader(env["KAFKA_BOOTSTRAP_SERVERS"], env["SKILLSTREAM_TOPIC_RATING_CHANGED"], 4)
-    try:
-        records = reader.until(2 * len(same), timeout=180.0)
-    finally:
-        reader.close()
-        worker.cleanup()
-    assert_as_played(records, same)
+    assert_as_played(drained(env, "ties", 2 * len(same)), same)
+
+
+def overlapping_timeline(seed: int) -> list[tuple[str, float, float, list[list[str]], list[int]]]:
+    """Matches of 30 s to 5 min among 30 players, a new one every 15 s between two players
+    picked at random, busy or not: a player's matches overlap, and many results come more than
+    the grace period (60 s) after the player's next start."""
+    rng = random.Random(seed)
+    players = [f"p{i:02d}" for i in range(30)]
+    matches = []
+    for i in range(200):
+        start = T0 + i * 15.0
+        a, b = rng.sample(players, 2)
+        finish = start + rng.choice([30.0, 90.0, 300.0])
+        ranks = rng.choice([[1, 2], [2, 1], [1, 1]])
+        matches.append((f"m{i:04d}", start, finish, [[a], [b]], ranks))
+    return matches
+
+
+def test_a_backlog_of_overlapping_matches_is_settled_as_replay_settles_it(
+    stack: LocalStack,
+) -> None:
+    """Players in several matches at once: each match is settled for each player by the
+    earliest in event time of its result and its abandonment (stream.settling), as `replay
+    --in-play-order` settles a history with the starts, whatever order the worker reads the
+    backlog in."""
+    env = settings(stack)
+    matches = overlapping_timeline(seed=18)
+    publish(env, matches)
+    records = drained(env, "overlaps", 2 * len(matches))
+    outcomes = [orjson.loads(r.value())["outcome"] for r in records]
+    assert outcomes.count("abandoned") >= 20, "the timeline exercises abandonment"
+    assert_as_played(records, matches)

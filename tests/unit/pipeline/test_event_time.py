@@ -84,18 +84,44 @@ def test_a_backlog_read_partition_by_partition_in_any_order_equals_replay(seed: 
     assert live(c) == replayed(matches)
 
 
-@settings(max_examples=25, deadline=None)
+def overlapping(seed: int, matches: int = 24, players: int = 6) -> list[Match]:
+    """1v1 matches between players picked at random, busy or not, of 30 s to 5 min, a new one
+    every 15 s: a player's matches overlap and many results come after an abandonment."""
+    rng = random.Random(seed)
+    out: list[Match] = []
+    for i in range(matches):
+        start = T0 + i * 15.0
+        a, b = rng.sample([f"p{j}" for j in range(players)], 2)
+        finish = start + rng.choice([30.0, 90.0, 300.0])
+        out.append((f"m{i:02d}", start, finish, [[a], [b]], rng.choice([[0, 1], [1, 0], [0, 0]])))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_overlapping_matches_read_in_any_order_are_settled_as_replay_settles_them(
+    seed: int,
+) -> None:
+    matches = overlapping(seed)
+    c = Cluster(partitions=PARTITIONS)
+    send_all(c, matches)
+    drain_in_order(c, seed)
+    assert "abandoned" in c.outcomes().values()
+    assert live(c) == replayed(matches)
+
+
+@settings(max_examples=60, deadline=None)
 @given(
     seed=st.integers(0, 10_000),
     held=st.lists(st.sampled_from(tps()), unique=True),
     steps=st.integers(0, 6),
+    overlaps=st.booleans(),
 )
 def test_any_holding_pattern_of_partitions_gives_replay(
-    seed: int, held: list[tuple[str, int]], steps: int
+    seed: int, held: list[tuple[str, int]], steps: int, overlaps: bool
 ) -> None:
     """Held partitions released in the drawn order after ``steps`` rounds of ticks of the
-    others: replay, every (player, match) once."""
-    matches = history(seed, matches=12)
+    others: replay, every (player, match) once, with or without overlapping matches."""
+    matches = overlapping(seed, matches=12) if overlaps else history(seed, matches=12)
     c = Cluster(partitions=PARTITIONS)
     c.tick_rounds = steps
     for tp in held:
@@ -254,4 +280,33 @@ def test_a_result_within_the_grace_period_of_a_newer_start_is_rated_from_the_res
     send_all(c, matches)
     c.run()
     assert c.outcomes()[("a", "m1")] == "win"
+    assert live(c) == replayed(matches)
+
+
+def test_an_abandon_request_names_the_next_start_even_when_a_later_one_is_read_first() -> None:
+    """a plays m1 (0-300 s), then m2 from 225 s and m3 from 300 s. m2's start sits on a held
+    partition while m3's is read: the request to abandon m1 must name m2's start (abandoned at
+    285 s, before the result), not m3's (360 s, after it)."""
+    ids = [f"k{i}" for i in range(40)]
+    m1 = ids[0]
+    m2 = next(i for i in ids if partition_for(i, PARTITIONS) != partition_for(m1, PARTITIONS))
+    m3 = next(
+        i
+        for i in ids
+        if partition_for(i, PARTITIONS)
+        not in {partition_for(m1, PARTITIONS), partition_for(m2, PARTITIONS)}
+    )
+    matches: list[Match] = [
+        (m1, T0, T0 + 300, [["a"], ["b"]], [0, 1]),
+        (m2, T0 + 225, T0 + 315, [["a"], ["c"]], [0, 1]),
+        (m3, T0 + 300, T0 + 600, [["a"], ["d"]], [0, 1]),
+        ("x", T0 + 1000, T0 + 1060, [["x"], ["y"]], [0, 1]),
+    ]
+    c = Cluster(partitions=PARTITIONS)
+    c.hold(STARTED, partition_for(m2, PARTITIONS))
+    send_all(c, matches)
+    c.run()
+    c.release(STARTED, partition_for(m2, PARTITIONS))
+    c.run()
+    assert c.outcomes()[("a", m1)] == "abandoned"
     assert live(c) == replayed(matches)
