@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from stream.bench.topics import Log
 from stream.config.settings import Settings
@@ -45,10 +45,12 @@ def topic_class(topic: str, settings: Settings) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ClassCounts:
-    """A run's records and batches per class, and the topics that fell in "other"."""
+    """A run's records and batches per class, each class's topics, and the topics that fell in
+    "other"."""
 
     classes: dict[str, Log]
     other_topics: tuple[str, ...]
+    topics: dict[str, dict[str, Log]] = field(default_factory=dict)
 
     @property
     def worker(self) -> Log:
@@ -62,17 +64,20 @@ class ClassCounts:
 
 def by_class(topics: Mapping[str, Log], settings: Settings) -> ClassCounts:
     classes: dict[str, Log] = {name: Log() for name in (*WORKER_CLASSES, INPUTS)}
+    members: dict[str, dict[str, Log]] = {}
     others: list[str] = []
     for topic, log in sorted(topics.items()):
         name = topic_class(topic, settings)
         if name == OTHER and log.records + log.batches > 0:
             others.append(topic)
         classes[name] = classes.get(name, Log()) + log
-    return ClassCounts(classes, tuple(others))
+        members.setdefault(name, {})[topic] = log
+    return ClassCounts(classes, tuple(others), members)
 
 
 def records_lines(counts: ClassCounts, matches: int) -> list[str]:
-    """One line per class: records and batches per match, and the totals."""
+    """One line per class: records and batches per match, and the totals; under a class of
+    several topics that wrote anything, one line per topic (what the next cut aims at)."""
     per = max(matches, 1)
     header = (
         f"    {'records per 1v1 match (' + format(matches, ',') + ' published)':<40}"
@@ -90,6 +95,9 @@ def records_lines(counts: ClassCounts, matches: int) -> list[str]:
     for name in names:
         label = name if name != OTHER else f"other: {', '.join(counts.other_topics)}"
         lines.append(line(label, counts.classes[name]))
+        written = {t: log for t, log in counts.topics.get(name, {}).items() if log.records}
+        if name != OTHER and len(written) > 1:
+            lines.extend(line(f"  {topic}", log) for topic, log in written.items())
     lines.append(line("total, worker", counts.worker))
     lines.append(line("inputs (the load generator)", counts.classes[INPUTS]))
     return lines

@@ -73,6 +73,27 @@ def test_records_lines_divide_by_the_matches_published() -> None:
     total = next(line for line in lines if "total, worker" in line)
     assert total.split()[2:] == ["25", "9", "2.50", "0.90"]
     assert not any("other" in line for line in lines)
+    assert not any("rate-match-commands" in line for line in lines)  # a class of one topic
+
+
+def test_a_class_of_several_topics_shows_each_topic_that_wrote() -> None:
+    s = Settings(app_id="rate")
+    counts = by_class(
+        {
+            "rate-ratings-changelog": Log(20, 2),
+            "rate-pending-changelog": Log(30, 5),
+            "rate-clocks-changelog": Log(0, 0),
+        },
+        s,
+    )
+    lines = records_lines(counts, 10)
+    at = next(i for i, line in enumerate(lines) if line.split()[0] == "changelogs")
+    assert lines[at].split()[1:] == ["50", "7", "5.00", "0.70"]
+    assert [line.split()[:3] for line in lines[at + 1 : at + 3]] == [
+        ["rate-pending-changelog", "30", "5"],
+        ["rate-ratings-changelog", "20", "2"],
+    ]
+    assert not any("clocks" in line for line in lines)
 
 
 @pytest.mark.parametrize(
