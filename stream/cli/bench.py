@@ -141,9 +141,6 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         " worker stopped (the warm-up's records left out), read from the log, per match published"
     )
 
-    def settings_of(env: dict[str, str]) -> Settings:
-        return Settings.from_env(env)
-
     def print_records(
         servers: str, settings: Settings, before: dict[TopicPartition, Log], matches: int
     ) -> None:
@@ -153,7 +150,6 @@ def bench_pipeline(args: argparse.Namespace) -> int:
 
     @dataclasses.dataclass(frozen=True)
     class Measured:
-        label: str
         rate: float
         match_seconds: float
         run: PipelineRun
@@ -162,11 +158,11 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     measured: list[Measured] = []
     raw_events_per_second: list[float] = []
 
-    def raw_loop(servers: str) -> None:
+    def raw_loop(servers: str, where: str) -> None:
         raw = asyncio.run(run_raw_loop(servers, args.raw_events, partitions=partitions))
         raw_events_per_second.append(raw.events_per_second)
         print(
-            f"  {'raw loop (same broker, after)':<30} {raw.events:>7,} events in"
+            f"  {'raw loop (' + where + ')':<30} {raw.events:>7,} events in"
             f" {raw.seconds:6.2f} s = {raw.events_per_second:>7,.0f} events/s"
             f" ({raw.outputs:,} records produced, {raw.keys:,} keys)"
         )
@@ -212,13 +208,13 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                 f" ({1000 * worker_cpu / max(run.matches, 1):.2f} ms per match)"
             )
             # After the worker stopped: whatever it flushed on the way out counts too.
-            print_records(servers, settings_of(env), logs_before, run.matches)
-            measured.append(Measured(label, rate, match_seconds, run, worker_cpu))
+            print_records(servers, Settings.from_env(env), logs_before, run.matches)
+            measured.append(Measured(rate, match_seconds, run, worker_cpu))
             if then_raw:
                 # The same broker process, its worker stopped; the loop's topics are new, and
                 # Tansu's fetch cost grows per partition with the batches that partition holds,
                 # so what the run left elsewhere does not slow the loop's fetches.
-                raw_loop(servers)
+                raw_loop(servers, "same broker, after")
 
     def drain(matches: int) -> None:
         # The worker is stopped (gracefully) after a warm-up, the backlog published, and a
@@ -266,7 +262,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                 f" {seconds:6.2f} s = {matches / seconds:>7,.0f} matches/s; CPU s worker"
                 f" {worker_cpu:5.1f}"
             )
-            print_records(servers, settings_of(env), logs_before, matches)
+            print_records(servers, Settings.from_env(env), logs_before, matches)
 
     flat_out = args.pipeline_matches > 0
     if flat_out:
@@ -287,7 +283,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     if args.raw_events > 0 and not flat_out:
         # No flat-out run to share a broker with: the loop gets a fresh one, as every run does.
         with LocalStack() as stack:
-            raw_loop(stack.bootstrap_servers)
+            raw_loop(stack.bootstrap_servers, "a fresh broker")
 
     fastest = next((m for m in measured if m.rate == 0.0), None)
     ratio = (
