@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import platform
 
 from stream.bench.engine import time_replay, time_updates
@@ -104,14 +105,21 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     import os
     import time
 
+    from aiokafka import TopicPartition
+
     from stream.bench.pipeline import (
+        PipelineRun,
         cpu_seconds,
         last_rating_at,
         publish_backlog,
         rating_offsets,
         run_load,
     )
+    from stream.bench.rawloop import run_raw_loop
+    from stream.bench.records import P99_RATE, by_class, records_lines, target_lines
+    from stream.bench.topics import Log, count_logs, per_topic
     from stream.cli.progress import Progress
+    from stream.config.settings import Settings
     from stream.local.stack import LOCAL_PARTITIONS, LocalStack, environment
     from stream.local.workers import WorkerProcess
 
@@ -128,8 +136,40 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         f"{args.match_seconds:g} s matches produce the start {args.match_seconds:g} s before the"
         " finish, instant matches produce both together (two more hops on the critical path)"
     )
+    print(
+        "records per match: what each topic gained from before the measured run to after the"
+        " worker stopped (the warm-up's records left out), read from the log, per match published"
+    )
 
-    def measure(label: str, matches: int, rate: float, match_seconds: float) -> None:
+    def print_records(
+        servers: str, settings: Settings, before: dict[TopicPartition, Log], matches: int
+    ) -> None:
+        after = asyncio.run(count_logs(servers, before))
+        for line in records_lines(by_class(per_topic(after), settings), matches):
+            print(line)
+
+    @dataclasses.dataclass(frozen=True)
+    class Measured:
+        rate: float
+        match_seconds: float
+        run: PipelineRun
+        worker_cpu: float
+
+    measured: list[Measured] = []
+    raw_events_per_second: list[float] = []
+
+    def raw_loop(servers: str, where: str) -> None:
+        raw = asyncio.run(run_raw_loop(servers, args.raw_events, partitions=partitions))
+        raw_events_per_second.append(raw.events_per_second)
+        print(
+            f"  {'raw loop (' + where + ')':<30} {raw.events:>7,} events in"
+            f" {raw.seconds:6.2f} s = {raw.events_per_second:>7,.0f} events/s"
+            f" ({raw.outputs:,} records produced, {raw.keys:,} keys)"
+        )
+
+    def measure(
+        label: str, matches: int, rate: float, match_seconds: float, *, then_raw: bool = False
+    ) -> None:
         # A fresh broker per run: Tansu's in-memory engine has no retention, and the cost of
         # its fetches grows with what it holds, which would charge one run for the last.
         with LocalStack() as stack:
@@ -137,10 +177,11 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
             env["SKILLSTREAM_PARTITIONS"] = str(partitions)
             worker = WorkerProcess(env)
+            servers = stack.bootstrap_servers
             try:
                 worker.start()
-                servers = stack.bootstrap_servers
                 asyncio.run(run_load(servers, 200, 200.0, seed=1))  # warm-up
+                logs_before = asyncio.run(count_logs(servers))
                 pids = [*stack.pids(), worker.pid or 0]
                 before = [cpu_seconds(pid) for pid in pids]
                 with Progress(2 * matches, label, unit=" ratings") as bar:
@@ -157,14 +198,23 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                 used = [cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
             finally:
                 worker.cleanup()
-        broker, worker_cpu = used[0], used[-1]
-        print(
-            f"  {label:<30} {run.matches:>7,} matches in {run.rating_seconds:6.2f} s"
-            f" = {run.matches_per_second:>7,.0f} matches/s;"
-            f" latency p50 {run.median_ms:6.1f} ms, p99 {run.percentile(0.99):7.1f} ms,"
-            f" max {max(run.latencies_ms, default=float('nan')):7.1f} ms;"
-            f" CPU s broker {broker:5.1f}, worker {worker_cpu:5.1f}"
-        )
+            broker, worker_cpu = used[0], used[-1]
+            print(
+                f"  {label:<30} {run.matches:>7,} matches in {run.rating_seconds:6.2f} s"
+                f" = {run.matches_per_second:>7,.0f} matches/s;"
+                f" latency p50 {run.median_ms:6.1f} ms, p99 {run.percentile(0.99):7.1f} ms,"
+                f" max {max(run.latencies_ms, default=float('nan')):7.1f} ms;"
+                f" CPU s broker {broker:5.1f}, worker {worker_cpu:5.1f}"
+                f" ({1000 * worker_cpu / max(run.matches, 1):.2f} ms per match)"
+            )
+            # After the worker stopped: whatever it flushed on the way out counts too.
+            print_records(servers, Settings.from_env(env), logs_before, run.matches)
+            measured.append(Measured(rate, match_seconds, run, worker_cpu))
+            if then_raw:
+                # The same broker process, its worker stopped; the loop's topics are new, and
+                # Tansu's fetch cost grows per partition with the batches that partition holds,
+                # so what the run left elsewhere does not slow the loop's fetches.
+                raw_loop(servers, "same broker, after")
 
     def drain(matches: int) -> None:
         # The worker is stopped (gracefully) after a warm-up, the backlog published, and a
@@ -181,6 +231,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             finally:
                 first.cleanup()
             offsets = asyncio.run(rating_offsets(servers))
+            logs_before = asyncio.run(count_logs(servers))
             published = time.monotonic()
             asyncio.run(publish_backlog(servers, matches, seed=2, players=max(2, matches // 10)))
             published = time.monotonic() - published
@@ -202,18 +253,26 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                 worker_cpu = cpu_seconds(worker.pid or 0) - cpu_before
             finally:
                 worker.cleanup()
-        seconds = max(last - ready, 1e-9)
-        print(
-            f"  {'backlog of ' + format(matches, ',') + ' matches':<30} published in"
-            f" {published:5.1f} s with no worker; the new worker ready after"
-            f" {ready - launched:4.1f} s, then {got:,} rating-changed records"
-            f" ({2 * matches:,} expected; a redelivery repeats one) in"
-            f" {seconds:6.2f} s = {matches / seconds:>7,.0f} matches/s; CPU s worker"
-            f" {worker_cpu:5.1f}"
-        )
+            seconds = max(last - ready, 1e-9)
+            print(
+                f"  {'backlog of ' + format(matches, ',') + ' matches':<30} published in"
+                f" {published:5.1f} s with no worker; the new worker ready after"
+                f" {ready - launched:4.1f} s, then {got:,} rating-changed records"
+                f" ({2 * matches:,} expected; a redelivery repeats one) in"
+                f" {seconds:6.2f} s = {matches / seconds:>7,.0f} matches/s; CPU s worker"
+                f" {worker_cpu:5.1f}"
+            )
+            print_records(servers, Settings.from_env(env), logs_before, matches)
 
-    if args.pipeline_matches > 0:
-        measure("flat out, instant matches", args.pipeline_matches, 0.0, 0.0)
+    flat_out = args.pipeline_matches > 0
+    if flat_out:
+        measure(
+            "flat out, instant matches",
+            args.pipeline_matches,
+            0.0,
+            0.0,
+            then_raw=args.raw_events > 0,
+        )
     if args.backlog > 0:
         drain(args.backlog)
     for rate in args.rates:
@@ -221,6 +280,29 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         if args.match_seconds > 0:
             measure(f"{rate:,.0f}/s, {args.match_seconds:g} s matches", n, rate, args.match_seconds)
         measure(f"{rate:,.0f}/s, instant matches", n, rate, 0.0)
+    if args.raw_events > 0 and not flat_out:
+        # No flat-out run to share a broker with: the loop gets a fresh one, as every run does.
+        with LocalStack() as stack:
+            raw_loop(stack.bootstrap_servers, "a fresh broker")
+
+    fastest = next((m for m in measured if m.rate == 0.0), None)
+    ratio = (
+        fastest.run.matches_per_second / raw_events_per_second[0]
+        if fastest is not None and raw_events_per_second
+        else None
+    )
+    cpu_per_match = (
+        1000 * fastest.worker_cpu / max(fastest.run.matches, 1) if fastest is not None else None
+    )
+    paced = next(
+        (m for m in measured if m.rate == P99_RATE and m.match_seconds > 0),
+        None,
+    )
+    p99_label = f"{paced.match_seconds:g} s matches" if paced is not None else "matches that last"
+    for line in target_lines(
+        ratio, cpu_per_match, paced.run.percentile(0.99) if paced else None, p99_label
+    ):
+        print(line)
     return 0
 
 
@@ -266,6 +348,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=non_negative_float,
         default=2.0,
         help="pipeline: paced matches last this long (the start is produced this much earlier)",
+    )
+    bench.add_argument(
+        "--raw-events",
+        type=non_negative_int,
+        default=50_000,
+        metavar="EVENTS",
+        help="pipeline: events through a plain aiokafka consume-update-produce loop on the"
+        " flat-out run's broker, the ceiling the worker is compared with (0: none)",
     )
     bench.add_argument("--matches", type=positive_int, default=200_000, help="replay size")
     bench.add_argument(

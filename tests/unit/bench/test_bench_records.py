@@ -1,0 +1,120 @@
+"""stream/bench/records.py: topic classes from the worker's settings, per-match figures, and
+the target verdicts."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from stream.bench.records import (
+    MATCHES_PER_RAW_EVENT,
+    P99_MS,
+    by_class,
+    records_lines,
+    target_lines,
+    topic_class,
+    verdict,
+)
+from stream.bench.topics import Log
+from stream.config.settings import Settings
+
+
+def test_every_topic_of_the_deployment_has_its_class() -> None:
+    s = Settings(app_id="rate")
+    classes = {topic: topic_class(topic, s) for topic, _source in s.named_topics()}
+    assert classes == {
+        "match-started": "inputs",
+        "match-finished": "inputs",
+        "rating-changed": "outputs",
+        "skillstream-dlq": "dead letters",
+        "rate-match-commands": "commands",
+        "rate-player-commands": "commands",
+        "rate-matches-changelog": "changelogs",
+        "rate-clocks-changelog": "changelogs",
+        "rate-ratings-changelog": "changelogs",
+        "rate-pending-changelog": "changelogs",
+    }
+    assert topic_class("rate-__assignor-__leader", s) == "other"
+    assert topic_class("another-app-ratings-changelog", s) == "other"
+
+
+def test_classes_sum_their_topics_and_name_what_fell_in_other() -> None:
+    s = Settings(app_id="rate")
+    counts = by_class(
+        {
+            "match-started": Log(10, 2),
+            "match-finished": Log(10, 3),
+            "rate-match-commands": Log(4, 4),
+            "rate-player-commands": Log(6, 1),
+            "rate-ratings-changelog": Log(20, 2),
+            "rate-pending-changelog": Log(30, 5),
+            "rating-changed": Log(20, 2),
+            "rate-__assignor-__leader": Log(0, 0),
+            "stray": Log(1, 1),
+        },
+        s,
+    )
+    assert counts.classes["inputs"] == Log(20, 5)
+    assert counts.classes["commands"] == Log(10, 5)
+    assert counts.classes["changelogs"] == Log(50, 7)
+    assert counts.classes["outputs"] == Log(20, 2)
+    assert counts.classes["dead letters"] == Log(0, 0)
+    assert counts.other_topics == ("stray",)
+    assert counts.worker == Log(81, 15)
+
+
+def test_records_lines_divide_by_the_matches_published() -> None:
+    s = Settings(app_id="rate")
+    counts = by_class({"rating-changed": Log(20, 4), "rate-match-commands": Log(5, 5)}, s)
+    lines = records_lines(counts, 10)
+    outputs = next(line for line in lines if line.split()[0] == "outputs")
+    assert outputs.split()[1:] == ["20", "4", "2.00", "0.40"]
+    total = next(line for line in lines if "total, worker" in line)
+    assert total.split()[2:] == ["25", "9", "2.50", "0.90"]
+    assert not any("other" in line for line in lines)
+    assert not any("rate-match-commands" in line for line in lines)  # a class of one topic
+
+
+def test_a_class_of_several_topics_shows_each_topic_that_wrote() -> None:
+    s = Settings(app_id="rate")
+    counts = by_class(
+        {
+            "rate-ratings-changelog": Log(20, 2),
+            "rate-pending-changelog": Log(30, 5),
+            "rate-clocks-changelog": Log(0, 0),
+        },
+        s,
+    )
+    lines = records_lines(counts, 10)
+    at = next(i for i, line in enumerate(lines) if line.split()[0] == "changelogs")
+    assert lines[at].split()[1:] == ["50", "7", "5.00", "0.70"]
+    assert [line.split()[:3] for line in lines[at + 1 : at + 3]] == [
+        ["rate-pending-changelog", "30", "5"],
+        ["rate-ratings-changelog", "20", "2"],
+    ]
+    assert not any("clocks" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("value", "at_least", "expected"),
+    [
+        (MATCHES_PER_RAW_EVENT, True, "met"),
+        (0.0499, True, "not met"),
+        (P99_MS, False, "met"),
+        (150.1, False, "not met"),
+        (None, True, "not measured"),
+        (math.nan, False, "not measured"),
+    ],
+)
+def test_verdicts(value: float | None, at_least: bool, expected: str) -> None:
+    target = MATCHES_PER_RAW_EVENT if at_least else P99_MS
+    assert verdict(value, target, at_least=at_least) == expected
+
+
+def test_target_lines_show_each_figure_beside_its_verdict() -> None:
+    ratio, p99 = target_lines(0.0125, 2.5, 180.0, "2 s matches")[1:]
+    assert "0.0125" in ratio and ": not met;" in ratio and "2.50 ms" in ratio
+    assert "2 s matches: 180.0 ms" in p99 and p99.endswith(": not met")
+    missing = target_lines(None, None, None, "matches that last")
+    assert missing[1].count("not measured") == 1 and missing[2].endswith("not measured")
