@@ -233,6 +233,11 @@ class MatchProcessor:
             out.to_match(home, Forward(kind, StoredMessage(key, value or b"", origin)))
             out.count("forwarded")
             return
+        now = ctx.now
+        if now is not None and at < now:
+            # Published later than the lateness allows: decisions and snapshots up to ``now``
+            # went without it (docs/event-time.md; SKILLSTREAM_EVENT_LATENESS_SECONDS).
+            out.count("late_events")
         if isinstance(event, MatchStarted):
             self._start(ctx, event, mode)
         else:

@@ -74,7 +74,8 @@ class WorkerMetrics:
         self.pipeline_events = Counter(
             "skillstream_pipeline_events_total",
             "What the processors saw: duplicates, finishes without a start, timed-out matches,"
-            " cancelled players, late snapshots, forwarded events.",
+            " cancelled players, late snapshots, forwarded events, late events (published"
+            " later than SKILLSTREAM_EVENT_LATENESS_SECONDS allows).",
             ["kind"],
             registry=r,
         )

@@ -13,7 +13,7 @@ is tested against the real broker (tests/integration).
 from __future__ import annotations
 
 import asyncio
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -72,6 +72,8 @@ class Cluster:
         self.queue: deque[tuple[str, int, bytes]] = deque()
         self.ratings: list[dict[str, Any]] = []
         self.dead_letters: list[DeadLetter] = []
+        # What the processors counted (the metrics' pipeline events), over every batch.
+        self.counts: Counter[str] = Counter()
         self.offset = 0
         # Every message delivered so far, to deliver again (redelivery after a crash).
         self.delivered: list[tuple[str, int, bytes]] = []
@@ -178,9 +180,10 @@ class Cluster:
             self.offset += 1
             message = Message(topic, partition, self.offset, None, None, value)
             if topic == PLAYER_COMMANDS:
-                await self.runner.player_batch([message])
+                report = await self.runner.player_batch([message])
             else:
-                await self.runner.match_batch([message])
+                report = await self.runner.match_batch([message])
+            self.counts.update(report.out.counts)
         # The runner contains unexpected errors as dead letters: here they fail the test.
         internal = [d.reason for d in self.dead_letters if d.reason.startswith("internal error")]
         assert self.allow_internal_errors or not internal, internal

@@ -242,6 +242,8 @@ def test_a_result_timed_after_an_abandonment_loses_to_it_whenever_it_is_read() -
         ("x", T0 + 1000, T0 + 1060, [["x"], ["y"]], [0, 1]),
     ]
     in_order, after = _overlap_runs(matches, "m1")
+    # Read after event time passed it: counted, for the operator to raise the lateness.
+    assert (in_order.counts["late_events"], after.counts["late_events"]) == (0, 1)
     for c in (in_order, after):
         outcomes = c.outcomes()
         assert outcomes[("a", "m1")] == "abandoned"
