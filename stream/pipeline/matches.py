@@ -85,6 +85,8 @@ class MatchPartition:
     # The latest event time read on its own inputs (stored in the clocks table), and per input
     # topic ("started", "finished") the latest processed there.
     latest: float | None = None
+    # The latest value stored in the clocks table (written on ticks only).
+    stored: float | None = None
     read: dict[str, float] = field(default_factory=dict)
     deadlines: Deadlines = field(default_factory=Deadlines)
     # The round of the tick that arrived in this batch (None: none): report progress at its end.
@@ -166,7 +168,7 @@ class MatchProcessor:
         recovery). The other partitions' progress is not stored: decisions wait for their next
         reports, one tick."""
         time = EventTime(self.partitions, self.lateness, stored_latest, wall)
-        partition = MatchPartition(number, time, stored_latest)
+        partition = MatchPartition(number, time, stored_latest, stored_latest)
         for match_id, entry in entries:
             at = self._next_deadline(entry)
             if at is not None:
