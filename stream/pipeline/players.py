@@ -70,6 +70,11 @@ class PlayerPartition:
     marks: dict[int, float] = field(default_factory=dict)
     # The last AbandonWatermark sent (None: none since the assignment).
     announced: float | None = None
+    # (player, match) whose snapshot went out since the assignment. Not stored in the pending
+    # record: that was a changelog write per player and match. After a restart the snapshot is
+    # sent again, and the match side ignores it if it has one; it is the same state, since no
+    # other match of the player is rated before this one settles.
+    snapped: set[tuple[str, str]] = field(default_factory=set)
     waiting: list[tuple[float, str]] = field(default_factory=list)
     queued: set[tuple[float, str]] = field(default_factory=set)
 
@@ -154,7 +159,7 @@ class PlayerProcessor:
                 for player_id in ctx.partition.due():
                     record = ctx.pending.get(player_id)
                     if record is not None:
-                        self._reconcile(ctx, player_id, record)
+                        self._reconcile(ctx, player_id, record, changed=False)
                 self._announce(ctx)
 
     def _announce(self, ctx: PlayerContext) -> None:
@@ -185,7 +190,7 @@ class PlayerProcessor:
             return
         matches = record.matches
         if match_id in matches:
-            if matches[match_id].snap:
+            if matches[match_id].snap or (player_id, match_id) in ctx.partition.snapped:
                 snapshot = Snapshot(match_id, player_id, _state_of(rated), False)
                 ctx.out.to_match(join.home, snapshot)
             return
@@ -238,6 +243,7 @@ class PlayerProcessor:
                 return
             record = PendingRecord()
         changed = record.matches.pop(match_id, None) is not None
+        ctx.partition.snapped.discard((player_id, match_id))
         if remember and match_id not in record.done:
             # A cancelled match leaves no trace in the rating record: remember it here so a
             # redelivered join does not make it pending again.
@@ -246,35 +252,42 @@ class PlayerProcessor:
         if changed:
             self._reconcile(ctx, player_id, record)
 
-    def _reconcile(self, ctx: PlayerContext, player_id: str, record: PendingRecord) -> None:
-        """Send what the pending matches now allow, then store the record.
+    def _reconcile(
+        self, ctx: PlayerContext, player_id: str, record: PendingRecord, *, changed: bool = True
+    ) -> None:
+        """Send what the pending matches now allow, then store the record if it ``changed``
+        (here or before the call).
 
         The oldest pending match may have its snapshot; every match with a newer one pending is
         reported for abandonment, once, with the start of the match that superseded it (the
         player's next start, so only once the watermarks have passed it).
         """
         matches = record.matches
+        partition = ctx.partition
         order = sorted(matches.items(), key=lambda item: play_order(item[1].at, item[0]))
         for index, (match_id, entry) in enumerate(order):
-            if index == 0 and not entry.snap:
-                if ctx.partition.allows(entry.at):
+            if index == 0 and not entry.snap and (player_id, match_id) not in partition.snapped:
+                if partition.allows(entry.at):
                     rated = ctx.ratings.get(rating_key(player_id, entry.mode))
                     snapshot = Snapshot(match_id, player_id, _state_of(rated), False)
                     ctx.out.to_match(entry.home, snapshot)
-                    entry.snap = True
+                    partition.snapped.add((player_id, match_id))
                 else:
                     # An older match of the player may still be on its way: wait for the
                     # watermarks to pass this one's start.
-                    ctx.partition.wait(entry.at, player_id)
+                    partition.wait(entry.at, player_id)
             if index + 1 < len(order) and not entry.req:
                 since = order[index + 1][1].at
-                if ctx.partition.allows(since):
+                if partition.allows(since):
                     ctx.out.to_match(entry.home, Abandon(match_id, player_id, since))
                     entry.req = True
+                    changed = True
                 else:
                     # A match of the player started between the two may still be on its way
                     # (joins arrive in any order): the request names the next start only.
-                    ctx.partition.wait(since, player_id)
+                    partition.wait(since, player_id)
+        if not changed:
+            return
         if matches or record.done:
             ctx.pending.put(player_id, record)
         else:

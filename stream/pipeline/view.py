@@ -51,7 +51,13 @@ class StateView(Generic[K, V]):
         self._dirty[key] = value
 
     def delete(self, key: K) -> None:
-        self.put(key, None)
+        self._working[key] = None
+        if self._codec.key_bytes(key) in self._table:
+            self._dirty[key] = None
+        else:
+            # Created in this batch, or never stored: a tombstone would be a changelog record
+            # about nothing.
+            self._dirty.pop(key, None)
 
     def changes(self) -> dict[bytes, bytes | None]:
         """Encoded keys written in this batch and their encoded values (None: deleted).

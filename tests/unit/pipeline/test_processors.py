@@ -257,6 +257,38 @@ def test_state_changes_wait_until_the_batch_is_applied() -> None:
     assert view.changes() == {b'"k"': b'{"m":{},"done":["m1"]}'}
 
 
+def test_deleting_what_the_table_does_not_hold_writes_nothing() -> None:
+    """A record created and deleted in one batch, or never stored: no tombstone."""
+    table = {b'"old"': b'{"m":{},"done":["m1"]}'}
+    view = StateView(table, PENDING)
+    view.put("new", PendingRecord(done=["m2"]))
+    view.delete("new")
+    view.delete("never")
+    view.delete("old")
+    assert view.get("new") is None and view.get("old") is None
+    assert view.changes() == {b'"old"': None}
+
+
+def test_a_sent_snapshot_is_not_stored_and_is_sent_again_after_a_restart() -> None:
+    """The snapshot's flag is the partition's memory, not a changelog write; a player
+    partition taken over before the result sends the snapshot again, which the match side
+    ignores: the ratings are those of a run without the restart."""
+    plain = Cluster()
+    plain.send(STARTED, start("m1", [["a"], ["b"]], T0))
+    plain.run()
+    pending = dict(plain.pending_table)
+    assert all(b'"snap":false' in value for value in pending.values())
+    restarted = Cluster()
+    restarted.send(STARTED, start("m1", [["a"], ["b"]], T0))
+    restarted.run()
+    restarted.runner.forget(range(restarted.partitions))
+    for c in (plain, restarted):
+        c.send(FINISHED, finish("m1", [0, 1], T0 + 60))
+        c.run()
+    assert restarted.ratings == plain.ratings
+    assert restarted.outcomes() == {("a", "m1"): "win", ("b", "m1"): "loss"}
+
+
 def test_events_on_the_wrong_partition_are_forwarded_home() -> None:
     c = Cluster()
     c.send(STARTED, start("m1", [["a"], ["b"]], T0), partition=0)
