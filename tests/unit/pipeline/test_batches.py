@@ -89,7 +89,7 @@ def test_state_is_written_only_after_the_outputs_are_delivered() -> None:
     async def flaky(agent: str, records: list[OutRecord]) -> list[DeadLetter]:
         attempts.append(len(records))
         # Nothing of this batch is in the tables before its outputs are delivered.
-        assert c.match_table == {}
+        assert c.match_table == {} and c.store.tables["clocks"] == {}
         if len(attempts) == 1:
             raise ConnectionError("broker gone")
         return await deliver(agent, records)
@@ -106,33 +106,53 @@ def test_state_is_written_only_after_the_outputs_are_delivered() -> None:
 
     asyncio.run(redo())
     assert attempts == [1, 1]  # both joins packed in one message, sent again whole
-    assert len(c.match_table) == 1
+    assert len(c.match_table) == 1 and len(c.store.tables["clocks"]) == 1
     # Delivered once: the failed attempt reached nobody.
     waiting, delivered = c.queue
     assert waiting[0] == FINISHED
     assert delivered[0] == PLAYER_COMMANDS and len(orjson.loads(delivered[2])) == 2
 
 
-def test_the_clock_is_stored_on_ticks_only() -> None:
-    """Not with every batch (a record and a produce batch each): once a tick, if it moved."""
+def test_the_clock_is_stored_once_known_then_each_second_of_event_time() -> None:
+    """Not with every batch (a record and a produce batch each), but never missing once an
+    event was read: a partition restarted with no clock and no new event would never decide."""
+    c = Cluster(partitions=1)
+
+    def started(match_id: str, at: float) -> None:
+        event = {"match_id": match_id, "mode": "1v1", "started_at": epoch_ms(at)}
+        message = orjson.dumps({**event, "teams": [["a"], ["b"]]})
+        asyncio.run(c.runner.match_batch([Message(STARTED, 0, 1, None, None, message)]))
+
+    def stored() -> float:
+        return float(orjson.loads(c.store.tables["clocks"][b"0"]))
+
+    started("m1", T0)
+    assert stored() == T0
+    started("m2", T0 + 0.5)
+    assert stored() == T0
+    started("m3", T0 + 1.0)
+    assert stored() == T0 + 1.0
+
+
+def test_a_partition_taken_over_before_its_first_tick_still_moves_on() -> None:
+    """Its inputs read and committed, then a restart before any tick, and no event after: the
+    stored clock is what lets event time move on (a chaos run stalled for good without it)."""
     c = Cluster(partitions=1)
     a_match(c)
-    started = c.queue.popleft()
-    asyncio.run(c.runner.match_batch([Message(*started[:2], 1, None, None, started[2])]))
-    assert c.store.tables["clocks"] == {}
-    c.queue.clear()
-    c.tick(c.wall + 1.0)
+    for n in range(2):  # the start and the finish, each its own batch, no tick
+        topic, partition, value = c.queue.popleft()
+        asyncio.run(c.runner.match_batch([Message(topic, partition, n, None, None, value)]))
+    c.runner.forget([0])
     c.run()
-    assert len(c.store.tables["clocks"]) == 1
+    assert c.outcomes() == {("a", "m1"): "win", ("b", "m1"): "loss"}
 
 
 @pytest.mark.parametrize("fail_on", ["matches", "clocks"])
 def test_a_failed_table_write_leaves_the_batch_to_be_redone(fail_on: str) -> None:
     c = Cluster(partitions=1)
     a_match(c)
-    c.tick(c.wall + 1.0)
-    # The start and a tick in one batch: the clock is stored on ticks.
-    batch = [Message(t, p, n, None, None, v) for n, (t, p, v) in enumerate(c.queue) if n != 1]
+    topic, partition, value = c.queue.popleft()
+    batch = [Message(topic, partition, 1, None, None, value)]
     write = c.store.write
     failed: list[str] = []
 
