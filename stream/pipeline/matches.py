@@ -495,7 +495,10 @@ class MatchProcessor:
             self._settle(ctx, match_id, entry, entry.teams)
         ctx.view.put(match_id, entry)
         at = self._next_deadline(entry)
-        if at is not None:
+        if at is not None and (now is None or at > now):
+            # A deadline already passed is settled above, or waits for what _settle waits for
+            # (snapshots, abandon requests), which advances the entry when it comes: queued
+            # again, it would rewrite the entry with every batch until then.
             ctx.partition.deadlines.add(at, match_id)
 
     def _settle(
