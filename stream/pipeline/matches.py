@@ -85,7 +85,8 @@ class MatchPartition:
     # The latest event time read on its own inputs (stored in the clocks table), and per input
     # topic ("started", "finished") the latest processed there.
     latest: float | None = None
-    # The latest value stored in the clocks table (written on ticks only).
+    # The latest value stored in the clocks table (written once known, then each second of
+    # event time: batches.CLOCK_STEP_SECONDS).
     stored: float | None = None
     read: dict[str, float] = field(default_factory=dict)
     deadlines: Deadlines = field(default_factory=Deadlines)
