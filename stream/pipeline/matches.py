@@ -515,13 +515,14 @@ class MatchProcessor:
         fin = entry.fin
         pending = self._pending(entry.mode)
         assert entry.start is not None  # an entry with teams has its start
-        if fin is not None and may_be_superseded(entry.start, fin.at, pending.grace_seconds):
-            out_to = ctx.partition.abandons_out(self.partitions)
-            if out_to is None or out_to < fin.at - pending.grace_seconds:
-                # A newer start of a player before fin.at - grace abandons them whatever the
-                # result says: wait until every such start's abandon request has arrived.
-                ctx.partition.held.add(fin.at - pending.grace_seconds, match_id)
-                return
+        if (
+            fin is not None
+            and may_be_superseded(entry.start, fin.at, pending.grace_seconds)
+            and self._awaits_abandons(ctx, match_id, fin.at - pending.grace_seconds)
+        ):
+            # A newer start of a player before fin.at - grace abandons them whatever the
+            # result says: wait until every such start's abandon request has arrived.
+            return
         fates = {
             pid: fate(
                 entry.start,
@@ -538,9 +539,7 @@ class MatchProcessor:
             # An abandonment before the timeout comes first: wait for every abandon request
             # that could name one (as a result waits above).
             timeout_at = entry.start + pending.timeout_seconds
-            out_to = ctx.partition.abandons_out(self.partitions)
-            if out_to is None or out_to < timeout_at - pending.grace_seconds:
-                ctx.partition.held.add(timeout_at - pending.grace_seconds, match_id)
+            if self._awaits_abandons(ctx, match_id, timeout_at - pending.grace_seconds):
                 fates = {
                     pid: f for pid, f in fates.items() if f is None or f.how is not Settled.TIMEOUT
                 }
@@ -575,6 +574,15 @@ class MatchProcessor:
             else:
                 assert now is not None  # without a result only event time settles anyone
                 entry.done = now
+
+    def _awaits_abandons(self, ctx: MatchContext, match_id: str, since: float) -> bool:
+        """Whether an abandon request for a start before ``since`` may still be on its way; if
+        so, the match is held until the player partitions say they are all out."""
+        out_to = ctx.partition.abandons_out(self.partitions)
+        if out_to is not None and out_to >= since:
+            return False
+        ctx.partition.held.add(since, match_id)
+        return True
 
     def _send(
         self,
