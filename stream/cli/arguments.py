@@ -26,6 +26,8 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+# The refusals below echo the argument stripped: float() accepts surrounding whitespace, form
+# feeds and line separators included, which would otherwise break the one-line message.
 def _check(condition: bool, message: str) -> None:
     if not condition:
         raise argparse.ArgumentTypeError(message)
@@ -107,7 +109,7 @@ def fraction(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    _check(0.0 < value < 1.0, f"must be between 0 and 1 (exclusive), got {text}")
+    _check(0.0 < value < 1.0, f"must be between 0 and 1 (exclusive), got {text.strip()}")
     return value
 
 
@@ -128,28 +130,28 @@ def finite_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    _check(math.isfinite(value), f"must be a finite number, got {text}")
+    _check(math.isfinite(value), f"must be a finite number, got {text.strip()}")
     return value
 
 
 def non_negative_float(text: str) -> float:
     """A finite number of at least 0."""
     value = finite_float(text)
-    _check(value >= 0.0, f"must not be negative, got {text}")
+    _check(value >= 0.0, f"must not be negative, got {text.strip()}")
     return value
 
 
 def positive_float(text: str) -> float:
     """A finite number above 0."""
     value = finite_float(text)
-    _check(value > 0.0, f"must be above 0, got {text}")
+    _check(value > 0.0, f"must be above 0, got {text.strip()}")
     return value
 
 
 def probability(text: str) -> float:
     """A number from 0 to 1, both included."""
     value = finite_float(text)
-    _check(0.0 <= value <= 1.0, f"must be between 0 and 1, got {text}")
+    _check(0.0 <= value <= 1.0, f"must be between 0 and 1, got {text.strip()}")
     return value
 
 

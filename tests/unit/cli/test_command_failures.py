@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from stream.cli.main import main
@@ -237,6 +237,7 @@ def test_demo_refuses_any_impossible_count(
     st.floats(allow_nan=True, allow_infinity=True).filter(lambda x: not 0.0 <= x <= 1.0)
     | st.text(max_size=4).filter(lambda t: not _is_probability(t))
 )
+@example("2\x0c")  # float() takes the form feed; echoed raw, it split the message in two
 def test_simulate_refuses_any_rate_outside_zero_to_one(
     capsys: pytest.CaptureFixture[str], value: object
 ) -> None:
