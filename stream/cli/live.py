@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
 import time
+from collections import deque
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,30 @@ from stream.local.workers import WorkerError, WorkerProcess
 from stream.quality import ModeQuality, PredictionQuality
 from stream.simulation import SimulationConfig, Simulator
 from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
+
+# Tansu's memory engine lists every batch a partition has stored, on every fetch that brings
+# that partition new records, and keeps every batch for the life of the process: its work grows
+# with (fetches that bring records) x (batches stored), so each extra batch per second costs twice
+# over, and a run at 100 matches/s saturated the broker within a minute (docs/benchmarks.md, "The
+# demo over ten minutes"). The demo therefore produces fewer, larger batches: one partition per
+# topic (one worker gains nothing from more), 50 ms batches in the worker and the fleet, and
+# readers that fetch less often. A variable set in the environment wins over these.
+DEMO_WORKER_SETTINGS = {
+    "SKILLSTREAM_PARTITIONS": "1",
+    "SKILLSTREAM_BATCH_WAIT_MS": "50",
+    "SKILLSTREAM_FETCH_MAX_WAIT_MS": "100",
+}
+DEMO_FLEET_LINGER_MS = 50
+# The latency shown is the rating-changed record's own timestamp against its finish's, so this
+# reader's fetches may be large and rare.
+METER_FETCH_WAIT_MS = 250
+METER_FETCH_MIN_BYTES = 1 << 20
+RATE_WINDOW_SECONDS = 5
+
+
+def demo_settings(env: dict[str, str], user: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with the demo's worker settings, except those the ``user`` environment sets."""
+    return {**env, **{k: v for k, v in DEMO_WORKER_SETTINGS.items() if k not in user}}
 
 
 def demo_grace_seconds(match_seconds: float) -> float:
@@ -63,6 +90,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
         with LocalStack() as stack:
             env = environment(stack)
             env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
+            env = demo_settings(env, os.environ)
             if "SKILLSTREAM_MODES_FILE" not in env:
                 modes_file = tmp / "modes.toml"
                 modes_file.write_text(demo_modes(args.match_seconds), encoding="utf-8")
@@ -89,7 +117,11 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
 
 async def _live(bootstrap_servers: str, redis_url: str, args: argparse.Namespace) -> None:
     consumer = AIOKafkaConsumer(
-        "rating-changed", bootstrap_servers=bootstrap_servers, auto_offset_reset="earliest"
+        "rating-changed",
+        bootstrap_servers=bootstrap_servers,
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=METER_FETCH_WAIT_MS,
+        fetch_min_bytes=METER_FETCH_MIN_BYTES,
     )
     await consumer.start()
     # The leaderboard is read from the Redis cache, as a matchmaker or a game's UI would.
@@ -105,6 +137,7 @@ async def _live(bootstrap_servers: str, redis_url: str, args: argparse.Namespace
         reorder_rate=0.05,
         abandon_rate=0.01,
         seed=args.seed,
+        linger_ms=DEMO_FLEET_LINGER_MS,
     )
     producing = asyncio.create_task(
         run_fleet(Simulator(simulation), bootstrap_servers, fleet, report=report)
@@ -113,7 +146,10 @@ async def _live(bootstrap_servers: str, redis_url: str, args: argparse.Namespace
     rated: set[str] = set()
     quality = PredictionQuality()
     started = time.monotonic()
-    last_sent, last_ratings, ratings = 0, 0, 0
+    last_sent, ratings = 0, 0
+    # Ratings per second over the last few seconds: this reader fetches a few times a second,
+    # so a single second's count would swing with where its fetches fell.
+    recent_ratings: deque[int] = deque([0], maxlen=RATE_WINDOW_SECONDS)
     try:
         while args.seconds is None or time.monotonic() - started < args.seconds:
             if producing.done():
@@ -144,13 +180,14 @@ async def _live(bootstrap_servers: str, redis_url: str, args: argparse.Namespace
                 players,
                 [cached[e.player_id] for e in board],
                 matches_per_s=report.matches - last_sent,
-                ratings_per_s=ratings - last_ratings,
+                ratings_per_s=round((ratings - recent_ratings[0]) / len(recent_ratings)),
                 waiting=waiting,
                 latency_ms=statistics.median(latencies) if latencies else None,
                 elapsed=time.monotonic() - started,
                 quality=quality_lines(quality.summaries()),
             )
-            last_sent, last_ratings = report.matches, ratings
+            last_sent = report.matches
+            recent_ratings.append(ratings)
     finally:
         producing.cancel()
         await asyncio.gather(producing, return_exceptions=True)

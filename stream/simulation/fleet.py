@@ -37,12 +37,17 @@ class FleetConfig:
     # Seconds between a match's start and its finish (realtime only; 0: sent together).
     match_seconds: float = 0.0
     seed: int = 0
+    # How long the producer waits to fill a batch: real fleets are many small producers, but
+    # one simulated fleet sending each event alone costs the local broker a stored batch each.
+    linger_ms: int = 5
     match_started_topic: str = "match-started"
     match_finished_topic: str = "match-finished"
 
     def __post_init__(self) -> None:
         if not self.rate >= 0:
             raise ValueError(f"rate must be >= 0, got {self.rate}")
+        if self.linger_ms < 0:
+            raise ValueError(f"linger_ms must be >= 0, got {self.linger_ms}")
         if not self.match_seconds >= 0:
             raise ValueError(f"match_seconds must be >= 0, got {self.match_seconds}")
         for name in ("duplicate_rate", "reorder_rate", "abandon_rate", "omit_teams_rate"):
@@ -98,7 +103,10 @@ async def run_fleet(
     """
     rng = random.Random(config.seed)
     producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap_servers, linger_ms=5, acks="all", max_batch_size=262144
+        bootstrap_servers=bootstrap_servers,
+        linger_ms=config.linger_ms,
+        acks="all",
+        max_batch_size=262144,
     )
     await producer.start()
     report = FleetReport() if report is None else report
