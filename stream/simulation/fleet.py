@@ -20,6 +20,7 @@ from aiokafka import AIOKafkaProducer
 
 from stream.events import format_time
 from stream.simulation.core import SimulatedMatch
+from stream.simulation.partitioners import MURMUR2, Partitioning
 from stream.simulation.writers import match_finished_event
 
 
@@ -39,6 +40,8 @@ class FleetConfig:
     seed: int = 0
     match_started_topic: str = "match-started"
     match_finished_topic: str = "match-finished"
+    # How the producer picks partitions (murmur2 as Java clients, CRC32 as librdkafka, no key).
+    partitioning: Partitioning = MURMUR2
 
     def __post_init__(self) -> None:
         if not self.rate >= 0:
@@ -98,7 +101,11 @@ async def run_fleet(
     """
     rng = random.Random(config.seed)
     producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap_servers, linger_ms=5, acks="all", max_batch_size=262144
+        bootstrap_servers=bootstrap_servers,
+        linger_ms=5,
+        acks="all",
+        max_batch_size=262144,
+        partitioner=config.partitioning.partitioner,
     )
     await producer.start()
     report = FleetReport() if report is None else report
@@ -106,9 +113,9 @@ async def run_fleet(
     pending: list[asyncio.Future[Any]] = []
     # Finishes waiting for their match to end: (wall time due, sequence, match id, value).
     later: list[tuple[float, int, str, bytes]] = []
-    key_of: dict[str, bytes] = {}
+    key_of: dict[str, bytes | None] = {}
 
-    async def send(topic: str, key: bytes, value: bytes, match_id: str) -> None:
+    async def send(topic: str, key: bytes | None, value: bytes, match_id: str) -> None:
         pending.append(await producer.send(topic, value, key=key))
         report.messages += 1
         if topic == config.match_finished_topic:
@@ -132,7 +139,7 @@ async def run_fleet(
             now = time.time() if config.realtime else None
             omit = rng.random() < config.omit_teams_rate
             start, finish = match_events(match, now, omit, config.match_seconds)
-            key = match.match_id.encode()
+            key = match.match_id.encode() if config.partitioning.keyed else None
             messages: list[tuple[str, bytes]] = [
                 (config.match_started_topic, orjson.dumps(start)),
             ]
