@@ -18,8 +18,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
 
 import orjson
 import pytest
@@ -72,7 +71,7 @@ def publish_live(env: dict[str, str], matches: list[Match], *, keyed: bool) -> t
     delivered: list[tuple[str, int]] = []
     failed: list[str] = []
 
-    def report(match_id: str) -> Any:
+    def report(match_id: str) -> Callable[[KafkaError | None, Message], None]:
         def on_delivery(error: KafkaError | None, message: Message) -> None:
             partition = message.partition()
             if error is None and partition is not None:
@@ -100,10 +99,12 @@ def rated_live(name: str, stack: LocalStack, *, keyed: bool, seed: int) -> None:
     # Made first: the producer must not auto-create the inputs with another partition count.
     asyncio.run(ensure_topics(Settings.from_env(env)))
     matches = timeline(seed, round(time.time() * 1000) + 500)
+    reader = Reader(
+        env["KAFKA_BOOTSTRAP_SERVERS"], env["SKILLSTREAM_TOPIC_RATING_CHANGED"], PARTITIONS
+    )
     worker = WorkerProcess(env, name)
-    worker.launch()
-    reader = Reader(env["KAFKA_BOOTSTRAP_SERVERS"], env["SKILLSTREAM_TOPIC_RATING_CHANGED"], 4)
     try:
+        worker.launch()
         sent, off_home = publish_live(env, matches, keyed=keyed)
         worker.wait_ready(10.0)
         records = reader.until(2 * MATCHES, timeout=30.0)

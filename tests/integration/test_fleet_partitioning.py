@@ -6,8 +6,7 @@ keyless events with no key at all."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
 
 import pytest
 from confluent_kafka import KafkaError, Message, Producer
@@ -38,7 +37,7 @@ def delivered(producer: Producer, topic: str, keys: list[str]) -> dict[str, int]
     """The partition librdkafka gave each key, from its delivery reports."""
     got: dict[str, int] = {}
 
-    def report(key: str) -> Any:
+    def report(key: str) -> Callable[[KafkaError | None, Message], None]:
         def on_delivery(error: KafkaError | None, message: Message) -> None:
             assert error is None, error
             partition = message.partition()
