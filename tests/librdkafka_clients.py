@@ -17,6 +17,14 @@ def fleet_producer(servers: str) -> Producer:
     return Producer({"bootstrap.servers": servers, "partitioner": "murmur2_random"})
 
 
+def default_producer(servers: str) -> Producer:
+    """A producer left at librdkafka's defaults, as most fleets run one (C/C++, Go, .NET,
+    Node, Python): a keyed event goes to CRC32 of its key modulo the partition count
+    (``consistent_random``), usually not its match's home partition; a keyless one to a random
+    partition, kept for ``sticky.partitioning.linger.ms`` (10 ms)."""
+    return Producer({"bootstrap.servers": servers})
+
+
 class Reader:
     """One topic read from the start of every partition, kept open across calls (manual
     assignment: no consumer-group join to wait for)."""

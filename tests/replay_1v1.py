@@ -1,15 +1,36 @@
 """The offline replay the event-time tests hold the live pipeline to: 1v1 matches given as
-(match id, start, finish, teams, ranks), applied in the order of play."""
+(match id, start, finish, teams, ranks), applied in the order of play; the events a fleet
+publishes for them, and the check that the rating-changed records a worker wrote equal replay."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
+from stream.chaos.verify import event_fields
 from stream.config.modes import Modes
 from stream.history import HistoryMatch
 from stream.offline.replayer import Replayer, in_play_order
 
 Match = tuple[str, float, float, list[list[str]], list[int]]
+
+
+def timed_events(
+    env: Mapping[str, str], matches: list[Match]
+) -> list[tuple[float, str, str, dict[str, Any]]]:
+    """(time, topic, match id, event) of every match-started and match-finished, in the order
+    a fleet publishes them: each at its own time. The times are whole milliseconds in the
+    events."""
+    events: list[tuple[float, str, str, dict[str, Any]]] = []
+    for match_id, start, finish, teams, ranks in matches:
+        ids = {"match_id": match_id, "mode": "1v1"}
+        started = {**ids, "started_at": round(start * 1000), "teams": teams}
+        finished = {**ids, "finished_at": round(finish * 1000), "ranks": ranks}
+        events.append((start, env["SKILLSTREAM_TOPIC_MATCH_STARTED"], match_id, started))
+        events.append((finish, env["SKILLSTREAM_TOPIC_MATCH_FINISHED"], match_id, finished))
+    return sorted(events, key=lambda e: e[0])
 
 
 def replayed(matches: list[Match]) -> dict[tuple[str, str], tuple[Any, ...]]:
@@ -44,3 +65,19 @@ def replayed(matches: list[Match]) -> dict[tuple[str, str], tuple[Any, ...]]:
                 s.games,
             )
     return out
+
+
+def assert_as_played(records: list[Any], matches: list[Match]) -> None:
+    """Every (player, match) rated once (a redelivery repeats it byte for byte) and equal to
+    replay in the order of play."""
+    live: dict[tuple[str, str], tuple[Any, ...]] = {}
+    seen: dict[tuple[str, str], bytes] = {}
+    for record in records:
+        event = orjson.loads(record.value())
+        key = (event["player_id"], event["match_id"])
+        assert seen.setdefault(key, record.value()) == record.value(), f"{key} rated twice"
+        live[key] = event_fields(event)[:5]
+    want = replayed(matches)
+    assert live.keys() == want.keys(), "every (player, match) rated once"
+    differ = sorted(key for key in want if live[key] != want[key])
+    assert not differ, f"{len(differ)} of {len(want)} differ from replay: {differ[:5]}"

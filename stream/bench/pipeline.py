@@ -20,6 +20,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from stream.bench.topics import count_logs
 from stream.simulation import SimulationConfig, Simulator
 from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
+from stream.simulation.partitioners import MURMUR2, Partitioning
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,10 @@ async def run_load(
     match_seconds: float = 0.0,
     timeout: float = 300.0,
     progress: Callable[[int, int], None] | None = None,
+    partitioning: Partitioning = MURMUR2,
 ) -> PipelineRun:
-    """Publish ``matches`` 1v1 matches at ``rate`` (0: flat out) and wait for every rating."""
+    """Publish ``matches`` 1v1 matches at ``rate`` (0: flat out), partitioned as
+    ``partitioning`` says, and wait for every rating."""
     consumer = AIOKafkaConsumer(
         "rating-changed",
         bootstrap_servers=bootstrap_servers,
@@ -84,7 +87,9 @@ async def run_load(
     )
     played = list(Simulator(simulation))
     ours = {match.match_id for match in played}
-    fleet = FleetConfig(rate=rate, seed=seed, match_seconds=match_seconds)
+    fleet = FleetConfig(
+        rate=rate, seed=seed, match_seconds=match_seconds, partitioning=partitioning
+    )
     report_box: list[FleetReport] = []
     started = time.time()
 
@@ -140,15 +145,21 @@ def _match_id(value: bytes) -> str:
     return str(orjson.loads(value)["match_id"])
 
 
-async def publish_backlog(bootstrap_servers: str, matches: int, *, seed: int, players: int) -> None:
+async def publish_backlog(
+    bootstrap_servers: str,
+    matches: int,
+    *,
+    seed: int,
+    players: int,
+    partitioning: Partitioning = MURMUR2,
+) -> None:
     """Publish ``matches`` simulated 1v1 matches flat out, with the simulated history's own
     event times (days of play), while no worker runs: the backlog an outage leaves."""
     simulation = SimulationConfig(
         seed=seed, matches=matches, players=players, initial_players=players
     )
-    await run_fleet(
-        Simulator(simulation), bootstrap_servers, FleetConfig(rate=0.0, realtime=False, seed=seed)
-    )
+    fleet = FleetConfig(rate=0.0, realtime=False, seed=seed, partitioning=partitioning)
+    await run_fleet(Simulator(simulation), bootstrap_servers, fleet)
 
 
 async def rating_offsets(bootstrap_servers: str) -> dict[int, int]:

@@ -122,8 +122,10 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     from stream.config.settings import Settings
     from stream.local.stack import LOCAL_PARTITIONS, LocalStack, environment
     from stream.local.workers import WorkerProcess
+    from stream.simulation.partitioners import PARTITIONINGS
 
     partitions = args.partitions or LOCAL_PARTITIONS
+    partitioning = PARTITIONINGS[args.partitioner]
     for rate in args.rates:
         if int(rate * args.seconds) < 1:
             raise UserError(f"--rates {rate:g} for --seconds {args.seconds:g} is not one match")
@@ -135,6 +137,9 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         "latency: match-finished produced -> rating-changed produced; "
         f"{args.match_seconds:g} s matches produce the start {args.match_seconds:g} s before the"
         " finish, instant matches produce both together (two more hops on the critical path)"
+    )
+    print(
+        f"load generator's producer, --partitioner {partitioning.name}: {partitioning.description}"
     )
     print(
         "records per match: what each topic gained from before the measured run to after the"
@@ -156,6 +161,11 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         worker_cpu: float
 
     measured: list[Measured] = []
+
+    def warm_up(servers: str) -> None:
+        """200 matches through a started worker, with the producer of the measured runs."""
+        asyncio.run(run_load(servers, 200, 200.0, seed=1, partitioning=partitioning))
+
     raw_events_per_second: list[float] = []
 
     def raw_loop(servers: str, where: str) -> None:
@@ -180,7 +190,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             servers = stack.bootstrap_servers
             try:
                 worker.start()
-                asyncio.run(run_load(servers, 200, 200.0, seed=1))  # warm-up
+                warm_up(servers)
                 logs_before = asyncio.run(count_logs(servers))
                 pids = [*stack.pids(), worker.pid or 0]
                 before = [cpu_seconds(pid) for pid in pids]
@@ -193,6 +203,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                             seed=2,
                             match_seconds=match_seconds,
                             progress=lambda done, _total: bar.update(done),
+                            partitioning=partitioning,
                         )
                     )
                 used = [cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
@@ -227,13 +238,20 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             first = WorkerProcess(env, "before")
             try:
                 first.start()
-                asyncio.run(run_load(servers, 200, 200.0, seed=1))  # warm-up
+                warm_up(servers)
             finally:
                 first.cleanup()
             offsets = asyncio.run(rating_offsets(servers))
             logs_before = asyncio.run(count_logs(servers))
             published = time.monotonic()
-            asyncio.run(publish_backlog(servers, matches, seed=2, players=max(2, matches // 10)))
+            backlog = publish_backlog(
+                servers,
+                matches,
+                seed=2,
+                players=max(2, matches // 10),
+                partitioning=partitioning,
+            )
+            asyncio.run(backlog)
             published = time.monotonic() - published
             worker = WorkerProcess(env, "after")
             try:
@@ -348,6 +366,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=non_negative_float,
         default=2.0,
         help="pipeline: paced matches last this long (the start is produced this much earlier)",
+    )
+    bench.add_argument(
+        "--partitioner",
+        choices=["murmur2", "crc32", "keyless"],
+        default="murmur2",
+        help="pipeline: how the load generator's producer partitions: by match id with murmur2 "
+        "as Java clients (every event on its home partition), with CRC32 as librdkafka's "
+        "default, or no key (a random partition); the last two forward most events home",
     )
     bench.add_argument(
         "--raw-events",

@@ -20,6 +20,7 @@ from aiokafka import AIOKafkaProducer
 
 from stream.events import format_time
 from stream.simulation.core import SimulatedMatch
+from stream.simulation.partitioners import MURMUR2, Partitioning
 from stream.simulation.writers import match_finished_event
 
 
@@ -42,6 +43,8 @@ class FleetConfig:
     linger_ms: int = 5
     match_started_topic: str = "match-started"
     match_finished_topic: str = "match-finished"
+    # How the producer picks partitions (murmur2 as Java clients, CRC32 as librdkafka, no key).
+    partitioning: Partitioning = MURMUR2
 
     def __post_init__(self) -> None:
         if not self.rate >= 0:
@@ -107,6 +110,7 @@ async def run_fleet(
         linger_ms=config.linger_ms,
         acks="all",
         max_batch_size=262144,
+        partitioner=config.partitioning.partitioner,
     )
     await producer.start()
     report = FleetReport() if report is None else report
@@ -114,9 +118,9 @@ async def run_fleet(
     pending: list[asyncio.Future[Any]] = []
     # Finishes waiting for their match to end: (wall time due, sequence, match id, value).
     later: list[tuple[float, int, str, bytes]] = []
-    key_of: dict[str, bytes] = {}
+    key_of: dict[str, bytes | None] = {}
 
-    async def send(topic: str, key: bytes, value: bytes, match_id: str) -> None:
+    async def send(topic: str, key: bytes | None, value: bytes, match_id: str) -> None:
         pending.append(await producer.send(topic, value, key=key))
         report.messages += 1
         if topic == config.match_finished_topic:
@@ -140,7 +144,7 @@ async def run_fleet(
             now = time.time() if config.realtime else None
             omit = rng.random() < config.omit_teams_rate
             start, finish = match_events(match, now, omit, config.match_seconds)
-            key = match.match_id.encode()
+            key = match.match_id.encode() if config.partitioning.keyed else None
             messages: list[tuple[str, bytes]] = [
                 (config.match_started_topic, orjson.dumps(start)),
             ]

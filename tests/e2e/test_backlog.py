@@ -18,9 +18,8 @@ import orjson
 import pytest
 from librdkafka_clients import Reader, fleet_producer
 from pipeline_env import own_topics_env
-from replay_1v1 import replayed
+from replay_1v1 import assert_as_played, timed_events
 
-from stream.chaos.verify import event_fields
 from stream.local.stack import LocalStack
 from stream.local.workers import WorkerProcess
 
@@ -60,15 +59,8 @@ def settings(stack: LocalStack) -> dict[str, str]:
 
 def publish(env: dict[str, str], matches: list[Any]) -> None:
     """The fleet's events in the order it published them: each at its own time."""
-    events: list[tuple[float, str, str, dict[str, Any]]] = []
-    for match_id, start, finish, teams, ranks in matches:
-        ids = {"match_id": match_id, "mode": "1v1"}
-        started = {**ids, "started_at": round(start * 1000), "teams": teams}
-        finished = {**ids, "finished_at": round(finish * 1000), "ranks": ranks}
-        events.append((start, env["SKILLSTREAM_TOPIC_MATCH_STARTED"], match_id, started))
-        events.append((finish, env["SKILLSTREAM_TOPIC_MATCH_FINISHED"], match_id, finished))
     producer = fleet_producer(env["KAFKA_BOOTSTRAP_SERVERS"])
-    for _at, topic, key, event in sorted(events, key=lambda e: e[0]):
+    for _at, topic, key, event in timed_events(env, matches):
         producer.produce(topic, orjson.dumps(event), key.encode())
     assert producer.flush(30) == 0
 
@@ -82,22 +74,6 @@ def drained(env: dict[str, str], name: str, expected: int) -> list[Any]:
     finally:
         reader.close()
         worker.cleanup()
-
-
-def assert_as_played(records: list[Any], matches: list[Any]) -> None:
-    """Every (player, match) rated once (a redelivery repeats it byte for byte) and equal to
-    replay in the order of play."""
-    live: dict[tuple[str, str], tuple[Any, ...]] = {}
-    seen: dict[tuple[str, str], bytes] = {}
-    for record in records:
-        event = orjson.loads(record.value())
-        key = (event["player_id"], event["match_id"])
-        assert seen.setdefault(key, record.value()) == record.value(), f"{key} rated twice"
-        live[key] = event_fields(event)[:5]
-    want = replayed(matches)
-    assert live.keys() == want.keys(), "every (player, match) rated once"
-    differ = sorted(key for key in want if live[key] != want[key])
-    assert not differ, f"{len(differ)} of {len(want)} differ from replay: {differ[:5]}"
 
 
 def test_a_backlog_published_before_the_worker_started_is_rated_as_played(

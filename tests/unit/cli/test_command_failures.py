@@ -120,6 +120,7 @@ CASES = [
     (["bench", "pipeline", "--pipeline-matches", "-1"], "--pipeline-matches: must be at least 0"),
     (["bench", "pipeline", "--rates", "0.01", "--seconds", "1"], "is not one match"),
     (["bench", "pipeline", "--raw-events", "-1"], "--raw-events: must be at least 0, got -1"),
+    (["bench", "pipeline", "--partitioner", "fnv1a"], "--partitioner: invalid choice: 'fnv1a'"),
     (["bench", "cache", "--cache-players", "0"], "--cache-players: must be at least 1"),
     (["bench", "recovery", "--recovery-players", "x"], "not a whole number: 'x'"),
     (["bench", "nothing"], "invalid choice: 'nothing'"),
