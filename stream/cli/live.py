@@ -44,14 +44,15 @@ from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
 # with (fetches that bring records) x (batches stored), so each extra batch per second costs twice
 # over, and a run at 100 matches/s saturated the broker within a minute (docs/benchmarks.md, "The
 # demo over ten minutes"). The demo therefore produces fewer, larger batches: one partition per
-# topic (one worker gains nothing from more), 50 ms batches in the worker and the fleet, and
-# readers that fetch less often. A variable set in the environment wins over these.
+# topic (one worker gains nothing from more), 50 ms batches in the worker, 100 ms in the fleet
+# (its two topics are read by the worker), and readers that fetch less often. A variable set in
+# the environment wins over these.
 DEMO_WORKER_SETTINGS = {
     "SKILLSTREAM_PARTITIONS": "1",
     "SKILLSTREAM_BATCH_WAIT_MS": "50",
     "SKILLSTREAM_FETCH_MAX_WAIT_MS": "100",
 }
-DEMO_FLEET_LINGER_MS = 50
+DEMO_FLEET_LINGER_MS = 100
 # The latency shown is the rating-changed record's own timestamp against its finish's, so this
 # reader's fetches may be large and rare.
 METER_FETCH_WAIT_MS = 250
