@@ -9,6 +9,7 @@ import platform
 from stream.bench.engine import time_replay, time_updates
 from stream.cli.arguments import non_negative_float, non_negative_int, positive_float, positive_int
 from stream.errors import UserError
+from stream.simulation.partitioners import MURMUR2, PARTITIONINGS
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -122,7 +123,6 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     from stream.config.settings import Settings
     from stream.local.stack import LOCAL_PARTITIONS, LocalStack, environment
     from stream.local.workers import WorkerProcess
-    from stream.simulation.partitioners import PARTITIONINGS
 
     partitions = args.partitions or LOCAL_PARTITIONS
     partitioning = PARTITIONINGS[args.partitioner]
@@ -369,8 +369,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     bench.add_argument(
         "--partitioner",
-        choices=["murmur2", "crc32", "keyless"],
-        default="murmur2",
+        choices=list(PARTITIONINGS),
+        default=MURMUR2.name,
         help="pipeline: how the load generator's producer partitions: by match id with murmur2 "
         "as Java clients (every event on its home partition), with CRC32 as librdkafka's "
         "default, or no key (a random partition); the last two forward most events home",
