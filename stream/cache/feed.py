@@ -254,12 +254,14 @@ class CacheFeed:
             try:
                 result = await self.writer.write(entries)
             except (RedisError, OSError) as exc:
+                # The error and the outage's start are recorded together, before the next await:
+                # a reader of the stats must never see the one without the other.
                 self.stats.errors += 1
-                await self._update_lag(len(entries), ask_broker=True)
                 now = time.monotonic()
                 if self.stats.outage_since is None:
                     self.stats.outage_since = now
                     log.warning("cache feed: Redis write failed (%s); retrying with backoff", exc)
+                await self._update_lag(len(entries), ask_broker=True)
                 self._log_lag(now, str(exc))
                 if self._stopping.is_set():
                     return False
