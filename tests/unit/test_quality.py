@@ -242,3 +242,13 @@ def test_an_overconfident_source_shows(seed: int) -> None:
     drifted = quality.summaries()["m"]
     assert drifted.calibration_error > calibrated.calibration_error + 0.15
     assert drifted.log_loss > calibrated.log_loss + 0.1
+
+
+def test_a_buckets_mean_prediction_stays_in_its_range_despite_rounding() -> None:
+    # Found by hypothesis: three predictions of 0.7 summed to a mean of 0.6999999999999998.
+    quality = PredictionQuality(window=50)
+    for _ in range(3):
+        quality.observe("m", 0.7, 0.0)
+    (bucket,) = [b for b in quality.summaries()["m"].buckets if b.count]
+    assert bucket.label == "0.7-0.8"
+    assert 0.7 <= bucket.predicted <= 0.8
