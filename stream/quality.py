@@ -190,13 +190,12 @@ class _Window:
         buckets = []
         gap = 0.0
         for b, count in enumerate(self.count):
-            predicted = self.predicted[b] / count if count else math.nan
+            predicted = observed = math.nan
             if count:
                 # Every prediction in bucket b lies in its range, so their mean does too; the
                 # running sum can drift a rounding error outside it (three 0.7s gave 0.69999).
-                predicted = min(max(predicted, b / BUCKETS), (b + 1) / BUCKETS)
-            observed = self.observed[b] / count if count else math.nan
-            if count:
+                predicted = min(max(self.predicted[b] / count, b / BUCKETS), (b + 1) / BUCKETS)
+                observed = self.observed[b] / count
                 gap += count * abs(predicted - observed)
             buckets.append(Bucket(bucket_label(b), count, predicted, observed))
         # Clamped: a sum brought back to 0 by subtraction may end a rounding error below it.
