@@ -24,10 +24,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Sized
-from typing import Any, cast
+from typing import Any
 
 import orjson
-from faust.stores.memory import Store as MemoryStore
 from faust.types import TP, EventT
 
 from stream.config.modes import Modes
@@ -44,6 +43,7 @@ from stream.pipeline.batches import (
     BatchRunner,
     Message,
 )
+from stream.pipeline.changelogs import BufferedTables
 from stream.pipeline.delivery import Delivery, OutRecord
 from stream.pipeline.health import refresh_gauges
 from stream.pipeline.matches import MatchProcessor
@@ -52,7 +52,7 @@ from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.watchdog import StallWatchdog
 from stream.pipeline.workarounds import private
 from stream.pipeline.workarounds.acks import withhold_acks
-from stream.pipeline.workarounds.events import EventContext
+from stream.pipeline.workarounds.beforecommit import before_commit
 
 log = logging.getLogger("skillstream.worker")
 
@@ -99,7 +99,8 @@ class Pipeline:
         self.match_table, self.clock_table, self.rating_table, self.pending_table = topology.tables(
             self.app, s
         )
-        tables = FaustTables(
+        # Changelog writes wait for the commit (stream/pipeline/changelogs.py).
+        self.tables = BufferedTables(
             self.app,
             {
                 MATCH_TABLE: self.match_table,
@@ -108,8 +109,9 @@ class Pipeline:
                 PENDING_TABLE: self.pending_table,
             },
         )
+        before_commit(self.app, self.tables.flush)
         self.runner = BatchRunner(
-            s, self.matches, self.players, tables, self._deliver_records, self._caught_up
+            s, self.matches, self.players, self.tables, self._deliver_records, self._caught_up
         )
         topology.define(self)
 
@@ -231,52 +233,3 @@ def _message(event: EventT[Any]) -> Message:
         message.value,
         event,
     )
-
-
-class FaustTables:
-    """The batch runner's table port on the app's Faust tables."""
-
-    def __init__(self, app: Any, tables: Mapping[str, Any]) -> None:
-        self.app = app
-        self.tables = tables
-
-    def contents(self, table: str) -> Mapping[bytes, bytes]:
-        data: Mapping[bytes, bytes] = self.tables[table].data
-        return data
-
-    async def write(
-        self, table: str, partition: int, changes: dict[bytes, bytes | None], last: Message
-    ) -> None:
-        if not changes:
-            return
-        with EventContext(cast("EventT[Any]", last.handle)):
-            await _write(self.app.producer, self.tables[table], changes, partition)
-
-
-async def _write(
-    producer: Any, table: Any, changes: dict[bytes, bytes | None], partition: int
-) -> None:
-    """Apply a batch's changes to ``table`` and send them to its changelog partition.
-
-    The changelog records go straight to the producer (Faust's ``table[key] = value`` costs
-    several times more per write); they are flushed before Faust commits offsets, like its own.
-    """
-    topic = table.changelog_topic.get_topic_name()
-    data = table.data
-    tp = TP(topic, partition)
-    persist = not isinstance(data, MemoryStore)
-    for key, encoded in changes.items():
-        if encoded is None:
-            if key not in data:
-                continue
-            del data[key]
-        else:
-            data[key] = encoded
-        future = await producer.send(topic, key, encoded, partition, None, None)
-        if persist:
-            # RocksDB remembers the changelog offset it holds, so recovery reads only the rest.
-            future.add_done_callback(
-                lambda f, store=data: (
-                    f.exception() or store.set_persisted_offset(tp, f.result().offset)
-                )
-            )

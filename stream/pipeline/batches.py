@@ -5,7 +5,8 @@ Order of effects in a batch (what makes at-least-once safe):
    per-partition contexts (:class:`MatchContext`, :class:`PlayerContext`);
 2. deliver the outbox (packed commands, rating-changed, dead letters) through the delivery port
    and wait until the broker has it;
-3. write the changed table records and the match partitions' clocks through the table port;
+3. write the changed table records and the match partitions' clocks through the table port
+   (they reach the changelogs before the batch's offsets are committed);
 4. return a :class:`BatchReport`; the caller acks the batch.
 A crash before 3 replays the batch from unchanged state and sends the same bytes again; a crash
 after 3 replays it against the new state, which recognises every message as done.
@@ -101,9 +102,11 @@ class Message:
 class Tables(Protocol):
     """The table port: current contents, and the write of a batch's changes.
 
-    ``write`` applies ``changes`` (encoded key: encoded value, None to delete) to ``table`` and
-    sends them to its changelog partition ``partition``; ``last`` is the batch's last message on
-    that partition. An error propagates and the batch is redone (the writes are idempotent).
+    ``write`` applies ``changes`` (encoded key: encoded value, None to delete) to ``table``:
+    ``contents`` shows them at once, and they reach its changelog partition ``partition``
+    before the offsets of the batch's messages are committed (the Faust port holds them until
+    then: stream/pipeline/changelogs.py); ``last`` is the batch's last message on that
+    partition. An error propagates and the batch is redone (the writes are idempotent).
     """
 
     def contents(self, table: str) -> Mapping[bytes, bytes]: ...

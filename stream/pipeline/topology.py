@@ -123,9 +123,12 @@ def define(pipeline: Pipeline) -> None:
     app.timer(s.tick_seconds, on_leader=True, name="skillstream.tick")(tick)
 
     async def on_revoked(sender: Any, revoked: Any, **kwargs: Any) -> None:
-        # A partition that comes back may have changed while it was away: rebuild its
-        # clock and deadlines from the recovered tables.
-        pipeline.forget_partitions(tp.partition for tp in revoked)
+        # Held changelog writes go while this worker still owns their partitions. A partition
+        # that comes back may have changed while it was away: rebuild its clock and deadlines
+        # from the recovered tables.
+        numbers = sorted({tp.partition for tp in revoked})
+        await pipeline.tables.flush_revoked(numbers)
+        pipeline.forget_partitions(numbers)
 
     app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
 

@@ -10,14 +10,15 @@ versions it was written for, and which test fails when it stops working or is no
 | committed.py | aiokafka's ``seek_to_committed`` skips partitions never committed | aiokafka#1003 |
 | endoffsets.py | Tansu reports end offsets too low, so recovery stops short | none filed |
 | acks.py | ``take_events`` acks a batch its agent abandoned | faust#189, faust#315 |
+| beforecommit.py | no hook between choosing offsets to commit and committing | none filed |
 | headgap.py | Faust commits past unacked records at a partition's head | none filed |
 | events.py | no public way to set Faust's current event for table writes | none filed |
 | private.py | readiness and the watchdog need Faust state it does not expose | none filed |
 | clientlogs.py | aiokafka logs one line per attempt while a broker is down | none filed |
 
-:func:`install` applies the patches (fetchwait, committed, endoffsets, headgap) and the log filter
-(clientlogs); the others are called where they are needed. The versions they were written
-for are :data:`WRITTEN_FOR`, pinned in pyproject.toml;
+:func:`install` applies the patches (fetchwait, committed, endoffsets, headgap, beforecommit)
+and the log filter (clientlogs); the others are called where they are needed. The versions
+they were written for are :data:`WRITTEN_FOR`, pinned in pyproject.toml;
 tests/unit/pipeline/workarounds/test_versions.py fails on any other version, so an upgrade
 revisits every workaround here.
 """
@@ -25,6 +26,7 @@ revisits every workaround here.
 from __future__ import annotations
 
 from stream.config.settings import Settings
+from stream.pipeline.workarounds.beforecommit import patch_before_commit
 from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
 from stream.pipeline.workarounds.committed import patch_seek_to_committed
 from stream.pipeline.workarounds.endoffsets import verify_end_offsets
@@ -44,5 +46,6 @@ def install(settings: Settings) -> None:
     patch_fetch_wait(max(1, round(settings.fetch_max_wait_seconds * 1000)))
     patch_seek_to_committed()
     patch_head_gap()
+    patch_before_commit()
     if settings.verify_end_offsets:
         verify_end_offsets(settings.bootstrap_servers, settings.kafka_security.aiokafka_options())

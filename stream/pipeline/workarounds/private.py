@@ -1,12 +1,16 @@
 """Read-only accessors for the private state of Faust and aiokafka the worker needs.
 
 What: whether the app has started (``App._started``), whether its consumer exists yet
-(``App._consumer``: the public ``App.consumer`` *creates* it), and the offsets the consumer last
-committed (``Consumer._committed_offset``). Faust exposes none of them.
+(``App._consumer``: the public ``App.consumer`` *creates* it), the offsets the consumer last
+committed (``Consumer._committed_offset``), and the aiokafka producer under Faust's
+(``Producer._ensure_producer()``). Faust exposes none of them.
 
 Why: readiness (/ready) must not build a consumer as a side effect of being asked, and the
 stall watchdog (stream/pipeline/watchdog.py) needs the committed offset of a partition this
-worker has not processed yet to see that records are waiting on it.
+worker has not processed yet to see that records are waiting on it. The changelog flush
+(stream/pipeline/changelogs.py) hands aiokafka whole record batches (``create_batch``,
+``send_batch``), which Faust's producer cannot send: one future per batch instead of one per
+record.
 
 Upstream: none filed.
 
@@ -23,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["committed_offsets", "consumer_exists", "started"]
+__all__ = ["committed_offsets", "consumer_exists", "kafka_producer", "started"]
 
 
 def started(app: Any) -> bool:
@@ -41,3 +45,9 @@ def committed_offsets(consumer: Any) -> Mapping[Any, int]:
     """The offsets the consumer last committed, per topic partition (empty before any)."""
     committed: Mapping[Any, int] = getattr(consumer, "_committed_offset", {})
     return committed
+
+
+def kafka_producer(app: Any) -> Any:
+    """The started aiokafka producer under the app's Faust producer (raises Faust's
+    ``NotReady`` before it starts)."""
+    return app.producer._ensure_producer()

@@ -1,0 +1,243 @@
+"""The batch runner's table port on Faust's tables: writes are read at once and reach the
+changelog when Faust commits.
+
+Why hold them: a 1v1 match writes its record in three or four batches (start, snapshots,
+finish, rated) and each player's pending record twice (the match added, then settled). Sent
+batch by batch, that was about ten changelog records per match, most of the records the worker
+wrote and most of its per-record cost. Held until the commit (every few seconds), the versions
+of a key coalesce into its last one, and a pending entry created and settled within the interval
+never reaches the changelog at all.
+
+The contract:
+
+- **Reads see every write at once**: :meth:`BufferedTables.contents` looks in the writes held
+  since the last flush, then in those being sent, then in Faust's store.
+- **The changelog covers every committed offset.** Faust calls :meth:`BufferedTables.flush`
+  after it has chosen the offsets to commit and before it commits them
+  (stream/pipeline/workarounds/beforecommit.py). Every record at those offsets was acked, so its
+  batch had finished and its writes were held; the flush sends them all and waits for the
+  broker's acknowledgement. After a crash the tables are recovered from the changelog and the
+  inputs read again from the committed offsets, exactly as when every write was sent at once:
+  what is lost is uncommitted work, replayed against state that recognises what was done.
+- **The store follows the changelog**: a write reaches Faust's store (memory or RocksDB) only
+  once the broker has it, so a RocksDB store never holds what its changelog lacks.
+
+Failure: a flush whose sends fail keeps its writes (under any newer ones) for the next flush and
+returns False, and that commit is skipped: the offsets stay where they were until a flush works
+(one warning when flushes start failing, one when they work again). On revocation the held
+writes are flushed while this worker still owns the partitions; if that fails, the revoked
+partitions' writes are dropped, since their offsets were never committed past them and the next
+owner redoes those records from the changelog it finds.
+
+Replay: a key's last value wins; sending one twice is harmless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from faust.stores.memory import Store as MemoryStore
+from faust.types import TP
+
+from stream.outage import Outage
+from stream.pipeline.batches import Message
+from stream.pipeline.workarounds.events import EventContext
+from stream.pipeline.workarounds.private import kafka_producer
+
+log = logging.getLogger("skillstream.worker")
+
+# A held write: the changelog partition, and the encoded value (None: deleted).
+Held = tuple[int, bytes | None]
+
+_MISSING: Any = object()
+
+
+class TableWrites(Mapping[bytes, bytes]):
+    """One table as the batches see it: held writes over those being sent over the store."""
+
+    def __init__(self, table: Any) -> None:
+        self.table = table
+        self.held: dict[bytes, Held] = {}
+        self.sending: dict[bytes, Held] = {}
+        # Per changelog partition, its latest event: Faust's RocksDB store picks a partition's
+        # database by the current event (workarounds/events.py).
+        self.events: dict[int, Any] = {}
+
+    @property
+    def store(self) -> Any:
+        return self.table.data
+
+    def get(self, key: bytes, default: Any = None) -> Any:
+        entry = self.held.get(key) or self.sending.get(key)
+        if entry is not None:
+            return default if entry[1] is None else entry[1]
+        return self.store.get(key, default)
+
+    def __getitem__(self, key: bytes) -> bytes:
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        found: bytes = value
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, bytes) and self.get(key) is not None
+
+    def __iter__(self) -> Iterator[bytes]:
+        # Only used to rebuild a partition after assignment: not on the hot path.
+        over = {**self.sending, **self.held}
+        for key, (_, value) in over.items():
+            if value is not None:
+                yield key
+        for key in list(self.store.keys()):
+            if key not in over:
+                yield key
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def hold(self, partition: int, changes: dict[bytes, bytes | None], event: Any) -> None:
+        """Hold a batch's changes; a key deleted before the changelog ever had it is forgotten."""
+        held = self.held
+        for key, value in changes.items():
+            if value is None and key not in self.sending and key not in self.store:
+                held.pop(key, None)
+            else:
+                held[key] = (partition, value)
+        self.events[partition] = event
+
+    def take(self) -> dict[int, dict[bytes, bytes | None]]:
+        """Move the held writes to ``sending``; they are returned by changelog partition."""
+        self.sending, self.held = self.held, {}
+        by_partition: dict[int, dict[bytes, bytes | None]] = {}
+        for key, (partition, value) in self.sending.items():
+            by_partition.setdefault(partition, {})[key] = value
+        return by_partition
+
+    def sent(
+        self, by_partition: Mapping[int, dict[bytes, bytes | None]], offsets: Mapping[int, int]
+    ) -> None:
+        """The broker has the writes being sent (``offsets``: the last changelog offset per
+        partition): apply them to the store."""
+        store = self.store
+        persist = not isinstance(store, MemoryStore)
+        topic = self.table.changelog_topic.get_topic_name()
+        for partition, changes in by_partition.items():
+            with EventContext(self.events[partition]):
+                for key, value in changes.items():
+                    if value is None:
+                        if key in store:
+                            del store[key]
+                    else:
+                        store[key] = value
+                if persist and partition in offsets:
+                    # RocksDB remembers the changelog offset it holds, so recovery reads only
+                    # the rest; set once the store holds everything up to it.
+                    store.set_persisted_offset(TP(topic, partition), offsets[partition])
+        self.sending = {}
+
+    def failed(self) -> None:
+        """The writes being sent did not all reach the broker: hold them again, under any
+        written since."""
+        merged = self.sending
+        merged.update(self.held)
+        self.held, self.sending = merged, {}
+
+    def drop(self, partitions: Iterable[int]) -> None:
+        """Forget the held writes of ``partitions`` (revoked, and their flush failed)."""
+        gone = set(partitions)
+        self.held = {k: v for k, v in self.held.items() if v[0] not in gone}
+
+
+class BufferedTables:
+    """The table port (stream/pipeline/batches.py ``Tables``) on the app's Faust tables, with
+    changelog writes held until :meth:`flush` (see the module's docstring)."""
+
+    def __init__(self, app: Any, tables: Mapping[str, Any]) -> None:
+        self.app = app
+        self.tables = {name: TableWrites(table) for name, table in tables.items()}
+        self.outage = Outage("changelogs: flush before commit failed")
+        self._lock = asyncio.Lock()
+
+    def contents(self, table: str) -> Mapping[bytes, bytes]:
+        return self.tables[table]
+
+    async def write(
+        self, table: str, partition: int, changes: dict[bytes, bytes | None], last: Message
+    ) -> None:
+        if changes:
+            self.tables[table].hold(partition, changes, last.handle)
+
+    def held(self) -> int:
+        """How many writes wait for the next flush."""
+        return sum(len(t.held) for t in self.tables.values())
+
+    async def flush(self) -> bool:
+        """Send every held write to its changelog and wait for the broker; True when all
+        arrived (then they are in the stores), False when some did not (all are held again)."""
+        async with self._lock:
+            taken = [(t, t.take()) for t in self.tables.values()]
+            offsets: list[dict[int, int]] = []
+            try:
+                for t, by_partition in taken:
+                    offsets.append(await _send(kafka_producer(self.app), t, by_partition))
+            except Exception as exc:
+                for t, _ in taken:
+                    t.failed()
+                self.outage.failed(repr(exc), exc)
+                return False
+            for (t, by_partition), last in zip(taken, offsets, strict=True):
+                t.sent(by_partition, last)
+            self.outage.recovered()
+            return True
+
+    async def flush_revoked(self, partitions: Iterable[int]) -> None:
+        """Flush before ``partitions`` go; if that fails, drop their held writes."""
+        numbers = list(partitions)
+        if not await self.flush():
+            log.warning(
+                "changelogs: dropped the held writes of revoked partitions %s (not committed; "
+                "their next owner redoes them)",
+                numbers,
+            )
+            for t in self.tables.values():
+                t.drop(numbers)
+
+
+async def _send(
+    producer: Any, writes: TableWrites, by_partition: Mapping[int, dict[bytes, bytes | None]]
+) -> dict[int, int]:
+    """Send the writes to the table's changelog partitions, a record batch at a time, and wait
+    until the broker has all; the last offset written per partition."""
+    topic = writes.table.changelog_topic.get_topic_name()
+    sends: list[tuple[int, int, asyncio.Future[Any]]] = []
+    for partition, changes in by_partition.items():
+        batch = producer.create_batch()
+        for key, value in changes.items():
+            if batch.append(key=key, value=value, timestamp=None) is None:
+                sends.append(
+                    (
+                        partition,
+                        batch.record_count(),
+                        await _submit(producer, batch, topic, partition),
+                    )
+                )
+                batch = producer.create_batch()
+                batch.append(key=key, value=value, timestamp=None)
+        if batch.record_count():
+            sends.append(
+                (partition, batch.record_count(), await _submit(producer, batch, topic, partition))
+            )
+    last: dict[int, int] = {}
+    results = await asyncio.gather(*(future for _, _, future in sends))
+    for (partition, count, _), metadata in zip(sends, results, strict=True):
+        last[partition] = max(last.get(partition, -1), metadata.offset + count - 1)
+    return last
+
+
+async def _submit(producer: Any, batch: Any, topic: str, partition: int) -> asyncio.Future[Any]:
+    future: asyncio.Future[Any] = await producer.send_batch(batch, topic, partition=partition)
+    return future

@@ -1,0 +1,86 @@
+"""Running the tables' changelog flush between Faust choosing the offsets to commit and
+committing them.
+
+What: Faust's consumer commits in ``Consumer._commit_tps``: it chooses the offsets (the acked
+records of each partition), publishes the messages attached to them, flushes the producer and
+commits. Nothing public runs between the choice and the commit: sensors' ``on_commit_initiated``
+is synchronous and runs before the choice; ``tables.on_commit`` runs after the commit.
+
+Why: the pipeline holds changelog writes until the commit (stream/pipeline/changelogs.py). They
+must reach the broker before the offsets of the records that made them are committed, and only
+the writes made *before* the offsets were chosen are known to include those records' writes: a
+flush run earlier could miss a batch acked while it awaited. :func:`patch_before_commit`
+replaces ``_commit_tps`` with the same steps and the app's hook (:func:`before_commit`) right
+after the choice; a hook that returns False skips this commit (the offsets go back on Faust's
+acked lists, which choosing took them off, and the next commit tries again).
+
+Upstream: none filed.
+
+Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1.
+tests/unit/pipeline/workarounds/test_before_commit.py fails when ``_commit_tps`` no longer
+chooses, publishes and commits in that order, or when the hook stops running between the choice
+and the commit.
+
+Failure: a hook that returns False costs one commit interval of progress, nothing else; a hook
+must not raise (the changelog flush does not). Replay: records after the last commit are read
+again after a crash, as without the hook; every handler is idempotent.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from faust.exceptions import ProducerSendError
+from faust.transport.consumer import Consumer
+from faust.types import TP
+
+__all__ = ["before_commit", "patch_before_commit"]
+
+# The app attribute holding its hook.
+HOOK = "skillstream_before_commit"
+
+Hook = Callable[[], Awaitable[bool]]
+
+
+def before_commit(app: Any, hook: Hook) -> None:
+    """Run ``hook`` before every commit of ``app``'s consumer, after the offsets are chosen."""
+    setattr(app, HOOK, hook)
+
+
+def patch_before_commit() -> None:
+    """Make Faust's consumer run the app's hook between choosing and committing offsets
+    (once per process)."""
+    if hasattr(Consumer._commit_tps, "__wrapped__"):
+        return
+    original = Consumer._commit_tps
+
+    @functools.wraps(original)
+    async def commit_tps(self: Any, tps: Iterable[TP], start_new_transaction: bool) -> bool:
+        tps = list(tps)
+        hook: Hook | None = getattr(self.app, HOOK, None)
+        # Choosing the offsets takes them off the acked lists: kept to put back if the hook
+        # fails, or the next commit would see a hole where they were.
+        acked = {tp: list(self._acked[tp]) for tp in tps} if hook is not None else {}
+        commit_offsets = self._filter_committable_offsets(tps)
+        if not commit_offsets:
+            return False
+        if hook is not None and not await hook():
+            for tp, offset in commit_offsets.items():
+                chosen = [o for o in acked.get(tp, ()) if o < offset]
+                self._acked[tp].extend(chosen)
+                self._acked[tp].sort()
+                self._acked_index[tp].update(chosen)
+            return False
+        try:
+            await self._handle_attached(commit_offsets)
+        except ProducerSendError as exc:
+            await self.crash(exc)
+            return False
+        committed: bool = await self._commit_offsets(
+            commit_offsets, start_new_transaction=start_new_transaction
+        )
+        return committed
+
+    Consumer._commit_tps = commit_tps  # type: ignore[method-assign]
