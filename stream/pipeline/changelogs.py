@@ -184,9 +184,12 @@ class BufferedTables:
             try:
                 for t, by_partition in taken:
                     offsets.append(await _send(kafka_producer(self.app), t, by_partition))
-            except Exception as exc:
+            except BaseException as exc:
+                # Cancelled too (the worker stopping): the writes stay held, never lost.
                 for t, _ in taken:
                     t.failed()
+                if not isinstance(exc, Exception):
+                    raise
                 self.outage.failed(repr(exc), exc)
                 return False
             for (t, by_partition), last in zip(taken, offsets, strict=True):
