@@ -26,6 +26,15 @@ def message(partition: int) -> Message:
     return Message("in", partition, 0, None, None, None, Event())
 
 
+async def table_on(servers: str, app_id: str, partitions: int) -> tuple[Any, str]:
+    """A never-started Faust app's table and its changelog topic, created on the broker."""
+    app = faust.App(app_id, broker=f"kafka://{servers}", autodiscover=False)
+    table = app.Table("t", default=None, partitions=partitions)
+    topic: str = table.changelog_topic.get_topic_name()
+    await create_topics(servers, [topic], partitions)
+    return table, topic
+
+
 async def changelog(servers: str, topic: str, partitions: int) -> list[tuple[int, bytes, Any]]:
     consumer = AIOKafkaConsumer(bootstrap_servers=servers, auto_offset_reset="earliest")
     await consumer.start()
@@ -45,10 +54,7 @@ async def changelog(servers: str, topic: str, partitions: int) -> list[tuple[int
 async def test_a_flush_writes_each_keys_last_value_then_the_store() -> None:
     with LocalStack() as stack:
         servers = stack.bootstrap_servers
-        app = faust.App("flush-test", broker=f"kafka://{servers}", autodiscover=False)
-        table = app.Table("t", default=None, partitions=2)
-        topic = table.changelog_topic.get_topic_name()
-        await create_topics(servers, [topic], 2)
+        table, topic = await table_on(servers, "flush-test", 2)
         table.data[b"old"] = b"stored"
         producer = AIOKafkaProducer(bootstrap_servers=servers)
         await producer.start()
@@ -76,10 +82,7 @@ async def test_a_flush_writes_each_keys_last_value_then_the_store() -> None:
 async def test_a_flush_that_fails_keeps_the_writes_for_the_next() -> None:
     with LocalStack() as stack:
         servers = stack.bootstrap_servers
-        app = faust.App("flush-fail-test", broker=f"kafka://{servers}", autodiscover=False)
-        table = app.Table("t", default=None, partitions=1)
-        topic = table.changelog_topic.get_topic_name()
-        await create_topics(servers, [topic], 1)
+        table, topic = await table_on(servers, "flush-fail-test", 1)
         stopped = AIOKafkaProducer(bootstrap_servers=servers)
         await stopped.start()
         await stopped.stop()
