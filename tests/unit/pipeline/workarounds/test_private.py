@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import faust
 import pytest
+from faust.exceptions import NotReady
 
 from stream.pipeline.workarounds import private
 
@@ -42,3 +43,10 @@ def test_missing_attributes_read_as_nothing() -> None:
     assert private.started(bare) is False
     assert private.consumer_exists(bare) is False
     assert dict(private.committed_offsets(bare)) == {}
+
+
+async def test_the_aiokafka_producer_under_fausts_is_reached_and_not_ready_before_start(
+    app: faust.App,
+) -> None:
+    with pytest.raises(NotReady):
+        private.kafka_producer(app)
