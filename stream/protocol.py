@@ -41,8 +41,10 @@ from stream.ratings.skill import PlayerState, PlayerStats
 # to this one, and ignore trailing ``rate`` elements and unknown record fields a later version
 # may add. Version 4 added ``awm`` (a player partition's abandon requests are all out, so a
 # result timed after an abandonment is settled by event time, not by arrival), with the same
-# upgrade rule.
-PROTOCOL_VERSION = 4
+# upgrade rule. Version 5 added the match's start as the 6th ``snap`` element (a match side
+# that reads a snapshot before its start keeps it until the start comes), same rule: a version
+# 4 worker dead-letters those snapshots as malformed.
+PROTOCOL_VERSION = 5
 
 # How many of a player's latest match ids the rating record keeps to recognise redeliveries.
 RECENT_MATCHES = 16
@@ -254,12 +256,15 @@ def decode_message(data: object) -> StoredMessage:
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """A player's state for a match (None: no rating yet); ``applied``: the player already
-    has this match (a duplicate after the retention period)."""
+    has this match (a duplicate after the retention period); ``at``: the match's start, as the
+    join gave it (None from workers before it was sent: a match side that reads the snapshot
+    before the start keeps it until the start comes, see stream/pipeline/matches.py)."""
 
     match_id: str
     player_id: str
     state: PlayerState | None
     applied: bool
+    at: float | None = None
 
 
 @fast_init
@@ -391,8 +396,9 @@ Command = MatchCommand | PlayerCommand
 def encode_command(command: Command) -> list[object]:
     """The command's wire form: a positional list led by its kind."""
     match command:
-        case Snapshot(match_id, player_id, state, applied):
-            return ["snap", match_id, player_id, _encode_optional_state(state), applied]
+        case Snapshot(match_id, player_id, state, applied, at):
+            snap: list[object] = ["snap", match_id, player_id, _encode_optional_state(state)]
+            return [*snap, applied] if at is None else [*snap, applied, at]
         case Abandon(match_id, player_id, since):
             return ["abandon", match_id, player_id, since]
         case Forward(kind, message):
@@ -437,12 +443,13 @@ def decode_match_command(data: object) -> MatchCommand:
     # The reasons are spelt out per kind, not formatted: this runs for every command.
     if kind == "snap":
         what = "snap command"
-        _arity(items, what, 5)
+        _arity(items, what, 5, 6)
         return Snapshot(
             _str(items[1], what),
             _str(items[2], what),
             _optional_state(items[3]),
             _bool(items[4], what),
+            _number(items[5], what) if len(items) == 6 else None,
         )
     if kind == "abandon":
         what = "abandon command"
@@ -689,7 +696,13 @@ class Waiting:
 
 @dataclass(slots=True)
 class MatchEntry:
-    """Table ``matches``, per match id: the line-up, snapshots, result and who is settled."""
+    """Table ``matches``, per match id: the line-up, snapshots, result and who is settled.
+
+    Without ``teams`` it is either a finish waiting for its start (``wait``) or, with neither,
+    the snapshots and abandon requests read before the start they answer (a partition reading
+    its inputs again after a crash reads them in another order), with ``start`` when a
+    snapshot named it.
+    """
 
     mode: str
     teams: list[list[str]] | None

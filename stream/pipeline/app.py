@@ -117,8 +117,14 @@ class Pipeline:
 
     def forget_partitions(self, partitions: Iterable[int]) -> None:
         """Partitions revoked: their clocks and deadlines are rebuilt from the tables when they
-        come back (they may have changed meanwhile)."""
-        self.runner.forget(partitions)
+        come back (they may have changed meanwhile). Their next offsets are forgotten too:
+        whoever owns them next reads again from the last commit, and a position left from
+        before would say this worker had read what it has not (it would report the partition
+        caught up, and event time would pass starts not yet read again)."""
+        numbers = set(partitions)
+        self.runner.forget(numbers)
+        for tp in [tp for tp in self._next_offsets if tp.partition in numbers]:
+            del self._next_offsets[tp]
 
     def refresh_gauges(self) -> None:
         refresh_gauges(self.app, self.metrics, self._next_offsets)

@@ -23,7 +23,11 @@ partitions. A finish read before its start waits the same way for the start.
 
 On replay: every handler is idempotent. A duplicate start or finish, a repeated snapshot or
 abandon request finds the entry already changed and does nothing; a settled match is kept for
-``retention_seconds`` of event time to recognise late duplicates.
+``retention_seconds`` of event time to recognise late duplicates. After a crash the partition
+reads its inputs again from its last commit, in another order across topics, while what it
+sent since stays sent: a snapshot or abandon request answering a join can come before the
+start that sent the join, and is kept for it (:meth:`MatchProcessor._early_entry`); the
+partition's own progress report is applied where it is made, never read back.
 """
 
 from __future__ import annotations
@@ -262,7 +266,10 @@ class MatchProcessor:
                 ctx.partition.ticked = wall
             case Progress(source, round_, started, finished, latest):
                 partition = ctx.partition
-                if partition.time.report(source, round_, started, finished, latest, ctx.wall):
+                if source == partition.number:
+                    # One of its own, from a version that sent them to itself (see report).
+                    pass
+                elif partition.time.report(source, round_, started, finished, latest, ctx.wall):
                     partition.mark_due = True
             case AbandonWatermark(source, at):
                 partition = ctx.partition
@@ -289,8 +296,21 @@ class MatchProcessor:
             partition.latest,
         )
         partition.ticked = None
+        # Its own report is applied here, not read back from the log: after a crash the
+        # partition reads its inputs again from the last commit, and a report of its previous
+        # life read back first would claim what it has not re-read yet.
+        if partition.time.report(
+            progress.source,
+            progress.round,
+            progress.started,
+            progress.finished,
+            progress.latest,
+            ctx.wall,
+        ):
+            partition.mark_due = True
         for target in range(self.partitions):
-            out.to_match(target, progress)
+            if target != partition.number:
+                out.to_match(target, progress)
         if not partition.marked:
             # No round completed since the last tick (a partition away): send what is known.
             partition.mark_due = True
@@ -334,8 +354,11 @@ class MatchProcessor:
 
     def _start(self, ctx: MatchContext, event: MatchStarted, mode: ModeConfig) -> None:
         entry = ctx.view.get(event.match_id)
-        if entry is None:
+        if entry is None or _early(entry):
+            early = entry
             entry = _new_entry(mode.name, event.teams, event.started_at)
+            if early is not None:
+                _carry(early, entry, [pid for team in event.teams for pid in team])
             self._join(ctx, event.match_id, entry)
         elif entry.teams is None:
             # The finish came first: the start completes it.
@@ -382,7 +405,7 @@ class MatchProcessor:
             quitters=sorted(event.quitters),
             stats=None if event.stats is None else dict(event.stats),
         )
-        if entry is None:
+        if entry is None or _early(entry):
             # No start seen yet: it may still be unread. Wait until event time has passed the
             # finish (every start up to then has been read), or a grace period more when the
             # finish has no line-up of its own; then rate without the start or dead-letter.
@@ -392,7 +415,10 @@ class MatchProcessor:
             # its start may be just as late.
             now = ctx.now
             until = (event.finished_at if now is None else max(event.finished_at, now)) + wait
+            early = entry
             entry = _new_entry(mode.name, None, None)
+            if early is not None:
+                _carry(early, entry, None)
             entry.fin = fin
             entry.wait = Waiting(message, until)
             ctx.view.put(match_id, entry)
@@ -424,11 +450,21 @@ class MatchProcessor:
 
     def _snapshot(self, ctx: MatchContext, snap: Snapshot) -> None:
         entry = ctx.view.get(snap.match_id)
-        if entry is None or entry.done is not None or entry.teams is None:
+        now = ctx.now
+        if (
+            entry is None
+            and not snap.applied
+            and (snap.at is None or now is None or now <= snap.at)
+        ):
+            # Read before the start that asked for it: kept for it (see _early_entry).
+            entry = self._early_entry(snap.at)
+        if entry is None or entry.done is not None:
             ctx.out.count("late_snapshots")
             return
         if snap.player_id in entry.snaps:
             return
+        if _early(entry) and snap.at is not None:
+            entry.start = snap.at if entry.start is None else min(entry.start, snap.at)
         entry.snaps[snap.player_id] = snap.state
         if snap.applied and snap.player_id not in entry.settled:
             # The player already has this match (a duplicate after the retention period).
@@ -438,7 +474,13 @@ class MatchProcessor:
     def _abandon_request(self, ctx: MatchContext, request: Abandon) -> None:
         match_id, player_id = request.match_id, request.player_id
         entry = ctx.view.get(match_id)
-        if entry is None or entry.done is not None or entry.teams is None:
+        now = ctx.now
+        if entry is None and (now is None or now <= request.since):
+            # The start that made the player pending may still be unread here (a partition
+            # reads its inputs again after a crash, in another order): keep the request for it
+            # until event time has passed the newer start (see _early_entry).
+            entry = self._early_entry(None)
+        if entry is None or entry.done is not None:
             # Nothing to abandon here: release the player's pending entry.
             ctx.out.to_player(
                 partition_for(player_id, self.partitions), Cancel(match_id, [player_id])
@@ -464,6 +506,14 @@ class MatchProcessor:
             if now is not None and now >= done + self.retention:
                 ctx.view.delete(match_id)
                 return
+        elif _early(entry):
+            until = self._next_deadline(entry)
+            if now is not None and until is not None and now >= until:
+                # Event time has passed every start these commands could answer: the match
+                # is unknown here for good. Release the players waiting on it.
+                self._release(ctx, match_id, entry)
+                ctx.view.delete(match_id)
+                return
         elif entry.teams is None:
             wait = entry.wait
             assert wait is not None  # an entry without teams is a waiting finish
@@ -477,6 +527,7 @@ class MatchProcessor:
                             "the grace period",
                         )
                     )
+                    self._release(ctx, match_id, entry)
                     ctx.view.delete(match_id)
                     return
                 # No start came (late, or never sent): the finish's line-up stands in for it.
@@ -508,7 +559,8 @@ class MatchProcessor:
         """Settle every player whose fate event time now decides (:func:`stream.settling.fate`:
         the result, abandonment or the timeout, whichever comes first in event time)."""
         players = [pid for team in teams for pid in team]
-        if len(entry.snaps) < len(players):
+        snaps = entry.snaps
+        if len(snaps) < len(players) or any(pid not in snaps for pid in players):
             return
         now, out = ctx.now, ctx.out
         settled = set(entry.settled)
@@ -633,8 +685,14 @@ class MatchProcessor:
         if entry.done is not None:
             return float(entry.done) + self.retention
         if entry.teams is None:
-            assert entry.wait is not None  # an entry without teams is a waiting finish
-            return float(entry.wait.until)
+            if entry.wait is not None:
+                return float(entry.wait.until)
+            # Commands read before the start: once event time passes the start a snapshot
+            # names, or the newer start an abandon request names, the start cannot come.
+            early = list(entry.aband.values())
+            if entry.start is not None:
+                early.append(entry.start)
+            return None if not early else min(early) + 0.001
         if entry.fin is not None:
             return None
         assert entry.start is not None  # an entry with teams has its start
@@ -647,6 +705,24 @@ class MatchProcessor:
             if pid not in settled
         ]
         return float(min(candidates))
+
+    def _early_entry(self, start: float | None) -> MatchEntry:
+        """An entry for commands read before their match's start. After a crash a partition
+        reads its inputs again from the last commit, each input in order but the inputs in any
+        order, while what it sent before the crash stays sent: a snapshot or an abandon request
+        answering a join may be read before the start that sent the join. Dropped, the
+        snapshot would be asked for again and come back with the player's state after the
+        match; the abandon request would cancel a match the player did play."""
+        return MatchEntry(mode="", teams=None, start=start)
+
+    def _release(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> None:
+        """Cancel the match for the players whose snapshots or abandon requests it holds."""
+        players = sorted({*entry.snaps, *entry.aband})
+        by_partition: defaultdict[int, list[str]] = defaultdict(list)
+        for pid in players:
+            by_partition[partition_for(pid, self.partitions)].append(pid)
+        for target, pids in by_partition.items():
+            ctx.out.to_player(target, Cancel(match_id, pids))
 
     def _join(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> None:
         """Ask every participant's partition for its snapshot (and to note the match pending)."""
@@ -668,6 +744,18 @@ def _new_entry(
         teams=None if teams is None else [list(team) for team in teams],
         start=started_at,
     )
+
+
+def _early(entry: MatchEntry) -> bool:
+    """Whether the entry only holds commands read before the match's start."""
+    return entry.teams is None and entry.wait is None
+
+
+def _carry(early: MatchEntry, entry: MatchEntry, players: list[str] | None) -> None:
+    """Keep what was read before the start (for ``players``; None: all)."""
+    entry.snaps = {p: s for p, s in early.snaps.items() if players is None or p in players}
+    entry.aband = {p: a for p, a in early.aband.items() if players is None or p in players}
+    entry.settled = [p for p in early.settled if players is None or p in players]
 
 
 def _result_problem(teams: list[list[str]], fin: Finish | None) -> str | None:

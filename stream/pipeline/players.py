@@ -191,7 +191,7 @@ class PlayerProcessor:
         matches = record.matches
         if match_id in matches:
             if matches[match_id].snap or (player_id, match_id) in ctx.partition.snapped:
-                snapshot = Snapshot(match_id, player_id, _state_of(rated), False)
+                snapshot = Snapshot(match_id, player_id, _state_of(rated), False, join.started_at)
                 ctx.out.to_match(join.home, snapshot)
             return
         matches[match_id] = PendingMatch(join.mode, join.started_at, join.home)
@@ -269,7 +269,7 @@ class PlayerProcessor:
             if index == 0 and not entry.snap and (player_id, match_id) not in partition.snapped:
                 if partition.allows(entry.at):
                     rated = ctx.ratings.get(rating_key(player_id, entry.mode))
-                    snapshot = Snapshot(match_id, player_id, _state_of(rated), False)
+                    snapshot = Snapshot(match_id, player_id, _state_of(rated), False, entry.at)
                     ctx.out.to_match(entry.home, snapshot)
                     partition.snapped.add((player_id, match_id))
                 else:

@@ -52,6 +52,8 @@ STATE = b"[1401.6173841618686,90.78664805881002,0.05999489876729625,0,5,17800002
 MATCH_COMMANDS = [
     b'["snap","sim5-1","p000001",null,false]',
     b'["snap","m","p",' + STATE + b",true]",
+    # Since version 5 a snapshot carries its match's start (read before it, it waits for it).
+    b'["snap","m","p",' + STATE + b",false,1780000100.5]",
     b'["abandon","sim5-27","p000001",1780000950.0]',
     b'["fwd","started",{"key":null,"value":"{\\"match_id\\":\\"sim5-1\\",\\"mode\\":\\"1v1\\",'
     b'\\"started_at\\":1779999600000,\\"teams\\":[[\\"p000001\\"],[\\"p000000\\"]]}",'
@@ -140,15 +142,18 @@ def test_the_commands_decode_to_what_they_say() -> None:
         finished_ms=1780000250123,
     )
     assert decode_match_command(orjson.loads(MATCH_COMMANDS[1])) == Snapshot("m", "p", state, True)
+    assert decode_match_command(orjson.loads(MATCH_COMMANDS[2])) == Snapshot(
+        "m", "p", state, False, 1780000100.5
+    )
     assert decode_match_command(["abandon", "m", "p", 5.0]) == Abandon("m", "p", 5.0)
     assert decode_match_command(["tick", 7.5]) == Tick(7.5)
-    forward = decode_match_command(orjson.loads(MATCH_COMMANDS[4]))
+    forward = decode_match_command(orjson.loads(MATCH_COMMANDS[5]))
     assert forward == Forward(
         "finished",
         StoredMessage(b"m-\xff", b"{}", Origin("match-finished", 0, 7, 1780000000123)),
     )
     assert decode_player_command(["join", "m", "p", "1v1", 1.5, 3]) == Join("m", "p", "1v1", 1.5, 3)
-    assert decode_match_command(orjson.loads(MATCH_COMMANDS[6])) == Progress(
+    assert decode_match_command(orjson.loads(MATCH_COMMANDS[7])) == Progress(
         3, 1780000170.25, 1780000100.5, None, 1780000160.0
     )
     assert decode_player_command(["wm", 2, 1780000099.5]) == Watermark(2, 1780000099.5)
@@ -171,7 +176,7 @@ def test_commands_stay_immutable_values(raw: bytes) -> None:
 
 def test_a_rate_command_from_version_1_still_decodes() -> None:
     # Written before the finish's timestamp was added: 9 elements.
-    assert PROTOCOL_VERSION == 4
+    assert PROTOCOL_VERSION == 5
     old = orjson.loads(PLAYER_COMMANDS[1])[:9]
     rate = decode_player_command(old)
     assert isinstance(rate, Rate) and rate.finished_ms is None
@@ -197,7 +202,7 @@ def test_the_rating_key_names_player_and_mode_unambiguously() -> None:
 @pytest.mark.parametrize(
     ("decode", "data", "reason"),
     [
-        (decode_match_command, ["snap"], "snap command: expected 5 elements, got 1"),
+        (decode_match_command, ["snap"], "snap command: expected 5 or 6 elements, got 1"),
         (decode_match_command, ["bogus", 2], "unknown match command 'bogus'"),
         (decode_match_command, 7, "match command: expected a list, got int"),
         (decode_match_command, [], "match command: expected a list led by its kind"),

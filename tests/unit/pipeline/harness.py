@@ -5,7 +5,9 @@ message per batch here): processed against working copies, its outputs delivered
 per (topic, partition) and acknowledged, then its state written. A (topic, partition) is
 caught up when nothing of it is queued. Once the queue is empty, :meth:`Cluster.run` ticks
 every match partition (as the leader would, each round a millisecond of wall time later) until
-a round changes nothing, so the watermarks flow as they do live (docs/event-time.md). Like
+a round changes nothing, so the watermarks flow as they do live (docs/event-time.md).
+:meth:`Cluster.step`, :meth:`Cluster.checkpoint` and :meth:`Cluster.roll_back` stop a run
+anywhere and replay a worker killed after a commit (tests/unit/pipeline/test_rollback.py). Like
 bytewax's testing source and sink, the ports are plain containers; the Faust adaptation itself
 is tested against the real broker (tests/integration).
 """
@@ -13,8 +15,10 @@ is tested against the real broker (tests/integration).
 from __future__ import annotations
 
 import asyncio
+import random
 from collections import Counter, deque
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -49,6 +53,8 @@ class MemoryTables:
         self.tables: dict[str, dict[bytes, bytes]] = {
             name: {} for name in (MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE)
         }
+        # (table, key): the changelog partition it was last written to.
+        self.partitions: dict[tuple[str, bytes], int] = {}
 
     def contents(self, table: str) -> Mapping[bytes, bytes]:
         return self.tables[table]
@@ -58,10 +64,19 @@ class MemoryTables:
     ) -> None:
         data = self.tables[table]
         for key, value in changes.items():
+            self.partitions[table, key] = partition
             if value is None:
                 data.pop(key, None)
             else:
                 data[key] = value
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """What a commit leaves behind: the tables as they were, and how much had been read."""
+
+    tables: dict[str, dict[bytes, bytes]]
+    read: int
 
 
 class Cluster:
@@ -135,6 +150,51 @@ class Cluster:
         tick until a round of ticks changes nothing."""
         asyncio.run(self._run())
 
+    def step(self, count: int) -> None:
+        """Deliver the next ``count`` messages, ticking whenever nothing is queued (as
+        :meth:`run` does), so the run can be stopped anywhere."""
+
+        async def steps() -> None:
+            for _ in range(count):
+                if not self.queue:
+                    self.tick(self.wall + 0.001)
+                await self._drain(1)
+
+        asyncio.run(steps())
+
+    def checkpoint(self) -> Checkpoint:
+        tables = {name: dict(table) for name, table in self.store.tables.items()}
+        return Checkpoint(tables, len(self.delivered))
+
+    def roll_back(self, partitions: set[int], to: Checkpoint, rng: random.Random) -> None:
+        """A worker that owned ``partitions`` (their match and player sides) killed after its
+        commit at ``to``, and the rebalance that follows: those partitions' table records go
+        back to what they were then, and what they read since is read again, each input in
+        order but the inputs interleaved at random, as the next owner's consumer may serve
+        them. What they sent stays sent. Every partition's memory is rebuilt from the tables."""
+        store = self.store
+        for name, table in store.tables.items():
+            then = to.tables[name]
+            for key in {*table, *then}:
+                if store.partitions.get((name, key)) in partitions:
+                    if key in then:
+                        table[key] = then[key]
+                    else:
+                        table.pop(key, None)
+        inputs: dict[tuple[str, int], list[tuple[str, int, bytes]]] = {}
+        for item in self.delivered[to.read :]:
+            if item[1] in partitions:
+                inputs.setdefault(item[:2], []).append(item)
+        again: list[tuple[str, int, bytes]] = []
+        while inputs:
+            source = rng.choice(sorted(inputs))
+            again.append(inputs[source].pop(0))
+            if not inputs[source]:
+                del inputs[source]
+        # Read before anything sent to those partitions since.
+        self.queue.extendleft(reversed(again))
+        self.runner.forget(range(self.partitions))
+
     def hold(self, topic: str, partition: int) -> None:
         self.held.add((topic, partition))
 
@@ -173,8 +233,10 @@ class Cluster:
                 return topic, partition, value
         return None
 
-    async def _drain(self) -> None:
-        while (item := self._next()) is not None:
+    async def _drain(self, limit: int | None = None) -> None:
+        while (limit is None or limit > 0) and (item := self._next()) is not None:
+            if limit is not None:
+                limit -= 1
             topic, partition, value = item
             self.delivered.append((topic, partition, value))
             self.offset += 1

@@ -5,14 +5,24 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import orjson
 import pytest
-from harness import FINISHED, STARTED, Cluster, epoch_ms
+from harness import FINISHED, MATCH_COMMANDS, STARTED, Cluster, epoch_ms
 
 from stream.config.modes import Modes, parse_modes
 from stream.deadletters import DeadLetter, Origin
 from stream.pipeline.outbox import Outbox
+from stream.pipeline.partitioning import partition_for
 from stream.pipeline.view import StateView
-from stream.protocol import PENDING, PendingRecord
+from stream.protocol import (
+    MATCHES,
+    PENDING,
+    Abandon,
+    Command,
+    PendingRecord,
+    Snapshot,
+    encode_command,
+)
 from stream.ratings.engine import MatchView, rate_match
 from stream.ratings.skill import PlayerState
 from stream.simulation import SimulationConfig, simulate
@@ -287,6 +297,59 @@ def test_a_sent_snapshot_is_not_stored_and_is_sent_again_after_a_restart() -> No
         c.run()
     assert restarted.ratings == plain.ratings
     assert restarted.outcomes() == {("a", "m1"): "win", ("b", "m1"): "loss"}
+
+
+def command(c: Cluster, match_id: str, *commands: Command) -> None:
+    """Commands for the match's home partition, as a player partition packs them."""
+    value = orjson.dumps([encode_command(cmd) for cmd in commands])
+    c.send(MATCH_COMMANDS, value, partition=partition_for(match_id, c.partitions))
+
+
+def test_a_snapshot_and_an_abandon_request_read_before_their_start_are_kept_for_it() -> None:
+    """After a crash a match partition reads its inputs again, and may read what its join
+    caused before the start that sent it: the snapshot is the one the match is rated with,
+    and a result within the grace period still beats the abandonment."""
+    a_then = PlayerState(1620.0, 80.0, 0.06, 0, 3, T0 - 500)
+    c = Cluster()
+    command(c, "m1", Snapshot("m1", "a", a_then, False), Abandon("m1", "a", T0 + 100))
+    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
+    c.send(FINISHED, finish("m1", [0, 1], T0 + 60))
+    c.run()
+    assert c.outcomes() == {("a", "m1"): "win", ("b", "m1"): "loss"}
+    view = MatchView((("a",), ("b",)), (0, 1), T0 + 60)
+    mode = Modes().get("1v1")
+    # b is rated against the snapshot read first; a from its own record (none yet).
+    assert c.state("b", "1v1") == rate_match(mode, view, {"a": a_then})["b"].state
+    assert c.state("a", "1v1") == rate_match(mode, view, {})["a"].state
+
+
+def released_for_good(c: Cluster, match_id: str, player: str, until: float) -> None:
+    """Kept while its start may come; released (pending entry cancelled) once event time, moved
+    on by matches on every partition, has passed ``until``."""
+    c.run()
+    assert MATCHES.key_bytes(match_id) in c.match_table
+    for i in range(40):
+        c.send(STARTED, start(f"{match_id}-{i}", [[f"{match_id}p{i}"], [f"{match_id}q{i}"]], until))
+    c.run()
+    assert MATCHES.key_bytes(match_id) not in c.match_table
+    record = PENDING.value(c.pending_table[PENDING.key_bytes(player)])
+    assert match_id in record.done and match_id not in record.matches
+
+
+def test_commands_for_a_match_never_started_here_are_released_once_its_start_cannot_come() -> None:
+    """An abandon request names the newer start, a snapshot its match's start: the start
+    cannot come once event time has passed that; an abandon request read after that cancels
+    at once."""
+    c = Cluster()
+    c.send(STARTED, start("m1", [["b"], ["c"]], T0))
+    command(c, "m9", Abandon("m9", "a", T0 + 100))
+    released_for_good(c, "m9", "a", T0 + 200)
+    command(c, "m7", Snapshot("m7", "e", None, False, T0 + 300))
+    released_for_good(c, "m7", "e", T0 + 400)
+    command(c, "m8", Abandon("m8", "d", T0 + 100))
+    c.run()
+    assert MATCHES.key_bytes("m8") not in c.match_table
+    assert PENDING.value(c.pending_table[PENDING.key_bytes("d")]).done == ["m8"]
 
 
 def test_events_on_the_wrong_partition_are_forwarded_home() -> None:

@@ -36,3 +36,14 @@ async def test_a_revoked_partition_is_rebuilt_from_the_tables_when_it_comes_back
     p.runner.match_partition(1, 1_780_000_000.0)
     await p.app.on_partitions_revoked.send(revoked={TP("match-started", 1)})
     assert set(p.runner.match_partitions) == {0}
+
+
+async def test_a_revoked_partition_forgets_how_far_this_worker_had_read_it() -> None:
+    """Whoever owns it next reads again from the last commit: a position left from before
+    would report the partition caught up while its starts are read again."""
+    p = pipeline()
+    for topic in ("match-started", "topo-match-commands"):
+        for number in (0, 1):
+            p._next_offsets[TP(topic, number)] = 500
+    await p.app.on_partitions_revoked.send(revoked={TP("match-started", 1)})
+    assert set(p._next_offsets) == {TP("match-started", 0), TP("topo-match-commands", 0)}
