@@ -308,6 +308,8 @@ class MatchProcessor:
             ctx.wall,
         ):
             partition.mark_due = True
+        # It may move event time past deadlines, as a report read from the topic would.
+        self.run_due(ctx)
         for target in range(self.partitions):
             if target != partition.number:
                 out.to_match(target, progress)
@@ -358,7 +360,12 @@ class MatchProcessor:
             early = entry
             entry = _new_entry(mode.name, event.teams, event.started_at)
             if early is not None:
-                _carry(early, entry, [pid for team in event.teams for pid in team])
+                players = [pid for team in event.teams for pid in team]
+                _carry(early, entry, players)
+                # Commands of players not in the line-up: no such match for them.
+                early.snaps = {p: s for p, s in early.snaps.items() if p not in players}
+                early.aband = {p: a for p, a in early.aband.items() if p not in players}
+                self._release(ctx, event.match_id, early)
             self._join(ctx, event.match_id, entry)
         elif entry.teams is None:
             # The finish came first: the start completes it.
@@ -454,14 +461,21 @@ class MatchProcessor:
         if (
             entry is None
             and not snap.applied
-            and (snap.at is None or now is None or now <= snap.at)
+            and snap.at is not None
+            and (now is None or now <= snap.at)
         ):
-            # Read before the start that asked for it: kept for it (see _early_entry).
+            # Read before the start that asked for it: kept for it (see _early_entry). One
+            # without its start (protocol version 4) is dropped, as before: it could not tell
+            # when to give up waiting.
             entry = self._early_entry(snap.at)
         if entry is None or entry.done is not None:
             ctx.out.count("late_snapshots")
             return
         if snap.player_id in entry.snaps:
+            if snap.applied and snap.player_id not in entry.settled:
+                # The player already has the match: whatever snapshot came first, no rate.
+                entry.settled.append(snap.player_id)
+                self._advance(ctx, snap.match_id, entry)
             return
         if _early(entry) and snap.at is not None:
             entry.start = snap.at if entry.start is None else min(entry.start, snap.at)
@@ -539,6 +553,7 @@ class MatchProcessor:
                 problem = _result_problem(entry.teams, fin)
                 if problem is not None:
                     ctx.out.dead_letter(_waiting_letter(wait, f"match-finished: {problem}"))
+                    self._release(ctx, match_id, entry)
                     ctx.view.delete(match_id)
                     return
                 self._join(ctx, match_id, entry)

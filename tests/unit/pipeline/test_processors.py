@@ -311,7 +311,7 @@ def test_a_snapshot_and_an_abandon_request_read_before_their_start_are_kept_for_
     and a result within the grace period still beats the abandonment."""
     a_then = PlayerState(1620.0, 80.0, 0.06, 0, 3, T0 - 500)
     c = Cluster()
-    command(c, "m1", Snapshot("m1", "a", a_then, False), Abandon("m1", "a", T0 + 100))
+    command(c, "m1", Snapshot("m1", "a", a_then, False, T0), Abandon("m1", "a", T0 + 100))
     c.send(STARTED, start("m1", [["a"], ["b"]], T0))
     c.send(FINISHED, finish("m1", [0, 1], T0 + 60))
     c.run()
@@ -350,6 +350,15 @@ def test_commands_for_a_match_never_started_here_are_released_once_its_start_can
     c.run()
     assert MATCHES.key_bytes("m8") not in c.match_table
     assert PENDING.value(c.pending_table[PENDING.key_bytes("d")]).done == ["m8"]
+
+
+def test_a_snapshot_without_its_start_for_an_unknown_match_is_dropped_as_before() -> None:
+    """Protocol version 4 sent none: kept, it could never be given up."""
+    c = Cluster()
+    command(c, "m6", Snapshot("m6", "a", None, False))
+    c.run()
+    assert MATCHES.key_bytes("m6") not in c.match_table
+    assert c.counts["late_snapshots"] == 1
 
 
 def test_events_on_the_wrong_partition_are_forwarded_home() -> None:

@@ -17,6 +17,8 @@ from harness import FINISHED, STARTED, Cluster, epoch_ms
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from stream.protocol import MATCHES, PENDING
+
 T0 = 1_780_000_000.0
 
 
@@ -100,3 +102,6 @@ def test_a_partition_rolled_back_to_its_last_commit_rates_every_match_once_as_be
     crashed.roll_back(killed, commit, random.Random(order))
     crashed.run()
     assert ratings(crashed) == ratings(clean)
+    # Nothing left waiting: every match settled, no player pending, no early entry kept.
+    assert all(MATCHES.value(v).done is not None for v in crashed.match_table.values())
+    assert not any(PENDING.value(v).matches for v in crashed.pending_table.values())
