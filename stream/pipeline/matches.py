@@ -360,12 +360,9 @@ class MatchProcessor:
             early = entry
             entry = _new_entry(mode.name, event.teams, event.started_at)
             if early is not None:
-                players = [pid for team in event.teams for pid in team]
-                _carry(early, entry, players)
+                players = {pid for team in event.teams for pid in team}
                 # Commands of players not in the line-up: no such match for them.
-                early.snaps = {p: s for p, s in early.snaps.items() if p not in players}
-                early.aband = {p: a for p, a in early.aband.items() if p not in players}
-                self._release(ctx, event.match_id, early)
+                self._release(ctx, event.match_id, _carry(early, entry, players))
             self._join(ctx, event.match_id, entry)
         elif entry.teams is None:
             # The finish came first: the start completes it.
@@ -766,11 +763,16 @@ def _early(entry: MatchEntry) -> bool:
     return entry.teams is None and entry.wait is None
 
 
-def _carry(early: MatchEntry, entry: MatchEntry, players: list[str] | None) -> None:
-    """Keep what was read before the start (for ``players``; None: all)."""
-    entry.snaps = {p: s for p, s in early.snaps.items() if players is None or p in players}
-    entry.aband = {p: a for p, a in early.aband.items() if players is None or p in players}
+def _carry(early: MatchEntry, entry: MatchEntry, players: set[str] | None) -> MatchEntry:
+    """Move what was read before the start into ``entry`` for ``players`` (None: all), and
+    return an early entry with the rest: the commands of players outside the line-up."""
+    rest = MatchEntry(mode=early.mode, teams=None, start=early.start)
+    for pid, snap in early.snaps.items():
+        (entry.snaps if players is None or pid in players else rest.snaps)[pid] = snap
+    for pid, since in early.aband.items():
+        (entry.aband if players is None or pid in players else rest.aband)[pid] = since
     entry.settled = [p for p in early.settled if players is None or p in players]
+    return rest
 
 
 def _result_problem(teams: list[list[str]], fin: Finish | None) -> str | None:
