@@ -116,17 +116,28 @@ def target_lines(
     worker_cpu_ms_per_match: float | None,
     p99_ms: float | None,
     p99_label: str,
+    naive_per_raw_event: float | None = None,
 ) -> list[str]:
-    """The targets block: each figure beside its target, marked met / not met."""
+    """The targets block: each figure beside its target, marked met / not met; with the naive
+    Faust app's ratio when it ran (the target's other half: above that app)."""
     ratio = "-" if matches_per_raw_event is None else f"{matches_per_raw_event:.4f}"
     cpu = "-" if worker_cpu_ms_per_match is None else f"{worker_cpu_ms_per_match:.2f} ms"
     p99 = "-" if p99_ms is None or math.isnan(p99_ms) else f"{p99_ms:.1f} ms"
-    return [
+    lines = [
         "  targets (issue 16):",
         f"    1v1 matches per raw-loop event, flat out: {ratio}"
         f" (target >= {MATCHES_PER_RAW_EVENT}):"
         f" {verdict(matches_per_raw_event, MATCHES_PER_RAW_EVENT, at_least=True)};"
         f" worker CPU per match {cpu}",
+    ]
+    if naive_per_raw_event is not None:
+        above = verdict(matches_per_raw_event, naive_per_raw_event, at_least=True)
+        lines.append(
+            f"    the naive Faust app, same raw loop: {naive_per_raw_event:.4f};"
+            f" skillstream above it: {above}"
+        )
+    return [
+        *lines,
         f"    p99 latency at {P99_RATE:,.0f}/s, {p99_label}: {p99} (target <= {P99_MS:g} ms):"
         f" {verdict(p99_ms, P99_MS, at_least=False)}",
     ]

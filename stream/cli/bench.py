@@ -108,6 +108,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
 
     from aiokafka import TopicPartition
 
+    from stream.bench.naive_faust import NAIVE_COMMAND, NAIVE_TOPICS
     from stream.bench.pipeline import (
         PipelineRun,
         cpu_seconds,
@@ -116,7 +117,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         rating_offsets,
         run_load,
     )
-    from stream.bench.rawloop import run_raw_loop
+    from stream.bench.rawloop import create_topics, run_raw_loop
     from stream.bench.records import P99_RATE, by_class, records_lines, target_lines
     from stream.bench.topics import Log, count_logs, per_topic
     from stream.cli.progress import Progress
@@ -282,6 +283,46 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             )
             print_records(servers, Settings.from_env(env), logs_before, matches)
 
+    naive_rates: list[float] = []
+
+    def naive(matches: int) -> None:
+        """The naive Faust app (stream/bench/naive_faust.py) on a fresh stack, one partition,
+        the same load generator flat out: the do-it-yourself yardstick of issue 16."""
+        with LocalStack() as stack:
+            env = environment(stack)
+            servers = stack.bootstrap_servers
+            asyncio.run(create_topics(servers, list(NAIVE_TOPICS), 1))
+            app = WorkerProcess(env, "naive-faust", NAIVE_COMMAND)
+            try:
+                app.start()
+                warm_up(servers)
+                before = [cpu_seconds(pid) for pid in [*stack.pids(), app.pid or 0]]
+                with Progress(2 * matches, "naive Faust app", unit=" ratings") as bar:
+                    run = asyncio.run(
+                        run_load(
+                            servers,
+                            matches,
+                            0.0,
+                            seed=2,
+                            progress=lambda done, _total: bar.update(done),
+                            partitioning=partitioning,
+                        )
+                    )
+                used = [
+                    cpu_seconds(pid) - b
+                    for pid, b in zip([*stack.pids(), app.pid or 0], before, strict=True)
+                ]
+            finally:
+                app.cleanup()
+        naive_rates.append(run.matches_per_second)
+        print(
+            f"  {'naive Faust app, 1 partition':<30} {run.matches:>7,} matches in"
+            f" {run.rating_seconds:6.2f} s = {run.matches_per_second:>7,.0f} matches/s;"
+            f" latency p50 {run.median_ms:6.1f} ms, p99 {run.percentile(0.99):7.1f} ms;"
+            f" CPU s broker {used[0]:5.1f}, app {used[-1]:5.1f}"
+            f" ({1000 * used[-1] / max(run.matches, 1):.2f} ms per match)"
+        )
+
     flat_out = args.pipeline_matches > 0
     if flat_out:
         measure(
@@ -291,6 +332,8 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             0.0,
             then_raw=args.raw_events > 0,
         )
+    if flat_out and args.naive_faust:
+        naive(args.pipeline_matches)
     if args.backlog > 0:
         drain(args.backlog)
     for rate in args.rates:
@@ -317,8 +360,15 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         None,
     )
     p99_label = f"{paced.match_seconds:g} s matches" if paced is not None else "matches that last"
+    naive_ratio = (
+        naive_rates[0] / raw_events_per_second[0] if naive_rates and raw_events_per_second else None
+    )
     for line in target_lines(
-        ratio, cpu_per_match, paced.run.percentile(0.99) if paced else None, p99_label
+        ratio,
+        cpu_per_match,
+        paced.run.percentile(0.99) if paced else None,
+        p99_label,
+        naive_ratio,
     ):
         print(line)
     return 0
@@ -374,6 +424,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="pipeline: how the load generator's producer partitions: by match id with murmur2 "
         "as Java clients (every event on its home partition), with CRC32 as librdkafka's "
         "default, or no key (a random partition); the last two forward most events home",
+    )
+    bench.add_argument(
+        "--naive-faust",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="pipeline: after the flat-out run, the same matches through a naive Faust app (one"
+        " agent, a Table, await send; stream/bench/naive_faust.py) on one partition",
     )
     bench.add_argument(
         "--raw-events",

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 
@@ -17,12 +17,20 @@ class WorkerError(RuntimeError):
     """A worker that did not start, with its output."""
 
 
-class WorkerProcess:
-    """``skillstream worker`` in a child process, logging to a temporary file."""
+# What a worker process runs after the interpreter: ``skillstream worker``.
+WORKER = ("-m", "stream", "worker")
 
-    def __init__(self, env: Mapping[str, str], name: str = "worker") -> None:
+
+class WorkerProcess:
+    """``skillstream worker`` (or another Faust app, ``command``) in a child process, logging to
+    a temporary file."""
+
+    def __init__(
+        self, env: Mapping[str, str], name: str = "worker", command: Sequence[str] = WORKER
+    ) -> None:
         self.env = dict(env)
         self.name = name
+        self.command = list(command)
         self.log_path = Path(tempfile.mkstemp(prefix=f"skillstream-{name}-", suffix=".log")[1])
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -36,7 +44,7 @@ class WorkerProcess:
         """Start the process without waiting for it to be ready."""
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "stream", "worker"],
+                [sys.executable, *self.command],
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -118,3 +118,11 @@ def test_target_lines_show_each_figure_beside_its_verdict() -> None:
     assert "2 s matches: 180.0 ms" in p99 and p99.endswith(": not met")
     missing = target_lines(None, None, None, "matches that last")
     assert missing[1].count("not measured") == 1 and missing[2].endswith("not measured")
+
+
+def test_target_lines_compare_with_the_naive_app_when_it_ran() -> None:
+    lines = target_lines(0.02, 1.0, 120.0, "2 s matches", 0.018)
+    assert "the naive Faust app, same raw loop: 0.0180; skillstream above it: met" in lines[2]
+    below = target_lines(0.015, 1.0, 120.0, "2 s matches", 0.018)
+    assert below[2].endswith("skillstream above it: not met")
+    assert len(target_lines(0.02, 1.0, 120.0, "2 s matches")) == 3
