@@ -125,21 +125,32 @@ class KeyLayout:
         return f"{base}:season:{season}{current[len(base) :]}"
 
     def write_keys(self, mode: str, player_id: str) -> tuple[str, ...]:
-        """The writer script's KEYS, in its order: hash, by-rating, by-rank-points,
-        by-conservative, history, by-last-played, season, seasons, clock."""
+        """Every key a write of the player's rating may change (past seasons' standings
+        aside): hash, by-rating, by-rank-points, by-conservative, history, by-last-played,
+        season, seasons, clock."""
+        hash_key, history = self.player_keys(mode, player_id)
+        rating, points, conservative, *rest = self.mode_keys(mode)
+        return (hash_key, rating, points, conservative, history, *rest)
+
+    def mode_keys(self, mode: str) -> tuple[str, ...]:
+        """The writer script's first KEYS, shared by every player of the mode: by-rating,
+        by-rank-points, by-conservative, by-last-played, season, seasons, clock."""
         base = self.mode_base(mode)
-        player = check_id(player_id, "player_id")
         return (
-            f"{base}:player:{player}",
             f"{base}:by-rating",
             f"{base}:by-rank-points",
             f"{base}:by-conservative",
-            f"{base}:history:{player}",
             f"{base}:by-last-played",
             f"{base}:season",
             f"{base}:seasons",
             f"{base}:clock",
         )
+
+    def player_keys(self, mode: str, player_id: str) -> tuple[str, str]:
+        """The writer script's two KEYS per player after :meth:`mode_keys`: hash, history."""
+        base = self.mode_base(mode)
+        player = check_id(player_id, "player_id")
+        return f"{base}:player:{player}", f"{base}:history:{player}"
 
 
 DEFAULT_LAYOUT = KeyLayout()

@@ -20,6 +20,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import orjson
 import redis.asyncio as aioredis
 
 from stream.cache.codec import encode_fields, encode_float
@@ -32,114 +33,137 @@ __all__ = ["SCRIPT_VERSION", "WRITE_SCRIPT", "CacheWriter", "WriteResult"]
 
 # Bump on any change to the script's behaviour. It is part of the script text, so a new version
 # gets a new SHA and never runs as an old one cached on the server.
-SCRIPT_VERSION = 4
+SCRIPT_VERSION = 5
 
-# KEYS: KeyLayout.write_keys: 1 player hash, 2 by-rating, 3 by-rank-points, 4 by-conservative,
-#       5 history, 6 by-last-played, 7 season, 8 seasons, 9 clock.
-# ARGV: 1 version, 2 rating score, 3 rank-points score, 4 conservative score, 5 player id,
-#       6 season ('' when the event has none), 7 past seasons kept, 8 history length,
-#       9 inactivity in ms (0: never leave the boards), 10 event time in ms, 11 the mode's key
-#       base (past seasons' keys are named from it), 12 the end of the grace in ms (the next
-#       season's start plus the grace; 0: none), 13 h: how many history elements follow,
-#       14 .. 13 + 2h: (version, element) pairs in ascending version, the entry's own last,
-#       then the hash's field/value pairs (codec.encode_fields, version among them).
+# Entries per script call at most. A script runs alone on the server: 100 entries keep a
+# matchmaker's read waiting a millisecond or two, while one call per batch instead of one per
+# entry spares redis-py's per-call work (docs/benchmarks.md, "The cache feed in one call").
+CALL_ENTRIES = 100
+
+# One call writes several players of one mode, in order.
+# KEYS: 1 by-rating, 2 by-rank-points, 3 by-conservative, 4 by-last-played, 5 season,
+#       6 seasons, 7 clock (KeyLayout.mode_keys); then per entry i (from 0) 8 + 2i the player's
+#       hash, 9 + 2i the player's history (KeyLayout.player_keys).
+# ARGV: 1 past seasons kept, 2 history length, 3 inactivity in ms (0: never leave the boards),
+#       4 the mode's key base (past seasons' keys are named from it); then per entry i, 5 + i:
+#       one JSON array of strings [version, rating score, rank-points score, conservative
+#       score, player id, season ('' when the event has none), event time in ms, the end of
+#       the grace in ms (the next season's start plus the grace; 0: none), [(version, element)
+#       pairs of history in ascending version, the entry's own last], [the hash's field/value
+#       pairs (codec.encode_fields, version among them)]]. One argument per entry: redis-py's
+#       work grows with the arguments, and numbers stay text so that Lua's tonumber and Redis's
+#       strtod read them exactly as before (cjson would round them to 14 digits).
+# Returns how many entries were applied.
 # Versions are compared as Lua numbers (doubles): exact up to 2^53 changes per player. A stored
 # version beyond MAX_COUNT was written by a forged record before the writer refused them: it is
 # replaced, or the key could never change again.
 # Past seasons' keys are not in KEYS (their number is only known here); they carry the same
 # hash tag, so on Redis Cluster they live in the slot of the declared keys.
 WRITE_SCRIPT = f"""-- skillstream rating cache writer, script version {SCRIPT_VERSION}
-local floor = 0
-local stored = redis.call('HGET', KEYS[1], 'version')
-if stored then
-  local current = tonumber(stored)
-  if current == nil then
-    return redis.error_reply('skillstream: stored version is not a number in ' .. KEYS[1])
-  end
-  if current <= {MAX_COUNT} then
-    if tonumber(ARGV[1]) <= current then
-      return 0
-    end
-    floor = current
-  end
-end
-local h = tonumber(ARGV[13])
-redis.call('HSET', KEYS[1], unpack(ARGV, 14 + 2 * h))
-local length = tonumber(ARGV[8])
-if length > 0 then
-  -- Only versions above the stored one: a redelivered change is never listed twice.
-  for i = 0, h - 1 do
-    if tonumber(ARGV[14 + 2 * i]) > floor then
-      redis.call('LPUSH', KEYS[5], ARGV[15 + 2 * i])
-    end
-  end
-  redis.call('LTRIM', KEYS[5], 0, length - 1)
-end
--- The clock first: the grace below is judged by the newest event time, this one's included.
-local now = tonumber(ARGV[10])
-local clock = tonumber(redis.call('GET', KEYS[9]) or '0')
-if now > clock then
-  redis.call('SET', KEYS[9], ARGV[10])
-  clock = now
-end
+local kept = tonumber(ARGV[1])
+local length = tonumber(ARGV[2])
+local inactive = tonumber(ARGV[3])
+local base = ARGV[4]
 local names = {{'by-rating', 'by-rank-points', 'by-conservative'}}
-local boarded = true
-if ARGV[6] ~= '' then
-  local season = tonumber(ARGV[6])
-  local current = tonumber(redis.call('GET', KEYS[7]) or '-1')
-  if season < current then
-    -- A late event of a past season: no current board. The season just ended takes it on its
-    -- final standings, as if it had come before the boundary, until the grace is over (and only
-    -- if they were archived: a season the cache never saw gets no standings now).
-    boarded = false
-    if season == current - 1 and clock < tonumber(ARGV[12])
-        and redis.call('ZSCORE', KEYS[8], season) then
-      local past = ARGV[11] .. ':season:' .. season
-      for i = 1, 3 do
-        redis.call('ZADD', past .. ':' .. names[i], ARGV[i + 1], ARGV[5])
+
+local function write(hash, history, e)
+  local floor = 0
+  local stored = redis.call('HGET', hash, 'version')
+  if stored then
+    local current = tonumber(stored)
+    if current == nil then
+      error('skillstream: stored version is not a number in ' .. hash)
+    end
+    if current <= {MAX_COUNT} then
+      if tonumber(e[1]) <= current then
+        return 0
+      end
+      floor = current
+    end
+  end
+  redis.call('HSET', hash, unpack(e[10]))
+  if length > 0 then
+    -- Only versions above the stored one: a redelivered change is never listed twice.
+    local listed = e[9]
+    for i = 1, #listed, 2 do
+      if tonumber(listed[i]) > floor then
+        redis.call('LPUSH', history, listed[i + 1])
       end
     end
-  elseif season > current then
-    if current >= 0 then
-      local past = ARGV[11] .. ':season:' .. current
-      for i = 1, 3 do
-        if redis.call('EXISTS', KEYS[i + 1]) == 1 then
-          redis.call('RENAME', KEYS[i + 1], past .. ':' .. names[i])
+    redis.call('LTRIM', history, 0, length - 1)
+  end
+  -- The clock first: the grace below is judged by the newest event time, this one's included.
+  local now = tonumber(e[7])
+  local clock = tonumber(redis.call('GET', KEYS[7]) or '0')
+  if now > clock then
+    redis.call('SET', KEYS[7], e[7])
+    clock = now
+  end
+  local player = e[5]
+  local boarded = true
+  if e[6] ~= '' then
+    local season = tonumber(e[6])
+    local current = tonumber(redis.call('GET', KEYS[5]) or '-1')
+    if season < current then
+      -- A late event of a past season: no current board. The season just ended takes it on
+      -- its final standings, as if it had come before the boundary, until the grace is over
+      -- (and only if they were archived: a season the cache never saw gets no standings now).
+      boarded = false
+      if season == current - 1 and clock < tonumber(e[8])
+          and redis.call('ZSCORE', KEYS[6], season) then
+        local past = base .. ':season:' .. season
+        for i = 1, 3 do
+          redis.call('ZADD', past .. ':' .. names[i], e[i + 1], player)
         end
       end
-      redis.call('DEL', KEYS[6])
-      redis.call('ZADD', KEYS[8], current, current)
-      local extra = redis.call('ZCARD', KEYS[8]) - tonumber(ARGV[7])
-      if extra > 0 then
-        for _, old in ipairs(redis.call('ZRANGE', KEYS[8], 0, extra - 1)) do
-          for i = 1, 3 do
-            redis.call('DEL', ARGV[11] .. ':season:' .. old .. ':' .. names[i])
+    elseif season > current then
+      if current >= 0 then
+        local past = base .. ':season:' .. current
+        for i = 1, 3 do
+          if redis.call('EXISTS', KEYS[i]) == 1 then
+            redis.call('RENAME', KEYS[i], past .. ':' .. names[i])
           end
         end
-        redis.call('ZREMRANGEBYRANK', KEYS[8], 0, extra - 1)
+        redis.call('DEL', KEYS[4])
+        redis.call('ZADD', KEYS[6], current, current)
+        local extra = redis.call('ZCARD', KEYS[6]) - kept
+        if extra > 0 then
+          for _, old in ipairs(redis.call('ZRANGE', KEYS[6], 0, extra - 1)) do
+            for i = 1, 3 do
+              redis.call('DEL', base .. ':season:' .. old .. ':' .. names[i])
+            end
+          end
+          redis.call('ZREMRANGEBYRANK', KEYS[6], 0, extra - 1)
+        end
       end
+      redis.call('SET', KEYS[5], season)
     end
-    redis.call('SET', KEYS[7], season)
   end
-end
-if boarded then
-  redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
-  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[5])
-  redis.call('ZADD', KEYS[4], ARGV[4], ARGV[5])
-  redis.call('ZADD', KEYS[6], ARGV[10], ARGV[5])
-end
-local inactive = tonumber(ARGV[9])
-if inactive > 0 then
-  -- A few at a time: every write may evict, and no more leave than arrived.
-  local cutoff = '(' .. string.format('%d', clock - inactive)
-  for _, gone in ipairs(redis.call('ZRANGE', KEYS[6], '-inf', cutoff, 'BYSCORE', 'LIMIT', 0, 16)) do
-    redis.call('ZREM', KEYS[2], gone)
-    redis.call('ZREM', KEYS[3], gone)
-    redis.call('ZREM', KEYS[4], gone)
-    redis.call('ZREM', KEYS[6], gone)
+  if boarded then
+    redis.call('ZADD', KEYS[1], e[2], player)
+    redis.call('ZADD', KEYS[2], e[3], player)
+    redis.call('ZADD', KEYS[3], e[4], player)
+    redis.call('ZADD', KEYS[4], e[7], player)
   end
+  if inactive > 0 then
+    -- A few at a time: every write may evict, and no more leave than arrived.
+    local cutoff = '(' .. string.format('%d', clock - inactive)
+    local gone = redis.call('ZRANGE', KEYS[4], '-inf', cutoff, 'BYSCORE', 'LIMIT', 0, 16)
+    for _, id in ipairs(gone) do
+      redis.call('ZREM', KEYS[1], id)
+      redis.call('ZREM', KEYS[2], id)
+      redis.call('ZREM', KEYS[3], id)
+      redis.call('ZREM', KEYS[4], id)
+    end
+  end
+  return 1
 end
-return 1
+
+local applied = 0
+for i = 0, #ARGV - 5 do
+  applied = applied + write(KEYS[8 + 2 * i], KEYS[9 + 2 * i], cjson.decode(ARGV[5 + i]))
+end
+return applied
 """
 
 
@@ -211,9 +235,10 @@ class CacheWriter:
         Of several entries for one (mode, player) only the highest version is written (the
         first of equal versions), or the highest of each season when they span several, so a
         season's final standings hold the player's last state of it; the others still reach
-        the player's history, in version order, in the same script call. All script calls go
-        in one non-transactional pipeline: one round trip, plus redis-py's SCRIPT EXISTS check,
-        which loads the script after a server restart or SCRIPT FLUSH.
+        the player's history, in version order, with it. One script call writes up to
+        :data:`CALL_ENTRIES` entries of one mode, in order; all calls go in one
+        non-transactional pipeline: one round trip, plus redis-py's SCRIPT EXISTS check, which
+        loads the script after a server restart or SCRIPT FLUSH.
 
         Duplicates and replays: an entry whose version is not above the cached one is counted
         stale and changes nothing, so redelivered or out-of-order batches are harmless.
@@ -233,18 +258,31 @@ class CacheWriter:
         if not versions:
             return WriteResult(applied=0, stale=0)
         # Keys and arguments first: a bad id raises before a pipeline exists.
-        calls = []
+        by_mode: dict[str, tuple[list[str], list[bytes]]] = {}
         for by_version in versions.values():
             ordered = [by_version[v] for v in sorted(by_version)]
             for run in _season_runs(ordered):
                 entry = run[-1]
-                keys = self.layout.write_keys(entry.mode, entry.player_id)
-                calls.append((keys, self._args(entry, run)))
+                keys, args = by_mode.setdefault(entry.mode, ([], []))
+                keys += self.layout.player_keys(entry.mode, entry.player_id)
+                args.append(self._entry(entry, run))
         async with self.redis.pipeline(transaction=False) as pipe:
-            for keys, args in calls:
-                await self._script(keys=keys, args=args, client=pipe)
+            for mode, (keys, args) in by_mode.items():
+                shared = [
+                    str(self.seasons_kept),
+                    str(self.history_length),
+                    str(self.inactive_ms),
+                    self.layout.mode_base(mode),
+                ]
+                mode_keys = list(self.layout.mode_keys(mode))
+                for first in range(0, len(args), CALL_ENTRIES):
+                    await self._script(
+                        keys=[*mode_keys, *keys[2 * first : 2 * (first + CALL_ENTRIES)]],
+                        args=[*shared, *args[first : first + CALL_ENTRIES]],
+                        client=pipe,
+                    )
             replies = await pipe.execute()
-        applied = sum(1 for reply in replies if int(reply) == 1)
+        applied = sum(int(reply) for reply in replies)
         return WriteResult(applied=applied, stale=len(ratings) - applied)
 
     def check(self, entry: CachedRating) -> None:
@@ -257,31 +295,29 @@ class CacheWriter:
         problem = entry_problem(entry)
         if problem is not None:
             raise ValueError(f"{problem} ({entry.player_id!r} in {entry.mode!r})")
-        self.layout.write_keys(entry.mode, entry.player_id)
+        self.layout.player_keys(entry.mode, entry.player_id)
 
-    def _args(self, entry: CachedRating, ordered: Sequence[CachedRating]) -> list[str]:
-        """The script's ARGV for ``entry``, ``ordered`` its batch's versions (its own last)."""
+    def _entry(self, entry: CachedRating, ordered: Sequence[CachedRating]) -> bytes:
+        """The script's argument for ``entry``, ``ordered`` its batch's versions (its own
+        last): one JSON array of strings."""
         listed = ordered[-self.history_length :] if self.history_length else []
         history: list[str] = []
         for change in listed:
             history += (str(change.version), encode_history(change))
-        return [
-            str(entry.version),
-            encode_float(entry.rating),
-            str(entry.rank_points),
-            encode_float(entry.conservative(self.conservative_k)),
-            entry.player_id,
-            "" if entry.season is None else str(entry.season),
-            str(self.seasons_kept),
-            str(self.history_length),
-            str(self.inactive_ms),
-            str(entry.updated_at_ms),
-            self.layout.mode_base(entry.mode),
-            str(self._grace_end_ms(entry)),
-            str(len(listed)),
-            *history,
-            *encode_fields(entry),
-        ]
+        return orjson.dumps(
+            [
+                str(entry.version),
+                encode_float(entry.rating),
+                str(entry.rank_points),
+                encode_float(entry.conservative(self.conservative_k)),
+                entry.player_id,
+                "" if entry.season is None else str(entry.season),
+                str(entry.updated_at_ms),
+                str(self._grace_end_ms(entry)),
+                history,
+                encode_fields(entry),
+            ]
+        )
 
     def _grace_end_ms(self, entry: CachedRating) -> int:
         """Until when (event time, ms) a late ``entry`` reaches its season's final standings:

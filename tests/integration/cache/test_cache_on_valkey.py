@@ -30,6 +30,7 @@ from stream.cache import (
     key_slot,
 )
 from stream.cache.slots import hash_tag
+from stream.cache.writer import CALL_ENTRIES
 from stream.config.modes import Modes, parse_modes
 from stream.local.stack import free_port
 from stream.ratings import probability
@@ -125,6 +126,29 @@ async def test_batch_keeps_the_newest_version_of_each_player(aredis: AsyncRedis)
     # Replaying the whole batch is harmless.
     assert await writer.write(batch) == WriteResult(applied=0, stale=6)
     assert await cache.get_many(MODE, ["p", "q"]) == found
+
+
+async def test_a_batch_larger_than_one_script_call_over_two_modes(aredis: AsyncRedis) -> None:
+    # Several calls per mode (CALL_ENTRIES each), ids that JSON escapes or that are not ASCII.
+    players = [f"p{i}" for i in range(2 * CALL_ENTRIES + 7)] + ['q"\\', "joueur-é", "玩家"]
+    await CacheWriter(aredis, LAYOUT).write([rating(players[5], 9)])
+    batch = [rating(p, 3, mode=mode) for mode in (MODE, "elo-duel") for p in players]
+    writer = CacheWriter(aredis, LAYOUT)
+    assert await writer.write(batch) == WriteResult(applied=len(batch) - 1, stale=1)
+    cache = RatingCache(aredis, MODES)
+    found = await cache.get_many(MODE, players)
+    assert found == {p: rating(p, 9 if p == players[5] else 3) for p in players}
+    duel = await cache.get_many("elo-duel", players)
+    assert duel == {p: rating(p, 3, mode="elo-duel") for p in players}
+    assert await writer.write(batch) == WriteResult(applied=0, stale=len(batch))
+
+
+async def test_a_stored_version_that_is_not_a_number_is_an_error(aredis: AsyncRedis) -> None:
+    writer = CacheWriter(aredis, LAYOUT)
+    await writer.write([rating("p", 1)])
+    await aredis.hset(LAYOUT.player(MODE, "p"), "version", "abc")
+    with pytest.raises(redis.ResponseError, match="stored version is not a number"):
+        await writer.write([rating("p", 2)])
 
 
 async def test_empty_batch_and_refused_entries(aredis: AsyncRedis) -> None:
