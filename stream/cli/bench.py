@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import platform
+import sys
 
 from stream.bench.engine import time_replay, time_updates
 from stream.cli.arguments import non_negative_float, non_negative_int, positive_float, positive_int
@@ -15,12 +16,17 @@ from stream.simulation.partitioners import MURMUR2, PARTITIONINGS
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.target == "engine":
         return bench_engine(args)
-    if args.target == "pipeline":
-        return bench_pipeline(args)
-    if args.target == "cache":
-        return bench_cache(args)
-    if args.target == "recovery":
-        return bench_recovery(args)
+    runs = {"pipeline": bench_pipeline, "cache": bench_cache, "recovery": bench_recovery}
+    if args.target in runs:
+        from stream.local.stack import StackError
+        from stream.local.workers import WorkerError
+
+        try:
+            return runs[args.target](args)
+        except (StackError, WorkerError) as exc:
+            # The local stack or a worker (or the naive app) did not start: its output says why.
+            print(f"skillstream bench {args.target}: error: {exc}", file=sys.stderr)
+            return 1
     if args.target == "state":
         from stream.bench.state import table_bytes_per_player
 
