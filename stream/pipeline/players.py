@@ -20,7 +20,8 @@ abandon request a start before it can cause has been sent, and the partition say
 match partition (:class:`stream.protocol.AbandonWatermark`): a result timed after a possible
 abandonment waits for it there.
 
-On replay: a result whose match id is in the rating record's recent list is skipped; a join
+On replay: a result whose match id is in the rating record's recent list, or whose snapshot of
+the player has fewer games than the record (:func:`_applied_since`), is skipped; a join
 for a match already pending re-sends the snapshot; a cancel for a match not pending does
 nothing. The rating record is the only place that says "applied", so a crash between the two
 tables' writes cannot apply a result twice or lose it.
@@ -208,7 +209,9 @@ class PlayerProcessor:
             player_id = player.player_id
             key = rating_key(player_id, rate.mode)
             rated = ctx.ratings.get(key)
-            if rated is not None and match_id in rated.recent:
+            if rated is not None and (
+                match_id in rated.recent or _applied_since(rated, rate.snapshots, player_id)
+            ):
                 ctx.out.count("duplicate_results")
             else:
                 state = None if rated is None else rated.state
@@ -296,3 +299,21 @@ class PlayerProcessor:
 
 def _state_of(rated: RatingRecord | None) -> PlayerState | None:
     return None if rated is None else rated.state
+
+
+def _applied_since(
+    rated: RatingRecord, snapshots: Mapping[str, PlayerState | None], player_id: str
+) -> bool:
+    """Whether the player has played a match since the snapshot this result was rated from:
+    then this result is a redelivery, however long ago its match id left the recent list.
+
+    Each applied result adds exactly one game, and a player's snapshot goes out only once every
+    older match of theirs is settled, with nothing applied between it and its result: a record
+    with more games than the snapshot has this result already. A re-read window longer than
+    :data:`RECENT_MATCHES` of the player's matches (a backlog, a partition sought back after a
+    stall) would otherwise rate it again.
+    """
+    if player_id not in snapshots:
+        return False  # no snapshot of the player to compare with
+    snapshot = snapshots[player_id]
+    return rated.state.games > (0 if snapshot is None else snapshot.games)

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
-from harness import FINISHED, MATCH_COMMANDS, STARTED, Cluster, epoch_ms
+from harness import FINISHED, MATCH_COMMANDS, PLAYER_COMMANDS, STARTED, Cluster, epoch_ms
 
 from stream.config.modes import Modes, parse_modes
 from stream.deadletters import DeadLetter, Origin
@@ -17,6 +17,7 @@ from stream.pipeline.view import StateView
 from stream.protocol import (
     MATCHES,
     PENDING,
+    RECENT_MATCHES,
     Abandon,
     Command,
     PendingRecord,
@@ -134,6 +135,29 @@ def test_every_command_redelivered_changes_nothing() -> None:
     c.run()
     assert (c.state("a", "1v1"), c.state("b", "1v1"), dict(c.match_table)) == before[:3]
     assert len(c.ratings) == before[3] == 2
+
+
+def test_a_result_read_again_after_more_matches_than_the_recent_list_holds_is_skipped() -> None:
+    # A player partition sought back to an old commit (a stall, a crash during a backlog) reads
+    # results again whose match ids have left the player's recent list.
+    c = Cluster()
+    played = RECENT_MATCHES + 4
+    for i in range(played):
+        c.send(STARTED, start(f"m{i}", [["a"], [f"o{i}"]], T0 + 100 * i))
+        c.send(FINISHED, finish(f"m{i}", [i % 2, 1 - i % 2], T0 + 100 * i + 60))
+    c.run()
+    before, rated = c.state("a", "1v1"), len(c.ratings)
+    assert before is not None and before.games == played and rated == 2 * played
+    results = [
+        item
+        for item in c.delivered
+        if item[0] == PLAYER_COMMANDS and any(cmd[0] == "rate" for cmd in orjson.loads(item[2]))
+    ]
+    c.queue.extend(results)
+    c.run()
+    assert c.state("a", "1v1") == before
+    assert len(c.ratings) == rated
+    assert c.counts["duplicate_results"] == 2 * played
 
 
 def test_quitter_loses_and_the_opponents_match_is_cancelled() -> None:
