@@ -302,7 +302,8 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             try:
                 app.start()
                 warm_up(servers)
-                before = [cpu_seconds(pid) for pid in [*stack.pids(), app.pid or 0]]
+                pids = [*stack.pids(), app.pid or 0]
+                before = [cpu_seconds(pid) for pid in pids]
                 with Progress(2 * matches, "naive Faust app", unit=" ratings") as bar:
                     run = asyncio.run(
                         run_load(
@@ -314,10 +315,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                             partitioning=partitioning,
                         )
                     )
-                used = [
-                    cpu_seconds(pid) - b
-                    for pid, b in zip([*stack.pids(), app.pid or 0], before, strict=True)
-                ]
+                used = [cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
             finally:
                 app.cleanup()
         naive_rates.append(run.matches_per_second)
