@@ -18,7 +18,7 @@ import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from stream.bench.topics import count_logs
-from stream.simulation import SimulationConfig, Simulator
+from stream.simulation import SimulatedMatch, SimulationConfig, Simulator
 from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
 from stream.simulation.partitioners import MURMUR2, Partitioning
 
@@ -82,10 +82,7 @@ async def run_load(
     await consumer.seek_to_end()
     for tp in consumer.assignment():
         await consumer.position(tp)
-    simulation = SimulationConfig(
-        seed=seed, matches=matches, players=players, initial_players=players
-    )
-    played = list(Simulator(simulation))
+    played = simulated_matches(matches, seed=seed, players=players)
     ours = {match.match_id for match in played}
     fleet = FleetConfig(
         rate=rate, seed=seed, match_seconds=match_seconds, partitioning=partitioning
@@ -128,6 +125,30 @@ async def run_load(
         ratings=len(received),
         latencies_ms=latencies,
         match_seconds=match_seconds,
+    )
+
+
+def simulated_matches(matches: int, *, seed: int, players: int = 20_000) -> list[SimulatedMatch]:
+    """The 1v1 matches the load generator publishes for ``seed``."""
+    simulation = SimulationConfig(
+        seed=seed, matches=matches, players=players, initial_players=players
+    )
+    return list(Simulator(simulation))
+
+
+async def publish_flat_out(
+    bootstrap_servers: str,
+    matches: int,
+    *,
+    seed: int,
+    players: int = 20_000,
+    partitioning: Partitioning = MURMUR2,
+) -> FleetReport:
+    """Publish the matches :func:`run_load` publishes flat out, without waiting for ratings
+    (for an app that rates nothing: stream/bench/faust_floor.py)."""
+    fleet = FleetConfig(rate=0.0, seed=seed, partitioning=partitioning)
+    return await run_fleet(
+        simulated_matches(matches, seed=seed, players=players), bootstrap_servers, fleet
     )
 
 

@@ -117,9 +117,12 @@ def target_lines(
     p99_ms: float | None,
     p99_label: str,
     naive_per_raw_event: float | None = None,
+    floor_per_raw_event: float | None = None,
 ) -> list[str]:
     """The targets block: each figure beside its target, marked met / not met; with the naive
-    Faust app's ratio when it ran (the target's other half: above that app)."""
+    Faust app's ratio when it ran (the target's other half: above that app), and Faust's floor
+    (an agent doing nothing with both events of each match) with the share of it the target
+    and the worker are."""
     ratio = "-" if matches_per_raw_event is None else f"{matches_per_raw_event:.4f}"
     cpu = "-" if worker_cpu_ms_per_match is None else f"{worker_cpu_ms_per_match:.2f} ms"
     p99 = "-" if p99_ms is None or math.isnan(p99_ms) else f"{p99_ms:.1f} ms"
@@ -135,6 +138,17 @@ def target_lines(
         lines.append(
             f"    the naive Faust app, same raw loop: {naive_per_raw_event:.4f};"
             f" skillstream above it: {above}"
+        )
+    if floor_per_raw_event is not None and floor_per_raw_event > 0:
+        worker_share = (
+            "-"
+            if matches_per_raw_event is None
+            else f"{matches_per_raw_event / floor_per_raw_event:.0%}"
+        )
+        lines.append(
+            f"    Faust's floor (an agent doing nothing with both events), same raw loop:"
+            f" {floor_per_raw_event:.4f}; the target is"
+            f" {MATCHES_PER_RAW_EVENT / floor_per_raw_event:.0%} of it, skillstream {worker_share}"
         )
     return [
         *lines,

@@ -114,12 +114,14 @@ def bench_pipeline(args: argparse.Namespace) -> int:
 
     from aiokafka import TopicPartition
 
+    from stream.bench.faust_floor import EVENTS_VARIABLE, FLOOR_COMMAND, await_report
     from stream.bench.naive_faust import NAIVE_COMMAND, NAIVE_TOPICS
     from stream.bench.pipeline import (
         PipelineRun,
         cpu_seconds,
         last_rating_at,
         publish_backlog,
+        publish_flat_out,
         rating_offsets,
         run_load,
     )
@@ -327,6 +329,40 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             f" ({1000 * used[-1] / max(run.matches, 1):.2f} ms per match)"
         )
 
+    floor_rates: list[float] = []
+
+    def floor(matches: int) -> None:
+        """The Faust floor (stream/bench/faust_floor.py) on a fresh stack, the worker's
+        partitions and settings, the same matches published flat out: the fastest any Faust
+        app reading both events of a match could go."""
+        with LocalStack() as stack:
+            env = environment(stack)
+            env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
+            env["SKILLSTREAM_PARTITIONS"] = str(partitions)
+            env[EVENTS_VARIABLE] = str(2 * matches)
+            servers = stack.bootstrap_servers
+            s = Settings.from_env(env)
+            inputs = [s.match_started_topic, s.match_finished_topic]
+            asyncio.run(create_topics(servers, inputs, partitions))
+            app = WorkerProcess(env, "faust-floor", FLOOR_COMMAND)
+            try:
+                app.start()
+                pids = [*stack.pids(), app.pid or 0]
+                before = [cpu_seconds(pid) for pid in pids]
+                asyncio.run(publish_flat_out(servers, matches, seed=2, partitioning=partitioning))
+                run = await_report(app)
+                used = [cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
+            finally:
+                app.cleanup()
+        per_second = run.events_per_second / 2
+        floor_rates.append(per_second)
+        print(
+            f"  {f'Faust floor, {partitions} partitions':<30} {run.events:>7,} events in"
+            f" {run.seconds:6.2f} s = {per_second:>7,.0f} matches/s (both events read, nothing"
+            f" done); CPU s broker {used[0]:5.1f}, app {used[-1]:5.1f}"
+            f" ({1000 * used[-1] / max(matches, 1):.2f} ms per match)"
+        )
+
     flat_out = args.pipeline_matches > 0
     if flat_out:
         measure(
@@ -338,6 +374,8 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         )
     if flat_out and args.naive_faust:
         naive(args.pipeline_matches)
+    if flat_out and args.faust_floor:
+        floor(args.pipeline_matches)
     if args.backlog > 0:
         drain(args.backlog)
     for rate in args.rates:
@@ -367,12 +405,16 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     naive_ratio = (
         naive_rates[0] / raw_events_per_second[0] if naive_rates and raw_events_per_second else None
     )
+    floor_ratio = (
+        floor_rates[0] / raw_events_per_second[0] if floor_rates and raw_events_per_second else None
+    )
     for line in target_lines(
         ratio,
         cpu_per_match,
         paced.run.percentile(0.99) if paced else None,
         p99_label,
         naive_ratio,
+        floor_ratio,
     ):
         print(line)
     return 0
@@ -435,6 +477,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=True,
         help="pipeline: after the flat-out run, the same matches through a naive Faust app (one"
         " agent, a Table, await send; stream/bench/naive_faust.py) on one partition",
+    )
+    bench.add_argument(
+        "--faust-floor",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="pipeline: after the flat-out run, the same matches read by a Faust agent that does"
+        " nothing (stream/bench/faust_floor.py) on the worker's partitions: Faust's own ceiling",
     )
     bench.add_argument(
         "--raw-events",

@@ -88,6 +88,11 @@ class WorkerProcess:
             self.process.wait()
 
     @property
+    def running(self) -> bool:
+        """Started and not exited."""
+        return self.process is not None and self.process.poll() is None
+
+    @property
     def pid(self) -> int | None:
         return None if self.process is None else self.process.pid
 

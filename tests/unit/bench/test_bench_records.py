@@ -126,3 +126,15 @@ def test_target_lines_compare_with_the_naive_app_when_it_ran() -> None:
     below = target_lines(0.015, 1.0, 120.0, "2 s matches", 0.018)
     assert below[2].endswith("skillstream above it: not met")
     assert len(target_lines(0.02, 1.0, 120.0, "2 s matches")) == 3
+
+
+def test_target_lines_place_the_target_and_the_worker_against_faust_s_floor() -> None:
+    lines = target_lines(0.022, 0.57, 120.0, "2 s matches", 0.04, 0.088)
+    assert lines[3] == (
+        "    Faust's floor (an agent doing nothing with both events), same raw loop: 0.0880;"
+        " the target is 57% of it, skillstream 25%"
+    )
+    assert lines[4].startswith("    p99 latency")
+    no_ratio = target_lines(None, None, None, "matches that last", None, 0.1)
+    assert no_ratio[2].endswith("the target is 50% of it, skillstream -")
+    assert len(target_lines(0.02, 1.0, 120.0, "2 s matches", 0.04, None)) == 4
