@@ -22,11 +22,13 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from stream.config.settings import Settings
 from stream.local.workers import WorkerError, WorkerProcess
+from stream.pipeline import topology, workarounds
 
 APP_ID = "faust-floor"
 EVENTS_VARIABLE = "SKILLSTREAM_FLOOR_EVENTS"
@@ -64,10 +66,10 @@ def parse_report(output: str) -> FloorRun | None:
     return FloorRun(int(found.group(1)), float(found.group(2)))
 
 
-class Counter:
+class EventCount:
     """Counts the events the agent is handed and logs the report once ``expected`` came."""
 
-    def __init__(self, expected: int, clock: Any = time.monotonic) -> None:
+    def __init__(self, expected: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.expected = expected
         self.clock = clock
         self.seen = 0
@@ -102,8 +104,6 @@ def await_report(app: WorkerProcess, timeout: float = 300.0, poll: float = 0.1) 
 
 def make_app(settings: Settings, expected: int) -> Any:
     """The floor app over the worker's input topics, with the worker's Faust settings."""
-    from stream.pipeline import topology, workarounds
-
     s = dataclasses.replace(settings, app_id=APP_ID)
     workarounds.install(s)
     app = topology.faust_app(s)
@@ -116,7 +116,7 @@ def make_app(settings: Settings, expected: int) -> Any:
         value_serializer="raw",
         partitions=s.partitions,
     )
-    counter = Counter(expected)
+    counter = EventCount(expected)
 
     async def read(stream: Any) -> None:
         async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):

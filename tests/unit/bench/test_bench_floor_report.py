@@ -6,12 +6,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream.bench.faust_floor import Counter, FloorRun, parse_report, report_line
+from stream.bench.faust_floor import EventCount, FloorRun, parse_report, report_line
 
 
 def test_the_report_comes_once_when_the_count_reaches_what_was_expected() -> None:
     ticks = iter([10.0, 12.5, 13.0])
-    counter = Counter(100, clock=lambda: next(ticks))
+    counter = EventCount(100, clock=lambda: next(ticks))
     assert counter.add(60) is None  # first batch: the clock starts
     assert counter.add(50) == "faust floor: 110 events in 2.5000 s"
     assert counter.add(10) is None
