@@ -5,7 +5,7 @@ worker's agents do (``take_events`` with the worker's batch size and wait, the w
 settings and patches), and does nothing with them: no table, no send, no decoding. No Faust
 app that reads both events of a match can rate matches faster than this one reads them, so
 `skillstream bench pipeline` runs it after the flat-out run to show where the worker stands
-between the raw loop and Faust's own floor (docs/benchmarks.md, "What limits it").
+between the raw loop and Faust's own floor (docs/benchmarks.md, "Faust's floor").
 
 It logs one line, :data:`REPORT` and its figures, once it has seen the number of events
 :data:`EVENTS_VARIABLE` names, timed from the first event it saw. Environment: the worker's
