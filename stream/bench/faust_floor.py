@@ -7,24 +7,30 @@ app that reads both events of a match can rate matches faster than this one read
 `skillstream bench pipeline` runs it after the flat-out run to show where the worker stands
 between the raw loop and Faust's own floor (docs/benchmarks.md, "Faust's floor").
 
-It logs one line, :data:`REPORT` and its figures, once it has seen the number of events
-:data:`EVENTS_VARIABLE` names, timed from the first event it saw. Environment: the worker's
-(KAFKA_BOOTSTRAP_SERVERS and SKILLSTREAM_*), plus :data:`EVENTS_VARIABLE`. Failure: a broker
-error stops the process (the bench reports it with the process's output). Replay: it keeps no
-state; a restarted floor app reads from its committed offsets and counts again.
+It runs as the worker does (uvloop, the worker's garbage-collector settings) and logs one line,
+:data:`REPORT` and its figures, once it has read the number of events :data:`EVENTS_VARIABLE`
+names: how many, and the wall times it got the first and the last of them. The bench publishes
+the events before it starts the app, so that the load generator, which is slower than this app,
+does not set the pace. Environment: the worker's (KAFKA_BOOTSTRAP_SERVERS and SKILLSTREAM_*),
+plus :data:`EVENTS_VARIABLE`. Failure: a broker error stops the process (the bench reports it
+with the process's output). Replay: it keeps no state; a restarted floor app reads from its
+committed offsets and counts again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import gc
 import logging
 import os
 import re
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+import faust
+import uvloop
 
 from stream.config.settings import Settings
 from stream.local.workers import WorkerError, WorkerProcess
@@ -35,27 +41,30 @@ EVENTS_VARIABLE = "SKILLSTREAM_FLOOR_EVENTS"
 # How the bench runs it: ``python -m stream.bench.faust_floor``.
 FLOOR_COMMAND = ("-m", "stream.bench.faust_floor")
 REPORT = "faust floor:"
-_REPORT_LINE = re.compile(re.escape(REPORT) + r" (\d+) events in ([0-9.]+) s")
+_REPORT_LINE = re.compile(
+    re.escape(REPORT) + r" (\d+) events, the first at ([0-9.]+), the last at ([0-9.]+)"
+)
 
 log = logging.getLogger("skillstream.floor")
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class FloorRun:
-    """What the floor app reported: the events it read, and the seconds from its first to its
-    last."""
+    """What the floor app reported: the events it read, and the wall times (epoch seconds) it
+    got the first and the last of them."""
 
     events: int
-    seconds: float
+    first_at: float
+    last_at: float
 
     @property
-    def events_per_second(self) -> float:
-        return self.events / max(self.seconds, 1e-9)
+    def seconds(self) -> float:
+        return self.last_at - self.first_at
 
 
-def report_line(events: int, seconds: float) -> str:
+def report_line(events: int, first_at: float, last_at: float) -> str:
     """The line the app logs when it is done."""
-    return f"{REPORT} {events} events in {seconds:.4f} s"
+    return f"{REPORT} {events} events, the first at {first_at:.6f}, the last at {last_at:.6f}"
 
 
 def parse_report(output: str) -> FloorRun | None:
@@ -63,28 +72,29 @@ def parse_report(output: str) -> FloorRun | None:
     found = _REPORT_LINE.search(output)
     if found is None:
         return None
-    return FloorRun(int(found.group(1)), float(found.group(2)))
+    return FloorRun(int(found.group(1)), float(found.group(2)), float(found.group(3)))
 
 
 class EventCount:
-    """Counts the events the agent is handed and logs the report once ``expected`` came."""
+    """Counts the events the agent is handed; the report line once ``expected`` came."""
 
-    def __init__(self, expected: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, expected: int, clock: Callable[[], float] = time.time) -> None:
         self.expected = expected
         self.clock = clock
         self.seen = 0
-        self.first: float | None = None
+        self.first_at: float | None = None
         self.done = False
 
     def add(self, events: int) -> str | None:
         """Count a batch; the report line the first time the count reaches ``expected``."""
-        if self.first is None:
-            self.first = self.clock()
+        now = self.clock()
+        if self.first_at is None:
+            self.first_at = now
         self.seen += events
         if self.done or self.seen < self.expected:
             return None
         self.done = True
-        return report_line(self.seen, self.clock() - self.first)
+        return report_line(self.seen, self.first_at, now)
 
 
 def await_report(app: WorkerProcess, timeout: float = 300.0, poll: float = 0.1) -> FloorRun:
@@ -102,7 +112,7 @@ def await_report(app: WorkerProcess, timeout: float = 300.0, poll: float = 0.1) 
         time.sleep(poll)
 
 
-def make_app(settings: Settings, expected: int) -> Any:
+def make_app(settings: Settings, expected: int) -> faust.App:
     """The floor app over the worker's input topics, with the worker's Faust settings."""
     s = dataclasses.replace(settings, app_id=APP_ID)
     workarounds.install(s)
@@ -118,10 +128,12 @@ def make_app(settings: Settings, expected: int) -> Any:
     )
     counter = EventCount(expected)
 
+    # Any: Faust's StreamT does not declare take_events (the worker's agents type it the same).
     async def read(stream: Any) -> None:
         async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
             line = counter.add(len(events))
             if line is not None:
+                # A warning: it reaches the log whatever the level.
                 log.warning(line)
 
     app.agent(both, name="faust-floor.read", concurrency=1)(read)
@@ -129,11 +141,15 @@ def make_app(settings: Settings, expected: int) -> Any:
 
 
 def main() -> None:
-    settings = Settings.from_env(os.environ)
-    app = make_app(settings, int(os.environ[EVENTS_VARIABLE]))
+    # The worker's runtime (stream/cli/worker.py): uvloop, and the collector tuned the same way.
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    app = make_app(Settings.from_env(os.environ), int(os.environ[EVENTS_VARIABLE]))
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
     # Info: the bench waits for Faust's "Worker ready" line.
-    sys.argv = [sys.argv[0], "worker", "--loglevel", "info", "--without-web"]
-    app.main()
+    faust.Worker(app, loglevel="info", quiet=True).execute_from_commandline()
 
 
 if __name__ == "__main__":

@@ -64,10 +64,10 @@ class Settings:
     # produced; Tansu answers a group consumer of several topics only when the wait ends.
     fetch_max_wait_seconds: float = 0.05
     # The leader's tick: each one starts a round of progress reports, which is what moves event
-    # time. A match whose start and finish come together waits about half a tick for its
-    # snapshots: a quarter second halves that wait against 1 s for a tenth more produce
-    # batches at 500 matches/s (docs/benchmarks.md, "The tick").
-    tick_seconds: float = 0.25
+    # time, so a match whose start and finish come together waits about half a tick for its
+    # snapshots. 0.25 s halved that match's measured p50 but is not the default yet
+    # (docs/benchmarks.md, "The tick").
+    tick_seconds: float = 1.0
     retention_seconds: float = 3600.0
     session_timeout_seconds: float = 10.0
     web_port: int | None = None

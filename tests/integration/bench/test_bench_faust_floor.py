@@ -4,6 +4,7 @@ match the bench's load generator publishes, over the worker's partitions, and re
 from __future__ import annotations
 
 import asyncio
+import time
 
 from stream.bench.faust_floor import EVENTS_VARIABLE, FLOOR_COMMAND, await_report
 from stream.bench.pipeline import publish_flat_out
@@ -24,10 +25,11 @@ def test_the_floor_app_reports_once_it_has_read_both_events_of_every_match() -> 
         asyncio.run(
             create_topics(servers, [s.match_started_topic, s.match_finished_topic], s.partitions)
         )
+        published = asyncio.run(publish_flat_out(servers, matches, seed=3, players=20))
         app = WorkerProcess(env, "faust-floor", FLOOR_COMMAND)
         try:
+            started = time.time()
             app.start()
-            published = asyncio.run(publish_flat_out(servers, matches, seed=3, players=20))
             run = await_report(app, timeout=60)
             output = app.output()
         finally:
@@ -36,5 +38,6 @@ def test_the_floor_app_reports_once_it_has_read_both_events_of_every_match() -> 
     assert published.matches == matches
     assert published.messages == 2 * matches
     assert run.events == 2 * matches
-    assert run.seconds > 0
+    # Read after the app started, the last no earlier than the first.
+    assert started < run.first_at <= run.last_at <= time.time()
     assert output.count("faust floor:") == 1
