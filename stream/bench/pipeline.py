@@ -162,6 +162,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+class CpuClock:
+    """The CPU seconds each of ``pids`` has used since the clock was made (Linux /proc)."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+        self.start = [cpu_seconds(pid) for pid in pids]
+
+    def used(self) -> list[float]:
+        return [cpu_seconds(pid) - b for pid, b in zip(self.pids, self.start, strict=True)]
+
+
 def _match_id(value: bytes) -> str:
     return str(orjson.loads(value)["match_id"])
 

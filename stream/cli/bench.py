@@ -24,7 +24,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         try:
             return runs[args.target](args)
         except (StackError, WorkerError) as exc:
-            # The local stack or a worker (or the naive app) did not start: its output says why.
+            # The local stack, a worker or a yardstick app did not start: its output says why.
             print(f"skillstream bench {args.target}: error: {exc}", file=sys.stderr)
             return 1
     if args.target == "state":
@@ -117,8 +117,8 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     from stream.bench.faust_floor import EVENTS_VARIABLE, FLOOR_COMMAND, await_report
     from stream.bench.naive_faust import NAIVE_COMMAND, NAIVE_TOPICS
     from stream.bench.pipeline import (
+        CpuClock,
         PipelineRun,
-        cpu_seconds,
         last_rating_at,
         publish_backlog,
         publish_flat_out,
@@ -186,23 +186,27 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             f" ({raw.outputs:,} records produced, {raw.keys:,} keys)"
         )
 
+    def worker_env(stack: LocalStack) -> dict[str, str]:
+        """A worker's environment on ``stack``: the bench's partitions, a short session."""
+        env = environment(stack)
+        env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
+        env["SKILLSTREAM_PARTITIONS"] = str(partitions)
+        return env
+
     def measure(
         label: str, matches: int, rate: float, match_seconds: float, *, then_raw: bool = False
     ) -> None:
         # A fresh broker per run: Tansu's in-memory engine has no retention, and the cost of
         # its fetches grows with what it holds, which would charge one run for the last.
         with LocalStack() as stack:
-            env = environment(stack)
-            env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
-            env["SKILLSTREAM_PARTITIONS"] = str(partitions)
+            env = worker_env(stack)
             worker = WorkerProcess(env)
             servers = stack.bootstrap_servers
             try:
                 worker.start()
                 warm_up(servers)
                 logs_before = asyncio.run(count_logs(servers))
-                pids = [*stack.pids(), worker.pid or 0]
-                before = [cpu_seconds(pid) for pid in pids]
+                cpu = CpuClock([*stack.pids(), worker.pid or 0])
                 with Progress(2 * matches, label, unit=" ratings") as bar:
                     run = asyncio.run(
                         run_load(
@@ -215,7 +219,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                             partitioning=partitioning,
                         )
                     )
-                used = [cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
+                used = cpu.used()
             finally:
                 worker.cleanup()
             broker, worker_cpu = used[0], used[-1]
@@ -240,9 +244,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         # The worker is stopped (gracefully) after a warm-up, the backlog published, and a
         # new worker started: from its "Worker ready" to the last rating.
         with LocalStack() as stack:
-            env = environment(stack)
-            env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
-            env["SKILLSTREAM_PARTITIONS"] = str(partitions)
+            env = worker_env(stack)
             servers = stack.bootstrap_servers
             first = WorkerProcess(env, "before")
             try:
@@ -267,7 +269,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                 launched = time.time()
                 worker.start()
                 ready = time.time()
-                cpu_before = cpu_seconds(worker.pid or 0)
+                cpu = CpuClock([worker.pid or 0])
                 with Progress(2 * matches, "backlog", unit=" ratings") as bar:
                     got, last = asyncio.run(
                         last_rating_at(
@@ -277,7 +279,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                             progress=lambda done, _total: bar.update(done),
                         )
                     )
-                worker_cpu = cpu_seconds(worker.pid or 0) - cpu_before
+                (worker_cpu,) = cpu.used()
             finally:
                 worker.cleanup()
             seconds = max(last - ready, 1e-9)
@@ -304,8 +306,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             try:
                 app.start()
                 warm_up(servers)
-                pids = [*stack.pids(), app.pid or 0]
-                before = [cpu_seconds(pid) for pid in pids]
+                cpu = CpuClock([*stack.pids(), app.pid or 0])
                 with Progress(2 * matches, "naive Faust app", unit=" ratings") as bar:
                     run = asyncio.run(
                         run_load(
@@ -317,7 +318,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                             partitioning=partitioning,
                         )
                     )
-                used = [cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
+                used = cpu.used()
             finally:
                 app.cleanup()
         naive_rates.append(run.matches_per_second)
@@ -336,9 +337,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         partitions and settings, the same matches published flat out: the fastest any Faust
         app reading both events of a match could go."""
         with LocalStack() as stack:
-            env = environment(stack)
-            env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
-            env["SKILLSTREAM_PARTITIONS"] = str(partitions)
+            env = worker_env(stack)
             env[EVENTS_VARIABLE] = str(2 * matches)
             servers = stack.bootstrap_servers
             s = Settings.from_env(env)
@@ -349,10 +348,9 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             app = WorkerProcess(env, "faust-floor", FLOOR_COMMAND)
             try:
                 app.start()
-                pids = [*stack.pids(), app.pid or 0]
-                before = [cpu_seconds(pid) for pid in pids]
+                cpu = CpuClock([*stack.pids(), app.pid or 0])
                 run = await_report(app)
-                used = [cpu_seconds(pid) - b for pid, b in zip(pids, before, strict=True)]
+                used = cpu.used()
             finally:
                 app.cleanup()
         # From the first event the app was handed to the last.
