@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Sized
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from faust.types import TP, EventT
@@ -52,9 +52,14 @@ from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.watchdog import StallWatchdog
 from stream.pipeline.workarounds import private
 from stream.pipeline.workarounds.acks import withhold_acks
-from stream.pipeline.workarounds.beforecommit import before_commit
+from stream.pipeline.workarounds.beforecommit import before_commit, limit_commits
+from stream.pipeline.workarounds.committed import on_seek
 
 log = logging.getLogger("skillstream.worker")
+
+# A partition read again from the same offset is sought again only after this long: records
+# fetched before the seek keep arriving after it, each showing the same gap.
+REWIND_AGAIN_SECONDS = 1.0
 
 
 class Pipeline:
@@ -82,19 +87,16 @@ class Pipeline:
             agent: Delivery(self._send, s.dead_letter_topic, s.max_request_bytes, agent)
             for agent in ("matches", "players")
         }
-        # Next offset to process per input partition (for the consumer-lag gauge and the
-        # stall watchdog), and when each last moved.
-        self._next_offsets: dict[TP, int] = {}
+        # When each input partition's position last moved (the stall watchdog).
         self._progress_at: dict[TP, float] = {}
-        agent_topics = {
+        # Per partition read again, the offset and when (one seek per gap, not per record).
+        self._rewound: dict[TP, tuple[int, float]] = {}
+        self.agent_topics = {
             s.match_started_topic,
             s.match_finished_topic,
             s.match_commands_topic,
             s.player_commands_topic,
         }
-        self.watchdog = StallWatchdog(
-            self.app, agent_topics, self._next_offsets, self._progress_at, self.metrics
-        )
         self.match_in, self.player_in = topology.inputs(self.app, s)
         self.match_table, self.clock_table, self.rating_table, self.pending_table = topology.tables(
             self.app, s
@@ -111,23 +113,62 @@ class Pipeline:
         )
         before_commit(self.app, self.tables.flush)
         self.runner = BatchRunner(
-            s, self.matches, self.players, self.tables, self._deliver_records, self._caught_up
+            s, self.matches, self.players, self.tables, self._deliver_records, self._end_offset
+        )
+        self.positions = self.runner.positions
+        on_seek(self.app, self._sought)
+        # Nothing is committed past what the runner processed (stream/pipeline/positions.py).
+        limit_commits(self.app, self.positions.position)
+        self.watchdog = StallWatchdog(
+            self.app, self.agent_topics, self.positions, self._progress_at, self.metrics, self.seek
         )
         topology.define(self)
 
     def forget_partitions(self, partitions: Iterable[int]) -> None:
         """Partitions revoked: their clocks and deadlines are rebuilt from the tables when they
-        come back (they may have changed meanwhile). Their next offsets are forgotten too:
+        come back (they may have changed meanwhile). Their positions are forgotten too:
         whoever owns them next reads again from the last commit, and a position left from
         before would say this worker had read what it has not (it would report the partition
         caught up, and event time would pass starts not yet read again)."""
         numbers = set(partitions)
-        self.runner.forget(numbers)
-        for tp in [tp for tp in self._next_offsets if tp.partition in numbers]:
-            del self._next_offsets[tp]
+        self.runner.revoked(numbers)
+        for tp in [tp for tp in self._rewound if tp.partition in numbers]:
+            del self._rewound[tp]
+
+    def _sought(self, offsets: Mapping[Any, int]) -> None:
+        """The consumer sought its partitions to their commits: positions start there."""
+        self.positions.sought(
+            {
+                (tp.topic, tp.partition): o
+                for tp, o in offsets.items()
+                if tp.topic in self.agent_topics
+            }
+        )
+
+    async def seek(self, topic: str, partition: int, offset: int, why: str | None) -> None:
+        """Read (topic, partition) again from ``offset``; ``why`` (None: routine, after an
+        assignment) is logged and counted once per gap."""
+        tp = TP(topic, partition)
+        now = time.monotonic()
+        last = self._rewound.get(tp)
+        if last is not None and last[0] == offset and now - last[1] < REWIND_AGAIN_SECONDS:
+            # Records fetched before the seek are still on their way: the same gap again.
+            return
+        self._rewound[tp] = (offset, now)
+        if why is not None:
+            log.warning(
+                "partition %s[%d] %s; reading it again from offset %d",
+                topic,
+                partition,
+                why,
+                offset,
+                extra={"topic": topic, "partition": partition, "offset": offset},
+            )
+            self.metrics.pipeline_events.labels("reread_partitions").inc()
+        await self.app.consumer.seek(tp, offset)
 
     def refresh_gauges(self) -> None:
-        refresh_gauges(self.app, self.metrics, self._next_offsets)
+        refresh_gauges(self.app, self.metrics, self.positions.positions())
 
     def report(self) -> None:
         """The periodic report: gauges refreshed, the counters' totals logged."""
@@ -164,35 +205,35 @@ class Pipeline:
     # --- batches ------------------------------------------------------------------------------
 
     async def match_batch(self, events: Sequence[EventT[Any]]) -> None:
-        self._count(await self.runner.match_batch([_message(event) for event in events]))
+        await self._done(await self.runner.match_batch([_message(event) for event in events]))
 
     async def player_batch(self, events: Sequence[EventT[Any]]) -> None:
-        self._count(await self.runner.player_batch([_message(event) for event in events]))
+        await self._done(await self.runner.player_batch([_message(event) for event in events]))
 
-    def _caught_up(self, topic: str, partition: int, reached: int | None) -> bool:
-        """Whether this worker has processed every record of (topic, partition) that the
-        consumer's last fetch saw (its high watermark): the batch's own progress, else the
-        next offset of earlier batches, else the group's commit. False while unknown (no fetch
-        answered yet): that only holds watermarks back."""
+    async def _done(self, report: BatchReport) -> None:
+        """A batch is done: what it held is never acked (its partitions are read again from
+        their positions, so Faust cannot commit past it), the rest is acked by Faust."""
+        admission = report.admission
+        if admission.held:
+            withhold_acks([cast(EventT[Any], message.handle) for message in admission.held])
+        for (topic, partition), offset in admission.restart.items():
+            # Records fetched before the seek to the commit had finished: routine.
+            await self.seek(topic, partition, offset, None)
+        for (topic, partition), offset in admission.rewind.items():
+            await self.seek(topic, partition, offset, "skipped a record")
+        self._count(report)
+
+    def _end_offset(self, topic: str, partition: int) -> int | None:
+        """The end of (topic, partition) as the consumer's last fetch saw it (its high
+        watermark); None while unknown (no fetch answered yet): that only holds watermarks
+        back."""
         if not private.consumer_exists(self.app):
-            return False
-        consumer = self.app.consumer
-        tp = TP(topic, partition)
+            return None
         try:
-            end = consumer.highwater(tp)
+            end = self.app.consumer.highwater(TP(topic, partition))
         except Exception:  # not assigned here, or nothing fetched yet
-            return False
-        if end is None:
-            return False
-        position = reached
-        if position is None:
-            position = self._next_offsets.get(tp)
-        if position is None:
-            position = private.committed_offsets(consumer).get(tp)
-        if position is None:
-            # Never processed here nor committed: caught up only if the log is empty.
-            return bool(end == 0)
-        return bool(position >= end)
+            return None
+        return None if end is None else int(end)
 
     async def _deliver_records(self, agent: str, records: list[OutRecord]) -> list[DeadLetter]:
         return await self.deliveries[agent].deliver(records)
@@ -203,10 +244,8 @@ class Pipeline:
         for topic, n in report.per_topic.items():
             m.events_in.labels(topic).inc(n)
         moved = time.monotonic()
-        for (topic, partition), offset in report.last_offsets.items():
-            tp = TP(topic, partition)
-            self._next_offsets[tp] = offset + 1
-            self._progress_at[tp] = moved
+        for topic, partition in report.admission.reached:
+            self._progress_at[TP(topic, partition)] = moved
         outgoing: list[tuple[str, Mapping[int, Sized]]] = [
             (s.player_commands_topic, out.player_commands),
             (s.match_commands_topic, out.match_commands),

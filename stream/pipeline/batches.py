@@ -1,13 +1,18 @@
 """The batch runner: the order of effects of one batch, written once, with no Faust in it.
 
 Order of effects in a batch (what makes at-least-once safe):
-1. process every message against working copies of the table records (:class:`StateView`), in
-   per-partition contexts (:class:`MatchContext`, :class:`PlayerContext`);
+0. admit the records: only the next record of each input partition is processed, in offset
+   order; one processed before is skipped, one after a gap is held and its partition read again
+   from the gap (:class:`stream.pipeline.positions.InputPositions`);
+1. process every admitted message against working copies of the table records
+   (:class:`StateView`), in per-partition contexts (:class:`MatchContext`, :class:`PlayerContext`);
 2. deliver the outbox (packed commands, rating-changed, dead letters) through the delivery port
    and wait until the broker has it;
 3. write the changed table records and the match partitions' clocks through the table port
    (they reach the changelogs before the batch's offsets are committed);
-4. return a :class:`BatchReport`; the caller acks the batch.
+4. move the partitions' positions past the admitted records and return a :class:`BatchReport`;
+   the caller acks what was processed or skipped, withholds the acks of what was held and
+   reads again the partitions it names (``rewind``).
 A crash before 3 replays the batch from unchanged state and sends the same bytes again; a crash
 after 3 replays it against the new state, which recognises every message as done.
 
@@ -45,6 +50,7 @@ from stream.pipeline.matches import FINISHED, STARTED, MatchContext, MatchPartit
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerContext, PlayerPartition, PlayerProcessor
+from stream.pipeline.positions import Admission, InputPositions
 from stream.pipeline.view import StateView
 from stream.protocol import (
     CLOCKS,
@@ -120,23 +126,23 @@ class Tables(Protocol):
 # refused for good, as dead letters (stream/pipeline/delivery.py). Retries are its own business.
 Deliver = Callable[[str, list[OutRecord]], Awaitable[list[DeadLetter]]]
 
-# The input position port: whether this worker has processed every record the broker holds on
-# (topic, partition), given the next offset the batch in hand reached there (None: it read
-# nothing there). Watermarks rest on it (docs/event-time.md); saying False when unsure only
-# delays decisions.
-CaughtUp = Callable[[str, int, int | None], bool]
+# The end offset port: the offset after the last record the broker holds on (topic, partition),
+# as the consumer last saw it (None: not known yet). A partition is caught up when its position
+# has reached it; watermarks rest on that (docs/event-time.md), and unknown only delays them.
+EndOffset = Callable[[str, int], int | None]
 
 
 @dataclass
 class BatchReport:
-    """What a batch did, for the metrics: its outbox (counts, outputs) and its inputs."""
+    """What a batch did, for the metrics: its outbox (counts, outputs), its inputs, and which of
+    them were not processed (``admission``: repeats to acknowledge, held records whose acks
+    the caller withholds, partitions to read again)."""
 
     agent: str
     out: Outbox
     events: int
+    admission: Admission[Message]
     per_topic: Counter[str] = field(default_factory=Counter)
-    # Last offset processed per (topic, partition).
-    last_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     seconds: float = 0.0
 
 
@@ -185,7 +191,7 @@ class BatchRunner:
         players: PlayerProcessor,
         tables: Tables,
         deliver: Deliver,
-        caught_up: CaughtUp,
+        end_offset: EndOffset,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         s = self.settings = settings
@@ -193,8 +199,10 @@ class BatchRunner:
         self.players = players
         self.tables = tables
         self.deliver = deliver
-        self.caught_up = caught_up
+        self.end_offset = end_offset
         self.wall_clock = wall_clock
+        # The next offset to process on every input partition (both agents').
+        self.positions = InputPositions()
         self.pack_budget = min(MAX_PACKED_BYTES, s.max_request_bytes // 4)
         self.input_kinds = {s.match_started_topic: STARTED, s.match_finished_topic: FINISHED}
         # The partitions whose state across batches is current (rebuilt after assignment).
@@ -209,6 +217,22 @@ class BatchRunner:
         for partition in partitions:
             self.match_partitions.pop(partition, None)
             self.player_partitions.pop(partition, None)
+
+    def revoked(self, partitions: Iterable[int]) -> None:
+        """These partitions went to another worker (or may have): their state is rebuilt from
+        the tables and their inputs are read from their commits when they come back."""
+        numbers = list(partitions)
+        self.forget(numbers)
+        self.positions.forget(numbers)
+
+    def caught_up(self, topic: str, partition: int, reached: Mapping[tuple[str, int], int]) -> bool:
+        """Whether every record the broker holds on (topic, partition) has been processed
+        here, counting the batch in hand (``reached``); False while either end is unknown."""
+        position = reached.get((topic, partition))
+        if position is None:
+            position = self.positions.position(topic, partition)
+        end = self.end_offset(topic, partition)
+        return position is not None and end is not None and position >= end
 
     def match_partition(self, number: int, wall: float) -> MatchPartition:
         """The partition's state; after (re)assignment, its clock and deadlines from the tables."""
@@ -244,20 +268,19 @@ class BatchRunner:
         started = time.perf_counter()
         wall = self.wall_clock()
         out = Outbox()
-        groups = _by_partition(messages)
+        admission = self.positions.admit(messages)
+        groups = _by_partition(admission.accepted)
         contexts: dict[int, MatchContext] = {}
         table = self.tables.contents(MATCH_TABLE)
         for number, group in groups.items():
             partition = self.match_partition(number, wall)
             ctx = contexts[number] = MatchContext.of(partition, table, out, wall)
-            reached: dict[str, int] = {}
             for message in group:
                 origin = Origin(message.topic, number, message.offset, message.timestamp_ms)
                 key, value = message.key, message.value
                 try:
                     kind = self.input_kinds.get(message.topic)
                     if kind is not None:
-                        reached[message.topic] = message.offset + 1
                         self.matches.on_event(ctx, kind, key, value, origin)
                     else:
                         for data in self._commands(out, message, origin):
@@ -273,13 +296,12 @@ class BatchRunner:
                     )
                     out.dead_letter(DeadLetter(key, value, origin, f"internal error: {exc!r}"))
             if partition.ticked is not None:
-                started_topic = self.settings.match_started_topic
-                finished_topic = self.settings.match_finished_topic
+                reached = admission.reached
                 self.matches.report(
                     ctx,
-                    started_done=self.caught_up(started_topic, number, reached.get(started_topic)),
+                    started_done=self.caught_up(self.settings.match_started_topic, number, reached),
                     finished_done=self.caught_up(
-                        finished_topic, number, reached.get(finished_topic)
+                        self.settings.match_finished_topic, number, reached
                     ),
                 )
             if partition.mark_due:
@@ -295,12 +317,13 @@ class BatchRunner:
                 clocks.put(number, clock)
                 await self.tables.write(CLOCK_TABLE, number, clocks.changes(), group[-1])
                 ctx.partition.stored = clock
-        return self._report("matches", out, messages, started)
+        return self._report("matches", out, len(messages), admission, started)
 
     async def player_batch(self, messages: Sequence[Message]) -> BatchReport:
         started = time.perf_counter()
         out = Outbox()
-        groups = _by_partition(messages)
+        admission = self.positions.admit(messages)
+        groups = _by_partition(admission.accepted)
         contexts: dict[int, PlayerContext] = {}
         ratings = self.tables.contents(RATING_TABLE)
         pending = self.tables.contents(PENDING_TABLE)
@@ -317,7 +340,7 @@ class BatchRunner:
             ctx = contexts[number]
             await self.tables.write(RATING_TABLE, number, ctx.ratings.changes(), group[-1])
             await self.tables.write(PENDING_TABLE, number, ctx.pending.changes(), group[-1])
-        return self._report("players", out, messages, started)
+        return self._report("players", out, len(messages), admission, started)
 
     def _one_command(
         self,
@@ -396,14 +419,19 @@ class BatchRunner:
             )
             out.dead_letter(letter)
 
-    @staticmethod
     def _report(
-        agent: str, out: Outbox, messages: Sequence[Message], started: float
+        self,
+        agent: str,
+        out: Outbox,
+        events: int,
+        admission: Admission[Message],
+        started: float,
     ) -> BatchReport:
-        report = BatchReport(agent, out, len(messages))
-        for message in messages:
+        """The batch is done: its partitions' positions move past what it processed."""
+        self.positions.advance(admission)
+        report = BatchReport(agent, out, events, admission)
+        for message in admission.accepted:
             report.per_topic[message.topic] += 1
-            report.last_offsets[(message.topic, message.partition)] = message.offset
         report.seconds = time.perf_counter() - started
         return report
 

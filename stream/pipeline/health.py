@@ -11,8 +11,6 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from faust.types import TP
-
 from stream.pipeline.metrics import WorkerMetrics
 from stream.pipeline.workarounds import private
 
@@ -35,15 +33,18 @@ def readiness(app: Any) -> dict[str, Any]:
     }
 
 
-def refresh_gauges(app: Any, metrics: WorkerMetrics, next_offsets: Mapping[TP, int]) -> None:
+def refresh_gauges(
+    app: Any, metrics: WorkerMetrics, next_offsets: Mapping[tuple[str, int], int]
+) -> None:
     """Readiness, the consumer lag per topic (from the next offset to process on each owned
-    partition) and the cache feed's lag, if one runs beside the worker."""
+    partition, keyed by (topic, partition)) and the cache feed's lag, if one runs beside the
+    worker."""
     metrics.ready.set(1 if readiness(app)["ready"] else 0)
     consumer = app.consumer if private.consumer_exists(app) else None
     lag: defaultdict[str, int] = defaultdict(int)
     if consumer is not None:
         for tp in consumer.assignment():
-            position = next_offsets.get(tp)
+            position = next_offsets.get((tp.topic, tp.partition))
             if position is None:
                 continue
             try:

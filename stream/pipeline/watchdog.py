@@ -1,124 +1,114 @@
-"""The stall watchdog: an input partition with records waiting that stopped moving is sought
-back.
+"""The stall watchdog: an input partition with records waiting past its position that stopped
+moving is read again from its position.
 
-After a rebalance Faust can leave a partition it believes it delivered (faust-streaming issues
-629 and 221: a message dropped while the flow was suspended still counts as read), and nothing
-is fetched from it again: in the chaos runs a broker pause left a wave's commands unprocessed
-for good.
+The batch runner reads a partition again at once when a record arrives after a gap
+(stream/pipeline/positions.py). A gap with nothing after it shows no such record: a lost
+record at the end of a partition, or a partition Faust left believing it had delivered it
+(faust-streaming issues 629 and 221: a message dropped while the flow was suspended still
+counts as read; in the chaos runs a broker pause left a wave's commands unprocessed for good).
+Here a partition whose high watermark is past its position and whose position has not moved
+for :data:`STALL_SECONDS` is sought to its position.
 
-A partition whose commit has been held back for as long by a record at its head that was never
-acked while later ones were (workarounds/headgap.py: Faust would have committed past it) is
-sought back to its commit the same way: the record is read again without a restart.
+A partition whose commit Faust holds back at a record never acked while later ones were
+(workarounds/headgap.py) is sought back to its position the same way.
 
-Failure: a partition whose high watermark is not known yet is skipped until the next check.
-Replay: seeking re-reads records; redelivery is harmless, every state change being idempotent.
+Failure: a partition whose high watermark is not known yet, or whose position is not known yet
+(assigned, its seek to the commit not finished), is skipped until the next check. Replay:
+seeking to the position re-reads nothing processed (the runner skips repeats); records fetched
+twice cost a second delivery, nothing else.
 """
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Collection, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Collection, MutableMapping
 from typing import Any
 
 from faust.types import TP
 
 from stream.pipeline.health import readiness
 from stream.pipeline.metrics import WorkerMetrics
-from stream.pipeline.workarounds import headgap, private
+from stream.pipeline.positions import InputPositions
+from stream.pipeline.workarounds import headgap
 
 __all__ = ["STALL_CHECK_SECONDS", "STALL_SECONDS", "StallWatchdog"]
 
-log = logging.getLogger("skillstream.worker")
+# A partition with records waiting that has not moved for this long is read again. Seeking a
+# partition that was only slow costs a second delivery of what was already fetched, so this is
+# short: a record lost at a partition's end waits at most this plus one check.
+STALL_SECONDS = 3.0
+STALL_CHECK_SECONDS = 1.0
 
-# A partition with records waiting that has not moved for this long is sought back.
-STALL_SECONDS = 15.0
-STALL_CHECK_SECONDS = 5.0
+# seek(topic, partition, offset, why): the pipeline's seek (logged and counted there).
+Seek = Callable[[str, int, int, str], Awaitable[None]]
 
 
 class StallWatchdog:
     """Watches the agents' input partitions of one worker.
 
-    ``next_offsets`` and ``progress_at`` are the pipeline's own records of the next offset to
-    process per partition and when it last moved (the batch code keeps them)."""
+    ``positions`` is the batch runner's record of the next offset to process per partition;
+    ``progress_at`` when each last moved (the pipeline keeps it)."""
 
     def __init__(
         self,
         app: Any,
         topics: Collection[str],
-        next_offsets: Mapping[TP, int],
+        positions: InputPositions,
         progress_at: MutableMapping[TP, float],
         metrics: WorkerMetrics,
+        seek: Seek,
     ) -> None:
         self.app = app
         self.topics = topics
-        self.next_offsets = next_offsets
+        self.positions = positions
         self.progress_at = progress_at
         self.metrics = metrics
+        self.seek = seek
         self._stall_since: dict[TP, float] = {}
 
     async def unstick_partitions(self) -> None:
-        """Seek back an input partition that has records waiting but stopped moving.
-
-        Records are waiting when the partition's high watermark is past the next offset this
-        worker would process (for a partition it has not processed yet: past the committed
-        offset, or past the log's start if the group never committed one).
-        """
+        """Read again, from its position, an input partition that has records waiting but
+        stopped moving, or whose commit an unacked record has held back for as long."""
         if not readiness(self.app)["ready"]:
             self._stall_since.clear()
             return
         consumer = self.app.consumer
-        committed = private.committed_offsets(consumer)
         now = time.monotonic()
         held = headgap.held_back(consumer)
         for tp in consumer.assignment():
             if tp.topic not in self.topics:
                 continue
+            position = self.positions.position(tp.topic, tp.partition)
+            if position is None:
+                continue
             since_held = held.get(tp)
             if since_held is not None and now - since_held >= STALL_SECONDS:
-                start = committed.get(tp) or 0
-                await self._seek_back(
-                    consumer,
-                    tp,
-                    start,
-                    "held_back_partitions",
-                    f"offset {start} never acked, later ones were; commits held back for "
-                    f"{now - since_held:.0f} s",
-                )
                 held.pop(tp, None)
+                self.metrics.pipeline_events.labels("held_back_partitions").inc()
+                await self.seek(
+                    tp.topic,
+                    tp.partition,
+                    position,
+                    f"has a record never acked while later ones were (commits held back "
+                    f"{now - since_held:.0f} s)",
+                )
                 continue
             try:
                 end = consumer.highwater(tp)
             except Exception:  # nothing fetched from it yet
                 continue
-            position = self.next_offsets.get(tp, committed.get(tp))
-            if position is None and end:
-                # Neither processed here nor ever committed: it starts at the log's start.
-                position = (await consumer.earliest_offsets(tp)).get(tp)
-            if end is None or position is None or end <= position:
+            if end is None or end <= position:
                 self._stall_since.pop(tp, None)
                 continue
             since = self._stall_since.setdefault(tp, max(now, self.progress_at.get(tp, now)))
             if now - since < STALL_SECONDS or now - self.progress_at.get(tp, 0.0) < STALL_SECONDS:
                 continue
-            await self._seek_back(
-                consumer,
-                tp,
+            self.metrics.pipeline_events.labels("stalled_partitions").inc()
+            await self.seek(
+                tp.topic,
+                tp.partition,
                 position,
-                "stalled_partitions",
-                f"stalled at offset {position} with {end - position} record(s) waiting",
+                f"stalled with {end - position} record(s) waiting",
             )
             self._stall_since.pop(tp, None)
             self.progress_at[tp] = now
-
-    async def _seek_back(self, consumer: Any, tp: TP, offset: int, kind: str, why: str) -> None:
-        """Log why, count it as ``kind`` and seek ``tp`` back to ``offset``."""
-        log.warning(
-            "partition %s[%d] %s; seeking back",
-            tp.topic,
-            tp.partition,
-            why,
-            extra={"topic": tp.topic, "partition": tp.partition, "offset": offset},
-        )
-        self.metrics.pipeline_events.labels(kind).inc()
-        await consumer.seek(tp, offset)

@@ -14,6 +14,12 @@ replaces ``_commit_tps`` with the same steps and the app's hook (:func:`before_c
 after the choice; a hook that returns False skips this commit (the offsets go back on Faust's
 acked lists, which choosing took them off, and the next commit tries again).
 
+Faust chooses from its acks, and an ack does not prove that the agent processed the record: a
+record can be acked without reaching the agent, or reach it after a gap
+(stream/pipeline/positions.py). So each chosen offset is also capped at the app's limit for
+its partition (:func:`limit_commits`: the batch runner's position, the next offset it has to
+process); a partition without a limit is not committed.
+
 Upstream: none filed.
 
 Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1.
@@ -36,17 +42,57 @@ from faust.exceptions import ProducerSendError
 from faust.transport.consumer import Consumer
 from faust.types import TP
 
-__all__ = ["before_commit", "patch_before_commit"]
+__all__ = ["before_commit", "limit_commits", "patch_before_commit"]
 
 # The app attribute holding its hook.
 HOOK = "skillstream_before_commit"
 
+# The app attribute holding its limits.
+LIMIT = "skillstream_commit_limit"
+
 Hook = Callable[[], Awaitable[bool]]
+# The highest offset that may be committed on (topic, partition); None: none.
+Limit = Callable[[str, int], int | None]
 
 
 def before_commit(app: Any, hook: Hook) -> None:
     """Run ``hook`` before every commit of ``app``'s consumer, after the offsets are chosen."""
     setattr(app, HOOK, hook)
+
+
+def limit_commits(app: Any, limit: Limit) -> None:
+    """Never commit an offset above ``limit(topic, partition)`` on ``app``'s consumer."""
+    setattr(app, LIMIT, limit)
+
+
+def _capped(self: Any, chosen: dict[TP, int]) -> dict[TP, int]:
+    """The chosen offsets within the app's limits, each still above the last commit."""
+    limit: Limit | None = getattr(self.app, LIMIT, None)
+    if limit is None:
+        return chosen
+    capped: dict[TP, int] = {}
+    for tp, offset in chosen.items():
+        ceiling = limit(tp.topic, tp.partition)
+        if ceiling is None:
+            continue
+        allowed = min(offset, ceiling)
+        if self._should_commit(tp, allowed):
+            capped[tp] = allowed
+    return capped
+
+
+def _put_back(self: Any, acked: dict[TP, list[int]], kept: dict[TP, int]) -> None:
+    """Return to Faust's acked lists the offsets that choosing took off them and that are not
+    committed now (above ``kept``, or all of a partition not in it): without them the next
+    commit would see a hole where they were."""
+    for tp, offsets in acked.items():
+        floor = kept.get(tp)
+        back = [o for o in offsets if floor is None or o >= floor]
+        missing = [o for o in back if o not in self._acked_index[tp]]
+        if missing:
+            self._acked[tp].extend(missing)
+            self._acked[tp].sort()
+            self._acked_index[tp].update(missing)
 
 
 def patch_before_commit() -> None:
@@ -60,18 +106,15 @@ def patch_before_commit() -> None:
     async def commit_tps(self: Any, tps: Iterable[TP], start_new_transaction: bool) -> bool:
         tps = list(tps)
         hook: Hook | None = getattr(self.app, HOOK, None)
-        # Choosing the offsets takes them off the acked lists: kept to put back if the hook
-        # fails, or the next commit would see a hole where they were.
-        acked = {tp: list(self._acked[tp]) for tp in tps} if hook is not None else {}
-        commit_offsets = self._filter_committable_offsets(tps)
+        # Choosing the offsets takes them off the acked lists: kept to put back what is not
+        # committed (above a limit, or all of it if the hook fails).
+        acked = {tp: list(self._acked[tp]) for tp in tps}
+        commit_offsets = _capped(self, self._filter_committable_offsets(tps))
+        _put_back(self, acked, commit_offsets)
         if not commit_offsets:
             return False
         if hook is not None and not await hook():
-            for tp, offset in commit_offsets.items():
-                chosen = [o for o in acked.get(tp, ()) if o < offset]
-                self._acked[tp].extend(chosen)
-                self._acked[tp].sort()
-                self._acked_index[tp].update(chosen)
+            _put_back(self, acked, {})
             return False
         try:
             await self._handle_attached(commit_offsets)

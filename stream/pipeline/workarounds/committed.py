@@ -13,6 +13,9 @@ to its beginning instead, as a fresh consumer with ``auto_offset_reset=earliest`
 and the log's start is reported as its committed offset: Faust keeps that as the offset a
 commit must start from (workarounds/headgap.py; 0 reads as "none" there, which is the same).
 Changelog partitions are left alone: Faust's recovery positions them itself and commits none.
+The app's listener (:func:`on_seek`) learns where every partition was sought: the batch runner
+starts each partition's position there (stream/pipeline/positions.py), since Faust keeps no
+record of it that tells "committed at 0" from "not sought yet".
 
 Upstream: https://github.com/aio-libs/aiokafka/issues/1003 (open: ``seek_to_committed`` skips
 an offset of 0 or none).
@@ -35,7 +38,19 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from faust.transport.drivers import aiokafka as aiokafka_driver
 
-__all__ = ["patch_seek_to_committed", "seek_to_committed"]
+__all__ = ["on_seek", "patch_seek_to_committed", "seek_to_committed"]
+
+# The app attribute holding its listener.
+LISTENER = "skillstream_on_seek"
+
+Listener = Callable[[Mapping[TopicPartition, int]], None]
+
+
+def on_seek(app: Any, listener: Listener) -> None:
+    """Call ``listener`` with the offsets every time ``app``'s consumer seeks its partitions to
+    their commits (the log's start for those never committed), before any record fetched from
+    there is handed over."""
+    setattr(app, LISTENER, listener)
 
 
 async def seek_to_committed(
@@ -66,6 +81,9 @@ def patch_seek_to_committed() -> None:
         result: Mapping[TopicPartition, int | None] = await self.call_thread(
             seek_to_committed, self._ensure_consumer(), is_changelog
         )
+        listener: Listener | None = getattr(self.consumer.app, LISTENER, None)
+        if listener is not None:
+            listener({tp: offset for tp, offset in result.items() if offset is not None})
         return result
 
     thread.seek_to_committed = patched  # type: ignore[method-assign,assignment]

@@ -1,15 +1,21 @@
-"""The real batch runner in memory: tables in dictionaries, topics as FIFOs.
+"""The real batch runner in memory: tables in dictionaries, topics as logs.
 
-Every message goes through :class:`BatchRunner` exactly as the Faust app hands it over (one
-message per batch here): processed against working copies, its outputs delivered to a FIFO
-per (topic, partition) and acknowledged, then its state written. A (topic, partition) is
-caught up when nothing of it is queued. Once the queue is empty, :meth:`Cluster.run` ticks
-every match partition (as the leader would, each round a millisecond of wall time later) until
-a round changes nothing, so the watermarks flow as they do live (docs/event-time.md).
-:meth:`Cluster.step`, :meth:`Cluster.checkpoint` and :meth:`Cluster.roll_back` stop a run
-anywhere and replay a worker killed after a commit (tests/unit/pipeline/test_rollback.py). Like
-bytewax's testing source and sink, the ports are plain containers; the Faust adaptation itself
-is tested against the real broker (tests/integration).
+Every (topic, partition) is an append-only log; the *queue* holds what the consumer has
+fetched and not yet handed over, in arrival order. Every message goes through
+:class:`BatchRunner` as the Faust app hands it over (one message per batch unless ``batch``
+says more: then the next messages of the same agent, across partitions): admitted against its
+partition's position, processed against working copies, its outputs appended to their logs
+and queued, then its state written. A partition the runner asks to read again (``rewind``) is
+sought: its queued records are dropped and its log is queued again from the offset. A
+(topic, partition) is caught up when the runner's position has reached the log's end. Once the
+queue is empty, :meth:`Cluster.run` ticks every match partition (as the leader would, each
+round a millisecond of wall time later) until a round changes nothing, so the watermarks flow
+as they do live (docs/event-time.md). :meth:`Cluster.step`, :meth:`Cluster.checkpoint` and
+:meth:`Cluster.roll_back` stop a run anywhere and replay a worker killed after a commit
+(tests/unit/pipeline/test_rollback.py); :meth:`Cluster.lose` drops one record on its way to
+the runner, as Faust did after an assignment (stream/pipeline/positions.py). Like bytewax's
+testing source and sink, the ports are plain containers; the Faust adaptation itself is
+tested against the real broker (tests/integration).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from stream.pipeline.delivery import OutRecord
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
+from stream.pipeline.positions import InputPositions
 from stream.protocol import PENDING, RATINGS, Tick, encode_command, rating_key
 from stream.ratings.skill import PlayerState
 
@@ -71,12 +78,27 @@ class MemoryTables:
                 data[key] = value
 
 
+# A record as the consumer hands it over: (topic, partition, offset, value).
+Item = tuple[str, int, int, bytes]
+
+
 @dataclass(frozen=True)
 class Checkpoint:
-    """What a commit leaves behind: the tables as they were, and how much had been read."""
+    """What a commit leaves behind: the tables as they were, how much had been read, and the
+    position of every input partition (where reading resumes after a crash)."""
 
     tables: dict[str, dict[bytes, bytes]]
     read: int
+    positions: dict[tuple[str, int], int]
+
+
+class AssignedPositions(InputPositions):
+    """Every partition assigned at the start of its log, as a consumer group's first member
+    finds it (the Faust adapter learns the starts from the consumer's seeks)."""
+
+    def position(self, topic: str, partition: int) -> int | None:
+        found = super().position(topic, partition)
+        return 0 if found is None else found
 
 
 class Cluster:
@@ -84,14 +106,22 @@ class Cluster:
         self.modes = modes or Modes()
         self.partitions = partitions
         self.store = MemoryTables()
-        self.queue: deque[tuple[str, int, bytes]] = deque()
+        self.logs: dict[tuple[str, int], list[bytes]] = {}
+        self.queue: deque[Item] = deque()
         self.ratings: list[dict[str, Any]] = []
         self.dead_letters: list[DeadLetter] = []
         # What the processors counted (the metrics' pipeline events), over every batch.
         self.counts: Counter[str] = Counter()
-        self.offset = 0
-        # Every message delivered so far, to deliver again (redelivery after a crash).
-        self.delivered: list[tuple[str, int, bytes]] = []
+        # Every message delivered so far (redelivery after a crash).
+        self.delivered: list[Item] = []
+        # Messages per runner call (the next ones of the same agent, across partitions).
+        self.batch = 1
+        # Records dropped once on their way to the runner: (topic, partition, offset), and the
+        # n-th deliveries dropped (counting from 0 over the run).
+        self.lost: set[tuple[str, int, int]] = set()
+        self.lost_deliveries: set[int] = set()
+        # Partitions read again at the runner's request, with the offset.
+        self.rewinds: list[tuple[str, int, int]] = []
         self.wall = 1_000_000.0
         # Unexpected errors fail the test, unless it is about them.
         self.allow_internal_errors = False
@@ -106,9 +136,10 @@ class Cluster:
             PlayerProcessor(self.modes, partitions=partitions),
             self.store,
             self._deliver,
-            self._caught_up,
+            self._end_offset,
             wall_clock=lambda: self.wall,
         )
+        self.runner.positions = self.positions = AssignedPositions()
 
     @property
     def matches(self) -> MatchProcessor:
@@ -132,18 +163,41 @@ class Cluster:
 
     # --- inputs ---------------------------------------------------------------------------
 
+    def append(self, topic: str, partition: int, value: bytes) -> Item:
+        """Append a record to its log and queue it for the consumer."""
+        log = self.logs.setdefault((topic, partition), [])
+        item = (topic, partition, len(log), value)
+        log.append(value)
+        self.queue.append(item)
+        return item
+
     def send(self, topic: str, event: dict[str, Any] | bytes, partition: int | None = None) -> None:
         value = event if isinstance(event, bytes) else orjson.dumps(event)
         if partition is None:
             key = event["match_id"] if isinstance(event, dict) else "x"
             partition = partition_for(key, self.partitions)
-        self.queue.append((topic, partition, value))
+        self.append(topic, partition, value)
 
     def tick(self, wall: float) -> None:
         self.wall = wall
         value = orjson.dumps([encode_command(Tick(wall))])
         for p in range(self.partitions):
-            self.queue.append((MATCH_COMMANDS, p, value))
+            self.append(MATCH_COMMANDS, p, value)
+
+    def message(self, item: Item) -> Message:
+        topic, partition, offset, value = item
+        return Message(topic, partition, offset, None, None, value)
+
+    def lose(self, topic: str, partition: int, offset: int) -> None:
+        """The record at ``offset`` does not reach the runner when it is next read."""
+        self.lost.add((topic, partition, offset))
+
+    def seek(self, topic: str, partition: int, offset: int) -> None:
+        """Read (topic, partition) again from ``offset``, before anything else queued."""
+        tp = (topic, partition)
+        kept = [item for item in self.queue if item[:2] != tp]
+        again = [(topic, partition, o, v) for o, v in enumerate(self.logs.get(tp, []))][offset:]
+        self.queue = deque([*again, *kept])
 
     def run(self) -> None:
         """Deliver every queued message, and what it produces, until the queue is empty; then
@@ -164,7 +218,8 @@ class Cluster:
 
     def checkpoint(self) -> Checkpoint:
         tables = {name: dict(table) for name, table in self.store.tables.items()}
-        return Checkpoint(tables, len(self.delivered))
+        positions = {tp: self.positions.position(*tp) or 0 for tp in self.logs}
+        return Checkpoint(tables, len(self.delivered), positions)
 
     def roll_back(self, partitions: set[int], to: Checkpoint, rng: random.Random) -> None:
         """A worker that owned ``partitions`` (their match and player sides) killed after its
@@ -181,19 +236,38 @@ class Cluster:
                         table[key] = then[key]
                     else:
                         table.pop(key, None)
-        inputs: dict[tuple[str, int], list[tuple[str, int, bytes]]] = {}
-        for item in self.delivered[to.read :]:
-            if item[1] in partitions:
-                inputs.setdefault(item[:2], []).append(item)
-        again: list[tuple[str, int, bytes]] = []
+        # Each of their input partitions is read again from its position at the commit, each
+        # in order, the partitions interleaved at random, before anything else.
+        inputs: dict[tuple[str, int], list[Item]] = {}
+        for tp, log in self.logs.items():
+            if tp[1] in partitions and tp[0] in (STARTED, FINISHED, *COMMANDS):
+                start = to.positions.get(tp, 0)
+                inputs[tp] = [(*tp, offset, log[offset]) for offset in range(start, len(log))]
+        self.queue = deque(item for item in self.queue if item[1] not in partitions)
+        again: list[Item] = []
+        for source in [tp for tp in sorted(inputs) if not inputs[tp]]:
+            del inputs[source]
         while inputs:
             source = rng.choice(sorted(inputs))
             again.append(inputs[source].pop(0))
             if not inputs[source]:
                 del inputs[source]
-        # Read before anything sent to those partitions since.
         self.queue.extendleft(reversed(again))
+        self.runner.revoked(partitions)
+        self.positions.sought({tp: to.positions.get(tp, 0) for tp in self.logs})
         self.runner.forget(range(self.partitions))
+
+    def reread(self, offsets: Mapping[tuple[str, int], int]) -> None:
+        """A worker that owned these partitions gone after a commit at ``offsets`` but with its
+        table changes all written (the state ahead of the commit): their partitions (all topics
+        with those numbers) come back with their memory rebuilt from the tables, and these
+        topic partitions are read again from the offsets."""
+        numbers = {partition for _, partition in offsets}
+        keep = {tp: self.positions.position(*tp) or 0 for tp in self.logs if tp[1] in numbers}
+        self.runner.revoked(numbers)
+        self.positions.sought({**keep, **offsets})
+        for (topic, partition), offset in offsets.items():
+            self.seek(topic, partition, offset)
 
     def hold(self, topic: str, partition: int) -> None:
         self.held.add((topic, partition))
@@ -201,8 +275,8 @@ class Cluster:
     def release(self, topic: str, partition: int) -> None:
         self.held.discard((topic, partition))
 
-    def _caught_up(self, topic: str, partition: int, reached: int | None) -> bool:
-        return not any(t == topic and p == partition for t, p, _ in self.queue)
+    def _end_offset(self, topic: str, partition: int) -> int:
+        return len(self.logs.get((topic, partition), []))
 
     def _fingerprint(self) -> object:
         runner = self.runner
@@ -216,36 +290,77 @@ class Cluster:
             {n: len(p.abandons) for n, p in runner.match_partitions.items()},
         )
 
+    def unstick(self) -> bool:
+        """The stall check: a partition with records past its position and nothing of it
+        queued is sought to its position (a record lost with nothing after it to show the
+        gap). True if any was."""
+        queued = {item[:2] for item in self.queue}
+        stuck: list[tuple[tuple[str, int], int]] = []
+        for tp, log in self.logs.items():
+            position = self.positions.position(*tp)
+            if position is None or position >= len(log):
+                continue
+            if tp not in queued and tp not in self.held:
+                stuck.append((tp, position))
+        for (topic, partition), position in stuck:
+            self.rewinds.append((topic, partition, position))
+            self.seek(topic, partition, position)
+        return bool(stuck)
+
     async def _run(self) -> None:
         await self._drain()
+        while self.unstick():
+            await self._drain()
         for round_ in range(self.tick_rounds):
             before = self._fingerprint()
             self.tick(self.wall + 0.001)
             await self._drain()
+            while self.unstick():
+                await self._drain()
             # Three rounds at least: progress reports, then watermarks, then what they allow.
             if round_ >= 2 and self._fingerprint() == before:
                 break
 
-    def _next(self) -> tuple[str, int, bytes] | None:
-        for index, (topic, partition, value) in enumerate(self.queue):
-            if (topic, partition) not in self.held:
+    def _next(self, agent: str | None = None) -> Item | None:
+        """The next record not held back (of ``agent``'s topics, and only if it comes next)."""
+        for index, item in enumerate(self.queue):
+            if item[:2] not in self.held:
+                if agent is not None and _agent(item[0]) != agent:
+                    return None
                 del self.queue[index]
-                return topic, partition, value
+                return item
         return None
 
     async def _drain(self, limit: int | None = None) -> None:
         while (limit is None or limit > 0) and (item := self._next()) is not None:
+            agent = _agent(item[0])
+            items = [item]
+            while len(items) < self.batch and (limit is None or len(items) < limit):
+                following = self._next(agent)
+                if following is None:
+                    break
+                items.append(following)
             if limit is not None:
-                limit -= 1
-            topic, partition, value = item
-            self.delivered.append((topic, partition, value))
-            self.offset += 1
-            message = Message(topic, partition, self.offset, None, None, value)
-            if topic == PLAYER_COMMANDS:
-                report = await self.runner.player_batch([message])
+                limit -= len(items)
+            messages = []
+            for item in items:
+                nth = len(self.delivered)
+                self.delivered.append(item)
+                if item[:3] in self.lost or nth in self.lost_deliveries:
+                    self.lost.discard(item[:3])
+                    continue
+                messages.append(self.message(item))
+            if not messages:
+                continue
+            if agent == "players":
+                report = await self.runner.player_batch(messages)
             else:
-                report = await self.runner.match_batch([message])
+                report = await self.runner.match_batch(messages)
             self.counts.update(report.out.counts)
+            admission = report.admission
+            for (topic, partition), offset in {**admission.restart, **admission.rewind}.items():
+                self.rewinds.append((topic, partition, offset))
+                self.seek(topic, partition, offset)
         # The runner contains unexpected errors as dead letters: here they fail the test.
         internal = [d.reason for d in self.dead_letters if d.reason.startswith("internal error")]
         assert self.allow_internal_errors or not internal, internal
@@ -258,7 +373,7 @@ class Cluster:
                 self.ratings.append(orjson.loads(record.value or b""))
             else:
                 assert record.partition is not None and record.value is not None
-                self.queue.append((record.topic, record.partition, record.value))
+                self.append(record.topic, record.partition, record.value)
         return []
 
     # --- reading the state ----------------------------------------------------------------
@@ -273,6 +388,13 @@ class Cluster:
 
     def outcomes(self) -> dict[tuple[str, str], str]:
         return {(r["player_id"], r["match_id"]): r["outcome"] for r in self.ratings}
+
+
+COMMANDS = (MATCH_COMMANDS, PLAYER_COMMANDS)
+
+
+def _agent(topic: str) -> str:
+    return "players" if topic == PLAYER_COMMANDS else "matches"
 
 
 def epoch_ms(seconds: float) -> int:

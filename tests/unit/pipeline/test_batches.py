@@ -11,7 +11,6 @@ from harness import FINISHED, MATCH_COMMANDS, PLAYER_COMMANDS, STARTED, Cluster,
 
 from stream.deadletters import DeadLetter
 from stream.outage import Outage
-from stream.pipeline.batches import Message
 from stream.pipeline.delivery import OutRecord
 from stream.pipeline.players import PlayerContext
 from stream.protocol import PlayerCommand, Rate
@@ -81,8 +80,7 @@ def test_an_unexpected_error_dead_letters_that_command_and_the_batch_goes_on(
 def test_state_is_written_only_after_the_outputs_are_delivered() -> None:
     c = Cluster(partitions=1)
     a_match(c)
-    started = c.queue.popleft()
-    message = Message(started[0], started[1], 1, None, None, started[2])
+    message = c.message(c.queue.popleft())
     attempts: list[int] = []
     deliver = c.runner.deliver
 
@@ -110,7 +108,7 @@ def test_state_is_written_only_after_the_outputs_are_delivered() -> None:
     # Delivered once: the failed attempt reached nobody.
     waiting, delivered = c.queue
     assert waiting[0] == FINISHED
-    assert delivered[0] == PLAYER_COMMANDS and len(orjson.loads(delivered[2])) == 2
+    assert delivered[0] == PLAYER_COMMANDS and len(orjson.loads(delivered[3])) == 2
 
 
 def test_the_clock_is_stored_once_known_then_each_second_of_event_time() -> None:
@@ -120,8 +118,8 @@ def test_the_clock_is_stored_once_known_then_each_second_of_event_time() -> None
 
     def started(match_id: str, at: float) -> None:
         event = {"match_id": match_id, "mode": "1v1", "started_at": epoch_ms(at)}
-        message = orjson.dumps({**event, "teams": [["a"], ["b"]]})
-        asyncio.run(c.runner.match_batch([Message(STARTED, 0, 1, None, None, message)]))
+        c.send(STARTED, {**event, "teams": [["a"], ["b"]]}, partition=0)
+        asyncio.run(c.runner.match_batch([c.message(c.queue.pop())]))
 
     def stored() -> float:
         return float(orjson.loads(c.store.tables["clocks"][b"0"]))
@@ -139,9 +137,8 @@ def test_a_partition_taken_over_before_its_first_tick_still_moves_on() -> None:
     stored clock is what lets event time move on (a chaos run stalled for good without it)."""
     c = Cluster(partitions=1)
     a_match(c)
-    for n in range(2):  # the start and the finish, each its own batch, no tick
-        topic, partition, value = c.queue.popleft()
-        asyncio.run(c.runner.match_batch([Message(topic, partition, n, None, None, value)]))
+    for _ in range(2):  # the start and the finish, each its own batch, no tick
+        asyncio.run(c.runner.match_batch([c.message(c.queue.popleft())]))
     c.runner.forget([0])
     c.run()
     assert c.outcomes() == {("a", "m1"): "win", ("b", "m1"): "loss"}
@@ -151,8 +148,7 @@ def test_a_partition_taken_over_before_its_first_tick_still_moves_on() -> None:
 def test_a_failed_table_write_leaves_the_batch_to_be_redone(fail_on: str) -> None:
     c = Cluster(partitions=1)
     a_match(c)
-    topic, partition, value = c.queue.popleft()
-    batch = [Message(topic, partition, 1, None, None, value)]
+    batch = [c.message(c.queue.popleft())]
     write = c.store.write
     failed: list[str] = []
 

@@ -42,8 +42,8 @@ async def test_a_revoked_partition_forgets_how_far_this_worker_had_read_it() -> 
     """Whoever owns it next reads again from the last commit: a position left from before
     would report the partition caught up while its starts are read again."""
     p = pipeline()
-    for topic in ("match-started", "topo-match-commands"):
-        for number in (0, 1):
-            p._next_offsets[TP(topic, number)] = 500
+    topics = ("match-started", "topo-match-commands")
+    tps = [(topic, number) for topic in topics for number in (0, 1)]
+    p.positions.sought(dict.fromkeys(tps, 500))
     await p.app.on_partitions_revoked.send(revoked={TP("match-started", 1)})
-    assert set(p._next_offsets) == {TP("match-started", 0), TP("topo-match-commands", 0)}
+    assert set(p.positions.positions()) == {("match-started", 0), ("topo-match-commands", 0)}

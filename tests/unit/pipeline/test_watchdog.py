@@ -1,5 +1,7 @@
-"""The stall watchdog seeks a partition whose commit an unacked head has held back for
-STALL_SECONDS to its commit (workarounds/headgap.py), and leaves one held back briefly alone."""
+"""The stall watchdog reads a partition again from its position when records wait past it and
+it stopped moving, or when an unacked record has held its commit back for STALL_SECONDS
+(workarounds/headgap.py); it leaves alone a partition that moves, one held back briefly and
+one whose position is not known yet."""
 
 from __future__ import annotations
 
@@ -10,30 +12,24 @@ from types import SimpleNamespace
 from faust.types import TP
 
 from stream.pipeline.metrics import WorkerMetrics
+from stream.pipeline.positions import InputPositions
 from stream.pipeline.watchdog import STALL_SECONDS, StallWatchdog
 from stream.pipeline.workarounds.headgap import held_back
 
-HELD, FRESH = TP("in", 0), TP("in", 1)
+HELD, FRESH, STALLED, MOVING, UNPLACED = (TP("in", n) for n in range(5))
 
 
 class Consumer:
-    """The calls the watchdog makes, with both partitions caught up (nothing waiting)."""
-
-    def __init__(self) -> None:
-        self._committed_offset = {HELD: 10, FRESH: 4}
-        self.sought: list[tuple[TP, int]] = []
+    """The calls the watchdog makes: records wait on every partition (high watermark 20)."""
 
     def assignment(self) -> set[TP]:
-        return {HELD, FRESH}
+        return {HELD, FRESH, STALLED, MOVING, UNPLACED}
 
     def highwater(self, tp: TP) -> int:
         return 20
 
-    async def seek(self, tp: TP, offset: int) -> None:
-        self.sought.append((tp, offset))
 
-
-def test_a_partition_held_back_for_long_is_sought_back_to_its_commit() -> None:
+def test_partitions_stuck_are_read_again_from_their_positions() -> None:
     consumer = Consumer()
     event = asyncio.Event()
     event.set()
@@ -42,12 +38,22 @@ def test_a_partition_held_back_for_long_is_sought_back_to_its_commit() -> None:
     held = held_back(consumer)
     held[HELD] = now - STALL_SECONDS - 1
     held[FRESH] = now - 1
-    next_offsets = {HELD: 20, FRESH: 20}
-    metrics = WorkerMetrics()
-    watchdog = StallWatchdog(app, {"in"}, next_offsets, {}, metrics)
+    positions = InputPositions()
+    positions.sought({("in", 0): 10, ("in", 1): 20, ("in", 2): 12, ("in", 3): 5})
+    progress = {STALLED: now - STALL_SECONDS - 1, MOVING: now - 0.5}
+    sought: list[tuple[str, int, int]] = []
 
+    async def seek(topic: str, partition: int, offset: int, why: str) -> None:
+        sought.append((topic, partition, offset))
+
+    metrics = WorkerMetrics()
+    watchdog = StallWatchdog(app, {"in"}, positions, progress, metrics, seek)
+    asyncio.run(watchdog.unstick_partitions())
+    # The stalled partition is only due once it has been seen stalled for as long.
+    watchdog._stall_since[STALLED] = now - STALL_SECONDS - 1
     asyncio.run(watchdog.unstick_partitions())
 
-    assert consumer.sought == [(HELD, 10)]
+    assert sought == [("in", 0, 10), ("in", 2, 12)]
     assert held == {FRESH: now - 1}
     assert metrics.pipeline_events.labels("held_back_partitions")._value.get() == 1
+    assert metrics.pipeline_events.labels("stalled_partitions")._value.get() == 1

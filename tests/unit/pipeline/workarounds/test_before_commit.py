@@ -1,6 +1,7 @@
 """stream/pipeline/workarounds/beforecommit.py: Faust's consumer runs the app's hook after it
-has chosen the offsets to commit and before it commits them; a hook that fails skips the commit.
-Fails when Faust's commit steps change (revisit the patch) or when the hook stops running there.
+has chosen the offsets to commit and before it commits them; a hook that fails skips the commit;
+no offset is committed above the app's limit for its partition. Fails when Faust's commit steps
+change (revisit the patch) or when the hook or the limit stops applying there.
 
 The consumer is Faust's own, never started: the choice of offsets is its ack bookkeeping; the
 commit itself (``_commit_offsets``, a broker call) is replaced by a recorder on the instance."""
@@ -16,7 +17,11 @@ from faust.transport.consumer import Consumer
 from faust.types import TP
 from faust.types.tuples import ConsumerMessage
 
-from stream.pipeline.workarounds.beforecommit import before_commit, patch_before_commit
+from stream.pipeline.workarounds.beforecommit import (
+    before_commit,
+    limit_commits,
+    patch_before_commit,
+)
 
 TOPIC = "t"
 tp = TP(TOPIC, 0)
@@ -104,6 +109,36 @@ async def test_nothing_to_commit_runs_no_hook(consumer: Any) -> None:
     before_commit(consumer.app, hook)
     assert await consumer.commit() is False
     assert calls == []
+
+
+async def test_no_offset_is_committed_past_the_limit_and_the_rest_waits_for_it(
+    consumer: Any,
+) -> None:
+    """Faust acked 0-5, but the agent has processed only up to 3 (the limit: the runner's
+    position). 3 is committed; 3-5 stay on Faust's acked lists, committed once processed."""
+    limits = {(TOPIC, 0): 3}
+    limit_commits(consumer.app, lambda topic, partition: limits.get((topic, partition)))
+    before_commit(consumer.app, _succeeds)
+    ack(consumer, 0, 1, 2, 3, 4, 5)
+    assert await consumer.commit() is True
+    assert consumer.committed == [{tp: 3}]
+    assert await consumer.commit() is False  # nothing new within the limit
+    limits[(TOPIC, 0)] = 6
+    assert await consumer.commit() is True
+    assert consumer.committed[-1] == {tp: 6}
+
+
+async def test_a_partition_without_a_limit_is_not_committed_and_keeps_its_acks(
+    consumer: Any,
+) -> None:
+    limits: dict[tuple[str, int], int] = {}
+    limit_commits(consumer.app, lambda topic, partition: limits.get((topic, partition)))
+    before_commit(consumer.app, _succeeds)
+    ack(consumer, 0, 1)
+    assert await consumer.commit() is False
+    limits[(TOPIC, 0)] = 2
+    assert await consumer.commit() is True
+    assert consumer.committed == [{tp: 2}]
 
 
 def test_patching_twice_wraps_once() -> None:

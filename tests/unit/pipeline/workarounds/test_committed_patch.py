@@ -10,7 +10,7 @@ from typing import Any
 from aiokafka import TopicPartition
 from faust.transport.drivers import aiokafka as aiokafka_driver
 
-from stream.pipeline.workarounds.committed import patch_seek_to_committed
+from stream.pipeline.workarounds.committed import on_seek, patch_seek_to_committed
 
 STREAM, NEVER, CHANGELOG = (
     TopicPartition("in", 0),
@@ -39,10 +39,12 @@ class Consumer:
 class Thread:
     """Faust's consumer thread, as the patched method uses it."""
 
-    def __init__(self, consumer: Consumer) -> None:
+    def __init__(self, consumer: Consumer, app: object) -> None:
         self.kafka = consumer
         self.consumer: Any = type(
-            "FaustConsumer", (), {"_is_changelog_tp": lambda _, tp: tp.topic.endswith("-changelog")}
+            "FaustConsumer",
+            (),
+            {"_is_changelog_tp": lambda _, tp: tp.topic.endswith("-changelog"), "app": app},
         )()
 
     def _ensure_consumer(self) -> Consumer:
@@ -58,7 +60,12 @@ async def test_the_thread_seeks_through_the_patch_once() -> None:
     method: Any = aiokafka_driver.AIOKafkaConsumerThread.seek_to_committed
     assert not hasattr(method.__wrapped__, "__wrapped__")
     kafka = Consumer()
-    committed = await method(Thread(kafka))
+    app = type("App", (), {})()
+    heard: list[dict[TopicPartition, int]] = []
+    on_seek(app, lambda offsets: heard.append(dict(offsets)))
+    committed = await method(Thread(kafka, app))
     # The rewound partition's log start stands for its commit (workarounds/headgap.py).
     assert committed == {STREAM: 4, NEVER: 7, CHANGELOG: None}
     assert kafka.rewound == [NEVER]
+    # The app hears where its stream partitions were sought (positions start there).
+    assert heard == [{STREAM: 4, NEVER: 7}]

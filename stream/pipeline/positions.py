@@ -1,0 +1,167 @@
+"""Where reading continues on each input partition, and the rule that every record is processed
+exactly once, in offset order, per partition.
+
+Why: every promise of the pipeline rests on Kafka's per-partition order. A watermark promises
+that the joins sent before it on the same partition have arrived; a rating record says which
+results were applied before; a commit says that everything below it was processed. The
+framework under the agents does not keep that order by itself: in the first milliseconds after
+an assignment Faust (faust-streaming 0.15.3) can pass a partition's next record to the agent
+while the one before it, fetched just before Faust sought the partitions to their commits,
+never reaches the agent and is never acked (seen on the local broker: ``match-finished[0]``
+committed at 21, record 21 fetched and put in the agent's queue, never taken out of it, record
+22 processed next). Processed in that order, a snapshot can go out before an older join of the
+player has arrived, and the commit stays held back at the lost record until the stall watchdog
+reads it again, redoing everything since the commit: the wedge and the unbounded redo window of
+issue 28.
+
+So the batch runner checks every record against the partition's *position*, the next offset it
+must process, before it processes anything:
+
+- the record at the position is processed, and the position moves past it when the batch's
+  outputs are delivered and its state written;
+- a record below the position was processed already (the framework read the partition again
+  from its commit): it is skipped, its effects are in the state;
+- a record above the position means the ones between were lost on the way: it is not
+  processed, nor any later record of the partition in the batch, and the partition is read
+  again from the position (``rewind``) at once;
+- a partition whose position is not known yet (an assignment whose seek to the committed
+  offsets has not finished) processes nothing until it is, and is read again from there once it
+  is known.
+
+The position starts where the consumer last sought the partition to its committed offset (or to
+the log's start when the group never committed it) and is forgotten when the partition is
+revoked. Offsets committed for a partition are never above its position
+(stream/pipeline/workarounds/beforecommit.py), so a crash at any moment resumes at or below it.
+
+Pure bookkeeping: no Kafka, no clock. The Faust adapter feeds it the seeks and acts on the
+rewinds; the in-memory harness does the same with lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
+
+__all__ = ["Admission", "InputPositions", "Positioned"]
+
+TopicPartition = tuple[str, int]
+
+
+class Positioned(Protocol):
+    """What the positions need of a record: where it comes from and its offset."""
+
+    @property
+    def topic(self) -> str: ...
+
+    @property
+    def partition(self) -> int: ...
+
+    @property
+    def offset(self) -> int: ...
+
+
+M = TypeVar("M", bound=Positioned)
+
+
+@dataclass
+class Admission(Generic[M]):
+    """What a batch may process, in the batch's order, and what happens to the rest.
+
+    ``accepted``: exactly the next records of their partitions, in offset order. ``repeated``:
+    records processed before (acknowledge them, nothing else). ``held``: records not processed
+    now and not to be acknowledged (a gap before them, or their partition's start unknown): the
+    partition is read again. ``rewind``: per partition after a gap, the offset to read it again
+    from; ``restart``: the same for partitions whose records came before their start was known
+    (routine in the first milliseconds after an assignment). ``reached``: per partition, the
+    position once the accepted records are done.
+    """
+
+    accepted: list[M] = field(default_factory=list)
+    repeated: list[M] = field(default_factory=list)
+    held: list[M] = field(default_factory=list)
+    rewind: dict[TopicPartition, int] = field(default_factory=dict)
+    restart: dict[TopicPartition, int] = field(default_factory=dict)
+    reached: dict[TopicPartition, int] = field(default_factory=dict)
+
+
+class InputPositions:
+    """The next offset to process on every input partition this worker owns."""
+
+    def __init__(self) -> None:
+        self._next: dict[TopicPartition, int] = {}
+        # Where the last seek of each partition left it, for a partition whose position is
+        # not known yet (assigned, nothing processed since).
+        self._starts: dict[TopicPartition, int] = {}
+        # Partitions whose records came before their start was known (held), and the
+        # rewinds owed to them once it is.
+        self._unplaced: set[TopicPartition] = set()
+        self._owed: dict[TopicPartition, int] = {}
+
+    def sought(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """The consumer sought these partitions to these offsets (their commits, or the log's
+        start). A partition with a position keeps it: the records between are repeats. One
+        whose records were held before this is read again from here (the next batch's
+        ``restart``), since what was fetched in between was dropped."""
+        for tp, offset in offsets.items():
+            if tp not in self._next:
+                self._starts[tp] = offset
+                if tp in self._unplaced:
+                    self._unplaced.discard(tp)
+                    self._owed[tp] = offset
+
+    def forget(self, partitions: Iterable[int]) -> None:
+        """These partitions were revoked: whoever reads them next starts from their commit."""
+        gone = set(partitions)
+        for positions in (self._next, self._starts, self._owed):
+            for tp in [tp for tp in positions if tp[1] in gone]:
+                del positions[tp]
+        self._unplaced = {tp for tp in self._unplaced if tp[1] not in gone}
+
+    def position(self, topic: str, partition: int) -> int | None:
+        """The next offset to process on (topic, partition), if known."""
+        tp = (topic, partition)
+        found = self._next.get(tp)
+        return self._starts.get(tp) if found is None else found
+
+    def positions(self) -> dict[TopicPartition, int]:
+        """Every known position (a copy)."""
+        return {**self._starts, **self._next}
+
+    def admit(self, records: Sequence[M]) -> Admission[M]:
+        """Sort a batch's records (in the order they came) into those to process now and the
+        rest; no position moves until :meth:`advance`."""
+        admission: Admission[M] = Admission(restart=dict(self._owed))
+        expected: dict[TopicPartition, int | None] = {}
+        blocked: set[TopicPartition] = set()
+        for record in records:
+            tp = (record.topic, record.partition)
+            if tp not in expected:
+                expected[tp] = self.position(*tp)
+            at = expected[tp]
+            if at is None:
+                admission.held.append(record)
+                self._unplaced.add(tp)
+            elif tp in blocked:
+                admission.held.append(record)
+            elif record.offset < at:
+                admission.repeated.append(record)
+            elif record.offset == at:
+                admission.accepted.append(record)
+                expected[tp] = at + 1
+                admission.reached[tp] = at + 1
+            else:
+                admission.held.append(record)
+                admission.rewind[tp] = at
+                blocked.add(tp)
+        return admission
+
+    def advance(self, admission: Admission[M]) -> None:
+        """The admitted records are done (outputs delivered, state written) and the rewinds
+        handed over."""
+        for tp, offset in admission.reached.items():
+            self._next[tp] = offset
+            self._starts.pop(tp, None)
+        for tp, offset in admission.restart.items():
+            if self._owed.get(tp) == offset:
+                del self._owed[tp]
