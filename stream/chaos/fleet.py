@@ -21,9 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stream.local.stack import LocalStack, environment
 from stream.local.workers import WorkerError, WorkerProcess
 
-__all__ = ["ChaosWorker", "Fleet", "KillResult", "WorkerExit"]
+__all__ = ["ChaosWorker", "Fleet", "KillResult", "WorkerExit", "harness_env"]
 
 READY = "Worker ready"
 # Seconds before a crashed slot is started again: enough for its partitions to be noticed as
@@ -31,6 +32,38 @@ READY = "Worker ready"
 RESTART_DELAY = 1.0
 # Log lines every rebalance produces, left out of a report's warnings.
 ROUTINE = ("because it is rebalancing", "cache lag:")
+
+
+def harness_env(
+    stack: LocalStack,
+    tag: str,
+    *,
+    session_timeout: float,
+    store: str,
+    partitions: int | None,
+    cache_writer: str,
+) -> dict[str, str]:
+    """A harness's workers' environment on ``stack``: topics and cache keys of their own
+    (named after ``tag``), whatever the caller's environment says about them."""
+    env = {
+        **environment(stack),
+        "SKILLSTREAM_APP_ID": tag,
+        "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": f"{session_timeout:g}",
+        "SKILLSTREAM_STORE": store,
+        "SKILLSTREAM_TOPIC_MATCH_STARTED": f"{tag}-match-started",
+        "SKILLSTREAM_TOPIC_MATCH_FINISHED": f"{tag}-match-finished",
+        "SKILLSTREAM_TOPIC_RATING_CHANGED": f"{tag}-rating-changed",
+        "SKILLSTREAM_TOPIC_DLQ": f"{tag}-dlq",
+        "SKILLSTREAM_CACHE_PREFIX": tag,
+        "SKILLSTREAM_CACHE_WRITER": cache_writer,
+    }
+    # Several workers on one machine cannot share one web port; crash points are the
+    # harness's to arm.
+    env.pop("SKILLSTREAM_WEB_PORT", None)
+    env.pop("SKILLSTREAM_CRASH_AT", None)
+    if partitions is not None:
+        env["SKILLSTREAM_PARTITIONS"] = str(partitions)
+    return env
 
 
 class ChaosWorker(WorkerProcess):

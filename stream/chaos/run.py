@@ -41,7 +41,7 @@ from redis.exceptions import RedisError
 from stream.cache.keys import KeyLayout
 from stream.cache.reader import RatingCache
 from stream.chaos.faults import KILLS, FaultKind, Pauser, plan_faults
-from stream.chaos.fleet import Fleet
+from stream.chaos.fleet import Fleet, harness_env
 from stream.chaos.report import ChaosReport, FaultRecord
 from stream.chaos.trace import trace_matches
 from stream.chaos.traffic import Publisher, RatingReader, match_messages, waves
@@ -61,7 +61,7 @@ from stream.chaos.verify import (
 from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.history import HistoryMatch, read_history
-from stream.local.stack import LocalStack, Server, environment
+from stream.local.stack import LocalStack, Server
 from stream.offline.replayer import Replayer
 from stream.pipeline.topics import ensure_topics
 from stream.simulation import SimulatedMatch, SimulationConfig, simulate, write_jsonl
@@ -136,26 +136,16 @@ def replay(history: Iterable[HistoryMatch], modes: Modes) -> tuple[Replayer, set
 
 
 def _worker_env(stack: LocalStack, config: ChaosConfig) -> dict[str, str]:
-    tag = f"chaos{uuid.uuid4().hex[:6]}"
-    env = {
-        **environment(stack),
-        "SKILLSTREAM_APP_ID": tag,
-        "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": f"{config.session_timeout:g}",
-        "SKILLSTREAM_STORE": config.store,
-        "SKILLSTREAM_TOPIC_MATCH_STARTED": f"{tag}-match-started",
-        "SKILLSTREAM_TOPIC_MATCH_FINISHED": f"{tag}-match-finished",
-        "SKILLSTREAM_TOPIC_RATING_CHANGED": f"{tag}-rating-changed",
-        "SKILLSTREAM_TOPIC_DLQ": f"{tag}-dlq",
-        "SKILLSTREAM_CACHE_PREFIX": tag,
-        # The cache check needs the workers' own cache writers, whatever the caller's
-        # environment says.
-        "SKILLSTREAM_CACHE_WRITER": "worker",
-    }
-    # Several workers on one machine cannot share one web port.
-    env.pop("SKILLSTREAM_WEB_PORT", None)
-    if config.partitions is not None:
-        env["SKILLSTREAM_PARTITIONS"] = str(config.partitions)
-    return env
+    # The cache check needs the workers' own cache writers, whatever the caller's environment
+    # says.
+    return harness_env(
+        stack,
+        f"chaos{uuid.uuid4().hex[:6]}",
+        session_timeout=config.session_timeout,
+        store=config.store,
+        partitions=config.partitions,
+        cache_writer="worker",
+    )
 
 
 def run_chaos(

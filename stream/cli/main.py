@@ -9,7 +9,19 @@ from collections.abc import Sequence
 from types import FrameType
 
 from stream import __version__
-from stream.cli import bench, cache, chaos, demo, live, local, offline, simulate, topics, worker
+from stream.cli import (
+    bench,
+    cache,
+    chaos,
+    demo,
+    live,
+    local,
+    offline,
+    simulate,
+    soak,
+    topics,
+    worker,
+)
 from stream.cli.arguments import OneLineParser
 from stream.errors import UserError
 
@@ -30,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     cache.register(sub)
     topics.register(sub)
     chaos.register(sub)
+    soak.register(sub)
     return parser
 
 

@@ -33,6 +33,34 @@ class SettingsError(UserError, ValueError):
     """A setting that cannot be used; the message names the variable."""
 
 
+# Where SKILLSTREAM_CRASH_AT may kill a worker (stream/pipeline/crashpoints.py).
+CRASH_POINTS = (
+    "processed",
+    "delivering",
+    "written",
+    "flushing",
+    "flushed",
+    "committed",
+    "revoked",
+)
+
+
+def parse_crash_at(raw: str) -> tuple[str, int]:
+    """``point:n`` (or ``point``, n = 1) as (point, n); ValueError naming what is wrong."""
+    point, sep, count = raw.partition(":")
+    if point not in CRASH_POINTS:
+        raise ValueError(f"unknown crash point {point!r} (one of {', '.join(CRASH_POINTS)})")
+    if not sep:
+        return point, 1
+    try:
+        n = int(count)
+    except ValueError:
+        raise ValueError(f"expected point:n with a whole number n, got {raw!r}") from None
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    return point, n
+
+
 # The Faust tables (stream/pipeline/topology.py); each has a changelog
 # ``<app id>-<name>-changelog``.
 TABLES = ("matches", "clocks", "ratings", "pending")
@@ -110,6 +138,12 @@ class Settings:
     # How far out of event-time order the fleet may publish: every watermark is this much lower
     # (docs/event-time.md). Snapshots wait this long after a match's start, plus up to a tick.
     event_lateness_seconds: float = 0.1
+    # How often the worker commits its offsets (Faust's broker_commit_interval): after a crash
+    # its successor redoes at most about this much work (docs/guarantees.md, "The redo window").
+    commit_interval_seconds: float = 2.8
+    # The soak harness's crash point: the worker SIGKILLs itself the n-th time it reaches this
+    # point of its commit protocol (stream/pipeline/crashpoints.py). Never set in production.
+    crash_at: tuple[str, int] | None = None
 
     @property
     def match_commands_topic(self) -> str:
@@ -224,6 +258,12 @@ class Settings:
             raise SettingsError(str(exc)) from None
         if store not in ("memory", "rocksdb"):
             raise SettingsError(f"SKILLSTREAM_STORE: expected memory or rocksdb, got {store!r}")
+        crash_at = None
+        if env.get("SKILLSTREAM_CRASH_AT"):
+            try:
+                crash_at = parse_crash_at(env["SKILLSTREAM_CRASH_AT"])
+            except ValueError as exc:
+                raise SettingsError(f"SKILLSTREAM_CRASH_AT: {exc}") from None
         settings = cls(
             bootstrap_servers=bootstrap_servers,
             redis_url=redis_url,
@@ -298,6 +338,10 @@ class Settings:
             event_lateness_seconds=reader.number(
                 "SKILLSTREAM_EVENT_LATENESS_SECONDS", defaults.event_lateness_seconds
             ),
+            commit_interval_seconds=reader.seconds(
+                "SKILLSTREAM_COMMIT_INTERVAL_SECONDS", defaults.commit_interval_seconds
+            ),
+            crash_at=crash_at,
         )
         if settings.modes_file is not None and not settings.modes_file.is_file():
             raise SettingsError(f"SKILLSTREAM_MODES_FILE: no such file: {settings.modes_file}")

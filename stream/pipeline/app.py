@@ -44,6 +44,7 @@ from stream.pipeline.batches import (
     Message,
 )
 from stream.pipeline.changelogs import BufferedTables
+from stream.pipeline.crashpoints import CrashPoints
 from stream.pipeline.delivery import Delivery, OutRecord
 from stream.pipeline.health import refresh_gauges
 from stream.pipeline.matches import MatchProcessor
@@ -52,7 +53,7 @@ from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.watchdog import StallWatchdog
 from stream.pipeline.workarounds import private
 from stream.pipeline.workarounds.acks import withhold_acks
-from stream.pipeline.workarounds.beforecommit import before_commit, limit_commits
+from stream.pipeline.workarounds.beforecommit import after_commit, before_commit, limit_commits
 from stream.pipeline.workarounds.committed import on_seek
 
 log = logging.getLogger("skillstream.worker")
@@ -82,9 +83,12 @@ class Pipeline:
         )
         self.players = PlayerProcessor(self.modes, partitions=s.partitions)
         self.metrics = WorkerMetrics()
+        self.crash = CrashPoints(s.crash_at)
         # One per agent: each reports its own outage.
         self.deliveries = {
-            agent: Delivery(self._send, s.dead_letter_topic, s.max_request_bytes, agent)
+            agent: Delivery(
+                self._send, s.dead_letter_topic, s.max_request_bytes, agent, self.crash.reached
+            )
             for agent in ("matches", "players")
         }
         # When each input partition's position last moved (the stall watchdog).
@@ -110,10 +114,24 @@ class Pipeline:
                 RATING_TABLE: self.rating_table,
                 PENDING_TABLE: self.pending_table,
             },
+            self.crash.reached,
         )
-        before_commit(self.app, self.tables.flush)
+        # The redo window: when the oldest batch not covered by a commit was done, and the
+        # first batch done after the offsets of the commit in progress were chosen.
+        self._uncommitted_since: float | None = None
+        self._chosen_at: float | None = None
+        self._done_after_choice: float | None = None
+        before_commit(self.app, self._before_commit)
+        after_commit(self.app, self._committed)
         self.runner = BatchRunner(
-            s, self.matches, self.players, self.tables, self._deliver_records, self._end_offset
+            s,
+            self.matches,
+            self.players,
+            self.tables,
+            self._deliver_records,
+            self._end_offset,
+            crash_point=self.crash.reached,
+            first_event=self._first_event,
         )
         self.positions = self.runner.positions
         on_seek(self.app, self._sought)
@@ -135,6 +153,27 @@ class Pipeline:
         for tp in [tp for tp in self._rewound if tp.partition in numbers]:
             del self._rewound[tp]
 
+    def _first_event(self) -> None:
+        self.crash.active = True
+
+    async def _before_commit(self) -> bool:
+        """Faust chose the offsets to commit: the held changelog writes go first."""
+        self._chosen_at = time.monotonic()
+        self._done_after_choice = None
+        return await self.tables.flush()
+
+    def _committed(self, offsets: Mapping[TP, int]) -> None:
+        """A commit went through: what remains uncommitted was done after its choice."""
+        self.metrics.commits.inc()
+        self._uncommitted_since = self._done_after_choice
+        self._chosen_at = self._done_after_choice = None
+        self.crash.reached("committed")
+
+    def redo_window(self) -> float:
+        """Seconds since the oldest batch not covered by a commit was done (0: none)."""
+        since = self._uncommitted_since
+        return 0.0 if since is None else time.monotonic() - since
+
     def _sought(self, offsets: Mapping[Any, int]) -> None:
         """The consumer sought its partitions to their commits: positions start there."""
         self.positions.sought(
@@ -147,7 +186,9 @@ class Pipeline:
 
     async def seek(self, topic: str, partition: int, offset: int, why: str | None) -> None:
         """Read (topic, partition) again from ``offset``; ``why`` (None: routine, after an
-        assignment) is logged and counted once per gap."""
+        assignment) is logged and counted once per gap. A seek that fails (the partition
+        revoked meanwhile, the consumer stopping) is logged; the stall watchdog finds the
+        partition again if it is still this worker's."""
         tp = TP(topic, partition)
         now = time.monotonic()
         last = self._rewound.get(tp)
@@ -165,10 +206,15 @@ class Pipeline:
                 extra={"topic": topic, "partition": partition, "offset": offset},
             )
             self.metrics.pipeline_events.labels("reread_partitions").inc()
-        await self.app.consumer.seek(tp, offset)
+        try:
+            await self.app.consumer.seek(tp, offset)
+        except Exception as exc:
+            del self._rewound[tp]
+            log.warning("partition %s[%d]: seek to %d failed: %r", topic, partition, offset, exc)
 
     def refresh_gauges(self) -> None:
         refresh_gauges(self.app, self.metrics, self.positions.positions())
+        self.metrics.uncommitted_seconds.set(self.redo_window())
 
     def report(self) -> None:
         """The periodic report: gauges refreshed, the counters' totals logged."""
@@ -246,6 +292,11 @@ class Pipeline:
         moved = time.monotonic()
         for topic, partition in report.admission.reached:
             self._progress_at[TP(topic, partition)] = moved
+        if report.admission.reached:
+            if self._uncommitted_since is None:
+                self._uncommitted_since = moved
+            if self._chosen_at is not None and self._done_after_choice is None:
+                self._done_after_choice = moved
         outgoing: list[tuple[str, Mapping[int, Sized]]] = [
             (s.player_commands_topic, out.player_commands),
             (s.match_commands_topic, out.match_commands),

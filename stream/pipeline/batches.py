@@ -193,6 +193,8 @@ class BatchRunner:
         deliver: Deliver,
         end_offset: EndOffset,
         wall_clock: Callable[[], float] = time.time,
+        crash_point: Callable[[str], None] = lambda point: None,
+        first_event: Callable[[], None] = lambda: None,
     ) -> None:
         s = self.settings = settings
         self.matches = matches
@@ -201,6 +203,10 @@ class BatchRunner:
         self.deliver = deliver
         self.end_offset = end_offset
         self.wall_clock = wall_clock
+        # The soak harness's crash points (stream/pipeline/crashpoints.py), armed by the first
+        # batch with a match event; no-ops otherwise.
+        self.crash_point = crash_point
+        self.first_event: Callable[[], None] | None = first_event
         # The next offset to process on every input partition (both agents').
         self.positions = InputPositions()
         self.pack_budget = min(MAX_PACKED_BYTES, s.max_request_bytes // 4)
@@ -281,6 +287,9 @@ class BatchRunner:
                 try:
                     kind = self.input_kinds.get(message.topic)
                     if kind is not None:
+                        if self.first_event is not None:
+                            self.first_event()
+                            self.first_event = None
                         self.matches.on_event(ctx, kind, key, value, origin)
                     else:
                         for data in self._commands(out, message, origin):
@@ -306,6 +315,7 @@ class BatchRunner:
                 )
             if partition.mark_due:
                 self.matches.mark(ctx)
+        self.crash_point("processed")
         await self._deliver(out, "matches")
         for number, group in groups.items():
             ctx = contexts[number]
@@ -317,6 +327,7 @@ class BatchRunner:
                 clocks.put(number, clock)
                 await self.tables.write(CLOCK_TABLE, number, clocks.changes(), group[-1])
                 ctx.partition.stored = clock
+        self.crash_point("written")
         return self._report("matches", out, len(messages), admission, started)
 
     async def player_batch(self, messages: Sequence[Message]) -> BatchReport:
@@ -335,11 +346,13 @@ class BatchRunner:
                 handle = partial(self.players.on_command, ctx)
                 for data in self._commands(out, message, origin):
                     self._one_command(out, data, origin, decode_player_command, handle)
+        self.crash_point("processed")
         await self._deliver(out, "players")
         for number, group in groups.items():
             ctx = contexts[number]
             await self.tables.write(RATING_TABLE, number, ctx.ratings.changes(), group[-1])
             await self.tables.write(PENDING_TABLE, number, ctx.pending.changes(), group[-1])
+        self.crash_point("written")
         return self._report("players", out, len(messages), admission, started)
 
     def _one_command(

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from faust.stores.memory import Store as MemoryStore
@@ -156,9 +156,16 @@ class BufferedTables:
     """The table port (stream/pipeline/batches.py ``Tables``) on the app's Faust tables, with
     changelog writes held until :meth:`flush` (see the module's docstring)."""
 
-    def __init__(self, app: Any, tables: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        app: Any,
+        tables: Mapping[str, Any],
+        crash_point: Callable[[str], None] = lambda point: None,
+    ) -> None:
         self.app = app
         self.tables = {name: TableWrites(table) for name, table in tables.items()}
+        # The soak harness's crash points (stream/pipeline/crashpoints.py).
+        self.crash_point = crash_point
         self.outage = Outage("changelogs: flush before commit failed")
         self._lock = asyncio.Lock()
 
@@ -184,6 +191,8 @@ class BufferedTables:
             try:
                 for t, by_partition in taken:
                     offsets.append(await _send(kafka_producer(self.app), t, by_partition))
+                    if by_partition:
+                        self.crash_point("flushing")
             except BaseException as exc:
                 # Cancelled too (the worker stopping): the writes stay held, never lost.
                 for t, _ in taken:
@@ -195,6 +204,8 @@ class BufferedTables:
             for (t, by_partition), last in zip(taken, offsets, strict=True):
                 t.sent(by_partition, last)
             self.outage.recovered()
+            if any(by_partition for _, by_partition in taken):
+                self.crash_point("flushed")
             return True
 
     async def flush_revoked(self, partitions: Iterable[int]) -> None:

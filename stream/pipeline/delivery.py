@@ -75,9 +75,16 @@ class Delivery:
     """Sends records with ``send`` (Faust's producer) under the rules of this module."""
 
     def __init__(
-        self, send: Send, dead_letter_topic: str, max_request_bytes: int, name: str = "outputs"
+        self,
+        send: Send,
+        dead_letter_topic: str,
+        max_request_bytes: int,
+        name: str = "outputs",
+        crash_point: Callable[[str], None] = lambda point: None,
     ) -> None:
         self.send = send
+        # The soak harness's crash point between sending and the acks (pipeline/crashpoints.py).
+        self.crash_point = crash_point
         self.dead_letter_topic = dead_letter_topic
         self.max_request_bytes = max_request_bytes
         self.outage = Outage(f"{name}: Kafka send failed")
@@ -110,6 +117,7 @@ class Delivery:
                     error = self._failed(record, exc, again, made) or error
                     continue
                 waiting.append((record, future))
+            self.crash_point("delivering")
             for (record, _), outcome in zip(waiting, await self._outcomes(waiting), strict=True):
                 if isinstance(outcome, Exception):
                     error = self._failed(record, outcome, again, made) or error

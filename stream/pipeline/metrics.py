@@ -117,6 +117,18 @@ class WorkerMetrics:
             "1 when the worker has its partitions and its tables are recovered.",
             registry=r,
         )
+        self.commits = Counter(
+            "skillstream_commits_total",
+            "Offset commits that went through (every SKILLSTREAM_COMMIT_INTERVAL_SECONDS while"
+            " records are processed).",
+            registry=r,
+        )
+        self.uncommitted_seconds = Gauge(
+            "skillstream_uncommitted_seconds",
+            "Seconds since the oldest batch processed and not yet covered by a commit (0: none):"
+            " how far back a crash now would make the worker's successor start again.",
+            registry=r,
+        )
 
     def count_outbox(self, counts: Mapping[str, int]) -> None:
         for name, n in counts.items():

@@ -47,6 +47,7 @@ def faust_app(s: Settings) -> faust.App:
         broker_session_timeout=s.session_timeout_seconds,
         broker_heartbeat_interval=max(0.5, s.session_timeout_seconds / 5),
         broker_request_timeout=max(s.session_timeout_seconds * 3, 30.0),
+        broker_commit_interval=s.commit_interval_seconds,
         consumer_auto_offset_reset="earliest",
         producer_acks=-1,
         producer_max_request_size=s.max_request_bytes,
@@ -128,6 +129,8 @@ def define(pipeline: Pipeline) -> None:
         # from the recovered tables.
         numbers = sorted({tp.partition for tp in revoked})
         await pipeline.tables.flush_revoked(numbers)
+        if numbers:
+            pipeline.crash.reached("revoked")
         pipeline.forget_partitions(numbers)
 
     app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]

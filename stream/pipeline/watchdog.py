@@ -12,8 +12,13 @@ for :data:`STALL_SECONDS` is sought to its position.
 A partition whose commit Faust holds back at a record never acked while later ones were
 (workarounds/headgap.py) is sought back to its position the same way.
 
+It runs whether or not the worker calls itself ready: a rebalance flag left set (Faust's
+``app.rebalancing``) must not stop it, and during a rebalance every partition's position is
+forgotten until its seek, so nothing is sought then.
+
 Failure: a partition whose high watermark is not known yet, or whose position is not known yet
-(assigned, its seek to the commit not finished), is skipped until the next check. Replay:
+(assigned, its seek to the commit not finished), is skipped until the next check; a seek that
+fails is logged and tried again at the next check. Replay:
 seeking to the position re-reads nothing processed (the runner skips repeats); records fetched
 twice cost a second delivery, nothing else.
 """
@@ -26,10 +31,9 @@ from typing import Any
 
 from faust.types import TP
 
-from stream.pipeline.health import readiness
 from stream.pipeline.metrics import WorkerMetrics
 from stream.pipeline.positions import InputPositions
-from stream.pipeline.workarounds import headgap
+from stream.pipeline.workarounds import headgap, private
 
 __all__ = ["STALL_CHECK_SECONDS", "STALL_SECONDS", "StallWatchdog"]
 
@@ -69,8 +73,7 @@ class StallWatchdog:
     async def unstick_partitions(self) -> None:
         """Read again, from its position, an input partition that has records waiting but
         stopped moving, or whose commit an unacked record has held back for as long."""
-        if not readiness(self.app)["ready"]:
-            self._stall_since.clear()
+        if not private.consumer_exists(self.app):
             return
         consumer = self.app.consumer
         now = time.monotonic()

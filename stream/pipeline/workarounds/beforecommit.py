@@ -35,20 +35,21 @@ again after a crash, as without the hook; every handler is idempotent.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from faust.exceptions import ProducerSendError
 from faust.transport.consumer import Consumer
 from faust.types import TP
 
-__all__ = ["before_commit", "limit_commits", "patch_before_commit"]
+__all__ = ["after_commit", "before_commit", "limit_commits", "patch_before_commit"]
 
 # The app attribute holding its hook.
 HOOK = "skillstream_before_commit"
 
-# The app attribute holding its limits.
+# The app attributes holding its limits and what it runs once a commit went through.
 LIMIT = "skillstream_commit_limit"
+AFTER = "skillstream_after_commit"
 
 Hook = Callable[[], Awaitable[bool]]
 # The highest offset that may be committed on (topic, partition); None: none.
@@ -63,6 +64,12 @@ def before_commit(app: Any, hook: Hook) -> None:
 def limit_commits(app: Any, limit: Limit) -> None:
     """Never commit an offset above ``limit(topic, partition)`` on ``app``'s consumer."""
     setattr(app, LIMIT, limit)
+
+
+def after_commit(app: Any, callback: Callable[[Mapping[TP, int]], None]) -> None:
+    """Call ``callback`` with the offsets after every commit of ``app``'s consumer that went
+    through (the redo window's bookkeeping, the soak harness's crash point)."""
+    setattr(app, AFTER, callback)
 
 
 def _capped(self: Any, chosen: dict[TP, int]) -> dict[TP, int]:
@@ -124,6 +131,9 @@ def patch_before_commit() -> None:
         committed: bool = await self._commit_offsets(
             commit_offsets, start_new_transaction=start_new_transaction
         )
+        after: Callable[[Mapping[TP, int]], None] | None = getattr(self.app, AFTER, None)
+        if committed and after is not None:
+            after(commit_offsets)
         return committed
 
     Consumer._commit_tps = commit_tps  # type: ignore[method-assign]

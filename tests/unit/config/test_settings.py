@@ -30,6 +30,12 @@ def test_defaults_without_any_variable() -> None:
     assert s.recovery_consistency_check is True
     assert s.max_future_seconds == 300.0
     assert s.log_format == "text"
+    assert (s.commit_interval_seconds, s.crash_at) == (2.8, None)
+
+
+def test_a_crash_point_is_a_point_and_how_many_times_it_is_passed_first() -> None:
+    assert Settings.from_env({"SKILLSTREAM_CRASH_AT": "flushing:3"}).crash_at == ("flushing", 3)
+    assert Settings.from_env({"SKILLSTREAM_CRASH_AT": "revoked"}).crash_at == ("revoked", 1)
 
 
 @pytest.mark.parametrize(
@@ -54,6 +60,10 @@ def test_defaults_without_any_variable() -> None:
         ("KAFKA_SECURITY_PROTOCOL", "TLS", "KAFKA_SECURITY_PROTOCOL: expected one of"),
         ("KAFKA_SASL_MECHANISM", "GSSAPI", "KAFKA_SASL_MECHANISM: expected one of"),
         ("SKILLSTREAM_MODES_FILE", "/nonexistent/modes.toml", "no such file"),
+        ("SKILLSTREAM_COMMIT_INTERVAL_SECONDS", "0", "positive number"),
+        ("SKILLSTREAM_CRASH_AT", "somewhere", "unknown crash point 'somewhere'"),
+        ("SKILLSTREAM_CRASH_AT", "flushing:x", "whole number n"),
+        ("SKILLSTREAM_CRASH_AT", "flushing:0", "at least 1"),
     ],
 )
 def test_a_bad_value_names_its_variable(name: str, value: str, message: str) -> None:

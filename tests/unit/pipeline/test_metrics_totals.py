@@ -22,6 +22,7 @@ def test_the_totals_are_the_counters_by_label() -> None:
     assert not any(name.startswith("dead_lettered") for name in totals)
 
 
-def test_a_fresh_worker_counts_nothing_but_the_cache_feeds_zeros() -> None:
-    # The cache feed's counters are always served (zeros until a feed runs beside the worker).
-    assert WorkerMetrics().totals() == {"cache_written": 0, "cache_errors": 0}
+def test_a_fresh_worker_counts_nothing_but_zeros_of_unlabelled_counters() -> None:
+    # The cache feed's counters are always served (zeros until a feed runs beside the worker),
+    # and the commits from the start.
+    assert WorkerMetrics().totals() == {"cache_written": 0, "cache_errors": 0, "commits": 0}

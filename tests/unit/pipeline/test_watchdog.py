@@ -33,7 +33,8 @@ def test_partitions_stuck_are_read_again_from_their_positions() -> None:
     consumer = Consumer()
     event = asyncio.Event()
     event.set()
-    app = SimpleNamespace(_started=event, rebalancing=False, consumer=consumer)
+    # A rebalance flag left set does not stop it.
+    app = SimpleNamespace(_started=event, rebalancing=True, consumer=consumer, _consumer=consumer)
     now = time.monotonic()
     held = held_back(consumer)
     held[HELD] = now - STALL_SECONDS - 1

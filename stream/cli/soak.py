@@ -1,0 +1,86 @@
+"""`skillstream soak`: seeded runs that kill workers at every phase of their lives
+(stream/chaos/soak.py). Exit code 0 only if every seed passed; 1 if one failed; 2 if a run
+could not start or an option is wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import orjson
+
+
+def cmd_soak(args: argparse.Namespace) -> int:
+    from stream.chaos.soak import SoakConfig, run_soak
+    from stream.cli.progress import Progress
+    from stream.local.stack import StackError
+    from stream.local.workers import WorkerError
+
+    try:
+        config = SoakConfig(
+            seeds=args.seeds,
+            first_seed=args.first_seed,
+            kills=args.kills,
+            store=args.store,
+            partitions=args.partitions,
+            stuck_seconds=args.stuck_seconds,
+            keep_logs=args.keep_logs,
+        )
+    except ValueError as exc:
+        print(f"skillstream soak: error: {exc}", file=sys.stderr)
+        return 2
+    lines = sys.stderr if args.json else sys.stdout
+    try:
+        with Progress(config.seeds, "soak", unit=" seeds") as bar:
+
+            def emit(line: str) -> None:
+                if bar.enabled:
+                    sys.stderr.write("\r\x1b[K")
+                lines.write(line + "\n")
+                lines.flush()
+
+            report = run_soak(config, emit, lambda done, total: bar.update(done))
+    except (StackError, WorkerError) as exc:
+        print(f"skillstream soak: error: could not start: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(orjson.dumps(report.to_json()).decode() + "\n")
+    else:
+        print(report.text())
+    return 0 if report.passed else 1
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    soak = sub.add_parser(
+        "soak",
+        help="kill workers at every phase of their lives, seed after seed, and report lost, "
+        "doubled and stuck matches and the work each crash made the next worker redo",
+        description="For each seed: a fresh local stack, waves of matches (published in "
+        "seeded orders, with duplicates, finishes before starts, instant and long matches) and "
+        "kills at planned phases: early (before the first commit), mid-batch, between the "
+        "delivery and the changelog flush, during the flush, between the flush and the commit, "
+        "after a commit, during a rebalance, and soon after a predecessor was killed. Every "
+        "rating must equal an offline replay, once; none may wait past --stuck-seconds once "
+        "the workers are ready.",
+    )
+    soak.add_argument("--seeds", type=int, default=50, help="seeds to run (default 50)")
+    soak.add_argument("--first-seed", type=int, default=1, help="the first seed (default 1)")
+    soak.add_argument("--kills", type=int, default=3, help="kills per seed (default 3)")
+    soak.add_argument("--store", choices=["memory", "rocksdb"], default="memory")
+    soak.add_argument(
+        "--partitions", type=int, default=None, help="partitions per topic (default: 4)"
+    )
+    soak.add_argument(
+        "--stuck-seconds",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="a match not rated this long after its wave was out and every worker ready is "
+        "stuck (default 30)",
+    )
+    soak.add_argument(
+        "--keep-logs", action="store_true", help="keep the workers' log files and print paths"
+    )
+    soak.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    soak.set_defaults(func=cmd_soak)
