@@ -79,12 +79,29 @@ class SoakConfig:
     # The liveness bound the run holds the pipeline to (docs/guarantees.md).
     stuck_seconds: float = 30.0
     keep_logs: bool = False
+    # What the seed would draw, replaced (stream/chaos/soakplan.py plan_seed).
+    phases: tuple[str, ...] | None = None
+    matches: int | None = None
+    team_size: int | None = None
+    order: str | None = None
 
     def __post_init__(self) -> None:
         if self.seeds < 1 or self.kills < 1:
             raise ValueError(f"need seeds >= 1 and kills >= 1, got {self.seeds}, {self.kills}")
         if self.store not in ("memory", "rocksdb"):
             raise ValueError(f"store must be memory or rocksdb, got {self.store!r}")
+        self.plan(self.first_seed)  # the same checks as the runs will make
+
+    def plan(self, seed: int) -> SoakPlan:
+        """Seed ``seed``'s plan under this configuration (ValueError naming a bad option)."""
+        return plan_seed(
+            seed,
+            self.kills,
+            phases=self.phases,
+            matches=self.matches,
+            team_size=self.team_size,
+            order=self.order,
+        )
 
 
 @dataclass
@@ -285,7 +302,7 @@ def run_soak(
 
 def run_seed(seed: int, config: SoakConfig, say: Callable[[str], None] | None = None) -> SeedReport:
     """One seed on a fresh local stack (see the module docstring)."""
-    plan = plan_seed(seed, config.kills)
+    plan = config.plan(seed)
     report = SeedReport(seed, plan.describe())
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="skillstream-soak-") as tmp, LocalStack() as stack:

@@ -28,6 +28,7 @@ at least once; the rest of each seed's draws come from ``random.Random(seed)``.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["PHASES", "POINT_PHASES", "Kill", "SoakPlan", "WaveStyle", "plan_seed"]
@@ -96,16 +97,38 @@ class SoakPlan:
         )
 
 
-def plan_seed(seed: int, kills: int = 3, waves_between: int = 2) -> SoakPlan:
+def plan_seed(
+    seed: int,
+    kills: int = 3,
+    waves_between: int = 2,
+    *,
+    phases: Sequence[str] | None = None,
+    matches: int | None = None,
+    team_size: int | None = None,
+    order: str | None = None,
+) -> SoakPlan:
     """The plan of seed ``seed``: ``kills`` kills, each followed by ``waves_between`` waves
     without one (the stream must go on after a kill; a soon-after kill comes at the next wave),
-    and two quiet waves at each end."""
+    and two quiet waves at each end. ``phases`` (one per kill), ``matches`` per wave,
+    ``team_size`` and every wave's ``order`` replace what the seed would draw."""
     if kills < 1 or waves_between < 1:
         raise ValueError(f"need kills >= 1 and waves_between >= 1, got {kills}, {waves_between}")
+    if phases is not None and (len(phases) != kills or not set(phases) <= set(PHASES)):
+        raise ValueError(
+            f"phases: need {kills} (one per kill) among {', '.join(PHASES)}, got {','.join(phases)}"
+        )
+    if order is not None and order not in ORDERS:
+        raise ValueError(f"order: must be one of {', '.join(ORDERS)}, got {order!r}")
+    if (matches is not None and matches < 1) or (team_size is not None and team_size < 1):
+        raise ValueError(f"matches and team size must be at least 1, got {matches}, {team_size}")
     rng = random.Random(seed)
-    team_size = rng.choice((1, 1, 1, 2))
-    players = 2 * team_size * rng.randint(8, 15)
-    phases = [PHASES[(seed + i) % len(PHASES)] for i in range(kills)]
+    drawn_size = rng.choice((1, 1, 1, 2))
+    drawn_matches = rng.randint(8, 15)
+    size = drawn_size if team_size is None else team_size
+    players = 2 * size * (drawn_matches if matches is None else matches)
+    if phases is None:
+        phases = [PHASES[(seed + i) % len(PHASES)] for i in range(kills)]
+    phases = list(phases)
     # A soon-after kill hits the replacement of a kill: it never comes first.
     if phases[0] == "soon-after":
         phases = ["early"] if kills == 1 else [phases[1], phases[0], *phases[2:]]
@@ -121,8 +144,11 @@ def plan_seed(seed: int, kills: int = 3, waves_between: int = 2) -> SoakPlan:
         planned.append(Kill(phase, wave, n=n, delay=delay, age=round(age, 3)))
         wave += 1 + waves_between
     count = wave + 2
-    styles = [WaveStyle(rng.choice(ORDERS), rng.choice(DURATIONS)) for _ in range(2 * count)]
-    return SoakPlan(seed, players, team_size, styles, planned, count)
+    styles = [
+        WaveStyle(rng.choice(ORDERS) if order is None else order, rng.choice(DURATIONS))
+        for _ in range(2 * count)
+    ]
+    return SoakPlan(seed, players, size, styles, planned, count)
 
 
 # Event time of the first wave; each wave starts WAVE_SECONDS after the one before, later than

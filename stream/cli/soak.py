@@ -26,6 +26,10 @@ def cmd_soak(args: argparse.Namespace) -> int:
             partitions=args.partitions,
             stuck_seconds=args.stuck_seconds,
             keep_logs=args.keep_logs,
+            phases=None if args.phases is None else tuple(args.phases.split(",")),
+            matches=args.matches,
+            team_size=args.team_size,
+            order=args.order,
         )
     except ValueError as exc:
         print(f"skillstream soak: error: {exc}", file=sys.stderr)
@@ -78,6 +82,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="a match not rated this long after its wave was out and every worker ready is "
         "stuck (default 30)",
+    )
+    soak.add_argument(
+        "--phases",
+        metavar="PHASE,...",
+        help="one phase per kill instead of the seed's: early, processed, delivering, written, "
+        "flushing, flushed, committed, soon-after, rebalance",
+    )
+    soak.add_argument("--matches", type=int, help="matches per wave instead of the seed's")
+    soak.add_argument("--team-size", type=int, help="players per team instead of the seed's")
+    soak.add_argument(
+        "--order",
+        choices=["starts-first", "finishes-first", "shuffled", "duplicated"],
+        help="how every wave's events go out instead of the seed's",
     )
     soak.add_argument(
         "--keep-logs", action="store_true", help="keep the workers' log files and print paths"

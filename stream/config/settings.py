@@ -141,6 +141,9 @@ class Settings:
     # How often the worker commits its offsets (Faust's broker_commit_interval): after a crash
     # its successor redoes at most about this much work (docs/guarantees.md, "The redo window").
     commit_interval_seconds: float = 2.8
+    # A match whose fate is decided, or a player waiting for the watermarks, that has waited
+    # this long (wall time) is stuck: logged once, counted, alerted (stream/pipeline/liveness.py).
+    stuck_seconds: float = 60.0
     # The soak harness's crash point: the worker SIGKILLs itself the n-th time it reaches this
     # point of its commit protocol (stream/pipeline/crashpoints.py). Never set in production.
     crash_at: tuple[str, int] | None = None
@@ -341,6 +344,7 @@ class Settings:
             commit_interval_seconds=reader.seconds(
                 "SKILLSTREAM_COMMIT_INTERVAL_SECONDS", defaults.commit_interval_seconds
             ),
+            stuck_seconds=reader.seconds("SKILLSTREAM_STUCK_SECONDS", defaults.stuck_seconds),
             crash_at=crash_at,
         )
         if settings.modes_file is not None and not settings.modes_file.is_file():

@@ -47,6 +47,7 @@ from stream.pipeline.changelogs import BufferedTables
 from stream.pipeline.crashpoints import CrashPoints
 from stream.pipeline.delivery import Delivery, OutRecord
 from stream.pipeline.health import refresh_gauges
+from stream.pipeline.liveness import LivenessMonitor
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.metrics import WorkerMetrics
 from stream.pipeline.players import PlayerProcessor
@@ -140,6 +141,7 @@ class Pipeline:
         self.watchdog = StallWatchdog(
             self.app, self.agent_topics, self.positions, self._progress_at, self.metrics, self.seek
         )
+        self.liveness = LivenessMonitor(self.metrics, s.stuck_seconds)
         topology.define(self)
 
     def forget_partitions(self, partitions: Iterable[int]) -> None:
@@ -211,6 +213,11 @@ class Pipeline:
         except Exception as exc:
             del self._rewound[tp]
             log.warning("partition %s[%d]: seek to %d failed: %r", topic, partition, offset, exc)
+
+    def check_liveness(self) -> None:
+        """Say, count and show every wait past the bound (stream/pipeline/liveness.py)."""
+        runner = self.runner
+        self.liveness.check(runner.match_partitions, runner.player_partitions, time.time())
 
     def refresh_gauges(self) -> None:
         refresh_gauges(self.app, self.metrics, self.positions.positions())

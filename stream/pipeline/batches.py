@@ -51,6 +51,7 @@ from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerContext, PlayerPartition, PlayerProcessor
 from stream.pipeline.positions import Admission, InputPositions
+from stream.pipeline.repeats import RepeatedCommands
 from stream.pipeline.view import StateView
 from stream.protocol import (
     CLOCKS,
@@ -79,6 +80,8 @@ C = TypeVar("C", MatchCommand, PlayerCommand)
 # One packed message stays well under the producer's record limit (a quarter of it at most).
 MAX_PACKED_BYTES = 256 * 1024
 MAX_BACKOFF_SECONDS = 5.0
+# A command held back as a repeat is logged at most this often.
+REPEAT_LOG_SECONDS = 60.0
 
 # Table names, as the app declares them.
 MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE = "matches", "clocks", "ratings", "pending"
@@ -146,14 +149,13 @@ class BatchReport:
     seconds: float = 0.0
 
 
-def pack(commands: Sequence[object], budget: int = MAX_PACKED_BYTES) -> list[bytes]:
-    """Encoded commands as JSON arrays of at most about ``budget`` bytes each (a larger command
-    alone)."""
+def pack(commands: Sequence[bytes], budget: int = MAX_PACKED_BYTES) -> list[bytes]:
+    """Commands (each already JSON) as JSON arrays of at most about ``budget`` bytes each (a
+    larger command alone)."""
     messages: list[bytes] = []
     chunk: list[bytes] = []
     size = 0
-    for command in commands:
-        encoded = orjson.dumps(command)
+    for encoded in commands:
         if chunk and size + len(encoded) > budget:
             messages.append(b"[" + b",".join(chunk) + b"]")
             chunk, size = [], 0
@@ -209,6 +211,9 @@ class BatchRunner:
         self.first_event: Callable[[], None] | None = first_event
         # The next offset to process on every input partition (both agents').
         self.positions = InputPositions()
+        # Identical commands delivered again and again are not sent once more (a loop).
+        self.repeats = RepeatedCommands()
+        self._repeat_said = -REPEAT_LOG_SECONDS
         self.pack_budget = min(MAX_PACKED_BYTES, s.max_request_bytes // 4)
         self.input_kinds = {s.match_started_topic: STARTED, s.match_finished_topic: FINISHED}
         # The partitions whose state across batches is current (rebuilt after assignment).
@@ -255,7 +260,7 @@ class BatchRunner:
         found = self.match_partitions[number] = self.matches.restore(number, clock, entries, wall)
         return found
 
-    def player_partition(self, number: int) -> PlayerPartition:
+    def player_partition(self, number: int, wall: float) -> PlayerPartition:
         """The partition's state; after (re)assignment, its waiting players from the tables."""
         found = self.player_partitions.get(number)
         if found is not None:
@@ -265,7 +270,7 @@ class BatchRunner:
             player_id = orjson.loads(key)
             if value is not None and partition_for(player_id, self.players.partitions) == number:
                 records.append((player_id, PENDING.value(value)))
-        found = self.player_partitions[number] = self.players.restore(number, records)
+        found = self.player_partitions[number] = self.players.restore(number, records, wall)
         return found
 
     # --- batches ------------------------------------------------------------------------------
@@ -332,6 +337,7 @@ class BatchRunner:
 
     async def player_batch(self, messages: Sequence[Message]) -> BatchReport:
         started = time.perf_counter()
+        wall = self.wall_clock()
         out = Outbox()
         admission = self.positions.admit(messages)
         groups = _by_partition(admission.accepted)
@@ -339,8 +345,8 @@ class BatchRunner:
         ratings = self.tables.contents(RATING_TABLE)
         pending = self.tables.contents(PENDING_TABLE)
         for number, group in groups.items():
-            partition = self.player_partition(number)
-            ctx = contexts[number] = PlayerContext.of(partition, ratings, pending, out)
+            partition = self.player_partition(number, wall)
+            ctx = contexts[number] = PlayerContext.of(partition, ratings, pending, out, wall)
             for message in group:
                 origin = Origin(message.topic, message.partition, message.offset)
                 handle = partial(self.players.on_command, ctx)
@@ -385,6 +391,21 @@ class BatchRunner:
             )
             out.dead_letter(_command_letter(data, origin, f"internal error: {exc!r}"))
 
+    def _repeated(self, command: Command, data: bytes) -> None:
+        """Say that a command was held back as a repeat: the first, then at most once a
+        minute (a loop repeats many)."""
+        now = time.monotonic()
+        if now < self._repeat_said + REPEAT_LOG_SECONDS:
+            return
+        self._repeat_said = now
+        log.warning(
+            "a command delivered %d times already was not sent again (counted as "
+            "repeated_commands): %s",
+            self.repeats.limit,
+            data[:300].decode("utf-8", "replace"),
+            extra={"match_id": _match_id(command)},
+        )
+
     @staticmethod
     def _commands(out: Outbox, message: Message, origin: Origin) -> list[object]:
         """A packed message's commands, undecoded; none if it is not a JSON array (then the
@@ -406,9 +427,18 @@ class BatchRunner:
             (s.player_commands_topic, out.player_commands),
             (s.match_commands_topic, out.match_commands),
         ]
+        sent: list[tuple[int, bytes]] = []
         for topic, by_partition in outgoing:
             for partition, commands in by_partition.items():
-                encoded = [encode_command(command) for command in commands]
+                encoded = []
+                for command in commands:
+                    data = orjson.dumps(encode_command(command))
+                    if self.repeats.allows(partition, data):
+                        encoded.append(data)
+                        sent.append((partition, data))
+                    else:
+                        out.count("repeated_commands")
+                        self._repeated(command, data)
                 for value in pack(encoded, self.pack_budget):
                     records.append(OutRecord(topic, None, value, partition))
         for event in out.ratings:
@@ -431,6 +461,7 @@ class BatchRunner:
                 letter.reason,
             )
             out.dead_letter(letter)
+        self.repeats.delivered(sent)
 
     def _report(
         self,

@@ -106,6 +106,12 @@ class MatchPartition:
     # ``fin.at - grace`` has had its abandon requests delivered here.
     abandons: dict[int, float] = field(default_factory=dict)
     held: Deadlines = field(default_factory=Deadlines)
+    # The liveness monitor's view (stream/pipeline/liveness.py): per match whose fate event
+    # time has decided and that is not settled yet, since when (wall time) and what it waits
+    # for. In memory only: after a restart each such match starts again from its restore.
+    waits: dict[str, tuple[float, str]] = field(default_factory=dict)
+    # Since when (wall time) this worker has owned the partition.
+    owned_since: float = 0.0
 
     def abandons_out(self, partitions: int) -> float | None:
         """Every abandon request for a start before this has arrived (None: not known yet)."""
@@ -173,8 +179,10 @@ class MatchProcessor:
         recovery). The other partitions' progress is not stored: decisions wait for their next
         reports, one tick."""
         time = EventTime(self.partitions, self.lateness, stored_latest, wall)
-        partition = MatchPartition(number, time, stored_latest, stored_latest)
+        partition = MatchPartition(number, time, stored_latest, stored_latest, owned_since=wall)
         for match_id, entry in entries:
+            if entry.done is None and entry.teams is not None and entry.fin is not None:
+                partition.waits[match_id] = (wall, _missing(entry))
             at = self._next_deadline(entry)
             if at is not None:
                 partition.deadlines.add(at, match_id)
@@ -514,6 +522,7 @@ class MatchProcessor:
         now = ctx.now
         done = entry.done
         if done is not None:
+            ctx.partition.waits.pop(match_id, None)
             if now is not None and now >= done + self.retention:
                 ctx.view.delete(match_id)
                 return
@@ -559,11 +568,28 @@ class MatchProcessor:
             self._settle(ctx, match_id, entry, entry.teams)
         ctx.view.put(match_id, entry)
         at = self._next_deadline(entry)
+        self._watch(ctx, match_id, entry, at)
         if at is not None and (now is None or at > now):
             # A deadline already passed is settled above, or waits for what _settle waits for
             # (snapshots, abandon requests), which advances the entry when it comes: queued
             # again, it would rewrite the entry with every batch until then.
             ctx.partition.deadlines.add(at, match_id)
+
+    def _watch(
+        self, ctx: MatchContext, match_id: str, entry: MatchEntry, deadline: float | None
+    ) -> None:
+        """Note, for the liveness monitor, a match whose fate is decided (a result read, or a
+        deadline passed) that is not settled: since when it waits, and for what."""
+        waits = ctx.partition.waits
+        now = ctx.now
+        decided = entry.fin is not None or (
+            now is not None and deadline is not None and now >= deadline
+        )
+        if entry.done is not None or entry.teams is None or not decided:
+            waits.pop(match_id, None)
+            return
+        since = waits.get(match_id, (ctx.wall, ""))[0]
+        waits[match_id] = (since, _missing(entry))
 
     def _settle(
         self, ctx: MatchContext, match_id: str, entry: MatchEntry, teams: list[list[str]]
@@ -773,6 +799,16 @@ def _carry(early: MatchEntry, entry: MatchEntry, players: set[str] | None) -> Ma
         (entry.aband if players is None or pid in players else rest.aband)[pid] = since
     entry.settled = [p for p in early.settled if players is None or p in players]
     return rest
+
+
+def _missing(entry: MatchEntry) -> str:
+    """What a decided match still waits for, in words (the liveness monitor's log line)."""
+    assert entry.teams is not None
+    absent = [p for team in entry.teams for p in team if p not in entry.snaps]
+    if absent:
+        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
+        return f"the snapshots of {shown}"
+    return "every player partition's abandon watermark"
 
 
 def _result_problem(teams: list[list[str]], fin: Finish | None) -> str | None:

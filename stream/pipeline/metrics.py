@@ -123,6 +123,20 @@ class WorkerMetrics:
             " records are processed).",
             registry=r,
         )
+        self.stuck = Gauge(
+            "skillstream_stuck_waits",
+            "Matches, players and match partitions waiting longer than"
+            " SKILLSTREAM_STUCK_SECONDS for what should come in seconds (stream/pipeline/"
+            "liveness.py), by kind (match, player, event_time).",
+            ["kind"],
+            registry=r,
+        )
+        self.stuck_total = Counter(
+            "skillstream_stuck_waits_found_total",
+            "Waits found stuck, each counted once, by kind.",
+            ["kind"],
+            registry=r,
+        )
         self.uncommitted_seconds = Gauge(
             "skillstream_uncommitted_seconds",
             "Seconds since the oldest batch processed and not yet covered by a commit (0: none):"

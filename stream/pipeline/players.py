@@ -78,6 +78,9 @@ class PlayerPartition:
     snapped: set[tuple[str, str]] = field(default_factory=set)
     waiting: list[tuple[float, str]] = field(default_factory=list)
     queued: set[tuple[float, str]] = field(default_factory=set)
+    # The liveness monitor's view (stream/pipeline/liveness.py): per player waiting for the
+    # watermarks, since when (wall time) and the start they must pass. In memory only.
+    waits: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def allows(self, started_at: float) -> bool:
         """Whether every match partition has sent the joins of all matches started up to
@@ -85,11 +88,13 @@ class PlayerPartition:
         marks = self.marks
         return len(marks) == self.partitions and min(marks.values()) > started_at
 
-    def wait(self, started_at: float, player_id: str) -> None:
+    def wait(self, started_at: float, player_id: str, wall: float) -> None:
         item = (started_at, player_id)
         if item not in self.queued:
             self.queued.add(item)
             heapq.heappush(self.waiting, item)
+        since = self.waits.get(player_id)
+        self.waits[player_id] = (wall if since is None else since[0], started_at)
 
     def due(self) -> list[str]:
         """The waiting players whose oldest pending match the watermarks now allow (each once;
@@ -108,12 +113,13 @@ class PlayerPartition:
 @dataclass(slots=True)
 class PlayerContext:
     """One player partition in one batch: its state across batches, its two tables' working
-    copies and the outbox."""
+    copies, the outbox and the wall time the batch started at."""
 
     partition: PlayerPartition
     ratings: StateView[str, RatingRecord]
     pending: StateView[str, PendingRecord]
     out: Outbox
+    wall: float = 0.0
 
     @classmethod
     def of(
@@ -122,8 +128,9 @@ class PlayerContext:
         ratings: Mapping[bytes, bytes],
         pending: Mapping[bytes, bytes],
         out: Outbox,
+        wall: float = 0.0,
     ) -> PlayerContext:
-        return cls(partition, StateView(ratings, RATINGS), StateView(pending, PENDING), out)
+        return cls(partition, StateView(ratings, RATINGS), StateView(pending, PENDING), out, wall)
 
 
 class PlayerProcessor:
@@ -133,7 +140,9 @@ class PlayerProcessor:
         self.modes = modes
         self.partitions = partitions
 
-    def restore(self, number: int, records: Iterable[tuple[str, PendingRecord]]) -> PlayerPartition:
+    def restore(
+        self, number: int, records: Iterable[tuple[str, PendingRecord]], wall: float = 0.0
+    ) -> PlayerPartition:
         """The partition's waiting players from its pending records (after an assignment or
         recovery). The watermarks are not stored: snapshots wait for the next ones, one tick."""
         partition = PlayerPartition(number, self.partitions)
@@ -141,7 +150,7 @@ class PlayerProcessor:
             if record.matches:
                 # A snapshot or an abandon request may be waiting: look again at the oldest.
                 at, _ = min(play_order(m.at, mid) for mid, m in record.matches.items())
-                partition.wait(at, player_id)
+                partition.wait(at, player_id, wall)
         return partition
 
     def on_command(self, ctx: PlayerContext, command: PlayerCommand) -> None:
@@ -268,6 +277,7 @@ class PlayerProcessor:
         matches = record.matches
         partition = ctx.partition
         order = sorted(matches.items(), key=lambda item: play_order(item[1].at, item[0]))
+        waiting = False
         for index, (match_id, entry) in enumerate(order):
             if index == 0 and not entry.snap and (player_id, match_id) not in partition.snapped:
                 if partition.allows(entry.at):
@@ -278,7 +288,8 @@ class PlayerProcessor:
                 else:
                     # An older match of the player may still be on its way: wait for the
                     # watermarks to pass this one's start.
-                    partition.wait(entry.at, player_id)
+                    partition.wait(entry.at, player_id, ctx.wall)
+                    waiting = True
             if index + 1 < len(order) and not entry.req:
                 since = order[index + 1][1].at
                 if partition.allows(since):
@@ -288,7 +299,10 @@ class PlayerProcessor:
                 else:
                     # A match of the player started between the two may still be on its way
                     # (joins arrive in any order): the request names the next start only.
-                    partition.wait(since, player_id)
+                    partition.wait(since, player_id, ctx.wall)
+                    waiting = True
+        if not waiting:
+            partition.waits.pop(player_id, None)
         if not changed:
             return
         if matches or record.done:

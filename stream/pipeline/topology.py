@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["define", "faust_app", "inputs", "tables"]
 
 REPORT_SECONDS = 10.0
+LIVENESS_CHECK_SECONDS = 5.0
 
 
 def faust_app(s: Settings) -> faust.App:
@@ -141,8 +142,12 @@ def define(pipeline: Pipeline) -> None:
     async def watch() -> None:
         await pipeline.watchdog.unstick_partitions()
 
+    async def liveness() -> None:
+        pipeline.check_liveness()
+
     app.timer(REPORT_SECONDS, name="skillstream.report")(report)
     app.timer(STALL_CHECK_SECONDS, name="skillstream.stalls")(watch)
+    app.timer(LIVENESS_CHECK_SECONDS, name="skillstream.liveness")(liveness)
     KafkaWatch(s).attach(app)
 
     async def metrics_page(view: Any, request: Any) -> Any:

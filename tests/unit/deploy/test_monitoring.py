@@ -69,6 +69,8 @@ def exported() -> dict[str, frozenset[str]]:
     metrics.batch_seconds.labels("matches").observe(0.1)
     metrics.consumer_lag.labels("match-finished").set(3)
     metrics.ready.set(1)
+    metrics.stuck.labels("match").set(1)
+    metrics.stuck_total.labels("match").inc()
     stats = FeedStats(dead_letter_reasons=Counter(not_json=1))
     stats.quality.observe_event({"mode": "1v1", "expected_score": 0.6, "outcome": "win"})
     metrics.watch_cache(lambda: stats)

@@ -112,7 +112,7 @@ def test_a_limit_below_the_headers_is_refused() -> None:
 def test_pack_keeps_every_command_and_each_message_near_the_budget(budget: int) -> None:
     commands: list[list[object]] = [["join", f"m{i}", "p" * (i % 700)] for i in range(3000)]
     commands.append(["fwd", "finished", {"value": "x" * (3 * budget)}])
-    messages = pack(commands, budget)
+    messages = pack([orjson.dumps(c) for c in commands], budget)
     assert [c for m in messages for c in orjson.loads(m)] == commands
     for message in messages:
         # Over the budget only when one command alone is.

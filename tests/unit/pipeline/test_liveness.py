@@ -1,0 +1,102 @@
+"""stream/pipeline/liveness.py on the real batch runner: a match that waits for a snapshot that
+never comes, and players waiting for a match partition that never reports, are found once the
+bound has passed, said once and counted; a healthy run leaves nothing waiting."""
+
+from __future__ import annotations
+
+import pytest
+from harness import FINISHED, MATCH_COMMANDS, STARTED, Cluster, epoch_ms
+from test_rollback import backlog, played
+
+from stream.pipeline.liveness import LivenessMonitor
+from stream.pipeline.metrics import WorkerMetrics
+from stream.pipeline.players import PlayerContext
+from stream.protocol import PlayerCommand, Snapshot
+
+T0 = 1_780_000_000.0
+BOUND = 60.0
+
+
+class DropsSnapshots:
+    """A player processor that never sends one player's snapshots (a stand-in for any bug that
+    leaves a match waiting for good)."""
+
+    def __init__(self, inner: object, player_id: str) -> None:
+        self.inner, self.player_id = inner, player_id
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def on_command(self, ctx: PlayerContext, command: PlayerCommand) -> None:
+        self.inner.on_command(ctx, command)  # type: ignore[attr-defined]
+        for commands in ctx.out.match_commands.values():
+            commands[:] = [
+                c
+                for c in commands
+                if not (isinstance(c, Snapshot) and c.player_id == self.player_id)
+            ]
+
+
+def monitor() -> tuple[LivenessMonitor, WorkerMetrics]:
+    metrics = WorkerMetrics()
+    return LivenessMonitor(metrics, BOUND), metrics
+
+
+def check(m: LivenessMonitor, c: Cluster, after: float) -> list[str]:
+    runner = c.runner
+    found = m.check(runner.match_partitions, runner.player_partitions, c.wall + after)
+    return [s.describe() for s in found]
+
+
+def test_a_match_waiting_for_a_snapshot_that_never_comes_is_said_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    c = Cluster(partitions=2)
+    c.runner.players = DropsSnapshots(c.runner.players, "b")  # type: ignore[assignment]
+    c.send(
+        STARTED,
+        {"match_id": "m1", "mode": "1v1", "started_at": epoch_ms(T0), "teams": [["a"], ["b"]]},
+    )
+    c.send(
+        FINISHED,
+        {"match_id": "m1", "mode": "1v1", "finished_at": epoch_ms(T0 + 60), "ranks": [0, 1]},
+    )
+    c.run()
+    assert c.ratings == []
+    m, metrics = monitor()
+    assert check(m, c, BOUND - 1) == []
+    (stuck,) = check(m, c, BOUND + 1)
+    assert stuck.startswith("match m1 (partition ") and stuck.endswith("for the snapshots of b")
+    check(m, c, BOUND + 2)
+    said = [r for r in caplog.records if r.getMessage().startswith("stuck: match m1")]
+    assert len(said) == 1
+    assert metrics.stuck_total.labels("match")._value.get() == 1
+    assert metrics.stuck.labels("match")._value.get() == 1
+
+
+def test_a_match_partition_that_never_reports_holds_event_time_and_the_players() -> None:
+    c = Cluster(partitions=2)
+    c.hold(MATCH_COMMANDS, 1)  # its ticks are never read: it never reports
+    for i, players in enumerate([("a", "b"), ("c", "d"), ("e", "f")]):
+        start = {"match_id": f"m{i}", "mode": "1v1", "started_at": epoch_ms(T0 + i)}
+        c.send(STARTED, {**start, "teams": [[players[0]], [players[1]]]})
+    c.run()
+    m, _ = monitor()
+    found = check(m, c, BOUND + 1)
+    # Partition 0 heard nothing from 1; 1 heard nothing at all (its commands are unread), and
+    # without every report no partition sends watermarks: the players wait for both.
+    assert (
+        "match partition 0 has waited 61 s for the progress reports of match partitions 1" in found
+    )
+    assert any(f.startswith("match partition 1 has waited") for f in found)
+    assert any(
+        f.startswith("player a (partition ") and "partitions 0, 1 to pass" in f for f in found
+    )
+
+
+def test_a_healthy_run_leaves_nothing_waiting() -> None:
+    c = played(backlog(1, matches=40))
+    c.run()
+    m, metrics = monitor()
+    assert check(m, c, 10 * BOUND) == []
+    assert metrics.stuck_total.labels("match")._value.get() == 0

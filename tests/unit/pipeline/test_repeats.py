@@ -1,0 +1,48 @@
+"""stream/pipeline/repeats.py, and the batch runner holding back commands sent again and again:
+counted, never sent once more, and nothing changes for it."""
+
+from __future__ import annotations
+
+from harness import FINISHED, PLAYER_COMMANDS, STARTED, Cluster, epoch_ms
+
+from stream.pipeline.repeats import RepeatedCommands
+
+T0 = 1_780_000_000.0
+
+
+def test_a_command_delivered_limit_times_is_not_allowed_again() -> None:
+    repeats = RepeatedCommands(limit=2)
+    assert repeats.allows(0, b"x")
+    repeats.delivered([(0, b"x")])
+    assert repeats.allows(0, b"x")
+    repeats.delivered([(0, b"x")])
+    assert not repeats.allows(0, b"x")
+    # The same bytes to another partition, or other bytes, are other commands.
+    assert repeats.allows(1, b"x") and repeats.allows(0, b"y")
+
+
+def test_only_the_last_distinct_commands_are_remembered() -> None:
+    repeats = RepeatedCommands(limit=1, capacity=2)
+    repeats.delivered([(0, b"a"), (0, b"b"), (0, b"c")])
+    assert repeats.allows(0, b"a") and not repeats.allows(0, b"c")
+
+
+def test_a_partition_read_again_and_again_stops_repeating_itself_and_changes_nothing() -> None:
+    c = Cluster(partitions=1)
+    c.send(
+        STARTED,
+        {"match_id": "m1", "mode": "1v1", "started_at": epoch_ms(T0), "teams": [["a"], ["b"]]},
+    )
+    c.send(
+        FINISHED,
+        {"match_id": "m1", "mode": "1v1", "finished_at": epoch_ms(T0 + 60), "ranks": [0, 1]},
+    )
+    c.run()
+    before = (c.state("a", "1v1"), c.state("b", "1v1"), len(c.ratings))
+    # The player commands read again and again (a rebalance each time): each reading answers
+    # the joins once more with the same snapshots, until they have been delivered 3 times.
+    for _ in range(5):
+        c.reread({(PLAYER_COMMANDS, 0): 0})
+        c.run()
+    assert (c.state("a", "1v1"), c.state("b", "1v1"), len(c.ratings)) == before
+    assert c.counts["repeated_commands"] > 0
