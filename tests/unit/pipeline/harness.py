@@ -391,6 +391,16 @@ class Cluster:
 
 
 COMMANDS = (MATCH_COMMANDS, PLAYER_COMMANDS)
+# The event time the unit tests' matches start at.
+T0 = 1_780_000_000.0
+
+
+def a_match(c: Cluster, match_id: str = "m1", players: tuple[str, str] = ("a", "b")) -> None:
+    """One 1v1 match in mode ``1v1``, started at T0, won by the first player a minute later."""
+    start = {"match_id": match_id, "mode": "1v1", "started_at": epoch_ms(T0)}
+    c.send(STARTED, {**start, "teams": [[players[0]], [players[1]]]})
+    finish = {"match_id": match_id, "mode": "1v1", "finished_at": epoch_ms(T0 + 60)}
+    c.send(FINISHED, {**finish, "ranks": [0, 1]})
 
 
 def _agent(topic: str) -> str:

@@ -7,22 +7,22 @@ import asyncio
 
 import orjson
 import pytest
-from harness import FINISHED, MATCH_COMMANDS, PLAYER_COMMANDS, STARTED, Cluster, epoch_ms
+from harness import (
+    FINISHED,
+    MATCH_COMMANDS,
+    PLAYER_COMMANDS,
+    STARTED,
+    T0,
+    Cluster,
+    a_match,
+    epoch_ms,
+)
 
 from stream.deadletters import DeadLetter
 from stream.outage import Outage
 from stream.pipeline.delivery import OutRecord
 from stream.pipeline.players import PlayerContext
 from stream.protocol import PlayerCommand, Rate
-
-T0 = 1_780_000_000.0
-
-
-def a_match(c: Cluster, match_id: str = "m1", players: tuple[str, str] = ("a", "b")) -> None:
-    start = {"match_id": match_id, "mode": "1v1", "started_at": epoch_ms(T0)}
-    c.send(STARTED, {**start, "teams": [[players[0]], [players[1]]]})
-    finish = {"match_id": match_id, "mode": "1v1", "finished_at": epoch_ms(T0 + 60)}
-    c.send(FINISHED, {**finish, "ranks": [0, 1]})
 
 
 def test_malformed_commands_are_dead_lettered_alone_with_their_reason() -> None:

@@ -5,7 +5,7 @@ bound has passed, said once and counted; a healthy run leaves nothing waiting.""
 from __future__ import annotations
 
 import pytest
-from harness import FINISHED, MATCH_COMMANDS, STARTED, Cluster, epoch_ms
+from harness import MATCH_COMMANDS, STARTED, T0, Cluster, a_match, epoch_ms
 from test_rollback import backlog, played
 
 from stream.pipeline.liveness import LivenessMonitor
@@ -13,7 +13,6 @@ from stream.pipeline.metrics import WorkerMetrics
 from stream.pipeline.players import PlayerContext
 from stream.protocol import PlayerCommand, Snapshot
 
-T0 = 1_780_000_000.0
 BOUND = 60.0
 
 
@@ -53,14 +52,7 @@ def test_a_match_waiting_for_a_snapshot_that_never_comes_is_said_once(
 ) -> None:
     c = Cluster(partitions=2)
     c.runner.players = DropsSnapshots(c.runner.players, "b")  # type: ignore[assignment]
-    c.send(
-        STARTED,
-        {"match_id": "m1", "mode": "1v1", "started_at": epoch_ms(T0), "teams": [["a"], ["b"]]},
-    )
-    c.send(
-        FINISHED,
-        {"match_id": "m1", "mode": "1v1", "finished_at": epoch_ms(T0 + 60), "ranks": [0, 1]},
-    )
+    a_match(c)
     c.run()
     assert c.ratings == []
     m, metrics = monitor()

@@ -3,11 +3,9 @@ counted, never sent once more, and nothing changes for it."""
 
 from __future__ import annotations
 
-from harness import FINISHED, PLAYER_COMMANDS, STARTED, Cluster, epoch_ms
+from harness import PLAYER_COMMANDS, Cluster, a_match
 
 from stream.pipeline.repeats import RepeatedCommands
-
-T0 = 1_780_000_000.0
 
 
 def test_a_command_delivered_limit_times_is_not_allowed_again() -> None:
@@ -29,14 +27,7 @@ def test_only_the_last_distinct_commands_are_remembered() -> None:
 
 def test_a_partition_read_again_and_again_stops_repeating_itself_and_changes_nothing() -> None:
     c = Cluster(partitions=1)
-    c.send(
-        STARTED,
-        {"match_id": "m1", "mode": "1v1", "started_at": epoch_ms(T0), "teams": [["a"], ["b"]]},
-    )
-    c.send(
-        FINISHED,
-        {"match_id": "m1", "mode": "1v1", "finished_at": epoch_ms(T0 + 60), "ranks": [0, 1]},
-    )
+    a_match(c)
     c.run()
     before = (c.state("a", "1v1"), c.state("b", "1v1"), len(c.ratings))
     # The player commands read again and again (a rebalance each time): each reading answers
