@@ -117,7 +117,12 @@ class KillOutcome:
     in_flight: int = 0  # matches of that wave not yet rated when it landed
     restart_seconds: float | None = None  # death -> the replacement's "Worker ready"
     repeats: int = 0  # rating-changed records sent again by the successor
-    redo_seconds: float | None = None  # how far back the first of them had first come
+    # How much processing the successor redid: the time any worker was ready and working
+    # between the first of those records' first coming and the kill (a chain of workers
+    # killed before they could commit redo their predecessors' uncommitted work, and the
+    # time between them, restarting, is no work); and the same span in wall time.
+    redo_seconds: float | None = None
+    redo_wall_seconds: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in vars(self).items()}
@@ -211,6 +216,9 @@ class SoakReport:
             "ratings": sum(s.expected for s in self.seeds),
             "repeats_per_kill": _spread([float(k.repeats) for k in landed]),
             "redo_seconds": _spread([w for w in windows if w is not None]),
+            "redo_wall_seconds": _spread(
+                [k.redo_wall_seconds for k in landed if k.redo_wall_seconds is not None]
+            ),
             "restart_seconds": _spread(
                 [k.restart_seconds for k in landed if k.restart_seconds is not None]
             ),
@@ -232,7 +240,9 @@ class SoakReport:
             f"soak: {s['seeds']} seeds, {s['passed']} passed; {s['landed']} of {s['kills']} "
             f"kills landed; {s['ratings']:,} ratings expected: lost {s['lost']}, doubled "
             f"{s['doubled']}, stuck {s['stuck']}",
-            "  redo window (s) per kill: " + _describe(s["redo_seconds"]),
+            "  redo window (s of work redone) per kill: " + _describe(s["redo_seconds"]),
+            "  the same in wall time (a chain of kills before a commit adds up): "
+            + _describe(s["redo_wall_seconds"]),
             "  ratings sent again per kill: " + _describe(s["repeats_per_kill"]),
             "  restart (death to ready, s): " + _describe(s["restart_seconds"]),
             "  by phase:",
@@ -338,6 +348,8 @@ class _Slot:
     armed: Kill | None = None
     ready_at: float | None = None
     incarnation: int = 0
+    # Its worker's [ready, died] interval (died None while it lives).
+    working: list[float | None] | None = None
 
 
 class _SeedRun:
@@ -382,6 +394,10 @@ class _SeedRun:
         self.current: list[SoakMatch] = []
         # Workers this harness SIGKILLed (by pid): their exit is a kill, not a crash.
         self.killed: set[int] = set()
+        # When a worker last said it was ready (the liveness bound counts from there), and
+        # every worker's [ready, died] interval.
+        self.last_ready = 0.0
+        self.working: list[list[float | None]] = []
 
     def clock(self) -> float:
         return time.monotonic() - self.began
@@ -410,7 +426,9 @@ class _SeedRun:
 
     async def _ready(self, slot: _Slot) -> None:
         await slot.worker.ready(READY_TIMEOUT)
-        slot.ready_at = self.clock()
+        slot.ready_at = self.last_ready = self.clock()
+        self.working.append([slot.ready_at, None])
+        slot.working = self.working[-1]
 
     def _new_slot(self) -> _Slot:
         name = f"w{len(self.slots)}"
@@ -431,6 +449,8 @@ class _SeedRun:
                 if code is None:
                     continue
                 died = self.clock()
+                if slot.working is not None:
+                    slot.working[1] = died
                 killed = slot.armed
                 if killed is not None and code == -9:
                     self._landed(killed, slot, died)
@@ -583,12 +603,15 @@ class _SeedRun:
         run must stop (a wave never rated)."""
         bound = self.config.stuck_seconds
         while True:
-            since = max([published, *(s.ready_at or self.clock() for s in self.slots)])
-            left = since + bound - self.clock()
-            missing = await reader.wait_for(pairs, max(left, 0.1))
+            missing = await reader.wait_for(pairs, 1.0)
             if not missing:
                 return True
-            restarting = any(s.ready_at is None for s in self.slots)
+            # From the wave, or the last worker that became ready since (a kill, or a chain
+            # of them, makes the wave wait for the last replacement).
+            since = max(published, self.last_ready)
+            restarting = any(
+                s.ready_at is None or s.worker.exited() is not None for s in self.slots
+            )
             if restarting or self.clock() < since + bound:
                 continue
             matches = {m for _, m in missing}
@@ -643,7 +666,24 @@ class _SeedRun:
                     outcome.repeats += 1
                     first = seen[value]
                     earliest = first if earliest is None else min(earliest, first)
-            outcome.redo_seconds = 0.0 if earliest is None else at - earliest
+            if earliest is None:
+                outcome.redo_seconds = outcome.redo_wall_seconds = 0.0
+            else:
+                outcome.redo_wall_seconds = at - earliest
+                outcome.redo_seconds = self._worked(earliest, at)
+
+    def _worked(self, start: float, end: float) -> float:
+        """How long some worker was ready within [start, end]."""
+        spans = sorted(
+            (max(a or 0.0, start), min(end if b is None else b, end)) for a, b in self.working
+        )
+        total, reach = 0.0, start
+        for begin, finish in spans:
+            first = max(begin, reach)
+            if finish > first:
+                total += finish - first
+                reach = finish
+        return total
 
 
 def _warnings(workers: Sequence[ChaosWorker], limit: int = 40) -> list[str]:
