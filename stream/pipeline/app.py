@@ -21,6 +21,7 @@ redoes it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Sized
@@ -62,6 +63,13 @@ log = logging.getLogger("skillstream.worker")
 # A partition read again from the same offset is sought again only after this long: records
 # fetched before the seek keep arriving after it, each showing the same gap.
 REWIND_AGAIN_SECONDS = 1.0
+
+# After an assignment the worker commits this long after its first batch instead of waiting
+# for its next commit tick (up to a commit interval away). Its first batches redo what its
+# predecessor processed and never committed; killed before its first commit, it would hand all
+# of that to its own successor again, and a chain of early kills would add up. Long enough
+# for Faust to have acked that batch (acks follow the batch), short next to the interval.
+FIRST_COMMIT_SECONDS = 0.5
 
 
 class Pipeline:
@@ -122,6 +130,9 @@ class Pipeline:
         self._uncommitted_since: float | None = None
         self._chosen_at: float | None = None
         self._done_after_choice: float | None = None
+        # Set by an assignment, cleared by the first batch after it (which schedules a commit).
+        self._commit_early = False
+        self._early_commit: asyncio.Task[None] | None = None
         before_commit(self.app, self._before_commit)
         after_commit(self.app, self._committed)
         self.runner = BatchRunner(
@@ -171,13 +182,32 @@ class Pipeline:
         self._chosen_at = self._done_after_choice = None
         self.crash.reached("committed")
 
+    def _commit_now(self) -> None:
+        """Commit now, apart from the commit tick (one such commit at a time)."""
+        if self._early_commit is None or self._early_commit.done():
+            self._early_commit = asyncio.ensure_future(self._commit())
+
+    async def _commit(self) -> None:
+        """A commit as the tick makes it (through the same hooks). One that fails (a
+        rebalance meanwhile, the consumer stopping) is logged: the tick commits next."""
+        if not private.consumer_exists(self.app):
+            return
+        try:
+            await self.app.consumer.commit()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.warning("early commit after an assignment failed: %r", exc)
+
     def redo_window(self) -> float:
         """Seconds since the oldest batch not covered by a commit was done (0: none)."""
         since = self._uncommitted_since
         return 0.0 if since is None else time.monotonic() - since
 
     def _sought(self, offsets: Mapping[Any, int]) -> None:
-        """The consumer sought its partitions to their commits: positions start there."""
+        """The consumer sought its partitions to their commits: positions start there, and
+        the first batch after that schedules an early commit."""
+        self._commit_early = True
         self.positions.sought(
             {
                 (tp.topic, tp.partition): o
@@ -300,6 +330,9 @@ class Pipeline:
         for topic, partition in report.admission.reached:
             self._progress_at[TP(topic, partition)] = moved
         if report.admission.reached:
+            if self._commit_early:
+                self._commit_early = False
+                asyncio.get_running_loop().call_later(FIRST_COMMIT_SECONDS, self._commit_now)
             if self._uncommitted_since is None:
                 self._uncommitted_since = moved
             if self._chosen_at is not None and self._done_after_choice is None:
