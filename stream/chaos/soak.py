@@ -66,6 +66,10 @@ __all__ = ["KillOutcome", "SeedReport", "SoakConfig", "SoakReport", "run_seed", 
 READY_TIMEOUT = 120.0
 # After the last wave: how long a missing rating may still come before it counts as lost.
 FINAL_WAIT = 60.0
+# Spare waves (published only while a kill has not landed) come this far apart: a crash point
+# counted in commits needs the worker to live through a few commit intervals, and a wave of
+# instant matches is rated in a fraction of one.
+SPARE_WAVE_GAP = 1.0
 
 
 @dataclass(frozen=True)
@@ -550,8 +554,10 @@ class _SeedRun:
         s = self.settings
         topics = {"started": s.match_started_topic, "finished": s.match_finished_topic}
         for i, wave in enumerate(self.waves):
-            if i >= self.plan.planned and self._next_kill() is None:
-                return i
+            if i >= self.plan.planned:
+                if self._next_kill() is None:
+                    return i
+                await asyncio.sleep(SPARE_WAVE_GAP)
             style = self.plan.waves[i]
             # The next kill of the plan, once its wave has come (a kill waits for the one
             # before it to land: a soon-after kill hits that kill's replacement).
