@@ -580,6 +580,12 @@ class _SeedRun:
                 await asyncio.sleep(timed.delay)
                 await self._kill_from_outside(victim, timed)
             if joins and len(self.slots) == 1:
+                # The victim's crash points count from its first match event: a joiner that
+                # came before the victim read the wave would rebalance it unarmed.
+                pairs = [(p, m.match_id) for m in wave for team in m.teams for p in team]
+                waited = self.clock() + READY_TIMEOUT
+                while not any(self.log.has(pair) for pair in pairs) and self.clock() < waited:
+                    await asyncio.sleep(0.05)
                 joiner = self._new_slot()
                 self._launch(joiner)
                 await self._ready(joiner)
