@@ -55,6 +55,7 @@ from stream.errors import UserError
 from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.population import PopulationConfig
 from stream.ratings.ranges import ConfigError, Range, check_ranges
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.seasons import SeasonsConfig
@@ -205,7 +206,16 @@ def _build_mode(
     algorithms = set(ALGORITHMS)
     _check_keys(
         table,
-        {"algorithm", "teams", "unlisted", "rank_points", "pending", "experience", "seasons"}
+        {
+            "algorithm",
+            "teams",
+            "unlisted",
+            "rank_points",
+            "pending",
+            "experience",
+            "seasons",
+            "population",
+        }
         | algorithms,
         source,
         where,
@@ -239,7 +249,8 @@ def _build_mode(
     )
     experience = _build(ExperienceConfig, table.get("experience", {}), source, f"{path}.experience")
     seasons = _seasons(table.get("seasons", {}), source, f"{path}.seasons")
-    mode = ModeConfig(name, algorithm, teams, rank_points, experience, quits, seasons)
+    population = _build(PopulationConfig, table.get("population", {}), source, f"{path}.population")
+    mode = ModeConfig(name, algorithm, teams, rank_points, experience, quits, seasons, population)
     return mode, pending
 
 

@@ -1,0 +1,109 @@
+"""The offline side of a learned population: one :class:`PopulationLearner` per mode.
+
+Replay, evaluate and tune rate a history in order; the learner gives each match the population
+in force for its window (:mod:`stream.ratings.population`) and adds the match's evidence to the
+open window. A window closes when the first match of a later window arrives; a match whose
+window has already closed (a history not in time order) adds its evidence to the open one.
+Each player's lineup at their previous match is kept here too (for the persistence): the live
+pipeline would keep it in the player's record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from stream.ratings.engine import PlayerUpdate
+from stream.ratings.modes import ModeConfig
+from stream.ratings.population import (
+    EMPTY,
+    Population,
+    PopulationStats,
+    lineup_evidence,
+    lineup_key,
+    next_population,
+    size_evidence,
+    start,
+    update_evidence,
+)
+from stream.ratings.skill import SkillLike
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The population that came into force at the start of ``window``."""
+
+    window: int
+    population: Population
+
+
+class PopulationLearner:
+    """The population of one mode as a history is rated (a mode that does not learn keeps its
+    configured values, and the learner does nothing)."""
+
+    def __init__(self, mode: ModeConfig) -> None:
+        self.mode = mode
+        self.config = mode.population
+        self.current = start(mode)
+        self.steps: list[Step] = []
+        self._window: int | None = None
+        self._open = EMPTY
+        self._seen = EMPTY
+        self._lineups: dict[str, int] = {}
+
+    @property
+    def learns(self) -> bool:
+        return self.config.learns
+
+    def at(self, at: float) -> Population:
+        """The population in force for a match finished at ``at`` (epoch seconds)."""
+        if not self.config.learns:
+            return self.current
+        window = self.config.window_of(at)
+        if self._window is None:
+            self._window = window
+        elif window > self._window:
+            self._close()
+            self._window = window
+        return self.current
+
+    def _close(self) -> None:
+        stats = self._open
+        if not stats.enough:
+            return  # too little to go on: the evidence is carried into the next window
+        self._seen = self._seen + stats
+        self.current = next_population(self.config, self.current, stats, self._seen)
+        self._open = EMPTY
+        assert self._window is not None
+        self.steps.append(Step(self._window + 1, self.current))
+
+    def observe(
+        self,
+        population: Population,
+        teams: Sequence[Sequence[str]],
+        ranks: Sequence[int],
+        skills: Sequence[Sequence[SkillLike]] | None,
+        updates: Mapping[str, PlayerUpdate],
+    ) -> None:
+        """Add a rated match's evidence: its players' ``updates``, and, for a match between
+        sides of different sizes, its prediction from the participants' ``skills`` as they
+        were played (None: not needed, the sides are even)."""
+        if not self.config.learns:
+            return
+        rules = population.rules(self.mode)
+        stats = self._open
+        for update in updates.values():
+            stats = stats + update_evidence(rules, population, update)
+        if skills is not None:
+            stats = stats + size_evidence(rules, skills, ranks)
+        if any(len(team) > 1 for team in teams):
+            stats = stats + lineup_evidence(teams, self._lineups)
+            for team in teams:
+                key = lineup_key(team)
+                for pid in team:
+                    self._lineups[pid] = key
+        self._open = stats
+
+    def evidence(self) -> PopulationStats:
+        """Everything the learner has been shown (closed windows and the open one)."""
+        return self._seen + self._open
