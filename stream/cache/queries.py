@@ -162,15 +162,19 @@ class RatingQueries:
     def team_win_probability(
         self, mode: str, team_a: Sequence[str], team_b: Sequence[str]
     ) -> Plan[float]:
-        algorithm = self.mode_config(mode).algorithm
+        """As the mode's team strategy sees the teams, the bigger side's size edge included."""
+        config = self.mode_config(mode)
+        algorithm, strategy, edge = config.algorithm, config.team_rule, config.population.size_edge
         return self._teams(mode, team_a, team_b).then(
-            lambda teams: probability.team_win_probability(algorithm, *teams)
+            lambda teams: probability.team_win_probability(algorithm, *teams, strategy, edge)
         )
 
     def match_quality(self, mode: str, team_a: Sequence[str], team_b: Sequence[str]) -> Plan[float]:
-        algorithm = self.mode_config(mode).algorithm
+        """As the mode's team strategy sees the teams, the bigger side's size edge included."""
+        config = self.mode_config(mode)
+        algorithm, strategy, edge = config.algorithm, config.team_rule, config.population.size_edge
         return self._teams(mode, team_a, team_b).then(
-            lambda teams: probability.match_quality(algorithm, *teams)
+            lambda teams: probability.match_quality(algorithm, *teams, strategy, edge)
         )
 
     def top(
