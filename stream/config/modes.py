@@ -140,9 +140,10 @@ def built_in_table() -> dict[str, Any]:
     """
     return {
         "algorithm": "glicko2",
-        "teams": TeamStrategy.COMPOSITE_OPPONENT.value,
+        "teams": TeamStrategy.AUTO.value,
         "glicko2": {"unrated_deviation": 0.6},
         "experience": {"debut_offset": -300.0, "games_scale": 8.0, "provisional_games": 5},
+        "population": {"window_days": 1.0},
     }
 
 

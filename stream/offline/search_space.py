@@ -126,6 +126,7 @@ def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:
         "rank_points": _fields(config.rank_points),
         "pending": {**_fields(pending), "quit_policy": _plain(config.quits)},
         "experience": _fields(config.experience),
+        "population": _fields(config.population),
     }
 
 

@@ -36,6 +36,7 @@ def test_replay_writes_one_line_per_player_and_agrees_with_an_independent_loop(
     published = tmp_path / "published.toml"
     published.write_text(
         "[default.glicko2]\nunrated_deviation = 2.015\n[default.experience]\ndebut_offset = 0.0\n"
+        "[default.population]\nwindow_days = 0.0\n"
     )
     args = ["replay", str(history), "--modes-file", str(published), "--out", str(out)]
     assert main(args) == 0

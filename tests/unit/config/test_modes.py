@@ -25,6 +25,7 @@ from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.population import PopulationConfig
 from stream.ratings.teams import TeamStrategy
 from stream.ratings.zonestats import ZoneStatsConfig
 
@@ -39,7 +40,10 @@ def test_built_in_defaults() -> None:
     mode = modes.get("anything")
     assert mode.name == "anything"
     assert mode.algorithm == BUILT_IN_GLICKO2
-    assert mode.teams is TeamStrategy.COMPOSITE_OPPONENT
+    assert mode.teams is TeamStrategy.AUTO
+    # Until the mode's history says its teams are reshuffled: rosters.
+    assert mode.team_rule is TeamStrategy.COMPOSITE_OPPONENT
+    assert mode.population == PopulationConfig(window_days=1.0, size_edge=0.0, persistence=1.0)
     assert mode.experience == ExperienceConfig(-300.0, 8.0, 5)
     assert modes.pending("anything") == PendingConfig(grace_seconds=60.0, timeout_seconds=7200.0)
     assert mode.quits is QuitPolicy.CANCEL
