@@ -24,7 +24,8 @@ from stream.cli.evaluation_report import comparison_lines, evaluation_lines
 from stream.cli.progress import Progress
 from stream.config.modes import Modes, built_in_mode, load_modes
 from stream.errors import UserError
-from stream.history import HistoryMatch, read_seed_ratings
+from stream.history import HistoryMatch, SeedRating, read_seed_ratings
+from stream.history.source import display_name
 from stream.offline.evaluation import Tally, evaluate_in_detail
 from stream.offline.intake import Intake
 from stream.offline.pairing import Side, compare, side_from_file, side_of
@@ -32,6 +33,7 @@ from stream.offline.predictions import Prediction, predictions
 from stream.offline.predictions_file import read_predictions, write_predictions
 from stream.offline.replayer import DEFAULT_MODE, Replayer, in_play_order
 from stream.offline.search_space import knobs_for
+from stream.offline.seeding import SeedBounds, SeedGames, check_seeds, with_games
 from stream.offline.tuned_section import tuned_toml
 from stream.offline.tuning import Plan, Trial, planned_trials, tune
 from stream.ratings.algorithm import ALGORITHMS
@@ -77,6 +79,19 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         type=existing_file,
         help="JSON lines of starting states (player_id, rating, ...)",
     )
+    parser.add_argument(
+        "--seed-bounds",
+        choices=[b.value for b in SeedBounds],
+        default=SeedBounds.REFUSE.value,
+        help="a seed outside its mode's bounds: refuse it, naming its line (default), or clamp "
+        "it, saying so",
+    )
+    parser.add_argument(
+        "--seed-games",
+        choices=[g.value for g in SeedGames],
+        default=SeedGames.ESTABLISHED.value,
+        help="a seed without games: an established player (default) or a new one (0 games)",
+    )
 
 
 def add_on_error(parser: argparse.ArgumentParser) -> None:
@@ -105,8 +120,20 @@ def make_replayer(args: argparse.Namespace) -> Replayer:
     modes, override = resolve_modes(args)
     if args.seed_ratings is not None and str(args.seed_ratings) == "-" == str(args.history):
         raise UsageError("the history and --seed-ratings cannot both be read from stdin ('-')")
-    seeds = list(read_seed_ratings(args.seed_ratings)) if args.seed_ratings else []
-    return Replayer(modes, override, seeds)
+    return Replayer(modes, override, load_seeds(args, modes, override))
+
+
+def load_seeds(args: argparse.Namespace, modes: Modes, override: str | None) -> list[SeedRating]:
+    """The ``--seed-ratings`` as given, checked against the modes they start in
+    (``--seed-bounds``: a refused seed stops the command with its line, each clamped one is
+    reported on stderr), seeds without games as ``--seed-games`` says."""
+    if not args.seed_ratings:
+        return []
+    seeds = with_games(read_seed_ratings(args.seed_ratings), SeedGames(args.seed_games))
+    source = display_name(args.seed_ratings)
+    for note in check_seeds(seeds, modes, override, SeedBounds(args.seed_bounds), source):
+        print(f"skillstream {args.command}: {note}", file=sys.stderr)
+    return seeds
 
 
 def stream_history(
@@ -221,7 +248,7 @@ def compare_configurations(args: argparse.Namespace) -> int:
         raise UsageError("--compare prints a comparison only: use --predictions or --plot alone")
     if str(args.history) == "-":
         raise UsageError("--compare reads the history once per side: give a file, not stdin")
-    seeds = list(read_seed_ratings(args.seed_ratings)) if args.seed_ratings else []
+    seeds = load_seeds(args, *resolve_modes(args))
     tally = Tally()
 
     def replayed(modes: Modes, override: str | None) -> list[Prediction]:
@@ -279,7 +306,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         raise UsageError("tune reads the history several times: give a file, not stdin")
     modes, override = resolve_modes(args)
     base = modes.get(override or DEFAULT_MODE)
-    seeds = list(read_seed_ratings(args.seed_ratings)) if args.seed_ratings else []
+    seeds = load_seeds(args, modes, override)
     split: float | None = args.split
     total = Tally()
     before = Tally()

@@ -21,6 +21,7 @@ from stream.ratings.engine import (
     skill_at,
 )
 from stream.ratings.experience import shifted
+from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import SCALE, Glicko2Config
 from stream.ratings.modes import ModeConfig
 from stream.ratings.population import Population
@@ -246,13 +247,15 @@ class Replayer:
 
 
 def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
-    """A migrated player's starting state; Rank Points start at the seed's functional rating,
-    games at the seed's (so the experience term does not take a migrated player for new).
+    """A migrated player's starting state; Rank Points start at the seed's functional rating.
 
-    A seed's deviation is capped at a new player's (the Glicko family never lets a player become
-    less certain than that) and Glicko-2 seeds are held to the mode's bounds, as every Glicko-2
-    update would hold them anyway: no seed can carry the engine outside the ranges it is proven
-    finite on.
+    Games: the seed's; a seed without any is an established player (the experience term's
+    settled games, so the term does not take a migrated ladder for debutants; ``replay
+    --seed-games new`` gives such seeds 0 games before they get here). The values are held to
+    the mode's bounds (a deviation no larger than a new player's; Glicko-2's rating, deviation
+    and volatility bounds; Glicko-1's smallest deviation), so no seed can carry the engine
+    outside the ranges it is proven finite on: stream.offline.seeding refuses or reports every
+    seed this changes before anything is rated.
     """
     fresh = initial_state(mode)
     algorithm = mode.algorithm
@@ -270,12 +273,15 @@ def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
         deviation = max(deviation, algorithm.min_deviation * SCALE)
         if volatility is not None:
             volatility = min(max(volatility, algorithm.min_volatility), algorithm.max_volatility)
+    elif isinstance(algorithm, Glicko1Config):
+        deviation = max(deviation, algorithm.min_deviation)
     points = to_points(
         mode.rank_points,
         rating - mode.rank_points.confidence_z * deviation,
         algorithm.rating_bounds,
     )
-    return PlayerState(rating, deviation, volatility, round(points), seed.games, None)
+    games = mode.experience.settled_games if seed.games is None else seed.games
+    return PlayerState(rating, deviation, volatility, round(points), games, None)
 
 
 def in_play_order(
