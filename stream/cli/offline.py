@@ -321,7 +321,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         raise UsageError(f"no match of {args.history} is on or after --split: nothing to judge on")
     if searched - skip < 1:
         raise UsageError("the held-out tail is empty: use a longer history or a larger --holdout")
-    knobs = knobs_for(base.algorithm.name, teams=total.largest_team > 1)
+    knobs = knobs_for(base.algorithm.name, teams=total.largest_team > 1, uneven=total.uneven > 0)
     plan = Plan(skip, split, args.rounds)
     planned = planned_trials(knobs, plan)
     with Progress(planned, "tune") as bar:

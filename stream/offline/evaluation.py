@@ -146,11 +146,13 @@ def evaluate_in_detail(scored: Iterable[Prediction]) -> Evaluation:
 
 @dataclass
 class Tally:
-    """What passed through :meth:`track`: how many matches, the last time, the largest team."""
+    """What passed through :meth:`track`: how many matches, the last time, the largest team,
+    how many matches had sides of different sizes."""
 
     matches: int = 0
     last_at: float = -math.inf
     largest_team: int = 0
+    uneven: int = 0
 
     def track(self, matches: Iterable[HistoryMatch]) -> Iterator[HistoryMatch]:
         for match in matches:
@@ -160,4 +162,6 @@ class Tally:
     def add(self, match: HistoryMatch) -> None:
         self.matches += 1
         self.last_at = max(self.last_at, match.at)
-        self.largest_team = max(self.largest_team, *(len(team) for team in match.teams))
+        sizes = [len(team) for team in match.teams]
+        self.largest_team = max(self.largest_team, *sizes)
+        self.uneven += min(sizes) != max(sizes)

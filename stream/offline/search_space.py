@@ -74,7 +74,12 @@ COMMON: tuple[Knob, ...] = (
     Knob(("teams",), tuple(t.value for t in TeamStrategy), "choice"),
     _numbers(("experience", "debut_offset"), 0.0, -100.0, -200.0, -300.0, -400.0),
     _numbers(("experience", "games_scale"), 2.0, 4.0, 8.0, 16.0),
+    # Learn the population from the history (every day of event time) or keep it fixed.
+    _numbers(("population", "window_days"), 0.0, 1.0, 7.0),
 )
+# Searched only when the history has sides of different sizes: where learning is on, the
+# size edge it starts from.
+SIZE_EDGE = _numbers(("population", "size_edge"), 0.0, 50.0, 100.0, 200.0)
 
 # Knobs worth turning around each algorithm's defaults. Elo's and ZoneStats' temperatures are
 # not searched: with max_gain / game_mult they only rescale the ratings.
@@ -88,7 +93,7 @@ BY_ALGORITHM: Mapping[str, tuple[Knob, ...]] = {
             "number",
             (("min_volatility", 2 / 3), ("max_volatility", 4 / 3)),
         ),
-        _numbers(("glicko2", "unrated_deviation"), 0.4, 0.6, 0.8, 1.0, 1.5, 2.015),
+        _numbers(("glicko2", "unrated_deviation"), 0.4, 0.6, 0.8, 1.0, 1.5, 2.015, 2.5),
         _numbers(("glicko2", "min_deviation"), 0.05, 0.1, 0.175, 0.3),
         _numbers(("glicko2", "tau"), 0.3, 0.5, 1.0),
         _numbers(("glicko2", "period_days"), 3.0, 14.0, 60.0),
@@ -103,16 +108,17 @@ BY_ALGORITHM: Mapping[str, tuple[Knob, ...]] = {
 }
 
 
-def knobs_for(algorithm: str, *, teams: bool = True) -> tuple[Knob, ...]:
+def knobs_for(algorithm: str, *, teams: bool = True, uneven: bool = False) -> tuple[Knob, ...]:
     """The knobs of ``algorithm`` then the shared ones (without the team strategy if not
-    ``teams``: every team of the history has one player, so it changes nothing)."""
+    ``teams``: every team of the history has one player, so it changes nothing; with the size
+    edge if ``uneven``: some match has sides of different sizes)."""
     common = tuple(
         k
         for k in COMMON
         if (teams or k.path != ("teams",))
         and (algorithm != "zonestats" or k.path[0] != "experience")
     )
-    return BY_ALGORITHM[algorithm] + common
+    return BY_ALGORITHM[algorithm] + common + ((SIZE_EDGE,) if uneven else ())
 
 
 def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:

@@ -17,7 +17,7 @@ decides whether the winner is kept.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import orjson
@@ -29,6 +29,7 @@ from stream.offline.predictions import NEWCOMER_GAMES, predictions
 from stream.offline.replayer import Replayer
 from stream.offline.search_space import Knob, Table, Value, mode_table
 from stream.ratings.modes import ModeConfig
+from stream.ratings.population import Population
 
 # Fewer scored matches than this and the verdict cannot see differences of a few thousandths.
 SMALL_SCORED = 2_000
@@ -45,6 +46,8 @@ class Scores:
     losses: list[float]
     days: list[int]
     newcomers: int
+    # Each mode's population at the end of the replay (learned, or as configured).
+    learned: Mapping[str, Population] = field(default_factory=dict)
 
     @property
     def log_loss(self) -> float:
@@ -73,7 +76,8 @@ def score(
         days.append(day_of(prediction.at))
         rows.add(prediction.row)
         newcomers += prediction.games < NEWCOMER_GAMES
-    return Scores(len(rows), losses, days, newcomers)
+    learned = {name: learner.current for name, learner in replayer.learners.items()}
+    return Scores(len(rows), losses, days, newcomers, learned)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +144,8 @@ class TuneResult:
     trials: tuple[Trial, ...]
     verdict: Verdict
     warnings: tuple[str, ...] = field(default=())
+    # The kept configuration's population by the end of the verdict's replay, per mode.
+    learned: Mapping[str, Population] = field(default_factory=dict)
 
     @property
     def kept(self) -> ModeConfig:
@@ -233,6 +239,7 @@ def tune(
     warnings = scored_part_warnings(base_scores, "the search's scored part")
     if split is None:
         verdict = Verdict.of(base_scores, best_scores, unseen=False)
+        kept_scores = best_scores if verdict.keep_best else base_scores
     else:
         after_base = score(history(), base, seeds, since=split)
         after_best = (
@@ -240,6 +247,7 @@ def tune(
         )
         verdict = Verdict.of(after_base, after_best, unseen=True)
         warnings += scored_part_warnings(after_base, "the verdict's scored part")
+        kept_scores = after_best if verdict.keep_best else after_base
     return TuneResult(
         base,
         best,
@@ -252,6 +260,7 @@ def tune(
         tuple(trials),
         verdict,
         warnings,
+        kept_scores.learned,
     )
 
 

@@ -203,6 +203,30 @@ def test_the_team_strategy_is_searched_on_team_histories(tmp_path: Path) -> None
     assert strategies == {s.value for s in TeamStrategy}
 
 
+def test_the_size_edge_is_searched_only_where_sides_differ() -> None:
+    assert ("population", "size_edge") in {k.path for k in knobs_for("glicko2", uneven=True)}
+    assert ("population", "size_edge") not in {k.path for k in knobs_for("glicko2")}
+    assert ("population", "window_days") in {k.path for k in knobs_for("elo")}
+
+
+def test_the_tuned_section_says_what_population_the_history_taught(tmp_path: Path) -> None:
+    path = tmp_path / "pickup.jsonl"
+    config = SimulationConfig(
+        matches=1200, players=120, team_size=3, party_rate=0.0, seed=4, matches_per_second=0.002
+    )
+    with path.open("w", encoding="utf-8") as file:
+        write_jsonl(simulate(config), file)
+    learning = Modes().default
+    knobs = tuple(k for k in knobs_for("glicko2") if k.path == ("experience", "games_scale"))
+    out = tune(lambda: reader(path), learning, Plan(600, split=None, rounds=1), knobs)
+    (mode, population), *_ = out.learned.items()
+    assert mode == "3v3"
+    assert population.persistence < 0.3
+    text = tuned_toml(out, "default", "pickup.jsonl", "search", "verdict")
+    assert "# population of mode '3v3', learned by the end of the history: prior deviation" in text
+    assert "(teams auto: shared)" in text
+
+
 def test_the_experience_term_is_searched_for_every_algorithm_but_zonestats() -> None:
     for algorithm in ("glicko2", "glicko1", "elo"):
         paths = {k.path for k in knobs_for(algorithm)}
