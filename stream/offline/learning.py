@@ -10,6 +10,7 @@ pipeline would keep it in the player's record.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from stream.ratings.engine import PlayerUpdate
 from stream.ratings.modes import ModeConfig
 from stream.ratings.population import (
     EMPTY,
+    SETTLED_GAMES,
     Population,
     PopulationStats,
     lineup_evidence,
@@ -27,6 +29,8 @@ from stream.ratings.population import (
     update_evidence,
 )
 from stream.ratings.skill import SkillLike
+
+_SECONDS_PER_DAY = 86_400.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,20 +48,22 @@ class PopulationLearner:
     def __init__(self, mode: ModeConfig) -> None:
         self.mode = mode
         self.config = mode.population
+        self.learns = self.config.learns
         self.current = start(mode)
+        # The mode with the current population in force (rebuilt only when it changes).
+        self.rules = self.current.rules(mode)
         self.steps: list[Step] = []
         self._window: int | None = None
         self._open = EMPTY
         self._seen = EMPTY
         self._lineups: dict[str, int] = {}
-
-    @property
-    def learns(self) -> bool:
-        return self.config.learns
+        # The open window's end in epoch seconds: most matches fall before it, and need no
+        # window arithmetic.
+        self._until = -math.inf
 
     def at(self, at: float) -> Population:
         """The population in force for a match finished at ``at`` (epoch seconds)."""
-        if not self.config.learns:
+        if at < self._until or not self.learns:
             return self.current
         window = self.config.window_of(at)
         if self._window is None:
@@ -65,6 +71,7 @@ class PopulationLearner:
         elif window > self._window:
             self._close()
             self._window = window
+        self._until = (window + 1) * self.config.window_days * _SECONDS_PER_DAY
         return self.current
 
     def _close(self) -> None:
@@ -73,6 +80,7 @@ class PopulationLearner:
             return  # too little to go on: the evidence is carried into the next window
         self._seen = self._seen + stats
         self.current = next_population(self.config, self.current, stats, self._seen)
+        self.rules = self.current.rules(self.mode)
         self._open = EMPTY
         assert self._window is not None
         self.steps.append(Step(self._window + 1, self.current))
@@ -80,23 +88,28 @@ class PopulationLearner:
     def observe(
         self,
         population: Population,
+        rules: ModeConfig,
         teams: Sequence[Sequence[str]],
         ranks: Sequence[int],
         skills: Sequence[Sequence[SkillLike]] | None,
         updates: Mapping[str, PlayerUpdate],
     ) -> None:
-        """Add a rated match's evidence: its players' ``updates``, and, for a match between
-        sides of different sizes, its prediction from the participants' ``skills`` as they
-        were played (None: not needed, the sides are even)."""
-        if not self.config.learns:
+        """Add a rated match's evidence: its players' ``updates`` (rated with ``rules``, the
+        mode with ``population`` in force), and, for a match between sides of different sizes,
+        its prediction from the participants' ``skills`` as they were played (None: not
+        needed, the sides are even)."""
+        if not self.learns:
             return
-        rules = population.rules(self.mode)
         stats = self._open
         for update in updates.values():
-            stats = stats + update_evidence(rules, population, update)
+            # Settled players say nothing about the prior: skip them without a call.
+            if update.state.games <= SETTLED_GAMES:
+                found = update_evidence(rules, population, update)
+                if found is not EMPTY:
+                    stats = stats + found
         if skills is not None:
             stats = stats + size_evidence(rules, skills, ranks)
-        if any(len(team) > 1 for team in teams):
+        if len(teams) > 2 or len(teams[0]) > 1 or len(teams[1]) > 1:
             stats = stats + lineup_evidence(teams, self._lineups)
             for team in teams:
                 key = lineup_key(team)

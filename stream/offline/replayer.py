@@ -24,7 +24,7 @@ from stream.ratings.experience import shifted
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import SCALE, Glicko2Config
 from stream.ratings.modes import ModeConfig
-from stream.ratings.population import Population
+from stream.ratings.population import SETTLED_GAMES, Population
 from stream.ratings.probability import team_win_probability
 from stream.ratings.rank_points import to_points
 from stream.ratings.resolution import rated_players
@@ -116,18 +116,29 @@ class Replayer:
         if self._seeds:
             self._seed(name, mode, table, match)
         learner = self._learners[name]
-        population = learner.at(match.at)
+        # The mode with its population in force: rate_player(mode, ..., population) as one
+        # object, resolved once for the whole match (a mode that does not learn is its own).
+        population = learner.at(match.at) if learner.learns else None
+        rules = mode if population is None else learner.rules
         if match.quitters:
-            plan = rated_players(mode, match.teams, match.quitters)
+            plan = rated_players(rules, match.teams, match.quitters)
             get = table.get
             updates = {
-                pid: rate_player(mode, pid, get(pid), match, table, forced, population)
+                pid: rate_player(rules, pid, get(pid), match, table, forced)
                 for pid, forced in plan.items()
             }
         else:
-            updates = rate_match(mode, match, table, population)
-        if learner.learns:
-            self._observe(learner, population, mode, table, match, updates)
+            updates = rate_match(rules, match, table)
+        if population is not None:
+            teams = match.teams
+            if len(teams) == 2 and len(teams[0]) == len(teams[1]) == 1:
+                # A duel says something only through a newcomer's update.
+                for update in updates.values():
+                    if update.state.games <= SETTLED_GAMES:
+                        learner.observe(population, rules, teams, match.ranks, None, updates)
+                        break
+            else:
+                self._observe(learner, population, rules, table, match, updates)
         # Written back only after everyone is rated: each player meets the others' old states.
         for pid, update in updates.items():
             table[pid] = update.state
@@ -137,16 +148,17 @@ class Replayer:
         self,
         learner: PopulationLearner,
         population: Population,
-        mode: ModeConfig,
+        mode: ModeConfig,  # the rules in force: population.rules(the mode)
         table: Mapping[str, PlayerState],
         match: HistoryMatch,
         updates: Mapping[str, PlayerUpdate],
     ) -> None:
-        sizes = {len(team) for team in match.teams}
+        teams = match.teams
         skills = None
-        if len(sizes) > 1 and not match.quitters:
-            skills = self._played(population.rules(mode), table, match)
-        learner.observe(population, match.teams, match.ranks, skills, updates)
+        even = len(teams) == 2 and len(teams[0]) == len(teams[1])
+        if not even and not match.quitters and len({len(team) for team in teams}) > 1:
+            skills = self._played(mode, table, match)
+        learner.observe(population, mode, teams, match.ranks, skills, updates)
 
     def apply_settled(
         self, match: HistoryMatch, fates: Mapping[str, Fate]
@@ -177,7 +189,7 @@ class Replayer:
                         mode, pid, get(pid), match, table, plan[pid], population
                     )
         if learner.learns:
-            learner.observe(population, match.teams, match.ranks, None, updates)
+            learner.observe(population, learner.rules, match.teams, match.ranks, None, updates)
         for pid, update in updates.items():
             table[pid] = update.state
         return updates

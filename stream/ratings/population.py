@@ -64,8 +64,10 @@ if TYPE_CHECKING:
     from stream.ratings.modes import ModeConfig
 
 _SECONDS_PER_DAY = 86_400.0
-# A newcomer's rating stops depending on its start over its first few games.
+# A newcomer's rating stops depending on its start over its first few games; from
+# SETTLED_GAMES on (a factor below 1e-5) a player's update says nothing about the prior.
 SENSITIVITY_GAMES = 3.0
+SETTLED_GAMES = 36
 # The largest change of log(prior deviation) one window makes (a factor of 1.22).
 MAX_LOG_STEP = 0.2
 # Newcomer updates at which a window's step is half its full size.
@@ -238,9 +240,9 @@ def update_evidence(
     """
     algorithm = rules.pairwise
     prior = population.deviation
-    if algorithm is None or prior is None:
-        return EMPTY
     games = update.state.games - 1
+    if algorithm is None or prior is None or games >= SETTLED_GAMES:
+        return EMPTY
     fade = math.exp(-games / SENSITIVITY_GAMES)
     own = update.own
     ratio = own.deviation / prior
