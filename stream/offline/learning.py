@@ -24,6 +24,7 @@ from stream.ratings.population import (
     lineup_evidence,
     lineup_key,
     next_population,
+    predictions_evidence,
     size_evidence,
     start,
     update_evidence,
@@ -60,6 +61,10 @@ class PopulationLearner:
         # The open window's end in epoch seconds: most matches fall before it, and need no
         # window arithmetic.
         self._until = -math.inf
+        # The open window's decisiveness evidence from duels, summed in place (a duel is the
+        # replay's hot path): prediction_evidence's two sums, folded in when the window closes.
+        self._duel_score = 0.0
+        self._duel_information = 0.0
 
     def at(self, at: float) -> Population:
         """The population in force for a match finished at ``at`` (epoch seconds)."""
@@ -75,15 +80,55 @@ class PopulationLearner:
         return self.current
 
     def _close(self) -> None:
-        stats = self._open
-        if not stats.enough:
-            return  # too little to go on: the evidence is carried into the next window
+        stats = self._open + PopulationStats(
+            decisiveness_score=self._duel_score, decisiveness_information=self._duel_information
+        )
+        self._duel_score = self._duel_information = 0.0
         self._seen = self._seen + stats
-        self.current = next_population(self.config, self.current, stats, self._seen)
-        self.rules = self.current.rules(self.mode)
-        self._open = EMPTY
-        assert self._window is not None
-        self.steps.append(Step(self._window + 1, self.current))
+        before = self.current
+        self.current, self._open = next_population(self.config, before, stats, self._seen)
+        if self.current != before:
+            self.rules = self.current.rules(self.mode)
+            assert self._window is not None
+            self.steps.append(Step(self._window + 1, self.current))
+
+    def observe_duel(
+        self,
+        population: Population,
+        rules: ModeConfig,
+        p: float,
+        actual: float,
+        updates: Mapping[str, PlayerUpdate],
+    ) -> None:
+        """A 1v1's evidence: the prediction ``p`` (before the decisiveness) of its ``actual``
+        result, and its players' ``updates``."""
+        if not self.learns:
+            return
+        # prediction_evidence(p, actual, population.decisiveness), written out.
+        if 0.0 < p < 1.0:
+            logit = math.log(p / (1.0 - p))
+            sharp = 1.0 / (1.0 + math.exp(-population.decisiveness * logit))
+            self._duel_score += (actual - sharp) * logit
+            self._duel_information += sharp * (1.0 - sharp) * logit * logit
+        for update in updates.values():
+            if update.state.games <= SETTLED_GAMES:
+                self._open = self._newcomers(self._open, population, rules, updates)
+                break
+
+    def _newcomers(
+        self,
+        stats: PopulationStats,
+        population: Population,
+        rules: ModeConfig,
+        updates: Mapping[str, PlayerUpdate],
+    ) -> PopulationStats:
+        for update in updates.values():
+            # Settled players say nothing about the prior: skip them without a call.
+            if update.state.games <= SETTLED_GAMES:
+                found = update_evidence(rules, population, update)
+                if found is not EMPTY:
+                    stats = stats + found
+        return stats
 
     def observe(
         self,
@@ -95,20 +140,15 @@ class PopulationLearner:
         updates: Mapping[str, PlayerUpdate],
     ) -> None:
         """Add a rated match's evidence: its players' ``updates`` (rated with ``rules``, the
-        mode with ``population`` in force), and, for a match between sides of different sizes,
-        its prediction from the participants' ``skills`` as they were played (None: not
-        needed, the sides are even)."""
+        mode with ``population`` in force), and its predictions from the participants'
+        ``skills`` as they were played (None: a match with quitters, no prediction)."""
         if not self.learns:
             return
-        stats = self._open
-        for update in updates.values():
-            # Settled players say nothing about the prior: skip them without a call.
-            if update.state.games <= SETTLED_GAMES:
-                found = update_evidence(rules, population, update)
-                if found is not EMPTY:
-                    stats = stats + found
+        stats = self._newcomers(self._open, population, rules, updates)
         if skills is not None:
-            stats = stats + size_evidence(rules, skills, ranks)
+            stats = stats + predictions_evidence(rules, population, skills, ranks)
+            if len({len(team) for team in teams}) > 1:
+                stats = stats + size_evidence(rules, skills, ranks)
         if len(teams) > 2 or len(teams[0]) > 1 or len(teams[1]) > 1:
             stats = stats + lineup_evidence(teams, self._lineups)
             for team in teams:
@@ -119,4 +159,7 @@ class PopulationLearner:
 
     def evidence(self) -> PopulationStats:
         """Everything the learner has been shown (closed windows and the open one)."""
-        return self._seen + self._open
+        duels = PopulationStats(
+            decisiveness_score=self._duel_score, decisiveness_information=self._duel_information
+        )
+        return self._seen + self._open + duels

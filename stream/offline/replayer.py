@@ -24,7 +24,7 @@ from stream.ratings.experience import shifted
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import SCALE, Glicko2Config
 from stream.ratings.modes import ModeConfig
-from stream.ratings.population import SETTLED_GAMES, Population
+from stream.ratings.population import Population
 from stream.ratings.probability import team_win_probability
 from stream.ratings.rank_points import to_points
 from stream.ratings.resolution import rated_players
@@ -130,15 +130,7 @@ class Replayer:
         else:
             updates = rate_match(rules, match, table)
         if population is not None:
-            teams = match.teams
-            if len(teams) == 2 and len(teams[0]) == len(teams[1]) == 1:
-                # A duel says something only through a newcomer's update.
-                for update in updates.values():
-                    if update.state.games <= SETTLED_GAMES:
-                        learner.observe(population, rules, teams, match.ranks, None, updates)
-                        break
-            else:
-                self._observe(learner, population, rules, table, match, updates)
+            self._observe(learner, population, rules, table, match, updates)
         # Written back only after everyone is rated: each player meets the others' old states.
         for pid, update in updates.items():
             table[pid] = update.state
@@ -154,11 +146,18 @@ class Replayer:
         updates: Mapping[str, PlayerUpdate],
     ) -> None:
         teams = match.teams
-        skills = None
-        even = len(teams) == 2 and len(teams[0]) == len(teams[1])
-        if not even and not match.quitters and len({len(team) for team in teams}) > 1:
+        if match.quitters:
+            # Its ranks say who stayed, not who played better: no prediction to learn from.
+            learner.observe(population, mode, teams, match.ranks, None, updates)
+        elif len(teams) == 2 and len(teams[0]) == len(teams[1]) == 1:
+            # A duel: the prediction is the first player's update's expected score against the
+            # other as met (both deviations combined), so no skill is looked up again.
+            first = updates[teams[0][0]]
+            p = mode.algorithm.expected_score(first.own, first.opponents[0])
+            learner.observe_duel(population, mode, p, score_against(*match.ranks), updates)
+        else:
             skills = self._played(mode, table, match)
-        learner.observe(population, mode, teams, match.ranks, skills, updates)
+            learner.observe(population, mode, teams, match.ranks, skills, updates)
 
     def apply_settled(
         self, match: HistoryMatch, fates: Mapping[str, Fate]
@@ -205,10 +204,11 @@ class Replayer:
         algorithm = rules.algorithm
         strategy = rules.team_rule
         edge = rules.population.size_edge
+        decisiveness = rules.population.decisiveness
         ranks = match.ranks
         return [
             (
-                team_win_probability(algorithm, teams[i], teams[j], strategy, edge),
+                team_win_probability(algorithm, teams[i], teams[j], strategy, edge, decisiveness),
                 score_against(ranks[i], ranks[j]),
             )
             for i in range(len(teams))

@@ -1,21 +1,24 @@
 """A mode's population: the values that are properties of who plays the mode, learned from it.
 
-Three numbers depend on the players rather than on the rating formulas, and no constant suits
-every game: how widely a newcomer's true skill may lie from the start (the **prior deviation**:
-narrow on a professional tour, broad on a free-to-play ladder), how much stronger a side is with
-more players (the **size edge**), and how often a team's players stay together from one match to
-the next (the **persistence**: rosters and parties, or reshuffled pickup teams; the ``auto``
-team strategy follows it). A :class:`Population` holds the three values in force; ``rate_player``
-and the predictions take it as an explicit input (``population=``), so a mode is rated the same
-way wherever the same population is given.
+Four numbers depend on the players and the game rather than on the rating formulas, and no
+constant suits every game: how widely a newcomer's true skill may lie from the start (the
+**prior deviation**: narrow on a professional tour, broad on a free-to-play ladder), how much
+stronger a side is with more players (the **size edge**), how often a team's players stay
+together from one match to the next (the **persistence**: rosters and parties, or reshuffled
+pickup teams; the ``auto`` team strategy follows it), and how decisively a rating gap decides a
+match (the **decisiveness**: a best-of-five series more than a single map; it sharpens or
+softens predictions only). A :class:`Population` holds the values in force; ``rate_player`` and
+the predictions take it as an explicit input (``population=``), so a mode is rated the same way
+wherever the same population is given.
 
 Learning (``[population] window_days`` above 0) happens at fixed event-time boundaries: a match
 finished at ``at`` belongs to window ``floor(at / window)``, and every rated match adds its
 evidence to a :class:`PopulationStats` (sums only, so any number of partitions can add theirs in
-any order). When a match of a later window arrives, the open window closes: if its evidence is
-enough (:data:`MIN_EVIDENCE`; otherwise it is carried into the next window), the next population
-is :func:`next_population` of the one in force and the closed window's sums. The population of a
-window therefore depends only on the matches of the windows before it.
+any order). When a match of a later window arrives, the open window closes: the next
+population is :func:`next_population` of the one in force and the closed window's sums (the
+prior deviation's evidence is carried into the next window until it is enough,
+:data:`MIN_EVIDENCE`). The population of a window therefore depends only on the matches of the
+windows before it.
 
 How each value is learned (a match's ``s`` is the result, ``E`` what the rules in force expected):
 
@@ -31,6 +34,8 @@ How each value is learned (a match's ``s`` is the result, ``E`` what the rules i
 * size edge: Newton steps on the log-likelihood of the results of matches between sides of
   different sizes, each divided by all the information seen so far (it converges to the
   maximum-likelihood edge given the ratings).
+* decisiveness: a Newton step per window on the log-likelihood of every prediction, damped by
+  :data:`DECISIVENESS_PRIOR_INFORMATION` (it follows the predictions as the ratings mature).
 * persistence: the share of teammate pairs whose lineup at the previous match was the same
   (:func:`lineup_key`), counted over the mode's whole history, starting from the configured
   value as if it had been seen on :data:`PERSISTENCE_PRIOR_PAIRS` pairs.
@@ -72,15 +77,17 @@ SETTLED_GAMES = 36
 MAX_LOG_STEP = 0.2
 # Newcomer updates at which a window's step is half its full size.
 HALF_STEP_UPDATES = 200.0
-# Evidence a window needs before it may move the population (else it is carried over): this
-# many newcomer updates, or half a unit of information about the size edge.
+# Newcomer updates a window needs before it may move the prior deviation (fewer are carried
+# into the next window).
 MIN_EVIDENCE = 100.0
-MIN_EDGE_INFORMATION = 0.5
+# A window's Newton step of the decisiveness counts this much information besides the window's
+# own (a prior of +-0.05 around where it stands): it follows the ratings as they mature.
+DECISIVENESS_PRIOR_INFORMATION = 400.0
 # The prior deviation stays between these, in public rating points (Glicko-2: 0.29 to 2.59).
 DEVIATION_BOUNDS = (50.0, 450.0)
 # The size edge's Newton steps start from this much information (a prior of +-100 points).
 EDGE_PRIOR_INFORMATION = 1.0 / (100.0 * 100.0)
-PERSISTENCE_PRIOR_PAIRS = 100.0
+PERSISTENCE_PRIOR_PAIRS = 20.0
 # ``auto`` rates a mode's teams as rosters (composite_opponent) from this persistence on.
 ROSTER_PERSISTENCE = 0.5
 _EDGE_WHY = (
@@ -90,6 +97,10 @@ _EDGE_WHY = (
 _WINDOW_WHY = (
     "days of event time between the boundaries where a learned population is recomputed "
     "(0: the population's values are fixed as configured); at most a year"
+)
+_DECISIVENESS_WHY = (
+    "how decisively a rating gap decides a match against the algorithm's curve: a prediction's"
+    " logit times this (above 1: a best-of-five series more than one game); predictions only"
 )
 _PERSISTENCE_WHY = (
     "the share of teammates who were teammates at the previous match (1: fixed rosters, "
@@ -108,11 +119,13 @@ class PopulationConfig:
     window_days: float = 0.0
     size_edge: float = 0.0
     persistence: float = 1.0
+    decisiveness: float = 1.0
 
     RANGES: ClassVar[Mapping[str, Range]] = {
         "window_days": Range(0.0, 366.0, _WINDOW_WHY),
         "size_edge": Range(-1000.0, 1000.0, _EDGE_WHY),
         "persistence": Range(0.0, 1.0, _PERSISTENCE_WHY),
+        "decisiveness": Range(0.2, 5.0, _DECISIVENESS_WHY),
     }
 
     def __post_init__(self) -> None:
@@ -133,12 +146,14 @@ class Population:
 
     ``deviation``: a new player's (and the largest) deviation in public points, None for an
     algorithm without one. ``size_edge``: rating points for twice as many players.
-    ``persistence``: the share of teammates kept from the previous match.
+    ``persistence``: the share of teammates kept from the previous match. ``decisiveness``:
+    what a prediction's logit is multiplied by (predictions only: no rating depends on it).
     """
 
     deviation: float | None
     size_edge: float
     persistence: float
+    decisiveness: float = 1.0
     # The mode's rules with these values, built once per mode that asks (by identity: a
     # mode's rules are one object for its whole life).
     _rules: dict[int, tuple[ModeConfig, ModeConfig]] = field(
@@ -160,7 +175,7 @@ def start(mode: ModeConfig) -> Population:
     algorithm = mode.algorithm
     deviation = algorithm.prior_deviation if isinstance(algorithm, PriorDeviation) else None
     config = mode.population
-    return Population(deviation, config.size_edge, config.persistence)
+    return Population(deviation, config.size_edge, config.persistence, config.decisiveness)
 
 
 def _applied(mode: ModeConfig, population: Population) -> ModeConfig:
@@ -172,9 +187,13 @@ def _applied(mode: ModeConfig, population: Population) -> ModeConfig:
     ):
         algorithm = algorithm.with_prior_deviation(population.deviation)
     config = mode.population
-    if (population.size_edge, population.persistence) != (config.size_edge, config.persistence):
+    learned = (population.size_edge, population.persistence, population.decisiveness)
+    if learned != (config.size_edge, config.persistence, config.decisiveness):
         config = dataclasses.replace(
-            config, size_edge=population.size_edge, persistence=population.persistence
+            config,
+            size_edge=population.size_edge,
+            persistence=population.persistence,
+            decisiveness=population.decisiveness,
         )
     if algorithm is mode.algorithm and config is mode.population:
         return mode
@@ -196,6 +215,8 @@ class PopulationStats:
     gradient, Fisher information and weighted count of newcomer updates. ``edge_score`` /
     ``edge_information``: the same for the size edge. ``same_pairs`` / ``pairs``: teammate
     pairs whose previous lineup was the same, and all teammate pairs with a previous lineup.
+    ``decisiveness_score`` / ``decisiveness_information``: the decisiveness's gradient and
+    information from every prediction.
     """
 
     prior_score: float = 0.0
@@ -205,6 +226,8 @@ class PopulationStats:
     edge_information: float = 0.0
     same_pairs: int = 0
     pairs: int = 0
+    decisiveness_score: float = 0.0
+    decisiveness_information: float = 0.0
 
     def __add__(self, other: PopulationStats) -> PopulationStats:
         return PopulationStats(
@@ -215,16 +238,14 @@ class PopulationStats:
             self.edge_information + other.edge_information,
             self.same_pairs + other.same_pairs,
             self.pairs + other.pairs,
+            self.decisiveness_score + other.decisiveness_score,
+            self.decisiveness_information + other.decisiveness_information,
         )
 
     @property
-    def enough(self) -> bool:
-        """Whether a window holding this evidence may move the population."""
-        return (
-            self.newcomer_updates >= MIN_EVIDENCE
-            or self.edge_information >= MIN_EDGE_INFORMATION
-            or self.pairs >= MIN_EVIDENCE
-        )
+    def prior_part(self) -> PopulationStats:
+        """Only the prior deviation's evidence (what a window carries when it is too little)."""
+        return PopulationStats(self.prior_score, self.prior_information, self.newcomer_updates)
 
 
 EMPTY = PopulationStats()
@@ -300,14 +321,50 @@ def lineup_evidence(
     return PopulationStats(same_pairs=same, pairs=pairs)
 
 
+def prediction_evidence(p: float, actual: float, decisiveness: float) -> PopulationStats:
+    """What one prediction says about the decisiveness: ``p`` the probability before it is
+    applied (the algorithm's curve), ``actual`` the result (1, 0.5 or 0)."""
+    logit = _logit(p)
+    sharpened = 1.0 / (1.0 + math.exp(-decisiveness * logit))
+    return PopulationStats(
+        decisiveness_score=(actual - sharpened) * logit,
+        decisiveness_information=sharpened * (1.0 - sharpened) * logit * logit,
+    )
+
+
+def predictions_evidence(
+    rules: ModeConfig,
+    population: Population,
+    teams: Sequence[Sequence[SkillLike]],
+    ranks: Sequence[int],
+) -> PopulationStats:
+    """What a match's predictions (every pair of teams, as the rules in force predict them
+    before the decisiveness) say about the decisiveness."""
+    algorithm = rules.algorithm
+    strategy = rules.team_rule
+    edge = rules.population.size_edge
+    found = EMPTY
+    for i in range(len(teams)):
+        for j in range(i + 1, len(teams)):
+            p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge)
+            actual = score_against(ranks[i], ranks[j])
+            found = found + prediction_evidence(p, actual, population.decisiveness)
+    return found
+
+
 def next_population(
     config: PopulationConfig, current: Population, stats: PopulationStats, seen: PopulationStats
-) -> Population:
-    """The population after a window whose evidence is ``stats``; ``seen`` is the evidence of
-    every window before, this one included (the size edge's and persistence's running sums);
-    ``config`` the mode's settings (the persistence's starting value)."""
+) -> tuple[Population, PopulationStats]:
+    """The population after a window whose evidence is ``stats``, and the evidence carried into
+    the next window (the prior deviation's, while it is less than :data:`MIN_EVIDENCE` newcomer
+    updates). ``seen`` is the evidence of every window so far, this one included (the running
+    sums of the size edge, persistence and decisiveness); ``config`` the mode's settings (the
+    persistence's starting value)."""
     deviation = current.deviation
-    if deviation is not None and stats.prior_information > 0.0:
+    carried = EMPTY
+    if stats.newcomer_updates < MIN_EVIDENCE:
+        carried = stats.prior_part
+    elif deviation is not None and stats.prior_information > 0.0:
         step = stats.prior_score / stats.prior_information
         step = max(-MAX_LOG_STEP, min(MAX_LOG_STEP, step))
         damping = stats.newcomer_updates / (stats.newcomer_updates + HALF_STEP_UPDATES)
@@ -322,7 +379,14 @@ def next_population(
     if stats.pairs:
         prior = PERSISTENCE_PRIOR_PAIRS
         persistence = (seen.same_pairs + prior * config.persistence) / (seen.pairs + prior)
-    return Population(deviation, edge, persistence)
+    decisiveness = current.decisiveness
+    if stats.decisiveness_information > 0.0:
+        decisiveness += stats.decisiveness_score / (
+            stats.decisiveness_information + DECISIVENESS_PRIOR_INFORMATION
+        )
+        accepted = PopulationConfig.RANGES["decisiveness"]
+        decisiveness = min(accepted.high, max(accepted.low, decisiveness))
+    return Population(deviation, edge, persistence, decisiveness), carried
 
 
 def _logit(p: float) -> float:

@@ -19,12 +19,14 @@ from stream.ratings.population import (
     DEVIATION_BOUNDS,
     EMPTY,
     MAX_LOG_STEP,
+    PERSISTENCE_PRIOR_PAIRS,
     Population,
     PopulationConfig,
     PopulationStats,
     lineup_evidence,
     lineup_key,
     next_population,
+    prediction_evidence,
     size_evidence,
     start,
     update_evidence,
@@ -107,7 +109,7 @@ def test_the_size_edge_is_learned_to_where_the_bigger_side_wins_as_often_as_pred
             ranks = (0, 1) if rng.random() < 0.7 else (1, 0)
             stats = stats + size_evidence(population.rules(mode), [[even] * 3, [even] * 2], ranks)
         seen = seen + stats
-        population = next_population(config, population, stats, seen)
+        population, _ = next_population(config, population, stats, seen)
     rules = population.rules(mode)
     predicted = team_win_probability(
         rules.algorithm, [even] * 3, [even] * 2, rules.team_rule, population.size_edge
@@ -119,8 +121,9 @@ def test_persistence_counts_every_pair_seen_from_the_configured_start() -> None:
     config = PopulationConfig(window_days=1.0, persistence=1.0)
     now = Population(100.0, 0.0, 1.0)
     window = PopulationStats(same_pairs=10, pairs=400)
-    after = next_population(config, now, window, window)
-    assert after.persistence == pytest.approx((10 + 100 * 1.0) / (400 + 100))
+    after, _ = next_population(config, now, window, window)
+    prior = PERSISTENCE_PRIOR_PAIRS
+    assert after.persistence == pytest.approx((10 + prior * 1.0) / (400 + prior))
 
 
 def one_newcomer_update(rating_moved: float, won: bool, games: int = 2) -> PopulationStats:
@@ -162,15 +165,50 @@ def test_one_window_moves_the_prior_by_a_bounded_factor_within_the_bounds(
 ) -> None:
     now = Population(deviation, 0.0, 1.0)
     stats = PopulationStats(score, information, updates)
-    after = next_population(LEARNING, now, stats, stats)
+    after, _ = next_population(LEARNING, now, stats, stats)
     assert after.deviation is not None
     assert DEVIATION_BOUNDS[0] <= after.deviation <= DEVIATION_BOUNDS[1]
     assert abs(math.log(after.deviation / deviation)) <= MAX_LOG_STEP + 1e-12
     assert (after.deviation >= deviation) == (score >= 0.0) or after.deviation == deviation
 
 
-def test_too_little_evidence_is_not_enough_to_move() -> None:
-    assert not PopulationStats(1.0, 1.0, 10.0).enough
-    assert PopulationStats(1.0, 1.0, 100.0).enough
-    assert PopulationStats(edge_information=1.0).enough
-    assert PopulationStats(same_pairs=0, pairs=150).enough
+def test_too_few_newcomer_updates_are_carried_into_the_next_window() -> None:
+    now = Population(100.0, 0.0, 1.0)
+    few = PopulationStats(5.0, 1.0, 10.0, edge_score=1.0, edge_information=1.0)
+    after, carried = next_population(LEARNING, now, few, few)
+    assert after.deviation == now.deviation
+    assert carried == PopulationStats(5.0, 1.0, 10.0)
+    # The size edge moves with any evidence: its step is divided by everything seen so far.
+    assert after.size_edge > 0.0
+    enough = PopulationStats(5.0, 1.0, 150.0)
+    moved, nothing = next_population(LEARNING, now, enough, enough)
+    assert moved.deviation is not None and moved.deviation > 100.0
+    assert nothing == EMPTY
+
+
+@pytest.mark.parametrize(("decisive", "expected"), [(1.6, 1.6), (1.0, 1.0), (0.7, 0.7)])
+def test_the_decisiveness_is_learned_to_where_predictions_are_calibrated(
+    decisive: float, expected: float
+) -> None:
+    # Predictions whose logit is 1/decisive of what the results follow.
+    rng = random.Random(3)
+    population, seen = Population(100.0, 0.0, 1.0), EMPTY
+    for _window in range(30):
+        stats = EMPTY
+        for _ in range(300):
+            p = rng.uniform(0.2, 0.8)
+            truth = 1.0 / (1.0 + math.exp(-decisive * math.log(p / (1.0 - p))))
+            actual = 1.0 if rng.random() < truth else 0.0
+            stats = stats + prediction_evidence(p, actual, population.decisiveness)
+        seen = seen + stats
+        population, _ = next_population(LEARNING, population, stats, seen)
+    assert population.decisiveness == pytest.approx(expected, abs=0.15)
+
+
+def test_decisiveness_sharpens_predictions_and_changes_no_rating() -> None:
+    mode = ModeConfig("m")
+    sharp = Population(2.015 * SCALE, 0.0, 1.0, 1.5).rules(mode)
+    assert sharp.population.decisiveness == 1.5
+    assert sharp.algorithm == mode.algorithm
+    match = MatchView((("a",), ("b",)), (0, 1), T0)
+    assert rate_match(sharp, match, {}) == rate_match(mode, match, {})

@@ -15,7 +15,8 @@ from stream.offline.learning import PopulationLearner
 from stream.offline.replayer import Replayer
 from stream.ratings.engine import MatchView, rate_match
 from stream.ratings.modes import ModeConfig
-from stream.ratings.population import PopulationConfig, start
+from stream.ratings.population import EMPTY, PopulationConfig, prediction_evidence, start
+from stream.ratings.probability import sharpened
 from stream.ratings.teams import TeamStrategy
 from stream.simulation import SimulationConfig, simulate
 
@@ -77,10 +78,9 @@ def test_a_mode_that_does_not_learn_keeps_its_values() -> None:
     assert not learner.steps
 
 
-def test_a_window_closes_only_with_enough_evidence() -> None:
+def test_a_window_without_evidence_changes_nothing() -> None:
     learner = PopulationLearner(ModeConfig("m", population=LEARNS))
     before = learner.at(0.0)
-    # A window without evidence closes without a step; its (lack of) evidence carries on.
     assert learner.at(3 * DAY) == before
     assert not learner.steps
     assert learner.evidence().newcomer_updates == 0.0
@@ -161,3 +161,22 @@ def test_uneven_sides_teach_the_size_edge() -> None:
     assert learned.size_edge > 30.0
     flat = dataclasses.replace(config, extra_player_edge=0.0)
     assert abs(learner_of(replayed(mode, history(flat))).current.size_edge) < learned.size_edge / 2
+
+
+def test_a_duels_evidence_is_its_predictions_evidence(broad: list[HistoryMatch]) -> None:
+    """The learner sums a duel's decisiveness evidence in place: the same as adding up
+    prediction_evidence of every prediction evaluate makes, window by window."""
+    mode = ModeConfig("m", population=LEARNS)
+    replayer = Replayer(Modes.single(mode), "m")
+    expected = EMPTY
+    for match in broad[:600]:
+        population = replayer.population_of(match)
+        for p, actual in replayer.predict(match):
+            raw = sharpened(p, 1.0 / population.decisiveness)
+            expected = expected + prediction_evidence(raw, actual, population.decisiveness)
+        replayer.apply(match)
+    found = learner_of(replayer).evidence()
+    assert found.decisiveness_score == pytest.approx(expected.decisiveness_score, rel=1e-9)
+    assert found.decisiveness_information == pytest.approx(
+        expected.decisiveness_information, rel=1e-9
+    )
