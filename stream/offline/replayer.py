@@ -130,7 +130,16 @@ class Replayer:
         else:
             updates = rate_match(rules, match, table)
         if population is not None:
-            self._observe(learner, population, rules, table, match, updates)
+            teams = match.teams
+            if not match.quitters and len(teams) == 2 and len(teams[0]) == len(teams[1]) == 1:
+                # A duel (the hot path): its prediction is the first player's expected score
+                # against the other as met, both deviations combined; nothing is looked up.
+                first = updates[teams[0][0]]
+                p = rules.algorithm.expected_score(first.own, first.opponents[0])
+                actual = score_against(*match.ranks)
+                learner.observe_duel(population, rules, p, actual, updates)
+            else:
+                self._observe(learner, population, rules, table, match, updates)
         # Written back only after everyone is rated: each player meets the others' old states.
         for pid, update in updates.items():
             table[pid] = update.state
@@ -149,12 +158,6 @@ class Replayer:
         if match.quitters:
             # Its ranks say who stayed, not who played better: no prediction to learn from.
             learner.observe(population, mode, teams, match.ranks, None, updates)
-        elif len(teams) == 2 and len(teams[0]) == len(teams[1]) == 1:
-            # A duel: the prediction is the first player's update's expected score against the
-            # other as met (both deviations combined), so no skill is looked up again.
-            first = updates[teams[0][0]]
-            p = mode.algorithm.expected_score(first.own, first.opponents[0])
-            learner.observe_duel(population, mode, p, score_against(*match.ranks), updates)
         else:
             skills = self._played(mode, table, match)
             learner.observe(population, mode, teams, match.ranks, skills, updates)
