@@ -84,9 +84,11 @@ class PopulationLearner:
             decisiveness_score=self._duel_score, decisiveness_information=self._duel_information
         )
         self._duel_score = self._duel_information = 0.0
-        self._seen = self._seen + stats
         before = self.current
-        self.current, self._open = next_population(self.config, before, stats, self._seen)
+        seen = self._seen + stats
+        self.current, self._open = next_population(self.config, before, stats, seen)
+        # Carried evidence is counted in the window that uses it, not twice.
+        self._seen = seen if self._open is EMPTY else self._seen + stats.without_prior
         if self.current != before:
             self.rules = self.current.rules(self.mode)
             assert self._window is not None

@@ -247,6 +247,13 @@ class PopulationStats:
         """Only the prior deviation's evidence (what a window carries when it is too little)."""
         return PopulationStats(self.prior_score, self.prior_information, self.newcomer_updates)
 
+    @property
+    def without_prior(self) -> PopulationStats:
+        """Everything but the prior deviation's evidence."""
+        return dataclasses.replace(
+            self, prior_score=0.0, prior_information=0.0, newcomer_updates=0.0
+        )
+
 
 EMPTY = PopulationStats()
 
