@@ -226,11 +226,14 @@ def _build_mode(
         raise ModesError(
             f"{source}: {where} unknown algorithm {algo_name!r}; one of {sorted(ALGORITHMS)}"
         )
+    given = table.get("teams", TeamStrategy.COMPOSITE_TEAM)
     try:
-        teams = TeamStrategy(table.get("teams", TeamStrategy.COMPOSITE_TEAM))
+        teams = TeamStrategy(given)
     except ValueError:
         choices = [t.value for t in TeamStrategy]
-        raise ModesError(f"{source}: {where} teams must be one of {choices}") from None
+        raise ModesError(
+            f"{source}: {where} teams must be one of {choices}, got {given!r}"
+        ) from None
     algorithm = _build(
         ALGORITHMS[algo_name], table.get(algo_name, {}), source, f"{path}.{algo_name}"
     )
