@@ -230,3 +230,44 @@ def test_the_population_given_is_the_one_in_force() -> None:
     assert wide.state.rating - 1500.0 > 3 * (tight.state.rating - 1500.0)
     assert wide.state == rate_player(broad.rules(mode), "a", None, one_v_one(), {}).state
     assert rate_match(mode, one_v_one(), {}, broad)["a"] == wide
+
+
+@st.composite
+def shared_matches(draw: st.DrawFn) -> tuple[MatchView, dict[str, PlayerState]]:
+    """Two to four teams of one to five players, any ratings and deviations, distinct ranks."""
+    sizes = draw(st.lists(st.integers(1, 5), min_size=2, max_size=4))
+    teams = tuple(tuple(f"t{t}p{i}" for i in range(size)) for t, size in enumerate(sizes))
+    states = {
+        pid: PlayerState(
+            draw(st.floats(1000.0, 2000.0)), draw(st.floats(40.0, 350.0)), 0.06, 0, 10, T0
+        )
+        for team in teams
+        for pid in team
+    }
+    ranks = tuple(draw(st.permutations(range(len(teams)))))
+    return MatchView(teams, ranks, T0), states
+
+
+@given(shared_matches(), st.floats(0.0, 300.0))
+def test_shared_moves_every_winner_up_and_every_loser_down(
+    drawn: tuple[MatchView, dict[str, PlayerState]], edge: float
+) -> None:
+    match, states = drawn
+    mode = ModeConfig("m", teams=TeamStrategy.SHARED, population=PopulationConfig(size_edge=edge))
+    updates = rate_match(mode, match, states)
+    best, worst = match.ranks.index(0), match.ranks.index(len(match.teams) - 1)
+    for pid in match.teams[best]:
+        assert updates[pid].state.rating >= states[pid].rating
+    for pid in match.teams[worst]:
+        assert updates[pid].state.rating <= states[pid].rating
+    for update in updates.values():
+        assert 0.0 < update.expected_score < 1.0
+        assert math.isfinite(update.state.rating)
+
+
+def test_a_shared_draw_between_equal_teams_moves_nobody() -> None:
+    even = PlayerState(1500.0, 80.0, 0.06, 0, 10, T0)
+    match = MatchView((("a", "b"), ("c", "d")), (0, 0), T0)
+    states = dict.fromkeys("abcd", even)
+    updates = rate_match(ModeConfig("m", teams=TeamStrategy.SHARED), match, states)
+    assert all(u.state.rating == pytest.approx(1500.0) for u in updates.values())
