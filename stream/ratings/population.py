@@ -87,6 +87,8 @@ DECISIVENESS_PRIOR_INFORMATION = 400.0
 DEVIATION_BOUNDS = (50.0, 450.0)
 # The size edge's Newton steps start from this much information (a prior of +-100 points).
 EDGE_PRIOR_INFORMATION = 1.0 / (100.0 * 100.0)
+# The persistence starts as if its configured value had been seen on this many teammate pairs
+# (a new mode's first reshuffled matches switch ``auto`` within a window or two).
 PERSISTENCE_PRIOR_PAIRS = 20.0
 # ``auto`` rates a mode's teams as rosters (composite_opponent) from this persistence on.
 ROSTER_PERSISTENCE = 0.5
