@@ -133,17 +133,24 @@ class Modes:
 def built_in_table() -> dict[str, Any]:
     """The built-in default mode as a modes-file table (a fresh copy).
 
-    Chosen on the parts of three real histories before their scored parts (docs/defaults.md):
-    teams against the opposing team's average, a newcomer playing 300 points below their rating
-    for about their first 8 games, and an unrated (and largest) Glicko-2 deviation of 0.6
-    (104 points) instead of INVERSUS's 2.015.
+    Chosen on the parts of six real histories before their scored parts (docs/defaults.md):
+    teams against the opposing team's average (``auto`` with rosters' persistence), a newcomer
+    playing 300 points below their rating for about their first 8 games, an unrated (and
+    largest) Glicko-2 deviation of 0.8 (139 points) instead of INVERSUS's 2.015, a side with
+    twice the players 100 points stronger, and a fixed population (``window_days = 0``): a
+    worker rates exactly as replay does, and ``tune`` learns a mode's own population offline.
     """
     return {
         "algorithm": "glicko2",
         "teams": TeamStrategy.AUTO.value,
-        "glicko2": {"unrated_deviation": 0.6},
+        "glicko2": {"unrated_deviation": 0.8},
         "experience": {"debut_offset": -300.0, "games_scale": 8.0, "provisional_games": 5},
-        "population": {"window_days": 1.0},
+        "population": {
+            "window_days": 0.0,
+            "size_edge": 100.0,
+            "persistence": 1.0,
+            "decisiveness": 1.0,
+        },
     }
 
 

@@ -281,7 +281,10 @@ def test_predict_gives_one_prediction_per_pair_of_teams_before_applying() -> Non
     predictions = replayer.predict(match)
 
     assert snapshot(replayer) == before  # predicting changes nothing
-    bc_rating = (s["b"].rating + s["c"].rating) / 2
+    # Two players against one: the built-in size edge (a side with twice the players is that
+    # many points stronger) is added to the pair.
+    edge = Modes().default.population.size_edge
+    bc_rating = (s["b"].rating + s["c"].rating) / 2 + edge
     bc_deviation = (s["b"].deviation + s["c"].deviation) / 2
     expected = [
         (glicko2_expected(s["a"].rating, s["a"].deviation, bc_rating, bc_deviation), 0.0),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stream.config.modes import Modes, PendingConfig, parse_modes
+from stream.config.modes import Modes, PendingConfig, build_mode, built_in_table, parse_modes
 from stream.history import HistoryMatch, read_history
 from stream.offline.comparison import Z_EVIDENCE
 from stream.offline.evaluation import evaluate
@@ -216,7 +216,7 @@ def test_the_tuned_section_says_what_population_the_history_taught(tmp_path: Pat
     )
     with path.open("w", encoding="utf-8") as file:
         write_jsonl(simulate(config), file)
-    learning = Modes().default
+    learning = build_mode("default", {**built_in_table(), "population": {"window_days": 1.0}})
     knobs = tuple(k for k in knobs_for("glicko2") if k.path == ("experience", "games_scale"))
     out = tune(lambda: reader(path), learning, Plan(600, split=None, rounds=1), knobs)
     (mode, population), *_ = out.learned.items()
