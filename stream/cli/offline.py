@@ -22,7 +22,7 @@ from stream.cli.arguments import (
 )
 from stream.cli.evaluation_report import comparison_lines, evaluation_lines
 from stream.cli.progress import Progress
-from stream.config.modes import Modes, built_in_mode, load_modes
+from stream.config.modes import Modes, built_in_mode, learning_table, load_modes
 from stream.errors import UserError
 from stream.history import HistoryMatch, SeedRating, read_seed_ratings
 from stream.history.source import display_name
@@ -108,12 +108,27 @@ def resolve_modes(args: argparse.Namespace) -> tuple[Modes, str | None]:
     """The modes to rate with and the mode every match is forced into (or None)."""
     if args.algorithm:
         return Modes.single(built_in_mode(DEFAULT_MODE, args.algorithm)), None
-    modes = load_modes(args.modes_file) if args.modes_file else Modes()
+    modes = offline_modes(args, args.modes_file) if args.modes_file else Modes()
     if args.mode and not modes.accepts(args.mode):
         raise UsageError(
             f"mode {args.mode!r} is not in {args.modes_file} and unlisted modes are rejected"
         )
     return modes, args.mode
+
+
+def offline_modes(args: argparse.Namespace, path: Path) -> Modes:
+    """A modes file as the offline commands read it: a mode that learns its population is
+    rated so here, with one line on stderr saying that a worker refuses the file (live equals
+    replay only for a fixed population: docs/decisions.md)."""
+    modes = load_modes(path)
+    where = learning_table(modes)
+    if where is not None:
+        print(
+            f"skillstream {args.command}: note: {path}: [{where}] window_days above 0: the "
+            "population is learned from this history, offline only (a worker refuses this file)",
+            file=sys.stderr,
+        )
+    return modes
 
 
 def make_replayer(args: argparse.Namespace) -> Replayer:
@@ -248,7 +263,8 @@ def compare_configurations(args: argparse.Namespace) -> int:
         raise UsageError("--compare prints a comparison only: use --predictions or --plot alone")
     if str(args.history) == "-":
         raise UsageError("--compare reads the history once per side: give a file, not stdin")
-    seeds = load_seeds(args, *resolve_modes(args))
+    own_modes = resolve_modes(args)
+    seeds = load_seeds(args, *own_modes)
     tally = Tally()
 
     def replayed(modes: Modes, override: str | None) -> list[Prediction]:
@@ -259,11 +275,11 @@ def compare_configurations(args: argparse.Namespace) -> int:
     scored: list[Prediction] | None = None
     sides: list[Side] = []
     if len(given) == 1:
-        scored = replayed(*resolve_modes(args))
+        scored = replayed(*own_modes)
         sides.append(side_of(own_configuration(args), scored))
     for path in given:
         if path.suffix.lower() == ".toml":
-            modes = load_modes(path)
+            modes = offline_modes(args, path)
             if args.mode and not modes.accepts(args.mode):
                 raise UsageError(
                     f"mode {args.mode!r} is not in {path} and unlisted modes are rejected"
@@ -272,7 +288,7 @@ def compare_configurations(args: argparse.Namespace) -> int:
             scored = own if scored is None else scored
             sides.append(side_of(str(path), own))
     if scored is None:  # two predictions files: the history still says what is scored
-        scored = replayed(*resolve_modes(args))
+        scored = replayed(*own_modes)
     if not scored:
         raise UsageError(nothing_to_score(args, tally))
     for index, path in enumerate(given):

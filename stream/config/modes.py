@@ -130,6 +130,34 @@ class Modes:
         return cls(default=config)
 
 
+def learning_table(modes: Modes) -> str | None:
+    """The modes-file table whose ``[population] window_days`` above 0 makes a mode learn its
+    population from its history (``default.population`` or ``modes.NAME.population``), or None
+    when every mode's population is fixed."""
+    if modes.default.population.learns:
+        return "default.population"
+    for name, mode in modes.listed.items():
+        if mode.population.learns:
+            return f"modes.{name}.population"
+    return None
+
+
+def check_fixed_population(modes: Modes, source: str) -> None:
+    """Refuse modes that learn their population: what a worker runs with.
+
+    A worker does not carry a learned population between its partitions yet (docs/decisions.md,
+    "The learned population is offline only"), so a mode that learns would be rated live with
+    other values than ``replay`` gives it from the same file. Refusing the file at start is
+    what keeps live equal to replay. ModesError names ``source`` and the key."""
+    where = learning_table(modes)
+    if where is not None:
+        raise ModesError(
+            f"{source}: [{where}] window_days above 0 learns the population from the history, "
+            "which only the offline commands do: a worker needs window_days = 0 (skillstream "
+            "tune prints the learned values to fix)"
+        )
+
+
 def built_in_table() -> dict[str, Any]:
     """The built-in default mode as a modes-file table (a fresh copy).
 
