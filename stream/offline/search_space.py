@@ -16,10 +16,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from stream.config.modes import PendingConfig
+from stream.ratings.algorithm import PriorDeviation
 from stream.ratings.modes import ModeConfig
+from stream.ratings.population import Population
 from stream.ratings.teams import TeamStrategy
 
-Kind = Literal["number", "choice"]
+# "learned": no key of its own (LEARNED_POPULATION), tried by tuning.py, never applied.
+Kind = Literal["number", "choice", "learned"]
 Value = float | str
 Table = dict[str, Any]
 
@@ -43,6 +46,8 @@ class Knob:
 
     def applied(self, table: Table, value: Value) -> Table:
         """A copy of a mode's ``table`` with this knob set to ``value``."""
+        if self.kind == "learned":
+            raise TypeError(f"{self.name} is learned from the history, not set to a value")
         out = copy.deepcopy(table)
         *parents, key = self.path
         inner = out
@@ -70,15 +75,17 @@ def _numbers(path: tuple[str, ...], *values: float) -> Knob:
 # rating (predictions always use the team averages), so it matters only with teams of two or more.
 # The experience term (a newcomer plays at rating + debut_offset * exp(-games / games_scale))
 # is searched for every algorithm but ZoneStats, whose scale it does not share; 0 switches it off.
+# Not a key: the population (prior deviation, size edge, persistence, decisiveness) the mode
+# learns from the search part, fixed in the configuration (tuning.py tries it in two replays).
+LEARNED_POPULATION = Knob(("population",), (), "learned")
 COMMON: tuple[Knob, ...] = (
     Knob(("teams",), tuple(t.value for t in TeamStrategy), "choice"),
     _numbers(("experience", "debut_offset"), 0.0, -100.0, -200.0, -300.0, -400.0),
     _numbers(("experience", "games_scale"), 2.0, 4.0, 8.0, 16.0),
-    # Learn the population from the history (every day of event time) or keep it fixed.
-    _numbers(("population", "window_days"), 0.0, 1.0, 7.0),
+    LEARNED_POPULATION,
 )
-# Searched only when the history has sides of different sizes: where learning is on, the
-# size edge it starts from.
+# Searched only when the history has sides of different sizes: a fixed size edge. (The
+# population learned from the history is tried besides the knobs: tuning.py.)
 SIZE_EDGE = _numbers(("population", "size_edge"), 0.0, 50.0, 100.0, 200.0)
 
 # Knobs worth turning around each algorithm's defaults. Elo's and ZoneStats' temperatures are
@@ -134,6 +141,29 @@ def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:
         "experience": _fields(config.experience),
         "population": _fields(config.population),
     }
+
+
+def population_fixed(table: Table, config: ModeConfig, population: Population) -> Table:
+    """A copy of a mode's ``table`` (which builds ``config``) with ``population`` fixed in it:
+    ``window_days = 0``, the size edge, persistence and decisiveness, and the algorithm's new
+    player deviation (rounded to what a modes file shows: a tenth of a point, three decimals)."""
+    out = copy.deepcopy(table)
+    out["population"] = {
+        **out.get("population", {}),
+        "window_days": 0.0,
+        "size_edge": round(population.size_edge, 1),
+        "persistence": round(population.persistence, 3),
+        "decisiveness": round(population.decisiveness, 3),
+    }
+    algorithm = config.algorithm
+    if population.deviation is not None and isinstance(algorithm, PriorDeviation):
+        given = _fields(algorithm)
+        moved = _fields(algorithm.with_prior_deviation(population.deviation))
+        out[algorithm.name] = {
+            **out.get(algorithm.name, {}),
+            **{k: round(v, 3) for k, v in moved.items() if v != given[k]},
+        }
+    return out
 
 
 def _fields(value: object) -> Table:

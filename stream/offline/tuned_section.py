@@ -83,3 +83,5 @@ def _learned_lines(result: TuneResult) -> Iterator[str]:
         )
         how = "learned by the end of the history" if kept.population.learns else "fixed"
         yield f"# population of mode {mode!r}, {how}: {', '.join(parts)}"
+    if kept.population.learns:
+        yield "# window_days above 0 learns offline only: a worker refuses it (fix these values)"
