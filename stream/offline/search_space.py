@@ -82,7 +82,6 @@ COMMON: tuple[Knob, ...] = (
     Knob(("teams",), tuple(t.value for t in TeamStrategy), "choice"),
     _numbers(("experience", "debut_offset"), 0.0, -100.0, -200.0, -300.0, -400.0),
     _numbers(("experience", "games_scale"), 2.0, 4.0, 8.0, 16.0),
-    LEARNED_POPULATION,
 )
 # Searched only when the history has sides of different sizes: a fixed size edge. (The
 # population learned from the history is tried besides the knobs: tuning.py.)
@@ -116,16 +115,19 @@ BY_ALGORITHM: Mapping[str, tuple[Knob, ...]] = {
 
 
 def knobs_for(algorithm: str, *, teams: bool = True, uneven: bool = False) -> tuple[Knob, ...]:
-    """The knobs of ``algorithm`` then the shared ones (without the team strategy if not
-    ``teams``: every team of the history has one player, so it changes nothing; with the size
-    edge if ``uneven``: some match has sides of different sizes)."""
+    """The learned population, the knobs of ``algorithm``, then the shared ones (without the
+    team strategy if not ``teams``: every team of the history has one player, so it changes
+    nothing; with the size edge if ``uneven``: some match has sides of different sizes)."""
     common = tuple(
         k
         for k in COMMON
         if (teams or k.path != ("teams",))
         and (algorithm != "zonestats" or k.path[0] != "experience")
     )
-    return BY_ALGORITHM[algorithm] + common + ((SIZE_EDGE,) if uneven else ())
+    # The population first: the other knobs are then tuned around the mode's own population.
+    return (
+        (LEARNED_POPULATION,) + BY_ALGORITHM[algorithm] + common + ((SIZE_EDGE,) if uneven else ())
+    )
 
 
 def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:
