@@ -151,26 +151,36 @@ class RatingQueries:
     def win_probability(self, mode: str, a: str, b: str) -> Plan[float]:
         config = self.mode_config(mode)
         algorithm, experience = config.algorithm, config.experience
+        decisiveness = config.population.decisiveness
         return self.get_many(mode, (a, b)).then(
             lambda found: probability.win_probability(
                 algorithm,
                 found[a].effective_skill(experience),
                 found[b].effective_skill(experience),
+                decisiveness,
             )
         )
 
     def team_win_probability(
         self, mode: str, team_a: Sequence[str], team_b: Sequence[str]
     ) -> Plan[float]:
-        algorithm = self.mode_config(mode).algorithm
+        """As the mode rates the teams: its team strategy, size edge and decisiveness."""
+        config = self.mode_config(mode)
+        algorithm, strategy, population = config.algorithm, config.team_rule, config.population
+        edge, decisive = population.size_edge, population.decisiveness
         return self._teams(mode, team_a, team_b).then(
-            lambda teams: probability.team_win_probability(algorithm, *teams)
+            lambda teams: probability.team_win_probability(
+                algorithm, *teams, strategy, edge, decisive
+            )
         )
 
     def match_quality(self, mode: str, team_a: Sequence[str], team_b: Sequence[str]) -> Plan[float]:
-        algorithm = self.mode_config(mode).algorithm
+        """As the mode rates the teams: its team strategy, size edge and decisiveness."""
+        config = self.mode_config(mode)
+        algorithm, strategy, population = config.algorithm, config.team_rule, config.population
+        edge, decisive = population.size_edge, population.decisiveness
         return self._teams(mode, team_a, team_b).then(
-            lambda teams: probability.match_quality(algorithm, *teams)
+            lambda teams: probability.match_quality(algorithm, *teams, strategy, edge, decisive)
         )
 
     def top(

@@ -177,3 +177,15 @@ def team_sizes(text: str) -> tuple[int, ...]:
     sizes = tuple(int(part) for part in parts)
     _check(min(sizes) >= 1, f"every team needs a player, got {text!r}")
     return sizes
+
+
+def size_range(text: str) -> tuple[int, int]:
+    """The fewest and most players a team has, ``1-10``: whole numbers, 1 <= fewest <= most."""
+    parts = text.split("-")
+    _check(
+        len(parts) == 2 and all(part.strip().isdigit() for part in parts),
+        f"expected the fewest and most players a side, such as 1-10, got {text!r}",
+    )
+    low, high = (int(part) for part in parts)
+    _check(1 <= low <= high, f"expected 1 <= fewest <= most, got {text!r}")
+    return low, high

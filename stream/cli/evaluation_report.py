@@ -10,6 +10,7 @@ from stream.offline.pairing import Comparison
 _DIMENSION_NAMES = {
     "experience": "games of the less experienced",
     "team_size": "team size",
+    "sides": "sides",
     "mode": "mode",
 }
 _VERDICTS = {
@@ -39,6 +40,13 @@ def evaluation_lines(evaluation: Evaluation) -> Iterator[str]:
                 f"{label:<36} {m.matches:>8} {m.log_loss:>9.5f} "
                 f"{m.favourite_predicted:>20.3f} {m.favourite_observed:>9.3f}"
             )
+    bigger = evaluation.bigger
+    if bigger.predictions:
+        yield ""
+        yield (
+            f"uneven sides ({bigger.matches} matches): the bigger side was given "
+            f"{bigger.mean_predicted:.3f} on average and won {bigger.mean_observed:.3f}"
+        )
 
 
 def comparison_lines(comparison: Comparison) -> Iterator[str]:

@@ -22,9 +22,10 @@ from stream.cli.arguments import (
 )
 from stream.cli.evaluation_report import comparison_lines, evaluation_lines
 from stream.cli.progress import Progress
-from stream.config.modes import Modes, built_in_mode, load_modes
+from stream.config.modes import Modes, built_in_mode, learning_table, load_modes
 from stream.errors import UserError
-from stream.history import HistoryMatch, read_seed_ratings
+from stream.history import HistoryMatch, SeedRating, read_seed_ratings
+from stream.history.source import display_name
 from stream.offline.evaluation import Tally, evaluate_in_detail
 from stream.offline.intake import Intake
 from stream.offline.pairing import Side, compare, side_from_file, side_of
@@ -32,6 +33,7 @@ from stream.offline.predictions import Prediction, predictions
 from stream.offline.predictions_file import read_predictions, write_predictions
 from stream.offline.replayer import DEFAULT_MODE, Replayer, in_play_order
 from stream.offline.search_space import knobs_for
+from stream.offline.seeding import SeedBounds, SeedGames, check_seeds, with_games
 from stream.offline.tuned_section import tuned_toml
 from stream.offline.tuning import Plan, Trial, planned_trials, tune
 from stream.ratings.algorithm import ALGORITHMS
@@ -77,6 +79,19 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         type=existing_file,
         help="JSON lines of starting states (player_id, rating, ...)",
     )
+    parser.add_argument(
+        "--seed-bounds",
+        choices=[b.value for b in SeedBounds],
+        default=SeedBounds.REFUSE.value,
+        help="a seed outside its mode's bounds: refuse it, naming its line (default), or clamp "
+        "it, saying so",
+    )
+    parser.add_argument(
+        "--seed-games",
+        choices=[g.value for g in SeedGames],
+        default=SeedGames.ESTABLISHED.value,
+        help="a seed without games: an established player (default) or a new one (0 games)",
+    )
 
 
 def add_on_error(parser: argparse.ArgumentParser) -> None:
@@ -93,7 +108,7 @@ def resolve_modes(args: argparse.Namespace) -> tuple[Modes, str | None]:
     """The modes to rate with and the mode every match is forced into (or None)."""
     if args.algorithm:
         return Modes.single(built_in_mode(DEFAULT_MODE, args.algorithm)), None
-    modes = load_modes(args.modes_file) if args.modes_file else Modes()
+    modes = offline_modes(args, args.modes_file) if args.modes_file else Modes()
     if args.mode and not modes.accepts(args.mode):
         raise UsageError(
             f"mode {args.mode!r} is not in {args.modes_file} and unlisted modes are rejected"
@@ -101,12 +116,39 @@ def resolve_modes(args: argparse.Namespace) -> tuple[Modes, str | None]:
     return modes, args.mode
 
 
+def offline_modes(args: argparse.Namespace, path: Path) -> Modes:
+    """A modes file as the offline commands read it: a mode that learns its population is
+    rated so here, with one line on stderr saying that a worker refuses the file (live equals
+    replay only for a fixed population: docs/decisions.md)."""
+    modes = load_modes(path)
+    where = learning_table(modes)
+    if where is not None:
+        print(
+            f"skillstream {args.command}: note: {path}: [{where}] window_days above 0: the "
+            "population is learned from this history, offline only (a worker refuses this file)",
+            file=sys.stderr,
+        )
+    return modes
+
+
 def make_replayer(args: argparse.Namespace) -> Replayer:
     modes, override = resolve_modes(args)
     if args.seed_ratings is not None and str(args.seed_ratings) == "-" == str(args.history):
         raise UsageError("the history and --seed-ratings cannot both be read from stdin ('-')")
-    seeds = list(read_seed_ratings(args.seed_ratings)) if args.seed_ratings else []
-    return Replayer(modes, override, seeds)
+    return Replayer(modes, override, load_seeds(args, modes, override))
+
+
+def load_seeds(args: argparse.Namespace, modes: Modes, override: str | None) -> list[SeedRating]:
+    """The ``--seed-ratings`` as given, checked against the modes they start in
+    (``--seed-bounds``: a refused seed stops the command with its line, each clamped one is
+    reported on stderr), seeds without games as ``--seed-games`` says."""
+    if not args.seed_ratings:
+        return []
+    seeds = with_games(read_seed_ratings(args.seed_ratings), SeedGames(args.seed_games))
+    source = display_name(args.seed_ratings)
+    for note in check_seeds(seeds, modes, override, SeedBounds(args.seed_bounds), source):
+        print(f"skillstream {args.command}: {note}", file=sys.stderr)
+    return seeds
 
 
 def stream_history(
@@ -221,7 +263,8 @@ def compare_configurations(args: argparse.Namespace) -> int:
         raise UsageError("--compare prints a comparison only: use --predictions or --plot alone")
     if str(args.history) == "-":
         raise UsageError("--compare reads the history once per side: give a file, not stdin")
-    seeds = list(read_seed_ratings(args.seed_ratings)) if args.seed_ratings else []
+    own_modes = resolve_modes(args)
+    seeds = load_seeds(args, *own_modes)
     tally = Tally()
 
     def replayed(modes: Modes, override: str | None) -> list[Prediction]:
@@ -232,11 +275,11 @@ def compare_configurations(args: argparse.Namespace) -> int:
     scored: list[Prediction] | None = None
     sides: list[Side] = []
     if len(given) == 1:
-        scored = replayed(*resolve_modes(args))
+        scored = replayed(*own_modes)
         sides.append(side_of(own_configuration(args), scored))
     for path in given:
         if path.suffix.lower() == ".toml":
-            modes = load_modes(path)
+            modes = offline_modes(args, path)
             if args.mode and not modes.accepts(args.mode):
                 raise UsageError(
                     f"mode {args.mode!r} is not in {path} and unlisted modes are rejected"
@@ -245,7 +288,7 @@ def compare_configurations(args: argparse.Namespace) -> int:
             scored = own if scored is None else scored
             sides.append(side_of(str(path), own))
     if scored is None:  # two predictions files: the history still says what is scored
-        scored = replayed(*resolve_modes(args))
+        scored = replayed(*own_modes)
     if not scored:
         raise UsageError(nothing_to_score(args, tally))
     for index, path in enumerate(given):
@@ -279,7 +322,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         raise UsageError("tune reads the history several times: give a file, not stdin")
     modes, override = resolve_modes(args)
     base = modes.get(override or DEFAULT_MODE)
-    seeds = list(read_seed_ratings(args.seed_ratings)) if args.seed_ratings else []
+    seeds = load_seeds(args, modes, override)
     split: float | None = args.split
     total = Tally()
     before = Tally()
@@ -294,7 +337,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         raise UsageError(f"no match of {args.history} is on or after --split: nothing to judge on")
     if searched - skip < 1:
         raise UsageError("the held-out tail is empty: use a longer history or a larger --holdout")
-    knobs = knobs_for(base.algorithm.name, teams=total.largest_team > 1)
+    knobs = knobs_for(base.algorithm.name, teams=total.largest_team > 1, uneven=total.uneven > 0)
     plan = Plan(skip, split, args.rounds)
     planned = planned_trials(knobs, plan)
     with Progress(planned, "tune") as bar:

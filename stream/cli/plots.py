@@ -11,6 +11,7 @@ from stream.offline.metrics import PredictionMetrics
 _PANEL_TITLES = {
     "experience": "by games of the less experienced participant",
     "team_size": "by team size",
+    "sides": "by sides (even or uneven)",
     "mode": "by mode",
 }
 # More curves than this in one panel are unreadable: the largest buckets are drawn.
@@ -26,7 +27,7 @@ def calibration_plot(evaluation: Evaluation, path: Path, title: str) -> None:
     import matplotlib.pyplot as plt
 
     overall = evaluation.overall
-    fig, axes = plt.subplots(2, 2, figsize=(11, 10))
+    fig, axes = plt.subplots(2, 3, figsize=(16, 10))
     top = axes[0][0]
     _diagonal(top)
     _curve(top, overall, "all predictions", marker_counts=True)
@@ -36,7 +37,8 @@ def calibration_plot(evaluation: Evaluation, path: Path, title: str) -> None:
         fontsize=10,
     )
     top.legend(loc="upper left", fontsize=8)
-    for ax, dimension in zip((axes[0][1], axes[1][0], axes[1][1]), _PANEL_TITLES, strict=True):
+    panels = (axes[0][1], axes[0][2], axes[1][0], axes[1][1])
+    for ax, dimension in zip(panels, _PANEL_TITLES, strict=True):
         _diagonal(ax)
         buckets = evaluation.breakdown(dimension)
         largest = sorted(buckets, key=lambda b: -b[1].predictions)[:_MAX_CURVES]
@@ -49,6 +51,17 @@ def calibration_plot(evaluation: Evaluation, path: Path, title: str) -> None:
             _curve(ax, metrics, label, marker_counts=False)
         ax.set_title(_PANEL_TITLES[dimension], fontsize=10)
         ax.legend(loc="upper left", fontsize=7)
+    side = axes[1][2]
+    _diagonal(side)
+    bigger = evaluation.bigger
+    if bigger.predictions:
+        label = (
+            f"{bigger.matches:,} uneven matches: {bigger.mean_predicted:.2f} predicted / "
+            f"{bigger.mean_observed:.2f} won"
+        )
+        _curve(side, bigger, label, marker_counts=True)
+    side.set_title("uneven sides, from the bigger side", fontsize=10)
+    side.legend(loc="upper left", fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

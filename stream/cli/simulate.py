@@ -19,6 +19,7 @@ from stream.cli.arguments import (
     output_file,
     positive_int,
     probability,
+    size_range,
     team_sizes,
 )
 from stream.errors import UserError
@@ -35,6 +36,8 @@ MODEL_OPTIONS = {
     "team-size": "team_size",
     "teams": "teams",
     "team-sizes": "team_sizes",
+    "size-range": "size_range",
+    "uneven-rate": "uneven_rate",
     "skill-mean": "skill_mean",
     "skill-sd": "skill_sd",
     "draw-rate": "draw_probability",
@@ -59,6 +62,8 @@ _HELP = {
     "mode": "mode name (default from the format, e.g. 1v1, 2v3, ffa8)",
     "teams": "teams per match (>2: free-for-all)",
     "team-sizes": "one size per team for uneven teams, e.g. 2,3 (overrides --team-size/--teams)",
+    "size-range": "each match draws one size for all its teams from this range, e.g. 1-10",
+    "uneven-rate": "share of matches where one team has one player more or fewer",
     "skill-sd": "spread of the players' eventual true skills",
     "drift": "true-skill random walk per match played (sd)",
     "newcomer-deficit": "how far below their eventual skill newcomers start",
@@ -85,6 +90,8 @@ _TYPES: dict[str, Any] = {
     "quit-rate": probability,
     "drift": non_negative_float,
     "team-sizes": team_sizes,
+    "size-range": size_range,
+    "uneven-rate": probability,
     "matchmaker": str,
     "mode": str,
     "initial-players": int,
@@ -115,7 +122,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     fmt = args.format or suffix or "csv"
     if suffix is not None and fmt != suffix:
         raise UserError(f"--format {fmt} does not match --out {args.out}")
-    if fmt == "csv" and (config.sizes != (1, 1)):
+    if fmt == "csv" and not config.one_on_one:
         raise UserError("CSV holds 1v1 matches; use --format jsonl (or --out FILE.jsonl)")
     with ExitStack() as stack:
         out: TextIO = (

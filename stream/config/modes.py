@@ -55,6 +55,7 @@ from stream.errors import UserError
 from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.population import PopulationConfig
 from stream.ratings.ranges import ConfigError, Range, check_ranges
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.seasons import SeasonsConfig
@@ -129,19 +130,55 @@ class Modes:
         return cls(default=config)
 
 
+def learning_table(modes: Modes) -> str | None:
+    """The modes-file table whose ``[population] window_days`` above 0 makes a mode learn its
+    population from its history (``default.population`` or ``modes.NAME.population``), or None
+    when every mode's population is fixed."""
+    if modes.default.population.learns:
+        return "default.population"
+    for name, mode in modes.listed.items():
+        if mode.population.learns:
+            return f"modes.{name}.population"
+    return None
+
+
+def check_fixed_population(modes: Modes, source: str) -> None:
+    """Refuse modes that learn their population: what a worker runs with.
+
+    A worker does not carry a learned population between its partitions yet (docs/decisions.md,
+    "The learned population is offline only"), so a mode that learns would be rated live with
+    other values than ``replay`` gives it from the same file. Refusing the file at start is
+    what keeps live equal to replay. ModesError names ``source`` and the key."""
+    where = learning_table(modes)
+    if where is not None:
+        raise ModesError(
+            f"{source}: [{where}] window_days above 0 learns the population from the history, "
+            "which only the offline commands do: a worker needs window_days = 0 (skillstream "
+            "tune prints the learned values to fix)"
+        )
+
+
 def built_in_table() -> dict[str, Any]:
     """The built-in default mode as a modes-file table (a fresh copy).
 
-    Chosen on the parts of three real histories before their scored parts (docs/defaults.md):
-    teams against the opposing team's average, a newcomer playing 300 points below their rating
-    for about their first 8 games, and an unrated (and largest) Glicko-2 deviation of 0.6
-    (104 points) instead of INVERSUS's 2.015.
+    Chosen on the parts of six real histories before their scored parts (docs/defaults.md):
+    teams against the opposing team's average (``auto`` with rosters' persistence), a newcomer
+    playing 300 points below their rating for about their first 8 games, an unrated (and
+    largest) Glicko-2 deviation of 0.8 (139 points) instead of INVERSUS's 2.015, a side with
+    twice the players 100 points stronger, and a fixed population (``window_days = 0``): a
+    worker rates exactly as replay does, and ``tune`` learns a mode's own population offline.
     """
     return {
         "algorithm": "glicko2",
-        "teams": TeamStrategy.COMPOSITE_OPPONENT.value,
-        "glicko2": {"unrated_deviation": 0.6},
+        "teams": TeamStrategy.AUTO.value,
+        "glicko2": {"unrated_deviation": 0.8},
         "experience": {"debut_offset": -300.0, "games_scale": 8.0, "provisional_games": 5},
+        "population": {
+            "window_days": 0.0,
+            "size_edge": 100.0,
+            "persistence": 1.0,
+            "decisiveness": 1.0,
+        },
     }
 
 
@@ -205,7 +242,16 @@ def _build_mode(
     algorithms = set(ALGORITHMS)
     _check_keys(
         table,
-        {"algorithm", "teams", "unlisted", "rank_points", "pending", "experience", "seasons"}
+        {
+            "algorithm",
+            "teams",
+            "unlisted",
+            "rank_points",
+            "pending",
+            "experience",
+            "seasons",
+            "population",
+        }
         | algorithms,
         source,
         where,
@@ -215,11 +261,14 @@ def _build_mode(
         raise ModesError(
             f"{source}: {where} unknown algorithm {algo_name!r}; one of {sorted(ALGORITHMS)}"
         )
+    given = table.get("teams", TeamStrategy.COMPOSITE_TEAM)
     try:
-        teams = TeamStrategy(table.get("teams", TeamStrategy.COMPOSITE_TEAM))
+        teams = TeamStrategy(given)
     except ValueError:
         choices = [t.value for t in TeamStrategy]
-        raise ModesError(f"{source}: {where} teams must be one of {choices}") from None
+        raise ModesError(
+            f"{source}: {where} teams must be one of {choices}, got {given!r}"
+        ) from None
     algorithm = _build(
         ALGORITHMS[algo_name], table.get(algo_name, {}), source, f"{path}.{algo_name}"
     )
@@ -239,7 +288,8 @@ def _build_mode(
     )
     experience = _build(ExperienceConfig, table.get("experience", {}), source, f"{path}.experience")
     seasons = _seasons(table.get("seasons", {}), source, f"{path}.seasons")
-    mode = ModeConfig(name, algorithm, teams, rank_points, experience, quits, seasons)
+    population = _build(PopulationConfig, table.get("population", {}), source, f"{path}.population")
+    mode = ModeConfig(name, algorithm, teams, rank_points, experience, quits, seasons, population)
     return mode, pending
 
 

@@ -16,7 +16,7 @@ from stream.config.addresses import (
     check_redis_url,
     port_number,
 )
-from stream.config.modes import Modes, load_modes
+from stream.config.modes import Modes, check_fixed_population, load_modes
 from stream.config.security import KafkaSecurity, SecurityError
 from stream.errors import UserError
 from stream.events import EventLimits
@@ -201,7 +201,15 @@ class Settings:
         return f"{parts.hostname}:{parts.port or 6379}"
 
     def load_modes(self) -> Modes:
-        return Modes() if self.modes_file is None else load_modes(self.modes_file)
+        """The modes a worker (and the cache's writer and readers) rate with: the modes file's,
+        refused when a mode learns its population (only replay, evaluate and tune do)."""
+        if self.modes_file is None:
+            modes = Modes()
+            check_fixed_population(modes, "the built-in defaults")
+        else:
+            modes = load_modes(self.modes_file)
+            check_fixed_population(modes, str(self.modes_file))
+        return modes
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

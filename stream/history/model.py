@@ -52,7 +52,8 @@ class SeedRating:
 
     ``mode`` None means the seed applies to every mode; ``deviation`` and ``volatility`` None
     mean "the algorithm's default for a new player". ``games`` are the games the player already
-    played before the seed (the experience term treats a seed with none as a debutant).
+    played before the seed; None when the seed does not say (replay then takes the player for
+    established: stream.offline.seeding).
     """
 
     line: int
@@ -61,7 +62,7 @@ class SeedRating:
     rating: float
     deviation: float | None
     volatility: float | None
-    games: int = 0
+    games: int | None = None
 
 
 class HistoryError(UserError):

@@ -27,7 +27,8 @@ def read_seed_ratings(path: Path | str) -> Iterator[SeedRating]:
     Each line is an object with ``player_id`` (string), optional ``mode`` (string or null: null
     or absent means every mode), ``rating`` (number), and optional ``deviation`` (number >= 0)
     and ``volatility`` (number > 0), where absent or null means the algorithm's default, and
-    optional ``games`` (integer >= 0, absent or null: 0), the games already played. Blank
+    optional ``games`` (integer >= 0, absent or null: not given; replay then takes the player
+    for established unless asked otherwise), the games already played. Blank
     lines are skipped, unknown fields ignored; a player seeded twice for the same mode is an
     error. Problems raise :class:`HistoryError` naming the line.
     """
@@ -85,9 +86,7 @@ def _parse_seed(obj: object, line: int) -> SeedRating:
     if volatility is not None and volatility <= 0:
         raise ValueError(f"volatility: must be positive, got {volatility!r}")
     games = obj.get("games")
-    if games is None:
-        games = 0
-    elif isinstance(games, bool) or not isinstance(games, int) or games < 0:
+    if games is not None and (isinstance(games, bool) or not isinstance(games, int) or games < 0):
         raise ValueError(f"games: expected an integer >= 0, got {describe_value(games)}")
     return SeedRating(line, player_id, mode, rating, deviation, volatility, games)
 

@@ -17,6 +17,10 @@ from dataclasses import dataclass
 _EPS = 1e-15
 # A difference is called evidence when it is this many standard errors from zero (about 95%).
 Z_EVIDENCE = 2.0
+# ... and at least this large: a change that moves log loss by less (a parameter the history
+# hardly uses, such as Glicko-2's tau with one game per period) is no difference, however
+# small its standard error.
+NEGLIGIBLE = 1e-5
 # Student's t, 97.5% quantile, by degrees of freedom (clusters - 1) up to 30: with few days the
 # clustered error is itself uncertain (two days give one degree of freedom, t = 12.7), and
 # comparing to 2 would call noise evidence.
@@ -73,8 +77,13 @@ class PairedDifference:
     def verdict(self) -> str:
         """``better`` (A beats B beyond noise), ``worse``, or ``no evidence``.
 
-        Beyond noise means at least :func:`critical_value` standard errors from zero."""
-        if self.clusters < 2 or abs(self.z) < critical_value(self.clusters):
+        Beyond noise means at least :func:`critical_value` standard errors from zero, and at
+        least :data:`NEGLIGIBLE`."""
+        if (
+            self.clusters < 2
+            or abs(self.mean) < NEGLIGIBLE
+            or abs(self.z) < critical_value(self.clusters)
+        ):
             return "no evidence"
         return "better" if self.mean < 0 else "worse"
 

@@ -18,7 +18,8 @@ from stream.offline.predictions import (
 from stream.offline.replayer import Replayer
 
 # What calibration is broken down by, in the order reports show them.
-DIMENSIONS = ("experience", "team_size", "mode")
+DIMENSIONS = ("experience", "team_size", "sides", "mode")
+EVEN, UNEVEN = "even", "uneven"
 
 
 def _bucket(prediction: Prediction, dimension: str) -> str:
@@ -26,6 +27,9 @@ def _bucket(prediction: Prediction, dimension: str) -> str:
         return experience_bucket(prediction.games)
     if dimension == "team_size":
         return str(prediction.team_size)
+    if dimension == "sides":
+        a, b = prediction.sizes
+        return EVEN if a == b else UNEVEN
     return prediction.mode
 
 
@@ -35,6 +39,8 @@ def _order(dimension: str, buckets: Iterable[str]) -> list[str]:
         return [label for label in labels if label in buckets]
     if dimension == "team_size":
         return sorted(buckets, key=int)
+    if dimension == "sides":
+        return [label for label in (EVEN, UNEVEN) if label in buckets]
     return sorted(buckets)
 
 
@@ -43,19 +49,29 @@ class Evaluation:
     """The metrics of every scored prediction, overall and per bucket of each dimension.
 
     A match counts once per bucket it has a prediction in (a free-for-all match can fall in
-    several experience buckets, one per pair of teams).
+    several experience buckets, one per pair of teams). ``bigger`` holds the predictions of
+    uneven sides seen from the bigger side: its mean prediction against how often it won.
     """
 
     overall: PredictionMetrics = field(default_factory=PredictionMetrics)
     by: dict[str, dict[str, PredictionMetrics]] = field(
         default_factory=lambda: {d: {} for d in DIMENSIONS}
     )
+    bigger: PredictionMetrics = field(default_factory=PredictionMetrics)
     _last_row: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def add(self, prediction: Prediction) -> None:
         row = prediction.row
         self._count(self.overall, ("", ""), row)
         self.overall.add(prediction.p, prediction.actual)
+        a, b = prediction.sizes
+        if a != b:
+            bigger_first = a > b
+            self._count(self.bigger, ("bigger", ""), row)
+            self.bigger.add(
+                prediction.p if bigger_first else 1.0 - prediction.p,
+                prediction.actual if bigger_first else 1.0 - prediction.actual,
+            )
         for dimension, buckets in self.by.items():
             name = _bucket(prediction, dimension)
             metrics = buckets.get(name)
@@ -84,6 +100,16 @@ class Evaluation:
             }
             for dimension in DIMENSIONS
         }
+        bigger = self.bigger
+        if bigger.predictions:
+            out["bigger_side"] = {
+                "matches": bigger.matches,
+                "predictions": bigger.predictions,
+                "predicted": bigger.mean_predicted,
+                "won": bigger.mean_observed,
+                "log_loss": bigger.log_loss,
+                "calibration": _calibration(bigger),
+            }
         return out
 
 
@@ -120,11 +146,13 @@ def evaluate_in_detail(scored: Iterable[Prediction]) -> Evaluation:
 
 @dataclass
 class Tally:
-    """What passed through :meth:`track`: how many matches, the last time, the largest team."""
+    """What passed through :meth:`track`: how many matches, the last time, the largest team,
+    how many matches had sides of different sizes."""
 
     matches: int = 0
     last_at: float = -math.inf
     largest_team: int = 0
+    uneven: int = 0
 
     def track(self, matches: Iterable[HistoryMatch]) -> Iterator[HistoryMatch]:
         for match in matches:
@@ -134,4 +162,6 @@ class Tally:
     def add(self, match: HistoryMatch) -> None:
         self.matches += 1
         self.last_at = max(self.last_at, match.at)
-        self.largest_team = max(self.largest_team, *(len(team) for team in match.teams))
+        sizes = [len(team) for team in match.teams]
+        self.largest_team = max(self.largest_team, *sizes)
+        self.uneven += min(sizes) != max(sizes)

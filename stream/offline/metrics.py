@@ -69,6 +69,16 @@ class PredictionMetrics:
         :attr:`favourite_predicted`."""
         return self._favourite_observed / self.predictions if self.predictions else math.nan
 
+    @property
+    def mean_predicted(self) -> float:
+        """The mean predicted probability (of the side each prediction is seen from)."""
+        return sum(self.bin_predicted) / self.predictions if self.predictions else math.nan
+
+    @property
+    def mean_observed(self) -> float:
+        """How often that side won (a draw counts half)."""
+        return sum(self.bin_actual) / self.predictions if self.predictions else math.nan
+
     def summary(self) -> dict[str, float | int]:
         return {
             "matches": self.matches,

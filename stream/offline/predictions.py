@@ -2,7 +2,8 @@
 
 A prediction is "team ``teams[0]`` beats team ``teams[1]``" made from the states just before
 the match. Besides the probability and the result it carries what calibration is broken down
-by: the fewest games any participant of the two teams had played, the team size and the mode.
+by: the fewest games any participant of the two teams had played, the two teams' sizes and the
+mode.
 ``row`` numbers the history's matches from 1 in file order (training matches included), so two
 systems that read the same file can pair their predictions by it.
 """
@@ -48,6 +49,8 @@ class Prediction:
     games: int
     team_size: int
     mode: str
+    # How many players each of the two teams had (``team_size`` is the larger).
+    sizes: tuple[int, int] = (1, 1)
 
     @property
     def key(self) -> tuple[int, int, int]:
@@ -94,4 +97,5 @@ def _predict(row: int, match: HistoryMatch, replayer: Replayer) -> Iterator[Pred
                 min(fewest[i], fewest[j]),
                 max(len(teams[i]), len(teams[j])),
                 mode,
+                (len(teams[i]), len(teams[j])),
             )

@@ -3,7 +3,7 @@
 One object per prediction::
 
     {"row": 12, "teams": [0, 1], "played_at": "2023-01-02T10:00:00Z", "p": 0.62,
-     "actual": 1.0, "games": 3, "team_size": 1, "mode": "default"}
+     "actual": 1.0, "games": 3, "team_size": 1, "sizes": [1, 1], "mode": "default"}
 
 ``row`` is the match's number among the history's matches (1-based, file order) and ``p`` the
 probability that team ``teams[0]`` beats team ``teams[1]``. Reading needs only ``row`` and ``p``
@@ -39,6 +39,7 @@ def prediction_json(prediction: Prediction) -> dict[str, Any]:
         "actual": prediction.actual,
         "games": prediction.games,
         "team_size": prediction.team_size,
+        "sizes": list(prediction.sizes),
         "mode": prediction.mode,
     }
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from stream.config.modes import Modes
 from stream.history import HistoryMatch, SeedRating, play_order
+from stream.offline.learning import PopulationLearner
 from stream.ratings.engine import (
     PlayerUpdate,
     initial_state,
@@ -20,12 +21,14 @@ from stream.ratings.engine import (
     skill_at,
 )
 from stream.ratings.experience import shifted
+from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import SCALE, Glicko2Config
 from stream.ratings.modes import ModeConfig
+from stream.ratings.population import Population
 from stream.ratings.probability import team_win_probability
 from stream.ratings.rank_points import to_points
 from stream.ratings.resolution import rated_players
-from stream.ratings.skill import PlayerState
+from stream.ratings.skill import PlayerState, SkillLike
 from stream.ratings.teams import score_against
 from stream.settling import Fate, Settled, fate, superseding_starts
 
@@ -73,6 +76,7 @@ class Replayer:
         self._override = mode_override
         self._tables: dict[str, dict[str, PlayerState]] = {}
         self._known: dict[str, tuple[ModeConfig, dict[str, PlayerState]]] = {}
+        self._learners: dict[str, PopulationLearner] = {}
         self._seeds: dict[tuple[str, str | None], SeedRating] = {
             (s.player_id, s.mode): s for s in seeds
         }
@@ -88,26 +92,75 @@ class Replayer:
         if known is None:
             known = self._known[name] = (self._modes.get(name), {})
             self._tables[name] = known[1]
+            self._learners[name] = PopulationLearner(known[0])
         return name, known[0], known[1]
+
+    def population_of(self, match: HistoryMatch) -> Population:
+        """The population in force for ``match`` in its mode (a window's first match closes
+        the windows before it: stream.offline.learning)."""
+        name = self._override or match.mode or DEFAULT_MODE
+        learner = self._learners.get(name)
+        if learner is None:
+            self.mode_of(match)
+            learner = self._learners[name]
+        return learner.at(match.at)
+
+    @property
+    def learners(self) -> Mapping[str, PopulationLearner]:
+        """Each mode's population learner (what it learned, window by window)."""
+        return self._learners
 
     def apply(self, match: HistoryMatch) -> dict[str, PlayerUpdate]:
         """Rate ``match`` and store the new states; returns the updates by player id."""
         name, mode, table = self.mode_of(match)
         if self._seeds:
             self._seed(name, mode, table, match)
+        learner = self._learners[name]
+        # The mode with its population in force: rate_player(mode, ..., population) as one
+        # object, resolved once for the whole match (a mode that does not learn is its own).
+        population = learner.at(match.at) if learner.learns else None
+        rules = mode if population is None else learner.rules
         if match.quitters:
-            plan = rated_players(mode, match.teams, match.quitters)
+            plan = rated_players(rules, match.teams, match.quitters)
             get = table.get
             updates = {
-                pid: rate_player(mode, pid, get(pid), match, table, forced)
+                pid: rate_player(rules, pid, get(pid), match, table, forced)
                 for pid, forced in plan.items()
             }
         else:
-            updates = rate_match(mode, match, table)
+            updates = rate_match(rules, match, table)
+        if population is not None:
+            teams = match.teams
+            if not match.quitters and len(teams) == 2 and len(teams[0]) == len(teams[1]) == 1:
+                # A duel (the hot path): its prediction is the first player's expected score
+                # against the other as met, both deviations combined; nothing is looked up.
+                first = updates[teams[0][0]]
+                p = rules.algorithm.expected_score(first.own, first.opponents[0])
+                actual = score_against(*match.ranks)
+                learner.observe_duel(population, rules, p, actual, updates)
+            else:
+                self._observe(learner, population, rules, table, match, updates)
         # Written back only after everyone is rated: each player meets the others' old states.
         for pid, update in updates.items():
             table[pid] = update.state
         return updates
+
+    def _observe(
+        self,
+        learner: PopulationLearner,
+        population: Population,
+        mode: ModeConfig,  # the rules in force: population.rules(the mode)
+        table: Mapping[str, PlayerState],
+        match: HistoryMatch,
+        updates: Mapping[str, PlayerUpdate],
+    ) -> None:
+        teams = match.teams
+        if match.quitters:
+            # Its ranks say who stayed, not who played better: no prediction to learn from.
+            learner.observe(population, mode, teams, match.ranks, None, updates)
+        else:
+            skills = self._played(mode, table, match)
+            learner.observe(population, mode, teams, match.ranks, skills, updates)
 
     def apply_settled(
         self, match: HistoryMatch, fates: Mapping[str, Fate]
@@ -120,6 +173,9 @@ class Replayer:
         name, mode, table = self.mode_of(match)
         if self._seeds:
             self._seed(name, mode, table, match)
+        learner = self._learners[name]
+        # One population for the whole match, the one of its result's window.
+        population = learner.at(match.at)
         plan = rated_players(mode, match.teams, match.quitters)
         voided = match._replace(ranks=(0,) * len(match.teams), stats=None)
         get = table.get
@@ -129,9 +185,13 @@ class Replayer:
                 settled = fates[pid]
                 if settled.how is not Settled.RESULT:
                     lost = voided._replace(at=settled.at)
-                    updates[pid] = rate_player(mode, pid, get(pid), lost, table, 0.0)
+                    updates[pid] = rate_player(mode, pid, get(pid), lost, table, 0.0, population)
                 elif pid in plan:
-                    updates[pid] = rate_player(mode, pid, get(pid), match, table, plan[pid])
+                    updates[pid] = rate_player(
+                        mode, pid, get(pid), match, table, plan[pid], population
+                    )
+        if learner.learns:
+            learner.observe(population, learner.rules, match.teams, match.ranks, None, updates)
         for pid, update in updates.items():
             table[pid] = update.state
         return updates
@@ -142,24 +202,40 @@ class Replayer:
         name, mode, table = self.mode_of(match)
         if self._seeds:
             self._seed(name, mode, table, match)
-        algorithm = mode.algorithm
-        fresh = initial_state(mode)
-        experience = mode.experience
-        teams = [
+        rules = self.population_of(match).rules(mode)
+        teams = self._played(rules, table, match)
+        algorithm = rules.algorithm
+        strategy = rules.team_rule
+        edge = rules.population.size_edge
+        decisiveness = rules.population.decisiveness
+        ranks = match.ranks
+        return [
+            (
+                team_win_probability(algorithm, teams[i], teams[j], strategy, edge, decisiveness),
+                score_against(ranks[i], ranks[j]),
+            )
+            for i in range(len(teams))
+            for j in range(i + 1, len(teams))
+        ]
+
+    @staticmethod
+    def _played(
+        rules: ModeConfig, table: Mapping[str, PlayerState], match: HistoryMatch
+    ) -> list[list[SkillLike]]:
+        """Every participant's skill as the match is played: inactivity and the season's reset
+        applied, the experience offset added (a new player at the mode's initial state)."""
+        algorithm = rules.algorithm
+        fresh = initial_state(rules)
+        experience = rules.experience
+        return [
             [
                 shifted(
-                    skill_at(algorithm, season_entered(mode, state, match.at), match.at),
+                    skill_at(algorithm, season_entered(rules, state, match.at), match.at),
                     experience.offset(state.games),
                 )
                 for state in (table.get(pid, fresh) for pid in team)
             ]
             for team in match.teams
-        ]
-        ranks = match.ranks
-        return [
-            (team_win_probability(algorithm, teams[i], teams[j]), score_against(ranks[i], ranks[j]))
-            for i in range(len(teams))
-            for j in range(i + 1, len(teams))
         ]
 
     def _seed(
@@ -186,13 +262,15 @@ class Replayer:
 
 
 def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
-    """A migrated player's starting state; Rank Points start at the seed's functional rating,
-    games at the seed's (so the experience term does not take a migrated player for new).
+    """A migrated player's starting state; Rank Points start at the seed's functional rating.
 
-    A seed's deviation is capped at a new player's (the Glicko family never lets a player become
-    less certain than that) and Glicko-2 seeds are held to the mode's bounds, as every Glicko-2
-    update would hold them anyway: no seed can carry the engine outside the ranges it is proven
-    finite on.
+    Games: the seed's; a seed without any is an established player (the experience term's
+    settled games, so the term does not take a migrated ladder for debutants; ``replay
+    --seed-games new`` gives such seeds 0 games before they get here). The values are held to
+    the mode's bounds (a deviation no larger than a new player's; Glicko-2's rating, deviation
+    and volatility bounds; Glicko-1's smallest deviation), so no seed can carry the engine
+    outside the ranges it is proven finite on: stream.offline.seeding refuses or reports every
+    seed this changes before anything is rated.
     """
     fresh = initial_state(mode)
     algorithm = mode.algorithm
@@ -210,12 +288,15 @@ def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
         deviation = max(deviation, algorithm.min_deviation * SCALE)
         if volatility is not None:
             volatility = min(max(volatility, algorithm.min_volatility), algorithm.max_volatility)
+    elif isinstance(algorithm, Glicko1Config):
+        deviation = max(deviation, algorithm.min_deviation)
     points = to_points(
         mode.rank_points,
         rating - mode.rank_points.confidence_z * deviation,
         algorithm.rating_bounds,
     )
-    return PlayerState(rating, deviation, volatility, round(points), seed.games, None)
+    games = mode.experience.settled_games if seed.games is None else seed.games
+    return PlayerState(rating, deviation, volatility, round(points), games, None)
 
 
 def in_play_order(

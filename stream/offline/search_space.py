@@ -16,10 +16,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from stream.config.modes import PendingConfig
+from stream.ratings.algorithm import PriorDeviation
 from stream.ratings.modes import ModeConfig
+from stream.ratings.population import Population
 from stream.ratings.teams import TeamStrategy
 
-Kind = Literal["number", "choice"]
+# "learned": no key of its own (LEARNED_POPULATION), tried by tuning.py, never applied.
+Kind = Literal["number", "choice", "learned"]
 Value = float | str
 Table = dict[str, Any]
 
@@ -43,6 +46,8 @@ class Knob:
 
     def applied(self, table: Table, value: Value) -> Table:
         """A copy of a mode's ``table`` with this knob set to ``value``."""
+        if self.kind == "learned":
+            raise TypeError(f"{self.name} is learned from the history, not set to a value")
         out = copy.deepcopy(table)
         *parents, key = self.path
         inner = out
@@ -70,11 +75,17 @@ def _numbers(path: tuple[str, ...], *values: float) -> Knob:
 # rating (predictions always use the team averages), so it matters only with teams of two or more.
 # The experience term (a newcomer plays at rating + debut_offset * exp(-games / games_scale))
 # is searched for every algorithm but ZoneStats, whose scale it does not share; 0 switches it off.
+# Not a key: the population (prior deviation, size edge, persistence, decisiveness) the mode
+# learns from the search part, fixed in the configuration (tuning.py tries it in two replays).
+LEARNED_POPULATION = Knob(("population",), (), "learned")
 COMMON: tuple[Knob, ...] = (
     Knob(("teams",), tuple(t.value for t in TeamStrategy), "choice"),
     _numbers(("experience", "debut_offset"), 0.0, -100.0, -200.0, -300.0, -400.0),
     _numbers(("experience", "games_scale"), 2.0, 4.0, 8.0, 16.0),
 )
+# Searched only when the history has sides of different sizes: a fixed size edge. (The
+# population learned from the history is tried besides the knobs: tuning.py.)
+SIZE_EDGE = _numbers(("population", "size_edge"), 0.0, 50.0, 100.0, 200.0)
 
 # Knobs worth turning around each algorithm's defaults. Elo's and ZoneStats' temperatures are
 # not searched: with max_gain / game_mult they only rescale the ratings.
@@ -88,7 +99,7 @@ BY_ALGORITHM: Mapping[str, tuple[Knob, ...]] = {
             "number",
             (("min_volatility", 2 / 3), ("max_volatility", 4 / 3)),
         ),
-        _numbers(("glicko2", "unrated_deviation"), 0.4, 0.6, 0.8, 1.0, 1.5, 2.015),
+        _numbers(("glicko2", "unrated_deviation"), 0.4, 0.6, 0.8, 1.0, 1.5, 2.015, 2.5),
         _numbers(("glicko2", "min_deviation"), 0.05, 0.1, 0.175, 0.3),
         _numbers(("glicko2", "tau"), 0.3, 0.5, 1.0),
         _numbers(("glicko2", "period_days"), 3.0, 14.0, 60.0),
@@ -103,16 +114,20 @@ BY_ALGORITHM: Mapping[str, tuple[Knob, ...]] = {
 }
 
 
-def knobs_for(algorithm: str, *, teams: bool = True) -> tuple[Knob, ...]:
-    """The knobs of ``algorithm`` then the shared ones (without the team strategy if not
-    ``teams``: every team of the history has one player, so it changes nothing)."""
+def knobs_for(algorithm: str, *, teams: bool = True, uneven: bool = False) -> tuple[Knob, ...]:
+    """The learned population, the knobs of ``algorithm``, then the shared ones (without the
+    team strategy if not ``teams``: every team of the history has one player, so it changes
+    nothing; with the size edge if ``uneven``: some match has sides of different sizes)."""
     common = tuple(
         k
         for k in COMMON
         if (teams or k.path != ("teams",))
         and (algorithm != "zonestats" or k.path[0] != "experience")
     )
-    return BY_ALGORITHM[algorithm] + common
+    # The population first: the other knobs are then tuned around the mode's own population.
+    return (
+        (LEARNED_POPULATION,) + BY_ALGORITHM[algorithm] + common + ((SIZE_EDGE,) if uneven else ())
+    )
 
 
 def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:
@@ -126,7 +141,31 @@ def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:
         "rank_points": _fields(config.rank_points),
         "pending": {**_fields(pending), "quit_policy": _plain(config.quits)},
         "experience": _fields(config.experience),
+        "population": _fields(config.population),
     }
+
+
+def population_fixed(table: Table, config: ModeConfig, population: Population) -> Table:
+    """A copy of a mode's ``table`` (which builds ``config``) with ``population`` fixed in it:
+    ``window_days = 0``, the size edge, persistence and decisiveness, and the algorithm's new
+    player deviation (rounded to what a modes file shows: a tenth of a point, three decimals)."""
+    out = copy.deepcopy(table)
+    out["population"] = {
+        **out.get("population", {}),
+        "window_days": 0.0,
+        "size_edge": round(population.size_edge, 1),
+        "persistence": round(population.persistence, 3),
+        "decisiveness": round(population.decisiveness, 3),
+    }
+    algorithm = config.algorithm
+    if population.deviation is not None and isinstance(algorithm, PriorDeviation):
+        given = _fields(algorithm)
+        moved = _fields(algorithm.with_prior_deviation(population.deviation))
+        out[algorithm.name] = {
+            **out.get(algorithm.name, {}),
+            **{k: round(v, 3) for k, v in moved.items() if v != given[k]},
+        }
+    return out
 
 
 def _fields(value: object) -> Table:

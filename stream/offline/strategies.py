@@ -1,10 +1,12 @@
-"""The three team strategies scored on one history, each against the default one, paired.
+"""The team strategies scored on one history, each against the first one, paired.
 
-``python -m stream.offline.strategies HISTORY`` rates the history three times with the default
-algorithm, once per team strategy (composite_team, composite_opponent, individual), predicting
-every match before applying it as ``evaluate`` does, and prints each strategy's log loss and its
-paired difference from composite_team with the standard error clustered by day. Reads the file
-three times; a malformed history stops it with the reader's one-line error (exit 2).
+``python -m stream.offline.strategies HISTORY`` rates the history once per team strategy
+(composite_team, composite_opponent, individual, shared) with the published Glicko-2,
+predicting every match before applying it as ``evaluate`` does, and prints each strategy's log
+loss and its paired difference from composite_team with the standard error clustered by day.
+``auto`` is one of the others once its mode's persistence is known, so it is not a row of its
+own. Reads the file once per strategy; a malformed history stops it with the reader's one-line
+error (exit 2).
 """
 
 from __future__ import annotations
@@ -55,9 +57,13 @@ def strategy_losses(matches: Iterable[HistoryMatch], strategy: TeamStrategy) -> 
     return StrategyLosses(strategy, losses, days)
 
 
+# The strategies that rate a match themselves (auto picks one of them).
+STRATEGIES = tuple(s for s in TeamStrategy if s is not TeamStrategy.AUTO)
+
+
 def compare(path: Path) -> list[tuple[StrategyLosses, PairedDifference]]:
     """Each strategy with its paired difference from composite_team (itself: zero)."""
-    runs = [strategy_losses(read_history(path), strategy) for strategy in TeamStrategy]
+    runs = [strategy_losses(read_history(path), strategy) for strategy in STRATEGIES]
     base = runs[0]
     return [(run, paired_difference(run.losses, base.losses, base.days)) for run in runs]
 

@@ -41,6 +41,7 @@ def tuned_toml(result: TuneResult, section: str, source: str, search: str, verdi
         f"start {v.base_log_loss:.5f}, winner - start {_paired_text(v.paired)}"
     )
     lines += [f"# warning: {w}" for w in result.warnings]
+    lines += list(_learned_lines(result))
     if result.steps and not v.keep_best:
         lines.append("# the winner did not beat the start beyond noise: the start is kept below")
     marked = {
@@ -64,3 +65,23 @@ def _leaf(table: Table, name: str) -> object:
     for part in name.split("."):
         inner = inner.get(part) if isinstance(inner, dict) else None
     return inner
+
+
+def _learned_lines(result: TuneResult) -> Iterator[str]:
+    """The population the kept configuration reached by the end of the history, per mode: what
+    a modes file may fix (``window_days = 0`` and these values) instead of learning it."""
+    kept = result.kept
+    for mode, population in sorted(result.learned.items()):
+        rules = population.rules(kept)
+        parts = []
+        if population.deviation is not None:
+            parts.append(f"prior deviation {population.deviation:.0f} points")
+        parts.append(f"size edge {population.size_edge:.1f}")
+        parts.append(
+            f"persistence {population.persistence:.3f} (teams {kept.teams.value}:"
+            f" {rules.team_rule.value})"
+        )
+        how = "learned by the end of the history" if kept.population.learns else "fixed"
+        yield f"# population of mode {mode!r}, {how}: {', '.join(parts)}"
+    if kept.population.learns:
+        yield "# window_days above 0 learns offline only: a worker refuses it (fix these values)"

@@ -17,7 +17,7 @@ decides whether the winner is kept.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import orjson
@@ -27,9 +27,23 @@ from stream.history import HistoryMatch, SeedRating
 from stream.offline.comparison import PairedDifference, day_of, log_loss, paired_difference
 from stream.offline.predictions import NEWCOMER_GAMES, predictions
 from stream.offline.replayer import Replayer
-from stream.offline.search_space import Knob, Table, Value, mode_table
+from stream.offline.search_space import (
+    Knob,
+    Table,
+    Value,
+    mode_table,
+    population_fixed,
+)
 from stream.ratings.modes import ModeConfig
+from stream.ratings.population import Population
 
+# LEARNED_POPULATION is learned from the search part over windows of this many days of event
+# time, then fixed in the configuration tune prints (``window_days = 0``: what a worker rates
+# with, docs/decisions.md).
+CALIBRATION_WINDOW_DAYS = 1.0
+LEARN = Knob(("population", "window_days"), (CALIBRATION_WINDOW_DAYS,), "number")
+# How the search's steps name the learned population.
+LEARNED_STEP = "population (learned on the search part, fixed)"
 # Fewer scored matches than this and the verdict cannot see differences of a few thousandths.
 SMALL_SCORED = 2_000
 # A scored part where more than this share of predictions involves a newcomer mostly measures
@@ -45,6 +59,8 @@ class Scores:
     losses: list[float]
     days: list[int]
     newcomers: int
+    # Each mode's population at the end of the replay (learned, or as configured).
+    learned: Mapping[str, Population] = field(default_factory=dict)
 
     @property
     def log_loss(self) -> float:
@@ -73,7 +89,8 @@ def score(
         days.append(day_of(prediction.at))
         rows.add(prediction.row)
         newcomers += prediction.games < NEWCOMER_GAMES
-    return Scores(len(rows), losses, days, newcomers)
+    learned = {name: learner.current for name, learner in replayer.learners.items()}
+    return Scores(len(rows), losses, days, newcomers, learned)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +157,8 @@ class TuneResult:
     trials: tuple[Trial, ...]
     verdict: Verdict
     warnings: tuple[str, ...] = field(default=())
+    # The kept configuration's population by the end of the verdict's replay, per mode.
+    learned: Mapping[str, Population] = field(default_factory=dict)
 
     @property
     def kept(self) -> ModeConfig:
@@ -152,8 +171,21 @@ class TuneResult:
 
 
 def planned_trials(knobs: Sequence[Knob], plan: Plan) -> int:
-    """An upper bound of the replays :func:`tune` makes (for a progress bar)."""
-    return 1 + plan.rounds * sum(len(k.values) for k in knobs) + (2 if plan.split else 0)
+    """An upper bound of the replays :func:`tune` makes (for a progress bar): per round every
+    knob's values (the learned population: two, learning it then rating with it fixed)."""
+    per_round = sum(2 if k.kind == "learned" else len(k.values) for k in knobs)
+    return 1 + plan.rounds * per_round + (2 if plan.split else 0)
+
+
+def population_text(population: Population) -> str:
+    """The learned values as a step of the search shows them."""
+    parts = [] if population.deviation is None else [f"prior {population.deviation:.0f} points"]
+    parts += [
+        f"size edge {population.size_edge:.1f}",
+        f"persistence {population.persistence:.3f}",
+        f"decisiveness {population.decisiveness:.3f}",
+    ]
+    return ", ".join(parts)
 
 
 def tune(
@@ -205,9 +237,32 @@ def tune(
         raise ValueError(f"the starting configuration {base.name!r} does not rebuild")
     best_table, best_scores = base_table, base_scores
     steps: list[Step] = []
+
+    def calibrated(table: Table) -> tuple[Table, Scores, str] | None:
+        """``table`` with the population its rules learn from the search part fixed in it, as
+        a worker can rate it (None: not one mode, or nothing learned or buildable)."""
+        learning = run(LEARN.applied(table, CALIBRATION_WINDOW_DAYS))
+        if learning is None or len(learning.learned) != 1:
+            return None
+        (population,) = learning.learned.values()
+        config = build_mode(base.name, table, "tune candidate")
+        fixed = population_fixed(table, config, population)
+        scores = None if fixed == table else run(fixed)
+        return None if scores is None else (fixed, scores, population_text(population))
+
     for _ in range(plan.rounds):
         changed = False
         for knob in knobs:
+            if knob.kind == "learned":
+                found = calibrated(best_table)
+                if found is None:
+                    continue
+                fixed_table, fixed_scores, text = found
+                paired = fixed_scores.against(best_scores)
+                if paired.verdict == "better":
+                    steps.append(Step(LEARNED_STEP, "as configured", text, paired))
+                    best_table, best_scores, changed = fixed_table, fixed_scores, True
+                continue
             current = knob.read(best_table)
             candidates: list[tuple[Value, Table, Scores]] = []
             for value in knob.values:
@@ -233,6 +288,7 @@ def tune(
     warnings = scored_part_warnings(base_scores, "the search's scored part")
     if split is None:
         verdict = Verdict.of(base_scores, best_scores, unseen=False)
+        kept_scores = best_scores if verdict.keep_best else base_scores
     else:
         after_base = score(history(), base, seeds, since=split)
         after_best = (
@@ -240,6 +296,7 @@ def tune(
         )
         verdict = Verdict.of(after_base, after_best, unseen=True)
         warnings += scored_part_warnings(after_base, "the verdict's scored part")
+        kept_scores = after_best if verdict.keep_best else after_base
     return TuneResult(
         base,
         best,
@@ -252,6 +309,7 @@ def tune(
         tuple(trials),
         verdict,
         warnings,
+        kept_scores.learned,
     )
 
 

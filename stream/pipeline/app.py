@@ -30,7 +30,7 @@ from typing import Any, cast
 import orjson
 from faust.types import TP, EventT
 
-from stream.config.modes import Modes
+from stream.config.modes import Modes, check_fixed_population
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, reason_kind
 from stream.outage import Outage
@@ -79,6 +79,8 @@ class Pipeline:
     def __init__(self, settings: Settings, modes: Modes | None = None) -> None:
         self.settings = settings
         self.modes = settings.load_modes() if modes is None else modes
+        # Modes given in code meet the same rule as a modes file: a worker never learns.
+        check_fixed_population(self.modes, "the pipeline's modes")
         s = settings
         workarounds.install(s)
         self.app = topology.faust_app(s)

@@ -47,6 +47,24 @@ class PairwiseAlgorithm(RatingAlgorithm, Protocol):
 
     def rate(self, skill: SkillLike, results: Sequence[Result]) -> SkillLike: ...
 
+    def update_terms(self, skill: SkillLike, result: Result) -> tuple[float, float]:
+        """What ``rate`` expects of one result: (expected score, slope of its logit per
+        rating point of ``skill``)."""
+        ...
+
+
+@runtime_checkable
+class PriorDeviation(Protocol):
+    """An algorithm whose new players start with a deviation (Glicko-2, Glicko-1): the prior
+    a mode's population can learn (stream.ratings.population)."""
+
+    @property
+    def prior_deviation(self) -> float:
+        """A new player's deviation in public rating points."""
+        ...
+
+    def with_prior_deviation(self, points: float) -> AlgorithmConfig: ...
+
 
 @runtime_checkable
 class MatchAlgorithm(RatingAlgorithm, Protocol):

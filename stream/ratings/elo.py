@@ -6,9 +6,11 @@ max_gain = 32 this is chess Elo with K = 32.
 
 Several results in one match move the rating by max_gain times the MEAN of (s_j - E_j), so a
 match never swings a rating by more than max_gain however many opponents it had; with one
-opponent it is the document's formula and zero-sum. There is no deviation (always 0.0), no
-volatility and no decay. Ratings are not clamped: ``rating_bounds`` only says where Rank Points
-map (initial +- 6.045 T, the Glicko-2 range in logistic units).
+opponent it is the document's formula and zero-sum. A result of weight w (a team member's
+share, ``shared``) counts w * (s_j - Fermi(w * gap)): the gradient step of the same logistic.
+There is no deviation (always 0.0), no volatility and no decay. Ratings are not clamped:
+``rating_bounds`` only says where Rank Points map (initial +- 6.045 T, the Glicko-2 range in
+logistic units).
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ class EloConfig:
     def expected_score(self, a: Rated, b: Rated) -> float:
         return expected_score(self, a, b)
 
+    def update_terms(self, skill: SkillLike, result: Result) -> tuple[float, float]:
+        return update_terms(self, skill, result)
+
     @property
     def decay_step_seconds(self) -> float:
         """Elo has no inactivity."""
@@ -109,9 +114,19 @@ def rate(config: EloConfig, skill: SkillLike, results: Sequence[Result]) -> Skil
         return skill
     total = 0.0
     for result in results:
-        total += result.score - fermi(result.rating - skill.rating, config.temperature)
+        # A weighted result moves the rating along its slope: weight * (s - E), E of the
+        # weighted gap (the gradient step of the logistic likelihood, as Elo itself is).
+        w = result.weight
+        total += w * (result.score - fermi(w * (result.rating - skill.rating), config.temperature))
     change = config.max_gain * total / len(results)
     return Skill(skill.rating + change, 0.0, None)
+
+
+def update_terms(config: EloConfig, skill: SkillLike, result: Result) -> tuple[float, float]:
+    """What :func:`rate` expects of ``result`` for ``skill``: (expected score, slope of its
+    logit per rating point of ``skill``)."""
+    w = result.weight
+    return fermi(w * (result.rating - skill.rating), config.temperature), w / config.temperature
 
 
 def expected_score(config: EloConfig, a: Rated, b: Rated) -> float:

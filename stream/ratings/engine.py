@@ -22,6 +22,7 @@ from stream.ratings.algorithm import AlgorithmConfig, MatchAlgorithm, PairwiseAl
 from stream.ratings.experience import shifted
 from stream.ratings.fastinit import fast_init
 from stream.ratings.modes import ModeConfig
+from stream.ratings.population import Population
 from stream.ratings.rank_points import next_rank_points
 from stream.ratings.seasons import soft_reset
 from stream.ratings.skill import PlayerState, PlayerStats, Rated, Result, Skill, SkillLike
@@ -118,6 +119,7 @@ def rate_player(
     match: MatchLike,
     snapshots: Mapping[str, PlayerState],
     forced_score: float | None = None,
+    population: Population | None = None,
 ) -> PlayerUpdate:
     """Rate ``player_id`` after ``match``.
 
@@ -128,8 +130,13 @@ def rate_player(
     With the mode's experience term on, every participant plays at rating + offset(their games):
     the others are moved by their offset minus the player's own, so the player's stored rating
     is rated (and bounded) as it is and never holds an offset.
+    ``population`` is the mode's population in force for the match (its prior deviation, size
+    edge and persistence: stream.ratings.population); None rates with the mode's configured
+    values. Every place that rates a match must give the same population for it.
     Raises ValueError if the player is not in the match.
     """
+    if population is not None:
+        mode = population.rules(mode)
     algorithm = mode.algorithm
     at = match.at
     if state is None:
@@ -167,7 +174,7 @@ def rate_player(
             snap = season_entered(mode, snap, at)
         shift = experience.offset(snap.games) - own_offset if experience.active else None
         opponent, opponent_rating = _met(mode, snap, at, shift)
-        if mode.teams is TeamStrategy.COMPOSITE_TEAM:
+        if mode.team_rule is TeamStrategy.COMPOSITE_TEAM:
             mine = snapshots.get(player_id)
             if mine is not None and mine is not stored:
                 # The composite-team shift: own rating now minus own rating at match start.
@@ -288,7 +295,11 @@ def _rate_many(
             whole_match, player_id, own, team_index, match, team_skills, forced_score
         )
         return new_skill, score, opponents, upset
-    results = tuple(pairwise_results(mode.teams, own, team_index, team_skills, scores))
+    results = tuple(
+        pairwise_results(
+            mode.team_rule, own, team_index, team_skills, scores, mode.population.size_edge
+        )
+    )
     upset = sum(r.rating for r in results) / len(results) - own.rating
     return pairwise.rate(own, results), score, results, upset
 
@@ -320,9 +331,15 @@ def _snapshot(
 
 
 def rate_match(
-    mode: ModeConfig, match: MatchLike, states: Mapping[str, PlayerState]
+    mode: ModeConfig,
+    match: MatchLike,
+    states: Mapping[str, PlayerState],
+    population: Population | None = None,
 ) -> dict[str, PlayerUpdate]:
-    """Rate every participant, each against the pre-match ``states`` (offline replay)."""
+    """Rate every participant, each against the pre-match ``states`` (offline replay), with
+    the mode's ``population`` in force (None: its configured values)."""
+    if population is not None:
+        mode = population.rules(mode)
     teams = match.teams
     if mode.pairwise is not None and len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1:
         (a,), (b,) = teams

@@ -79,6 +79,15 @@ class ExperienceConfig:
         """Whether a matchmaker should treat the player's rating as not yet settled."""
         return games < self.provisional_games
 
+    @property
+    def settled_games(self) -> int:
+        """The fewest games of an established player: no longer provisional, and the offset
+        within half a rating point of 0 (a player whose games are not known, taken as one)."""
+        if self.debut_offset == 0.0:
+            return self.provisional_games
+        fading = math.ceil(self.games_scale * math.log(2.0 * abs(self.debut_offset)))
+        return max(self.provisional_games, fading, 0)
+
 
 def shifted(skill: SkillLike, offset: float) -> SkillLike:
     """``skill`` with ``offset`` added to its rating (``skill`` itself when the offset is 0)."""

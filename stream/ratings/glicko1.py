@@ -15,6 +15,7 @@ where Rank Points map, using the same range as Glicko-2 (1500 +- 6.045 * 173.717
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -86,6 +87,23 @@ class Glicko1Config:
 
     def expected_score(self, a: Rated, b: Rated) -> float:
         return expected_score(a, b)
+
+    def update_terms(self, skill: SkillLike, result: Result) -> tuple[float, float]:
+        return update_terms(skill, result)
+
+    @property
+    def prior_deviation(self) -> float:
+        """A new player's (and the largest) deviation in public points."""
+        return self.initial_deviation
+
+    def with_prior_deviation(self, points: float) -> Glicko1Config:
+        """The same parameters with a new player's deviation set to ``points``, held inside
+        the accepted range and never below the minimum deviation."""
+        accepted = self.RANGES["initial_deviation"]
+        deviation = min(max(points, accepted.low), accepted.high)
+        return dataclasses.replace(
+            self, initial_deviation=deviation, min_deviation=min(self.min_deviation, deviation)
+        )
 
     @property
     def decay_step_seconds(self) -> float:
@@ -161,7 +179,9 @@ def rate(config: Glicko1Config, skill: SkillLike, results: Sequence[Result]) -> 
     inv_d_sq = 0.0
     score_sum = 0.0
     for result in results:
-        g_j = g(result.deviation)
+        # A weighted result: slope weight * g(weight * RD_j), as for Glicko-2.
+        w = result.weight
+        g_j = w * g(w * result.deviation)
         e_j = _expected(skill.rating, result.rating, g_j)
         inv_d_sq += g_j * g_j * e_j * (1.0 - e_j)
         score_sum += g_j * (result.score - e_j)
@@ -172,6 +192,14 @@ def rate(config: Glicko1Config, skill: SkillLike, results: Sequence[Result]) -> 
     new_deviation = math.sqrt(1.0 / precision)
     new_deviation = min(max(new_deviation, config.min_deviation), config.initial_deviation)
     return Skill(new_rating, new_deviation, None)
+
+
+def update_terms(skill: SkillLike, result: Result) -> tuple[float, float]:
+    """What :func:`rate` expects of ``result`` for ``skill``: (expected score, slope of its
+    logit per rating point of ``skill``)."""
+    w = result.weight
+    g_j = w * g(w * result.deviation)
+    return _expected(skill.rating, result.rating, g_j), g_j * Q
 
 
 def expected_score(a: Rated, b: Rated) -> float:

@@ -15,6 +15,7 @@ INVERSUS, on Glicko-2's internal scale.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -118,8 +119,11 @@ def rate(config: Glicko2Config, skill: SkillLike, results: Sequence[Result]) -> 
     inv_v = 0.0
     delta_scale = 0.0
     for result in results:
-        phi_j = result.deviation / SCALE
-        g = 1.0 / sqrt(1.0 + _INV_PI_SQ_3 * phi_j * phi_j)
+        # A weighted result (a share of a team's) is a comparison whose logit is weight times
+        # the rating gap: its slope is weight * g(weight * phi_j). Weight 1 is Glickman's.
+        w = result.weight
+        phi_j = w * result.deviation / SCALE
+        g = w / sqrt(1.0 + _INV_PI_SQ_3 * phi_j * phi_j)
         e = 1.0 / (1.0 + exp(-g * (mu - (result.rating - CENTER) / SCALE)))
         inv_v += g * g * e * (1.0 - e)
         delta_scale += g * (result.score - e)
@@ -184,6 +188,16 @@ def new_volatility(
         big_b = big_c
         f_b = f_c
     return exp(big_a / 2.0)
+
+
+def update_terms(skill: SkillLike, result: Result) -> tuple[float, float]:
+    """What :func:`rate` expects of ``result`` for ``skill``: (expected score, slope of its
+    logit per public rating point of ``skill``)."""
+    w = result.weight
+    phi_j = w * result.deviation / SCALE
+    g = w / math.sqrt(1.0 + _INV_PI_SQ_3 * phi_j * phi_j)
+    e = 1.0 / (1.0 + math.exp(-g * (skill.rating - result.rating) / SCALE))
+    return e, g / SCALE
 
 
 def expected_score(a: Rated, b: Rated) -> float:
@@ -256,6 +270,21 @@ class Glicko2Config:
     decay = decay
     rate = rate
     expected_score = staticmethod(expected_score)
+    update_terms = staticmethod(update_terms)
+
+    @property
+    def prior_deviation(self) -> float:
+        """A new player's (and the largest) deviation in public points."""
+        return SCALE * self.unrated_deviation
+
+    def with_prior_deviation(self, points: float) -> Glicko2Config:
+        """The same parameters with a new player's deviation set to ``points`` (public), held
+        inside the accepted range and never below the minimum deviation."""
+        accepted = self.RANGES["unrated_deviation"]
+        phi = min(max(points / SCALE, accepted.low), accepted.high)
+        return dataclasses.replace(
+            self, unrated_deviation=phi, min_deviation=min(self.min_deviation, phi)
+        )
 
     @property
     def decay_step_seconds(self) -> float:

@@ -16,6 +16,7 @@ from enum import StrEnum
 from stream.ratings.algorithm import AlgorithmConfig, MatchAlgorithm, PairwiseAlgorithm
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import Glicko2Config
+from stream.ratings.population import ROSTER_PERSISTENCE, PopulationConfig
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.skill import PlayerState
@@ -41,6 +42,12 @@ class ModeConfig:
     # None: no seasons (nothing resets). Otherwise the schedule and the soft reset a player
     # meets at their first match of a new season (stream/ratings/seasons.py).
     seasons: SeasonsConfig | None = None
+    # The population's values (prior deviation, size edge, persistence) and whether they are
+    # learned from the mode's history (stream/ratings/population.py).
+    population: PopulationConfig = field(default_factory=PopulationConfig)
+    # Derived once: the team strategy that rates a team match (``auto`` resolved by the
+    # population's persistence: rosters as composite_opponent, reshuffled teams as shared).
+    team_rule: TeamStrategy = field(init=False, repr=False, compare=False)
     # Derived once: the rating range Rank Points map onto (read on every update).
     rating_bounds: tuple[float, float] = field(init=False, repr=False, compare=False)
     # Derived once: less inactivity than this changes nothing (checked twice per update).
@@ -70,6 +77,11 @@ class ModeConfig:
             object.__setattr__(
                 self, "experience", dataclasses.replace(self.experience, debut_offset=0.0)
             )
+        rule = self.teams
+        if rule is TeamStrategy.AUTO:
+            rosters = self.population.persistence >= ROSTER_PERSISTENCE
+            rule = TeamStrategy.COMPOSITE_OPPONENT if rosters else TeamStrategy.SHARED
+        object.__setattr__(self, "team_rule", rule)
         object.__setattr__(self, "rating_bounds", self.algorithm.rating_bounds)
         object.__setattr__(self, "decay_step_seconds", self.algorithm.decay_step_seconds)
         skill = self.algorithm.initial()

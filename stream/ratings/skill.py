@@ -31,12 +31,16 @@ class Skill:
 class Result:
     """One comparison inside a rating period: an opponent's skill and my score against it.
 
-    ``score`` is 1.0 for a win, 0.5 for a draw and 0.0 for a loss.
+    ``score`` is 1.0 for a win, 0.5 for a draw and 0.0 for a loss. ``weight`` is the player's
+    share of the result: the logit of the comparison is ``weight * (mine - rating)``, so a
+    member of a team that shares the result (``shared``) carries only part of it; 1 is a
+    player alone, as in every published formula.
     """
 
     rating: float
     deviation: float
     score: float
+    weight: float = 1.0
 
 
 @fast_init

@@ -32,6 +32,12 @@ class SimulationConfig:
     teams: int = 2
     # One size per team, for uneven teams (e.g. (2, 3)); None: ``teams`` teams of ``team_size``.
     team_sizes: tuple[int, ...] | None = None
+    # (fewest, most): every match draws one size for all its teams from this range (a casual
+    # mode that starts with whoever is there); None: the sizes above.
+    size_range: tuple[int, int] | None = None
+    # Share of matches where one team (drawn at random) has one player more or one fewer than
+    # its size, as when a player leaves or joins late.
+    uneven_rate: float = 0.0
     skill_mean: float = 1500.0
     skill_sd: float = 300.0
     # Standard deviation of the random walk of a player's true skill per match played.
@@ -76,6 +82,13 @@ class SimulationConfig:
                 len(self.team_sizes) >= 2 and all(size >= 1 for size in self.team_sizes),
                 f"team_sizes must be two or more sizes >= 1, got {self.team_sizes}",
             )
+        if self.size_range is not None:
+            object.__setattr__(self, "size_range", tuple(self.size_range))
+            low, high = self.size_range
+            _check(
+                1 <= low <= high,
+                f"size_range must be (fewest, most) with 1 <= fewest <= most, got {low}-{high}",
+            )
         need = self.players_per_match
         _check(
             self.players >= need,
@@ -104,6 +117,7 @@ class SimulationConfig:
             "quit_probability",
             "carry",
             "party_rate",
+            "uneven_rate",
         ):
             value = getattr(self, name)
             _check(0.0 <= value <= 1.0, f"{name} must be between 0 and 1, got {value}")
@@ -125,24 +139,42 @@ class SimulationConfig:
 
     @property
     def sizes(self) -> tuple[int, ...]:
-        """The size of each team of a match."""
+        """The size of each team of a match (the largest of the range with ``size_range``,
+        before an uneven match changes one team's)."""
         if self.team_sizes is not None:
             return self.team_sizes
+        if self.size_range is not None:
+            return (self.size_range[1],) * self.teams
         return (self.team_size,) * self.teams
 
     @property
     def players_per_match(self) -> int:
-        return sum(self.sizes)
+        """The most players a match can have."""
+        return sum(self.sizes) + (self.uneven_rate > 0.0)
+
+    @property
+    def smallest_team(self) -> int:
+        """The fewest players a team can have."""
+        low = self.size_range[0] if self.size_range is not None else min(self.sizes)
+        return max(1, low - (self.uneven_rate > 0.0))
 
     @property
     def party_cap(self) -> int:
         """The largest party: one that fits in the smallest team (1: no parties)."""
-        return min(self.sizes)
+        return self.smallest_team
+
+    @property
+    def one_on_one(self) -> bool:
+        """Whether every match is two single players (a history a CSV can hold)."""
+        return self.sizes == (1, 1) and self.uneven_rate == 0.0
 
     @property
     def mode_name(self) -> str:
         if self.mode is not None:
             return self.mode
+        if self.size_range is not None:
+            low, high = self.size_range
+            return f"{low}-{high}-a-side" if self.teams == 2 else f"{self.teams}x{low}-{high}"
         sizes = self.sizes
         if len(set(sizes)) > 1 or len(sizes) == 2:
             return "v".join(str(size) for size in sizes)

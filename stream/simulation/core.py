@@ -149,16 +149,34 @@ class Simulator:
                 next_joiner += 1
             now_ms += max(1, round(rng.expovariate(1.0) * mean_gap_ms))
             length_ms = max(1, round(config.match_seconds * rng.uniform(0.7, 1.3) * 1000.0))
-            now_ms, parties, solo = self._pick_players(now_ms, length_ms)
-            teams = balance(parties, solo, self._estimates, config.sizes)
+            sizes = self._sizes()
+            now_ms, parties, solo = self._pick_players(now_ms, length_ms, sizes)
+            teams = balance(parties, solo, self._estimates, sizes)
             # Otherwise the first team (CSV player_a) would always hold the party or favourite.
             rng.shuffle(teams)
             yield self._play(f"sim{config.seed}-{number + 1}", mode, now_ms, length_ms, teams)
 
+    def _sizes(self) -> tuple[int, ...]:
+        """This match's team sizes: the configured ones, or one drawn from ``size_range`` for
+        every team; in an uneven match one team has a player more or fewer."""
+        config = self.config
+        rng = self._rng
+        sizes = list(config.sizes)
+        if config.size_range is not None:
+            low, high = config.size_range
+            sizes = [rng.randint(low, high)] * config.teams
+        if config.uneven_rate > 0.0 and rng.random() < config.uneven_rate:
+            team = rng.randrange(len(sizes))
+            change = 1 if sizes[team] == 1 or rng.random() < 0.5 else -1
+            sizes[team] += change
+        return tuple(sizes)
+
     def _free(self, p: int, start_ms: int) -> bool:
         return self._busy_until[p] <= start_ms and self._break_until[p] <= start_ms
 
-    def _pick_players(self, now_ms: int, length_ms: int) -> tuple[int, list[list[int]], list[int]]:
+    def _pick_players(
+        self, now_ms: int, length_ms: int, sizes: tuple[int, ...]
+    ) -> tuple[int, list[list[int]], list[int]]:
         """(finish time, the parties, the solo players) of the next match.
 
         The first party holds the anchor (alone if they have no party). A pooled player whose
@@ -168,7 +186,7 @@ class Simulator:
         match.
         """
         config = self.config
-        need = config.players_per_match
+        need = sum(sizes)
         count = len(self._ids)
         random_ = self._rng.random
         start_ms = now_ms - length_ms
@@ -195,7 +213,11 @@ class Simulator:
             if not mates:
                 solo.append(p)
                 chosen.add(p)
-            elif len(parties) < len(config.sizes) and len(chosen) + 1 + len(mates) <= need:
+            elif (
+                len(parties) < len(sizes)
+                and len(chosen) + 1 + len(mates) <= need
+                and 1 + len(mates) <= sizes[len(parties)]
+            ):
                 parties.append([p, *mates])
                 chosen.update(parties[-1])
             else:
@@ -240,7 +262,7 @@ class Simulator:
         rng = self._rng
         skills = self._skills
         performances = {p: performance(skills[p], rng) for team in teams for p in team}
-        mean_size = config.players_per_match / len(teams)
+        mean_size = sum(len(team) for team in teams) / len(teams)
         team_scores = [
             team_performance(
                 [performances[p] for p in team], config.carry, config.extra_player_edge, mean_size

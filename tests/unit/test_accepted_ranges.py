@@ -23,6 +23,7 @@ from stream.ratings.engine import MatchView, rate_match, rate_player
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import SCALE, Glicko2Config, new_volatility
 from stream.ratings.modes import ModeConfig
+from stream.ratings.population import PopulationConfig
 from stream.ratings.ranges import MAX_ABS_RATING, ConfigError, Range
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.seasons import SeasonsConfig
@@ -34,6 +35,7 @@ CONFIG_CLASSES: list[type[Any]] = [
     RankPointsConfig,
     PendingConfig,
     ExperienceConfig,
+    PopulationConfig,
 ]
 # Fields whose values are ordered by a rule between fields (min <= ... <= max).
 ORDERED: dict[type[Any], list[tuple[str, ...]]] = {
@@ -81,6 +83,7 @@ def modes(draw: st.DrawFn) -> ModeConfig:
         draw(configs(RankPointsConfig)),
         experience=draw(configs(ExperienceConfig)),
         seasons=draw(st.none() | season_schedules()),
+        population=draw(configs(PopulationConfig)),
     )
 
 
@@ -137,9 +140,9 @@ def finite(update: Any, mode: ModeConfig) -> None:
 
 @st.composite
 def line_ups(draw: st.DrawFn) -> tuple[tuple[str, ...], ...]:
-    team_size = draw(st.integers(1, 3))
-    teams = draw(st.integers(2, 4))
-    return tuple(tuple(f"p{t}-{i}" for i in range(team_size)) for t in range(teams))
+    """Two to four teams of one to three players; the sides may be uneven."""
+    sizes = draw(st.lists(st.integers(1, 3), min_size=2, max_size=4))
+    return tuple(tuple(f"p{t}-{i}" for i in range(size)) for t, size in enumerate(sizes))
 
 
 @settings(deadline=None, max_examples=300)

@@ -136,3 +136,17 @@ def test_one_on_one_is_zero_sum(a: float, b: float, score: float) -> None:
 @given(skills, st.lists(st.builds(Result, ratings, st.just(0.0), scores), max_size=5))
 def test_deterministic(skill: Skill, results: list[Result]) -> None:
     assert CONFIG.rate(skill, results) == CONFIG.rate(skill, results)
+
+
+def test_a_weighted_result_is_the_gradient_step_of_the_weighted_logistic() -> None:
+    # weight w: change = max_gain * w * (s - 1 / (1 + 10^(w * (opp - me) / 400))).
+    config = EloConfig()
+    new = elo.rate(config, Skill(1500.0), [Result(1600.0, 0.0, 1.0, 0.5)])
+    expected = 1.0 / (1.0 + 10.0 ** (0.5 * (1600.0 - 1500.0) / 400.0))
+    assert new.rating == pytest.approx(1500.0 + 32.0 * 0.5 * (1.0 - expected))
+
+
+def test_weight_one_is_chess_elo_bit_for_bit() -> None:
+    config = EloConfig()
+    plain = elo.rate(config, Skill(1000.0), [Result(1000.0, 0.0, 1.0)])
+    assert elo.rate(config, Skill(1000.0), [Result(1000.0, 0.0, 1.0, 1.0)]) == plain

@@ -14,6 +14,7 @@ from stream.ratings.engine import MatchView, initial_state, rate_match, rate_pla
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modes import ModeConfig
+from stream.ratings.population import Population, PopulationConfig
 from stream.ratings.skill import PlayerState, PlayerStats, Result, Skill
 from stream.ratings.teams import TeamStrategy
 from stream.ratings.zonestats import ZoneStatsConfig
@@ -166,3 +167,107 @@ def test_rate_match_is_deterministic_and_moves_in_the_results_direction(
     elif ranks == (1, 0):
         assert first["a"].state.rating <= ra and first["b"].state.rating >= rb
     assert first["a"].expected_score + first["b"].expected_score == pytest.approx(1.0)
+
+
+# --- shared teams, uneven sides, the population in force ---------------------------------------
+
+
+def seven_a_side(winner_first: bool = True) -> tuple[MatchView, dict[str, PlayerState]]:
+    home = tuple(f"h{i}" for i in range(7))
+    away = tuple(f"a{i}" for i in range(7))
+    settled = PlayerState(1500.0, 60.0, 0.06, 0, 50, T0)
+    states = {pid: settled for pid in home + away}
+    states["h0"] = PlayerState(1500.0, 250.0, 0.06, 0, 2, T0)  # a newcomer, still uncertain
+    ranks = (0, 1) if winner_first else (1, 0)
+    return MatchView((home, away), ranks, T0), states
+
+
+def test_shared_gives_each_of_fourteen_players_a_share_of_the_result() -> None:
+    match, states = seven_a_side()
+    shared = rate_match(ModeConfig("7v7", teams=TeamStrategy.SHARED), match, states)
+    alone = rate_match(ModeConfig("7v7", teams=TeamStrategy.COMPOSITE_OPPONENT), match, states)
+    for pid in ("h1", "a1"):
+        moved = shared[pid].state.rating - 1500.0
+        full = alone[pid].state.rating - 1500.0
+        assert math.copysign(1.0, moved) == math.copysign(1.0, full)
+        # A settled member carries about 1/sqrt(7) of the logit: far less than a 1v1 update.
+        assert abs(moved) < 0.5 * abs(full)
+    # Each member's update is scaled by their share of the team's uncertainty.
+    assert shared["h0"].state.rating - 1500.0 > 5 * (shared["h1"].state.rating - 1500.0)
+
+
+def test_auto_rates_rosters_as_composite_opponent_and_pickups_as_shared() -> None:
+    match, states = seven_a_side()
+    rosters = ModeConfig("7v7", teams=TeamStrategy.AUTO)
+    pickups = ModeConfig(
+        "7v7", teams=TeamStrategy.AUTO, population=PopulationConfig(persistence=0.1)
+    )
+    opponent = ModeConfig("7v7", teams=TeamStrategy.COMPOSITE_OPPONENT)
+    shared = ModeConfig("7v7", teams=TeamStrategy.SHARED)
+    assert rate_match(rosters, match, states) == rate_match(opponent, match, states)
+    assert rate_match(pickups, match, states) == rate_match(shared, match, states)
+
+
+def test_a_win_of_the_smaller_side_moves_more_when_the_edge_says_it_was_unlikely() -> None:
+    mode = ModeConfig("casual", teams=TeamStrategy.SHARED)
+    edged = ModeConfig(
+        "casual", teams=TeamStrategy.SHARED, population=PopulationConfig(size_edge=150.0)
+    )
+    match = MatchView((("a", "b"), ("c", "d", "e")), (0, 1), T0)
+    plain = rate_player(mode, "a", None, match, {})
+    upset = rate_player(edged, "a", None, match, {})
+    assert upset.state.rating > plain.state.rating > 1500.0
+    assert upset.expected_score < plain.expected_score == pytest.approx(0.5)
+
+
+def test_the_population_given_is_the_one_in_force() -> None:
+    mode = ModeConfig("duel")
+    broad = Population(deviation=400.0, size_edge=0.0, persistence=1.0)
+    narrow = Population(deviation=100.0, size_edge=0.0, persistence=1.0)
+    wide = rate_player(mode, "a", None, one_v_one(), {}, population=broad)
+    tight = rate_player(mode, "a", None, one_v_one(), {}, population=narrow)
+    # A new player starts at the population's deviation: a broad prior moves further.
+    assert wide.state.rating - 1500.0 > 3 * (tight.state.rating - 1500.0)
+    assert wide.state == rate_player(broad.rules(mode), "a", None, one_v_one(), {}).state
+    assert rate_match(mode, one_v_one(), {}, broad)["a"] == wide
+
+
+@st.composite
+def shared_matches(draw: st.DrawFn) -> tuple[MatchView, dict[str, PlayerState]]:
+    """Two to four teams of one to five players, any ratings and deviations, distinct ranks."""
+    sizes = draw(st.lists(st.integers(1, 5), min_size=2, max_size=4))
+    teams = tuple(tuple(f"t{t}p{i}" for i in range(size)) for t, size in enumerate(sizes))
+    states = {
+        pid: PlayerState(
+            draw(st.floats(1000.0, 2000.0)), draw(st.floats(40.0, 350.0)), 0.06, 0, 10, T0
+        )
+        for team in teams
+        for pid in team
+    }
+    ranks = tuple(draw(st.permutations(range(len(teams)))))
+    return MatchView(teams, ranks, T0), states
+
+
+@given(shared_matches(), st.floats(0.0, 300.0))
+def test_shared_moves_every_winner_up_and_every_loser_down(
+    drawn: tuple[MatchView, dict[str, PlayerState]], edge: float
+) -> None:
+    match, states = drawn
+    mode = ModeConfig("m", teams=TeamStrategy.SHARED, population=PopulationConfig(size_edge=edge))
+    updates = rate_match(mode, match, states)
+    best, worst = match.ranks.index(0), match.ranks.index(len(match.teams) - 1)
+    for pid in match.teams[best]:
+        assert updates[pid].state.rating >= states[pid].rating
+    for pid in match.teams[worst]:
+        assert updates[pid].state.rating <= states[pid].rating
+    for update in updates.values():
+        assert 0.0 < update.expected_score < 1.0
+        assert math.isfinite(update.state.rating)
+
+
+def test_a_shared_draw_between_equal_teams_moves_nobody() -> None:
+    even = PlayerState(1500.0, 80.0, 0.06, 0, 10, T0)
+    match = MatchView((("a", "b"), ("c", "d")), (0, 0), T0)
+    states = dict.fromkeys("abcd", even)
+    updates = rate_match(ModeConfig("m", teams=TeamStrategy.SHARED), match, states)
+    assert all(u.state.rating == pytest.approx(1500.0) for u in updates.values())

@@ -13,6 +13,7 @@ from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.skill import Result, Skill, SkillLike
 
 CONFIG = Glicko1Config()
+Q = math.log(10.0) / 400.0
 # The reference vectors use no minimum deviation.
 NO_MIN = Glicko1Config(min_deviation=0.0)
 
@@ -231,3 +232,15 @@ def test_deterministic(skill: Skill, results: list[Result], gap: float) -> None:
 def test_deviation_never_grows_after_a_game(skill: Skill, results: list[Result]) -> None:
     # No time passed, so no decay: every result only adds information (1/d^2 >= 0).
     assert CONFIG.rate(skill, results).deviation <= skill.deviation * (1.0 + 1e-12)
+
+
+def test_a_weighted_result_uses_the_weighted_slope() -> None:
+    # Glickman's one-period update by hand with g(RD_j) replaced by w * g(w * RD_j).
+    w = 0.5
+    g_w = w / math.sqrt(1.0 + 3.0 * Q * Q * (w * 80.0) ** 2 / math.pi**2)
+    e = 1.0 / (1.0 + 10.0 ** (-g_w * (1500.0 - 1450.0) / 400.0))
+    inv_d_sq = Q * Q * g_w * g_w * e * (1.0 - e)
+    precision = 1.0 / 200.0**2 + inv_d_sq
+    new = glicko1.rate(CONFIG, Skill(1500.0, 200.0), [Result(1450.0, 80.0, 0.0, w)])
+    assert new.rating == pytest.approx(1500.0 + Q / precision * g_w * (0.0 - e))
+    assert new.deviation == pytest.approx(math.sqrt(1.0 / precision))

@@ -249,3 +249,49 @@ def test_a_game_adds_at_most_the_volatility_term(skill: Skill, result: Result) -
         phi = skill.deviation / SCALE
         bound = max(MIN_DEVIATION, SCALE * math.sqrt(phi * phi + new.volatility**2))
         assert new.deviation <= bound * (1.0 + 1e-12)
+
+
+# --- weighted results (a team member's share, the ``shared`` strategy) ------------------------
+
+
+def test_a_weighted_result_is_glickmans_update_with_the_weighted_slope() -> None:
+    # Glickman's steps 3-8 by hand, g(phi_j) replaced by w * g(w * phi_j): the slope of a
+    # comparison whose logit is w * (mu - mu_j) against an opponent uncertain by phi_j.
+    w, opponent = 0.6, Result(1400.0, 120.0, 1.0, 0.6)
+    mu, phi, sigma = 0.0, 200.0 / SCALE, 0.06
+    phi_j = w * 120.0 / SCALE
+    g = w / math.sqrt(1.0 + 3.0 * phi_j**2 / math.pi**2)
+    e = 1.0 / (1.0 + math.exp(-g * (mu - (1400.0 - 1500.0) / SCALE)))
+    v = 1.0 / (g * g * e * (1.0 - e))
+    delta = v * g * (1.0 - e)
+    new_sigma = glicko2.new_volatility(sigma, phi * phi, v, delta * delta, 0.5, 1e-6)
+    new_phi = 1.0 / math.sqrt(1.0 / (phi * phi + new_sigma * new_sigma) + 1.0 / v)
+    new_mu = mu + new_phi * new_phi * g * (1.0 - e)
+    got = glicko2.rate(CONFIG, PLAYER, [opponent])
+    assert got.rating == pytest.approx(1500.0 + SCALE * new_mu, abs=1e-9)
+    assert got.deviation == pytest.approx(SCALE * new_phi, abs=1e-9)
+    assert got.volatility == pytest.approx(new_sigma, abs=1e-12)
+
+
+def test_weight_one_is_the_published_update_bit_for_bit() -> None:
+    weighted = [Result(r.rating, r.deviation, r.score, 1.0) for r in OPPONENTS]
+    assert glicko2.rate(CONFIG, PLAYER, weighted) == glicko2.rate(CONFIG, PLAYER, OPPONENTS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.floats(0.01, 1.0),
+    st.floats(1000.0, 2000.0),
+    st.floats(50.0, 350.0),
+    st.sampled_from([0.0, 1.0]),
+)
+def test_a_share_of_a_result_moves_in_its_direction_and_at_most_its_share(
+    weight: float, rating: float, deviation: float, score: float
+) -> None:
+    moved = glicko2.rate(CONFIG, PLAYER, [Result(rating, deviation, score, weight)])
+    change = moved.rating - PLAYER.rating
+    assert change >= 0.0 if score == 1.0 else change <= 0.0
+    # Glickman's step is phi'^2 * g * (s - E) with g <= weight and phi' at most the deviation
+    # grown by the volatility: a share w moves a rating at most w of that bound.
+    phi_sq = (PLAYER.deviation / SCALE) ** 2 + CONFIG.max_volatility**2
+    assert abs(change) <= SCALE * phi_sq * weight + 1e-9

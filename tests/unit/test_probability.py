@@ -15,6 +15,7 @@ from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.probability import match_quality, team_win_probability, win_probability
 from stream.ratings.skill import Skill
+from stream.ratings.teams import TeamStrategy
 
 GLICKO2 = Glicko2Config()
 GLICKO1 = Glicko1Config()
@@ -229,3 +230,64 @@ def test_a_larger_gap_or_more_uncertainty_never_raises_quality(
     assert match_quality(GLICKO2, [Skill(other, dev)], [Skill(r, dev)]) <= base
     wider = match_quality(GLICKO2, [Skill(r, dev + extra)], [Skill(r, dev)])
     assert wider < base
+
+
+# --- shared teams and uneven sides ------------------------------------------------------------
+
+SHARED = TeamStrategy.SHARED
+
+
+def test_shared_win_probability_by_hand() -> None:
+    # 2v3: the mean gap counts sqrt(2*2*3/5) times a 1v1 gap; each side's uncertainty is the
+    # deviation of its mean, scaled alike: Glickman's E with both combined.
+    team_a = [Skill(1700.0, 80.0, 0.06), Skill(1300.0, 120.0, 0.05)]
+    team_b = [Skill(1600.0, 100.0, 0.06), Skill(1500.0, 60.0, 0.07), Skill(1450.0, 200.0, 0.06)]
+    scale = math.sqrt(12.0 / 5.0)
+    gap = 1500.0 + 40.0 * math.log2(2.0 / 3.0) - 4550.0 / 3.0
+    spread_a = math.sqrt(80.0**2 + 120.0**2) / 2.0
+    spread_b = math.sqrt(100.0**2 + 60.0**2 + 200.0**2) / 3.0
+    expected = glicko2_expected(scale * gap, scale * spread_a, 0.0, scale * spread_b)
+    got = team_win_probability(GLICKO2, team_a, team_b, SHARED, size_edge=40.0)
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_one_player_shared_teams_equal_win_probability() -> None:
+    a, b = Skill(1650.0, 70.0, 0.06), Skill(1500.0, 180.0, 0.06)
+    assert team_win_probability(GLICKO2, [a], [b], SHARED) == win_probability(GLICKO2, a, b)
+
+
+@settings(deadline=None)
+@given(
+    teams,
+    teams,
+    st.sampled_from([TeamStrategy.COMPOSITE_OPPONENT, SHARED]),
+    st.floats(0.0, 300.0),
+    algorithms,
+)
+def test_the_bigger_side_is_favoured_by_the_size_edge(
+    team_a: list[Skill],
+    team_b: list[Skill],
+    strategy: TeamStrategy,
+    edge: float,
+    algorithm: AlgorithmConfig,
+) -> None:
+    p = team_win_probability(algorithm, team_a, team_b, strategy, edge)
+    flat = team_win_probability(algorithm, team_a, team_b, strategy, 0.0)
+    assert p + team_win_probability(algorithm, team_b, team_a, strategy, edge) == pytest.approx(
+        1.0, abs=1e-12
+    )
+    if len(team_a) > len(team_b):
+        assert p >= flat - 1e-12
+    elif len(team_a) < len(team_b):
+        assert p <= flat + 1e-12
+    else:
+        assert p == flat
+
+
+def test_the_size_edge_makes_equal_players_an_uneven_match() -> None:
+    same = Skill(1500.0, 50.0, 0.06)
+    for strategy in (TeamStrategy.COMPOSITE_OPPONENT, SHARED):
+        even = match_quality(GLICKO2, [same] * 3, [same] * 2, strategy, size_edge=0.0)
+        edged = match_quality(GLICKO2, [same] * 3, [same] * 2, strategy, size_edge=100.0)
+        assert edged < even
+        assert team_win_probability(GLICKO2, [same] * 3, [same] * 2, strategy, 100.0) > 0.5

@@ -23,6 +23,7 @@ from stream.ratings import probability
 from stream.ratings.elo import EloConfig
 from stream.ratings.engine import initial_state
 from stream.ratings.skill import Skill
+from stream.ratings.teams import TeamStrategy
 
 MODES = parse_modes({"modes": {"elo-duel": {"algorithm": "elo"}}})
 QUERIES = RatingQueries(MODES, KeyLayout("t"))
@@ -124,6 +125,31 @@ def test_team_plans_fetch_each_player_once() -> None:
     assert plan.decode(replies) == probability.match_quality(algorithm, [a, b], [c, a])
     plan = QUERIES.team_win_probability("elo-duel", ["a", "b"], ["c", "a"])
     assert plan.decode(replies) == probability.team_win_probability(algorithm, [a, b], [c, a])
+
+
+def test_team_plans_see_the_teams_as_the_mode_rates_them() -> None:
+    # A casual mode of reshuffled, uneven teams: shared, 80 points for twice the players.
+    table = {"teams": "shared", "population": {"size_edge": 80.0}, "algorithm": "elo"}
+    modes = parse_modes({"modes": {"casual": {**table, "experience": {"debut_offset": 0.0}}}})
+    queries = RatingQueries(modes, KeyLayout("t"))
+    entries = {
+        p: CachedRating(p, "casual", r, 0.0, None, 10, 30, 4, 1, "x")
+        for p, r in (("a", 1600.0), ("b", 1400.0), ("c", 1550.0))
+    }
+    replies = [hash_reply(entries[p]) for p in "abc"]
+    mode = modes.get("casual")
+    a, b, c = (entries[p].effective_skill(mode.experience) for p in "abc")
+    plan = queries.team_win_probability("casual", ["a", "b"], ["c"])
+    want = probability.team_win_probability(
+        mode.algorithm, [a, b], [c], TeamStrategy.SHARED, size_edge=80.0
+    )
+    assert plan.decode(replies) == want
+    flat = probability.team_win_probability(mode.algorithm, [a, b], [c], TeamStrategy.SHARED)
+    assert want > flat
+    quality = queries.match_quality("casual", ["a", "b"], ["c"]).decode(replies)
+    assert quality == probability.match_quality(
+        mode.algorithm, [a, b], [c], TeamStrategy.SHARED, size_edge=80.0
+    )
 
 
 @pytest.mark.parametrize("teams", [([], ["a"]), (["a"], []), ("ab", ["c"])])

@@ -108,6 +108,7 @@ def test_predictions_file_pairs_with_its_own_configuration(
         "actual",
         "games",
         "team_size",
+        "sizes",
         "mode",
     }
     capsys.readouterr()

@@ -13,6 +13,7 @@ import pytest
 
 from stream.bench.baseline import textbook_loop_replay
 from stream.cli.main import main
+from stream.config.modes import Modes
 from stream.simulation import SimulationConfig, simulate, write_csv, write_jsonl
 
 
@@ -36,6 +37,7 @@ def test_replay_writes_one_line_per_player_and_agrees_with_an_independent_loop(
     published = tmp_path / "published.toml"
     published.write_text(
         "[default.glicko2]\nunrated_deviation = 2.015\n[default.experience]\ndebut_offset = 0.0\n"
+        "[default.population]\nwindow_days = 0.0\n"
     )
     args = ["replay", str(history), "--modes-file", str(published), "--out", str(out)]
     assert main(args) == 0
@@ -108,7 +110,38 @@ def test_seed_ratings_set_starting_states(tmp_path: Path) -> None:
     # The seeded veteran lost to a rookie: a small drop from 2100, not a fresh player's swing.
     assert 2050 < float(str(vet["rating"])) < 2100
     assert float(str(vet["deviation"])) < 60
-    assert vet["games"] == 1
+    # A seed without games is an established player (docs/commands.md), unless asked otherwise.
+    assert vet["games"] == Modes().default.experience.settled_games + 1
+    assert main([*args, "--seed-games", "new"]) == 0
+    assert {r["player_id"]: r for r in read_jsonl(out)}["vet"]["games"] == 1
+
+
+@pytest.mark.parametrize(
+    ("seed", "value"),
+    [
+        ('{"player_id": "vet", "rating": 2100, "deviation": 200}', "deviation 200 is above"),
+        ('{"player_id": "vet", "rating": 9000}', "rating 9000 is outside"),
+        ('{"player_id": "vet", "rating": 2100, "volatility": 0.5}', "volatility 0.5 is outside"),
+        ('{"player_id": "vet", "rating": 2100, "deviation": 5}', "deviation 5 is below"),
+    ],
+)
+def test_a_seed_outside_the_bounds_is_refused_or_clamped_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], seed: str, value: str
+) -> None:
+    history = tmp_path / "h.csv"
+    history.write_text("played_at,player_a,player_b,score_a\n2026-03-01T10:00:00Z,vet,rookie,0\n")
+    seeds = tmp_path / "seeds.jsonl"
+    seeds.write_text('{"player_id": "ok", "rating": 1600}\n' + seed + "\n")
+    out = tmp_path / "out.jsonl"
+    args = ["replay", str(history), "--seed-ratings", str(seeds), "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1
+    assert f"{seeds} line 2: {value}" in err and "mode 'default'" in err
+    assert main([*args, "--seed-bounds", "clamp"]) == 0
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1
+    assert f"{seeds} line 2: {value}" in err and "clamped" in err
 
 
 def test_malformed_row_stops_with_line_number(

@@ -33,6 +33,20 @@ def test_uneven_teams_then_evaluate(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert report["log_loss"] < 0.693
 
 
+def test_sides_drawn_from_a_range_some_uneven(tmp_path: Path) -> None:
+    out = tmp_path / "h.jsonl"
+    argv = ["simulate", "--size-range", "1-6", "--uneven-rate", "0.4", "--pool-size", "16"]
+    assert main([*argv, "--matches", "600", "--players", "300", "--out", str(out)]) == 0
+    events = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    sizes = [tuple(len(t) for t in e["teams"]) for e in events]
+    assert {e["mode"] for e in events} == {"1-6-a-side"}
+    assert all(1 <= size <= 7 for pair in sizes for size in pair)
+    uneven = [pair for pair in sizes if pair[0] != pair[1]]
+    assert all(abs(a - b) == 1 for a, b in uneven)
+    assert 0.3 < len(uneven) / len(sizes) < 0.5
+    assert len({max(pair) for pair in sizes}) >= 6
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -45,6 +59,10 @@ def test_uneven_teams_then_evaluate(tmp_path: Path, capsys: pytest.CaptureFixtur
         (["--carry", "2"], "carry must be between 0 and 1, got 2.0"),
         (["--learning-matches", "0"], "learning_matches must be > 0, got 0.0"),
         (["--team-sizes", "5,5", "--players", "9"], "(10), got 9"),
+        (["--size-range", "3"], "--size-range: expected the fewest and most players a side"),
+        (["--size-range", "4-2"], "--size-range: expected 1 <= fewest <= most, got '4-2'"),
+        (["--uneven-rate", "1.5"], "--uneven-rate: must be between 0 and 1, got 1.5"),
+        (["--size-range", "1-10"], "pool_size must be at least 20, got 16"),
     ],
 )
 def test_a_bad_value_is_one_line(

@@ -25,13 +25,14 @@ from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.population import PopulationConfig
 from stream.ratings.teams import TeamStrategy
 from stream.ratings.zonestats import ZoneStatsConfig
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "modes.example.toml"
 
 
-BUILT_IN_GLICKO2 = Glicko2Config(unrated_deviation=0.6)
+BUILT_IN_GLICKO2 = Glicko2Config(unrated_deviation=0.8)
 
 
 def test_built_in_defaults() -> None:
@@ -39,7 +40,11 @@ def test_built_in_defaults() -> None:
     mode = modes.get("anything")
     assert mode.name == "anything"
     assert mode.algorithm == BUILT_IN_GLICKO2
-    assert mode.teams is TeamStrategy.COMPOSITE_OPPONENT
+    assert mode.teams is TeamStrategy.AUTO
+    # Until the mode's history says its teams are reshuffled: rosters.
+    assert mode.team_rule is TeamStrategy.COMPOSITE_OPPONENT
+    # Fixed, as a worker rates it; tune learns a mode's own (docs/defaults.md).
+    assert mode.population == PopulationConfig(window_days=0.0, size_edge=100.0, persistence=1.0)
     assert mode.experience == ExperienceConfig(-300.0, 8.0, 5)
     assert modes.pending("anything") == PendingConfig(grace_seconds=60.0, timeout_seconds=7200.0)
     assert mode.quits is QuitPolicy.CANCEL
@@ -63,10 +68,10 @@ def test_mode_tables_lay_over_the_default() -> None:
         }
     )
     duel = modes.get("duel")
-    assert duel.algorithm == Glicko2Config(tau=0.3, period_days=7.0, unrated_deviation=0.6)
+    assert duel.algorithm == Glicko2Config(tau=0.3, period_days=7.0, unrated_deviation=0.8)
     assert modes.pending("duel").grace_seconds == 30.0
     assert modes.get("brawl").algorithm == EloConfig()
-    assert modes.get("other").algorithm == Glicko2Config(tau=0.3, unrated_deviation=0.6)
+    assert modes.get("other").algorithm == Glicko2Config(tau=0.3, unrated_deviation=0.8)
 
 
 def test_each_mode_has_its_own_pending_policy_and_the_quit_policy_is_a_rating_rule() -> None:

@@ -108,3 +108,15 @@ def test_few_days_need_more_standard_errors() -> None:
 @given(st.integers(2, 10_000))
 def test_the_critical_value_falls_with_more_days_but_not_below_two(clusters: int) -> None:
     assert critical_value(clusters) >= critical_value(clusters + 1) >= Z_EVIDENCE
+
+
+def test_a_negligible_difference_is_no_evidence_however_small_its_error() -> None:
+    # Two systems that differ by a hair on every prediction: the error is tinier still.
+    a = [0.5 + 1e-7 * (i % 3) for i in range(400)]
+    b = [x + 2e-6 for x in a]
+    diff = paired_difference(a, b, [i % 40 for i in range(400)])
+    assert abs(diff.z) > 100
+    assert diff.verdict == "no evidence"
+    assert paired_difference(a, [x + 2e-4 for x in a], [i % 40 for i in range(400)]).verdict == (
+        "better"
+    )

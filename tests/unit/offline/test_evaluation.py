@@ -128,3 +128,29 @@ def test_listing_the_teams_the_other_way_round_changes_no_favourite_figure(
     assert a.favourite_observed == pytest.approx(b.favourite_observed, abs=1e-12)
     # Only the clamp of certain predictions (1e-15 from 0 and 1) is not exactly symmetric.
     assert a.log_loss == pytest.approx(b.log_loss, rel=1e-4)
+
+
+def test_uneven_sides_are_a_bucket_and_are_seen_from_the_bigger_side() -> None:
+    rows = [
+        Prediction(1, (0, 1), 0.0, 0.5, 1.0, 9, 2, "m", (2, 2)),
+        # teams[0] is the smaller side: 0.3 for it is 0.7 for the bigger, which won.
+        Prediction(2, (0, 1), 0.0, 0.3, 0.0, 9, 3, "m", (2, 3)),
+        # teams[0] is the bigger side, given 0.6; it lost.
+        Prediction(3, (0, 1), 0.0, 0.6, 0.0, 9, 4, "m", (4, 3)),
+    ]
+    evaluation = evaluate_in_detail(rows)
+    assert [name for name, _ in evaluation.breakdown("sides")] == ["even", "uneven"]
+    assert evaluation.by["sides"]["uneven"].matches == 2
+    bigger = evaluation.bigger
+    assert bigger.matches == 2
+    assert bigger.mean_predicted == pytest.approx(0.65)
+    assert bigger.mean_observed == pytest.approx(0.5)
+    summary = evaluation.summary()
+    assert summary["bigger_side"]["won"] == pytest.approx(0.5)
+    assert set(summary["breakdown"]["sides"]) == {"even", "uneven"}
+
+
+def test_without_uneven_sides_there_is_no_bigger_side() -> None:
+    summary = evaluate_in_detail([prediction(1, 0.8, 1.0, 0, size=2)]).summary()
+    assert "bigger_side" not in summary
+    assert list(summary["breakdown"]["sides"]) == ["even"]

@@ -105,7 +105,7 @@ def test_the_predictions_file_round_trips(tmp_path: Path) -> None:
         assert read[p.key].actual == p.actual
     first = path.read_text().splitlines()[0]
     assert '"played_at":"1970-01-01T00:00:00Z"' in first
-    assert '"games":0,"team_size":1,"mode":"default"' in first
+    assert '"games":0,"team_size":1,"sizes":[1,1],"mode":"default"' in first
 
 
 def test_a_peer_file_needs_only_row_and_p(tmp_path: Path) -> None:

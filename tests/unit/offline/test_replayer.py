@@ -213,13 +213,15 @@ def test_a_mode_seed_beats_an_every_mode_seed(specific_first: bool) -> None:
     u1 = replayer.apply(m1)
     u2 = replayer.apply(m2)
 
-    seed1 = PlayerState(2000.0, 60.0, 0.07, glicko2_points(2000.0, 60.0), 0, None)
-    seed2 = PlayerState(1800.0, 100.0, 0.05, glicko2_points(1800.0, 100.0), 0, None)
+    # Seeds without games are established players.
+    settled = mode.experience.settled_games
+    seed1 = PlayerState(2000.0, 60.0, 0.07, glicko2_points(2000.0, 60.0), settled, None)
+    seed2 = PlayerState(1800.0, 100.0, 0.05, glicko2_points(1800.0, 100.0), settled, None)
     # Worked on paper: lo = 1500 - 1050.124, (1820 - lo) / 2100.248 and (1500 - lo) / 2100.248.
     assert seed1.rank_points == 6524 and seed2.rank_points == 5000
     assert u1["p"] == rate_player(mode, "p", seed1, m1, {"p": seed1})
     assert u2["p"] == rate_player(mode, "p", seed2, m2, {"p": seed2})
-    assert u1["p"].state.games == 1 and u2["p"].state.games == 1
+    assert u1["p"].state.games == u2["p"].state.games == settled + 1
     # The unseeded opponent starts fresh and met the seeded rating.
     assert u1["q"] == rate_player(mode, "q", None, m1, {"p": seed1})
 
@@ -234,12 +236,12 @@ def test_a_seed_applies_only_to_a_player_the_table_does_not_know() -> None:
     assert replayer.apply(second)["p"] == rate_player(
         built_in_mode("m"), "p", after_first, second, before
     )
-    assert replayer.tables["default"]["p"].games == 2
+    assert replayer.tables["default"]["p"].games == built_in_mode("m").experience.settled_games + 2
 
 
 def test_seeded_state_glicko2() -> None:
     mode = ModeConfig("g2", Glicko2Config())
-    state = seeded_state(mode, SeedRating(1, "p", None, 1700.0, 90.0, 0.05))
+    state = seeded_state(mode, SeedRating(1, "p", None, 1700.0, 90.0, 0.05, 0))
     assert state == PlayerState(1700.0, 90.0, 0.05, glicko2_points(1700.0, 90.0), 0, None)
     # None means the algorithm's own default for a new player.
     fresh = seeded_state(mode, SeedRating(1, "p", None, 1700.0, None, None))
@@ -252,13 +254,13 @@ def test_seeded_state_glicko2() -> None:
 
 def test_seeded_state_glicko1_ignores_volatility() -> None:
     mode = ModeConfig("g1", Glicko1Config())
-    state = seeded_state(mode, SeedRating(1, "p", None, 1650.0, 70.0, 0.09))
+    state = seeded_state(mode, SeedRating(1, "p", None, 1650.0, 70.0, 0.09, 0))
     assert state == PlayerState(1650.0, 70.0, None, glicko2_points(1650.0, 70.0), 0, None)
 
 
 def test_elo_seeds_ignore_deviation_and_volatility() -> None:
     mode = ModeConfig("elo", EloConfig())
-    state = seeded_state(mode, SeedRating(1, "p", None, 1700.0, 80.0, 0.07))
+    state = seeded_state(mode, SeedRating(1, "p", None, 1700.0, 80.0, 0.07, 0))
     lo, hi = 1500.0 - 6.045 * ELO_T, 1500.0 + 6.045 * ELO_T
     points = round((1700.0 - lo) / (hi - lo) * 10000.0)
     assert points == 5952  # (1700 - 449.88) / 2100.24 * 10000, worked on paper
@@ -279,7 +281,10 @@ def test_predict_gives_one_prediction_per_pair_of_teams_before_applying() -> Non
     predictions = replayer.predict(match)
 
     assert snapshot(replayer) == before  # predicting changes nothing
-    bc_rating = (s["b"].rating + s["c"].rating) / 2
+    # Two players against one: the built-in size edge (a side with twice the players is that
+    # many points stronger) is added to the pair.
+    edge = Modes().default.population.size_edge
+    bc_rating = (s["b"].rating + s["c"].rating) / 2 + edge
     bc_deviation = (s["b"].deviation + s["c"].deviation) / 2
     expected = [
         (glicko2_expected(s["a"].rating, s["a"].deviation, bc_rating, bc_deviation), 0.0),
@@ -306,7 +311,7 @@ def test_a_seed_with_games_is_not_taken_for_a_debutant() -> None:
     seeded = seeded_state(mode, SeedRating(1, "p", None, 1700.0, 90.0, None, 200))
     assert seeded.games == 200
     veteran = Replayer(Modes(), seeds=[SeedRating(1, "p", None, 1500.0, None, None, 200)])
-    debutant = Replayer(Modes(), seeds=[SeedRating(1, "p", None, 1500.0, None, None)])
+    debutant = Replayer(Modes(), seeds=[SeedRating(1, "p", None, 1500.0, None, None, 0)])
     match = one_v_one(T0, "p", "q", 1.0)
     [(p_veteran, _)] = veteran.predict(match)
     [(p_debutant, _)] = debutant.predict(match)
@@ -314,8 +319,50 @@ def test_a_seed_with_games_is_not_taken_for_a_debutant() -> None:
     assert p_veteran > 0.8
 
 
+def test_a_seed_without_games_is_an_established_player() -> None:
+    mode = Modes().default
+    seeded = seeded_state(mode, SeedRating(1, "p", None, 1700.0, 90.0, None))
+    assert seeded.games == mode.experience.settled_games
+    # Its experience offset is all but gone: the ladder it comes from is not taken for new.
+    assert abs(mode.experience.offset(seeded.games)) < 0.5
+    assert not mode.experience.provisional(seeded.games)
+
+
+@pytest.mark.parametrize(
+    ("mode", "seed", "clamped"),
+    [
+        (
+            ModeConfig("g2", Glicko2Config()),
+            SeedRating(1, "p", None, 9000.0, 100.0, 0.2, 0),
+            (1500.0 + 6.045 * SCALE, 100.0, 0.08),
+        ),
+        (
+            ModeConfig("g2", Glicko2Config()),
+            SeedRating(1, "p", None, 1500.0, 1.0, 0.01, 0),
+            (1500.0, 0.175 * SCALE, 0.04),
+        ),
+        (
+            ModeConfig("g1", Glicko1Config()),
+            SeedRating(1, "p", None, 1500.0, 5.0, None, 0),
+            (1500.0, 25.0, None),
+        ),
+        (
+            ModeConfig("g1", Glicko1Config()),
+            SeedRating(1, "p", None, 1500.0, 500.0, None, 0),
+            (1500.0, 350.0, None),
+        ),
+    ],
+)
+def test_a_seed_is_held_to_the_modes_bounds(
+    mode: ModeConfig, seed: SeedRating, clamped: tuple[float, float, float | None]
+) -> None:
+    state = seeded_state(mode, seed)
+    assert (state.rating, state.deviation) == pytest.approx(clamped[:2])
+    assert state.volatility == clamped[2]
+
+
 def test_predict_uses_the_seed_of_a_player_not_yet_in_the_table() -> None:
-    replayer = Replayer(Modes(), seeds=[SeedRating(1, "p", None, 2000.0, 60.0, None)])
+    replayer = Replayer(Modes(), seeds=[SeedRating(1, "p", None, 2000.0, 60.0, None, 0)])
     [(p, actual)] = replayer.predict(one_v_one(T0, "p", "q", 1.0))
     assert actual == 1.0
     # Both have 0 games: their experience offsets cancel. q has the built-in fresh deviation.

@@ -7,7 +7,14 @@ import tomllib
 import pytest
 
 from stream.config.modes import PendingConfig, build_mode, parse_modes
-from stream.offline.search_space import BY_ALGORITHM, COMMON, knobs_for, mode_table, toml_section
+from stream.offline.search_space import (
+    BY_ALGORITHM,
+    COMMON,
+    LEARNED_POPULATION,
+    knobs_for,
+    mode_table,
+    toml_section,
+)
 from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.elo import EloConfig
 from stream.ratings.glicko2 import Glicko2Config
@@ -44,6 +51,9 @@ def test_every_candidate_of_every_knob_is_a_valid_modes_key(algorithm: str) -> N
         for value in knob.values:
             build_mode("m", knob.applied(base, value))  # raises on a misspelt or bad key
             assert knob.read(knob.applied(base, value)) == value
+    # The learned population has no value to set: tuning.py learns it, then fixes it.
+    with pytest.raises(TypeError, match="learned from the history"):
+        LEARNED_POPULATION.applied(base, 1.0)
 
 
 def test_applying_a_knob_leaves_the_original_table_alone() -> None:

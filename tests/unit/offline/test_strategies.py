@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stream.offline.strategies import compare, main
+from stream.offline.strategies import STRATEGIES, compare, main
 from stream.ratings.teams import TeamStrategy
 from stream.simulation import SimulationConfig, simulate, write_jsonl
 
@@ -22,7 +22,8 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_each_strategy_beats_a_coin_flip_and_is_paired_with_the_default(history: Path) -> None:
     rows = compare(history)
-    assert [run.strategy for run, _ in rows] == list(TeamStrategy)
+    assert [run.strategy for run, _ in rows] == list(STRATEGIES)
+    assert TeamStrategy.AUTO not in STRATEGIES
     base, same = rows[0]
     assert same.mean == 0.0
     predictions = len(base.losses)
@@ -33,13 +34,13 @@ def test_each_strategy_beats_a_coin_flip_and_is_paired_with_the_default(history:
         assert diff.predictions == predictions
         assert diff.clusters == len(set(base.days)) >= 2
         assert abs(diff.mean - (run.log_loss - base.log_loss)) < 1e-12
-    assert len({round(run.log_loss, 6) for run, _ in rows}) == 3
+    assert len({round(run.log_loss, 6) for run, _ in rows}) == len(STRATEGIES)
 
 
 def test_prints_one_row_per_strategy(history: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(history)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines[1:]] == [s.value for s in TeamStrategy]
+    assert [line.split()[0] for line in lines[1:]] == [s.value for s in STRATEGIES]
 
 
 def test_refuses_standard_input_and_a_missing_file(capsys: pytest.CaptureFixture[str]) -> None:

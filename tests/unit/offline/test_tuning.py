@@ -9,14 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from stream.config.modes import Modes, PendingConfig, parse_modes
+from stream.config.modes import Modes, PendingConfig, check_fixed_population, parse_modes
 from stream.history import HistoryMatch, read_history
 from stream.offline.comparison import Z_EVIDENCE
 from stream.offline.evaluation import evaluate
 from stream.offline.replayer import Replayer
-from stream.offline.search_space import knobs_for, mode_table
+from stream.offline.search_space import (
+    LEARNED_POPULATION,
+    knobs_for,
+    mode_table,
+    population_fixed,
+)
 from stream.offline.tuned_section import tuned_toml
 from stream.offline.tuning import (
+    LEARNED_STEP,
     Plan,
     Trial,
     TuneResult,
@@ -25,7 +31,9 @@ from stream.offline.tuning import (
     tune,
 )
 from stream.ratings.elo import EloConfig
+from stream.ratings.glicko2 import SCALE
 from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.population import Population
 from stream.ratings.teams import TeamStrategy
 from stream.simulation import SimulationConfig, simulate, write_csv, write_jsonl
 
@@ -201,6 +209,63 @@ def test_the_team_strategy_is_searched_on_team_histories(tmp_path: Path) -> None
     out = tune(lambda: reader(path), BASE, Plan(300, rounds=1), knobs)
     strategies = {t.settings["teams"] for t in out.trials}
     assert strategies == {s.value for s in TeamStrategy}
+
+
+def test_the_size_edge_is_searched_only_where_sides_differ() -> None:
+    assert ("population", "size_edge") in {k.path for k in knobs_for("glicko2", uneven=True)}
+    assert ("population", "size_edge") not in {k.path for k in knobs_for("glicko2")}
+    # Learning is not a choice a worker can run: the learned population is tried fixed.
+    assert ("population", "window_days") not in {k.path for k in knobs_for("elo")}
+    # First, so that the other knobs are tuned around the mode's own population.
+    assert knobs_for("elo")[0] is LEARNED_POPULATION is knobs_for("zonestats")[0]
+
+
+def test_tune_learns_the_population_and_prints_it_fixed_as_a_worker_rates_it(
+    tmp_path: Path,
+) -> None:
+    # Pickup teams reshuffled every match: the built-in default rates them as rosters until
+    # tune learns the mode's persistence from the history and fixes it (auto: shared).
+    path = tmp_path / "pickup.jsonl"
+    config = SimulationConfig(
+        matches=1200, players=120, team_size=3, party_rate=0.0, seed=4, matches_per_second=0.002
+    )
+    with path.open("w", encoding="utf-8") as file:
+        write_jsonl(simulate(config), file)
+    built_in = Modes().default
+    assert built_in.team_rule is TeamStrategy.COMPOSITE_OPPONENT
+    out = tune(lambda: reader(path), built_in, Plan(600, rounds=1), (LEARNED_POPULATION,))
+    (step,) = out.steps
+    assert step.knob == LEARNED_STEP and step.paired.verdict == "better"
+    assert out.best.population.window_days == 0.0
+    assert out.best.population.persistence < 0.3
+    assert out.best.team_rule is TeamStrategy.SHARED
+    text = tuned_toml(out, "default", "pickup.jsonl", "search", "verdict")
+    assert f"# step {LEARNED_STEP} as configured -> prior " in text
+    assert "# population of mode '3v3', fixed: prior deviation" in text
+    assert "(teams auto: shared)" in text
+    # The section builds the winner again, as a modes file a worker accepts.
+    printed = parse_modes(tomllib.loads(text))
+    check_fixed_population(printed, "tuned")
+    assert printed.default == dataclasses.replace(out.best, name="default")
+
+
+def test_the_learned_population_is_fixed_in_the_table_as_a_modes_file_shows_it() -> None:
+    mode = Modes().default
+    table = mode_table(mode, PendingConfig())
+    learned = Population(250.0, 67.25, 0.9234, 1.4567)
+    fixed = population_fixed(table, mode, learned)
+    assert fixed["population"] == {
+        "window_days": 0.0,
+        "size_edge": 67.2,
+        "persistence": 0.923,
+        "decisiveness": 1.457,
+    }
+    assert fixed["glicko2"]["unrated_deviation"] == round(250.0 / SCALE, 3)
+    assert table["population"]["window_days"] == 0.0  # the given table is left alone
+    # Elo has no prior deviation: its table keeps its own.
+    elo = ModeConfig("e", EloConfig())
+    elo_table = mode_table(elo, PendingConfig())
+    assert population_fixed(elo_table, elo, learned)["elo"] == elo_table["elo"]
 
 
 def test_the_experience_term_is_searched_for_every_algorithm_but_zonestats() -> None:

@@ -1,0 +1,403 @@
+"""A mode's population: the values that are properties of who plays the mode, learned from it.
+
+Four numbers depend on the players and the game rather than on the rating formulas, and no
+constant suits every game: how widely a newcomer's true skill may lie from the start (the
+**prior deviation**: narrow on a professional tour, broad on a free-to-play ladder), how much
+stronger a side is with more players (the **size edge**), how often a team's players stay
+together from one match to the next (the **persistence**: rosters and parties, or reshuffled
+pickup teams; the ``auto`` team strategy follows it), and how decisively a rating gap decides a
+match (the **decisiveness**: a best-of-five series more than a single map; it sharpens or
+softens predictions only). A :class:`Population` holds the values in force; ``rate_player`` and
+the predictions take it as an explicit input (``population=``), so a mode is rated the same way
+wherever the same population is given.
+
+Learning (``[population] window_days`` above 0) happens at fixed event-time boundaries: a match
+finished at ``at`` belongs to window ``floor(at / window)``, and every rated match adds its
+evidence to a :class:`PopulationStats` (sums only, so any number of partitions can add theirs in
+any order). When a match of a later window arrives, the open window closes: the next
+population is :func:`next_population` of the one in force and the closed window's sums (the
+prior deviation's evidence is carried into the next window until it is enough,
+:data:`MIN_EVIDENCE`). The population of a window therefore depends only on the matches of the
+windows before it.
+
+How each value is learned (a match's ``s`` is the result, ``E`` what the rules in force expected):
+
+* prior deviation: a step of natural-gradient ascent on the log-likelihood of the results, in
+  ``log(deviation)``. A player's rating moves from the start by roughly
+  ``2 (rating - start) (deviation / prior)^2`` per unit of log-prior (the normal model's
+  sensitivity), which fades over a player's first games (``exp(-games / 3)``: a settled rating
+  no longer depends on where it started). Newcomers whose results keep beating (or missing) the
+  expectation in the direction they already moved say the prior is too narrow (too broad).
+  The step is the window's score over its information, at most :data:`MAX_LOG_STEP`, damped by
+  how many newcomer updates the window held; the deviation stays within
+  :data:`DEVIATION_BOUNDS`.
+* size edge: Newton steps on the log-likelihood of the results of matches between sides of
+  different sizes, each divided by all the information seen so far (it converges to the
+  maximum-likelihood edge given the ratings).
+* decisiveness: a Newton step per window on the log-likelihood of every prediction, damped by
+  :data:`DECISIVENESS_PRIOR_INFORMATION` (it follows the predictions as the ratings mature).
+* persistence: the share of teammate pairs whose lineup at the previous match was the same
+  (:func:`lineup_key`), counted over the mode's whole history, starting from the configured
+  value as if it had been seen on :data:`PERSISTENCE_PRIOR_PAIRS` pairs.
+
+Quick start::
+
+    >>> from stream.ratings.population import PopulationConfig, next_population, start
+    >>> from stream.ratings.modes import ModeConfig
+    >>> mode = ModeConfig("duel", population=PopulationConfig(window_days=1.0))
+    >>> round(start(mode).deviation, 1), start(mode).size_edge
+    (350.0, 0.0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+from stream.ratings.algorithm import PriorDeviation
+from stream.ratings.probability import team_win_probability
+from stream.ratings.ranges import Range, check_ranges
+from stream.ratings.skill import Result, SkillLike
+from stream.ratings.teams import score_against
+
+if TYPE_CHECKING:
+    from stream.ratings.engine import PlayerUpdate
+    from stream.ratings.modes import ModeConfig
+
+_SECONDS_PER_DAY = 86_400.0
+# A newcomer's rating stops depending on its start over its first few games; from
+# SETTLED_GAMES on (a factor below 1e-5) a player's update says nothing about the prior.
+SENSITIVITY_GAMES = 3.0
+SETTLED_GAMES = 36
+# The largest change of log(prior deviation) one window makes (a factor of 1.22).
+MAX_LOG_STEP = 0.2
+# Newcomer updates at which a window's step is half its full size.
+HALF_STEP_UPDATES = 200.0
+# Newcomer updates a window needs before it may move the prior deviation (fewer are carried
+# into the next window).
+MIN_EVIDENCE = 100.0
+# A window's Newton step of the decisiveness counts this much information besides the window's
+# own (a prior of +-0.05 around where it stands): it follows the ratings as they mature.
+DECISIVENESS_PRIOR_INFORMATION = 400.0
+# The prior deviation stays between these, in public rating points (Glicko-2: 0.29 to 2.59).
+DEVIATION_BOUNDS = (50.0, 450.0)
+# The size edge's Newton steps start from this much information (a prior of +-100 points).
+EDGE_PRIOR_INFORMATION = 1.0 / (100.0 * 100.0)
+# The persistence starts as if its configured value had been seen on this many teammate pairs
+# (a new mode's first reshuffled matches switch ``auto`` within a window or two).
+PERSISTENCE_PRIOR_PAIRS = 20.0
+# ``auto`` rates a mode's teams as rosters (composite_opponent) from this persistence on.
+ROSTER_PERSISTENCE = 0.5
+_EDGE_WHY = (
+    "rating points a side gains with twice as many players (0: the sides' sizes do not matter);"
+    " beyond 1000 one extra player decides every match"
+)
+_WINDOW_WHY = (
+    "days of event time between the boundaries where a learned population is recomputed "
+    "(0: the population's values are fixed as configured); at most a year"
+)
+_DECISIVENESS_WHY = (
+    "how decisively a rating gap decides a match against the algorithm's curve: a prediction's"
+    " logit times this (above 1: a best-of-five series more than one game); predictions only"
+)
+_PERSISTENCE_WHY = (
+    "the share of teammates who were teammates at the previous match (1: fixed rosters, "
+    "0: teams reshuffled every match); where learning starts, or the value kept"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PopulationConfig:
+    """A mode's population settings: the starting (or fixed) values and how often to learn.
+
+    The prior deviation starts at the algorithm's own (``glicko2.unrated_deviation``,
+    ``glicko1.initial_deviation``); Elo and ZoneStats have none to learn.
+    """
+
+    window_days: float = 0.0
+    size_edge: float = 0.0
+    persistence: float = 1.0
+    decisiveness: float = 1.0
+
+    RANGES: ClassVar[Mapping[str, Range]] = {
+        "window_days": Range(0.0, 366.0, _WINDOW_WHY),
+        "size_edge": Range(-1000.0, 1000.0, _EDGE_WHY),
+        "persistence": Range(0.0, 1.0, _PERSISTENCE_WHY),
+        "decisiveness": Range(0.2, 5.0, _DECISIVENESS_WHY),
+    }
+
+    def __post_init__(self) -> None:
+        check_ranges(self, self.RANGES)
+
+    @property
+    def learns(self) -> bool:
+        return self.window_days > 0.0
+
+    def window_of(self, at: float) -> int:
+        """The learning window of event time ``at`` (epoch seconds)."""
+        return math.floor(at / (self.window_days * _SECONDS_PER_DAY))
+
+
+@dataclass(frozen=True, slots=True)
+class Population:
+    """The values in force for a window of a mode: the input that rates and predicts it.
+
+    ``deviation``: a new player's (and the largest) deviation in public points, None for an
+    algorithm without one. ``size_edge``: rating points for twice as many players.
+    ``persistence``: the share of teammates kept from the previous match. ``decisiveness``:
+    what a prediction's logit is multiplied by (predictions only: no rating depends on it).
+    """
+
+    deviation: float | None
+    size_edge: float
+    persistence: float
+    decisiveness: float = 1.0
+    # The mode's rules with these values, built once per mode that asks (by identity: a
+    # mode's rules are one object for its whole life).
+    _rules: dict[int, tuple[ModeConfig, ModeConfig]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def rules(self, mode: ModeConfig) -> ModeConfig:
+        """``mode`` with these values in force (the mode itself when they are its own)."""
+        found = self._rules.get(id(mode))
+        if found is not None and found[0] is mode:
+            return found[1]
+        applied = _applied(mode, self)
+        self._rules[id(mode)] = (mode, applied)
+        return applied
+
+
+def start(mode: ModeConfig) -> Population:
+    """The population a mode starts with: its configured values."""
+    algorithm = mode.algorithm
+    deviation = algorithm.prior_deviation if isinstance(algorithm, PriorDeviation) else None
+    config = mode.population
+    return Population(deviation, config.size_edge, config.persistence, config.decisiveness)
+
+
+def _applied(mode: ModeConfig, population: Population) -> ModeConfig:
+    algorithm = mode.algorithm
+    if (
+        population.deviation is not None
+        and isinstance(algorithm, PriorDeviation)
+        and population.deviation != algorithm.prior_deviation
+    ):
+        algorithm = algorithm.with_prior_deviation(population.deviation)
+    config = mode.population
+    learned = (population.size_edge, population.persistence, population.decisiveness)
+    if learned != (config.size_edge, config.persistence, config.decisiveness):
+        config = dataclasses.replace(
+            config,
+            size_edge=population.size_edge,
+            persistence=population.persistence,
+            decisiveness=population.decisiveness,
+        )
+    if algorithm is mode.algorithm and config is mode.population:
+        return mode
+    return dataclasses.replace(mode, algorithm=algorithm, population=config)
+
+
+def lineup_key(team: Sequence[str]) -> int:
+    """A stable 64-bit key of a team's lineup (its set of players): two players whose last
+    match had the same key played it on the same team."""
+    joined = "\x1f".join(sorted(team)).encode()
+    return int.from_bytes(hashlib.blake2b(joined, digest_size=8).digest(), "big")
+
+
+@dataclass(frozen=True, slots=True)
+class PopulationStats:
+    """The evidence of some rated matches about the population (sums: add in any order).
+
+    ``prior_score`` / ``prior_information`` / ``newcomer_updates``: the prior deviation's
+    gradient, Fisher information and weighted count of newcomer updates. ``edge_score`` /
+    ``edge_information``: the same for the size edge. ``same_pairs`` / ``pairs``: teammate
+    pairs whose previous lineup was the same, and all teammate pairs with a previous lineup.
+    ``decisiveness_score`` / ``decisiveness_information``: the decisiveness's gradient and
+    information from every prediction.
+    """
+
+    prior_score: float = 0.0
+    prior_information: float = 0.0
+    newcomer_updates: float = 0.0
+    edge_score: float = 0.0
+    edge_information: float = 0.0
+    same_pairs: int = 0
+    pairs: int = 0
+    decisiveness_score: float = 0.0
+    decisiveness_information: float = 0.0
+
+    def __add__(self, other: PopulationStats) -> PopulationStats:
+        return PopulationStats(
+            self.prior_score + other.prior_score,
+            self.prior_information + other.prior_information,
+            self.newcomer_updates + other.newcomer_updates,
+            self.edge_score + other.edge_score,
+            self.edge_information + other.edge_information,
+            self.same_pairs + other.same_pairs,
+            self.pairs + other.pairs,
+            self.decisiveness_score + other.decisiveness_score,
+            self.decisiveness_information + other.decisiveness_information,
+        )
+
+    @property
+    def prior_part(self) -> PopulationStats:
+        """Only the prior deviation's evidence (what a window carries when it is too little)."""
+        return PopulationStats(self.prior_score, self.prior_information, self.newcomer_updates)
+
+    @property
+    def without_prior(self) -> PopulationStats:
+        """Everything but the prior deviation's evidence."""
+        return dataclasses.replace(
+            self, prior_score=0.0, prior_information=0.0, newcomer_updates=0.0
+        )
+
+
+EMPTY = PopulationStats()
+
+
+def update_evidence(
+    rules: ModeConfig, population: Population, update: PlayerUpdate
+) -> PopulationStats:
+    """What one player's update says about the prior deviation (nothing for an algorithm
+    without one, or without pairwise results).
+
+    ``rules`` is the mode as it rated the update (``population.rules(mode)``).
+    """
+    algorithm = rules.pairwise
+    prior = population.deviation
+    games = update.state.games - 1
+    if algorithm is None or prior is None or games >= SETTLED_GAMES:
+        return EMPTY
+    fade = math.exp(-games / SENSITIVITY_GAMES)
+    own = update.own
+    ratio = own.deviation / prior
+    # d rating / d log(prior): the normal model's sensitivity, faded with games.
+    sensitivity = 2.0 * (own.rating - rules.initial.rating) * ratio * ratio * fade
+    if sensitivity == 0.0:
+        return PopulationStats(newcomer_updates=fade)
+    score = information = 0.0
+    terms = algorithm.update_terms
+    for opponent in update.opponents:
+        assert isinstance(opponent, Result)  # a pairwise update's opponents are its results
+        expected, slope = terms(own, opponent)
+        score += (opponent.score - expected) * slope * sensitivity
+        information += expected * (1.0 - expected) * (slope * sensitivity) ** 2
+    return PopulationStats(score, information, fade)
+
+
+def size_evidence(
+    rules: ModeConfig,
+    teams: Sequence[Sequence[SkillLike]],
+    ranks: Sequence[int],
+) -> PopulationStats:
+    """What a match between sides of different sizes says about the size edge: every pair of
+    teams of unequal size, predicted as the rules in force predict it."""
+    algorithm = rules.algorithm
+    strategy = rules.team_rule
+    edge = rules.population.size_edge
+    score = information = 0.0
+    for i in range(len(teams)):
+        for j in range(i + 1, len(teams)):
+            if len(teams[i]) == len(teams[j]):
+                continue
+            p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge)
+            # The logit is linear in the edge: its slope is the change for one more point.
+            p_more = team_win_probability(algorithm, teams[i], teams[j], strategy, edge + 1.0)
+            slope = _logit(p_more) - _logit(p)
+            score += (score_against(ranks[i], ranks[j]) - p) * slope
+            information += p * (1.0 - p) * slope * slope
+    return PopulationStats(edge_score=score, edge_information=information)
+
+
+def lineup_evidence(
+    teams: Sequence[Sequence[str]], last_lineups: Mapping[str, int]
+) -> PopulationStats:
+    """Teammate pairs of a match whose previous lineups were the same (``last_lineups``: each
+    player's :func:`lineup_key` at their previous match; a player without one is left out)."""
+    same = pairs = 0
+    for team in teams:
+        keys = [last_lineups.get(pid) for pid in team]
+        known = [k for k in keys if k is not None]
+        for a in range(len(known)):
+            for b in range(a + 1, len(known)):
+                pairs += 1
+                same += known[a] == known[b]
+    return PopulationStats(same_pairs=same, pairs=pairs)
+
+
+def prediction_evidence(p: float, actual: float, decisiveness: float) -> PopulationStats:
+    """What one prediction says about the decisiveness: ``p`` the probability before it is
+    applied (the algorithm's curve), ``actual`` the result (1, 0.5 or 0)."""
+    logit = _logit(p)
+    sharpened = 1.0 / (1.0 + math.exp(-decisiveness * logit))
+    return PopulationStats(
+        decisiveness_score=(actual - sharpened) * logit,
+        decisiveness_information=sharpened * (1.0 - sharpened) * logit * logit,
+    )
+
+
+def predictions_evidence(
+    rules: ModeConfig,
+    population: Population,
+    teams: Sequence[Sequence[SkillLike]],
+    ranks: Sequence[int],
+) -> PopulationStats:
+    """What a match's predictions (every pair of teams, as the rules in force predict them
+    before the decisiveness) say about the decisiveness."""
+    algorithm = rules.algorithm
+    strategy = rules.team_rule
+    edge = rules.population.size_edge
+    found = EMPTY
+    for i in range(len(teams)):
+        for j in range(i + 1, len(teams)):
+            p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge)
+            actual = score_against(ranks[i], ranks[j])
+            found = found + prediction_evidence(p, actual, population.decisiveness)
+    return found
+
+
+def next_population(
+    config: PopulationConfig, current: Population, stats: PopulationStats, seen: PopulationStats
+) -> tuple[Population, PopulationStats]:
+    """The population after a window whose evidence is ``stats``, and the evidence carried into
+    the next window (the prior deviation's, while it is less than :data:`MIN_EVIDENCE` newcomer
+    updates). ``seen`` is the evidence of every window so far, this one included (the running
+    sums of the size edge, persistence and decisiveness); ``config`` the mode's settings (the
+    persistence's starting value)."""
+    deviation = current.deviation
+    carried = EMPTY
+    if stats.newcomer_updates < MIN_EVIDENCE:
+        carried = stats.prior_part
+    elif deviation is not None and stats.prior_information > 0.0:
+        step = stats.prior_score / stats.prior_information
+        step = max(-MAX_LOG_STEP, min(MAX_LOG_STEP, step))
+        damping = stats.newcomer_updates / (stats.newcomer_updates + HALF_STEP_UPDATES)
+        low, high = DEVIATION_BOUNDS
+        deviation = min(high, max(low, deviation * math.exp(step * damping)))
+    edge = current.size_edge
+    if stats.edge_information > 0.0:
+        edge += stats.edge_score / (seen.edge_information + EDGE_PRIOR_INFORMATION)
+        accepted = PopulationConfig.RANGES["size_edge"]
+        edge = min(accepted.high, max(accepted.low, edge))
+    persistence = current.persistence
+    if stats.pairs:
+        prior = PERSISTENCE_PRIOR_PAIRS
+        persistence = (seen.same_pairs + prior * config.persistence) / (seen.pairs + prior)
+    decisiveness = current.decisiveness
+    if stats.decisiveness_information > 0.0:
+        decisiveness += stats.decisiveness_score / (
+            stats.decisiveness_information + DECISIVENESS_PRIOR_INFORMATION
+        )
+        accepted = PopulationConfig.RANGES["decisiveness"]
+        decisiveness = min(accepted.high, max(accepted.low, decisiveness))
+    return Population(deviation, edge, persistence, decisiveness), carried
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-12), 1.0 - 1e-12)
+    return math.log(p / (1.0 - p))
