@@ -91,6 +91,7 @@ class Pipeline:
             limits=s.limits,
             max_future_seconds=s.max_future_seconds,
             lateness_seconds=s.event_lateness_seconds,
+            report_seconds=s.progress_seconds,
         )
         self.players = PlayerProcessor(self.modes, partitions=s.partitions)
         self.metrics = WorkerMetrics()

@@ -309,7 +309,7 @@ class BatchRunner:
                         extra=log_context(origin, key),
                     )
                     out.dead_letter(DeadLetter(key, value, origin, f"internal error: {exc!r}"))
-            if partition.ticked is not None:
+            if self.matches.report_due(partition, wall):
                 reached = admission.reached
                 self.matches.report(
                     ctx,

@@ -96,10 +96,11 @@ class MatchPartition:
     deadlines: Deadlines = field(default_factory=Deadlines)
     # The round of the tick that arrived in this batch (None: none): report progress at its end.
     ticked: float | None = None
-    # A round of reports completed in this batch: send the watermark at its end. ``marked``: a
-    # watermark went out since the last tick; ``sent``: the last one sent.
+    # When (wall time) this partition last reported its progress (see MatchProcessor.report_due).
+    reported: float = float("-inf")
+    # A report arrived or was made in this batch: send the watermark at its end if it moved.
+    # ``sent``: the last one sent.
     mark_due: bool = False
-    marked: bool = False
     sent: float | None = None
     # Per player partition, how far its abandon requests are all out (AbandonWatermark), and
     # the results waiting for it: a result at ``fin.at`` waits until every start before
@@ -153,6 +154,7 @@ class MatchProcessor:
         limits: EventLimits = DEFAULT_LIMITS,
         max_future_seconds: float | None = None,
         lateness_seconds: float = 0.0,
+        report_seconds: float | None = None,
     ) -> None:
         self.modes = modes
         self.partitions = partitions
@@ -161,6 +163,11 @@ class MatchProcessor:
         # How far out of event-time order the fleet may publish
         # (SKILLSTREAM_EVENT_LATENESS_SECONDS): every watermark is this much lower.
         self.lateness = lateness_seconds
+        # A partition busy with batches reports its progress at the end of one at most this
+        # often (SKILLSTREAM_PROGRESS_SECONDS; None: on the leader's ticks only). The tick alone
+        # costs an instant match a hop and half a tick (docs/benchmarks.md, "The tick"); the
+        # tick still moves event time while nothing arrives.
+        self.report_seconds = report_seconds
         # An event time this far past the wall clock is refused (None: no check). One event
         # from a server with a broken clock would otherwise move the partition's event time
         # on, and every match pending there would be abandoned or timed out.
@@ -272,12 +279,11 @@ class MatchProcessor:
                 # The batch's wall time moves the clock; the leader's names the round.
                 ctx.partition.time.clock.tick(ctx.wall)
                 ctx.partition.ticked = wall
-            case Progress(source, round_, started, finished, latest):
+            case Progress(source, _, started, finished, latest):
                 partition = ctx.partition
-                if source == partition.number:
-                    # One of its own, from a version that sent them to itself (see report).
-                    pass
-                elif partition.time.report(source, round_, started, finished, latest, ctx.wall):
+                if source != partition.number:
+                    # (One of its own is from a version that sent them to itself: see report.)
+                    partition.time.report(source, started, finished, latest, ctx.wall)
                     partition.mark_due = True
             case AbandonWatermark(source, at):
                 partition = ctx.partition
@@ -289,54 +295,52 @@ class MatchProcessor:
                         self._advance(ctx, match_id, entry)
         self.run_due(ctx)
 
+    def report_due(self, partition: MatchPartition, wall: float) -> bool:
+        """Whether the batch ending now reports the partition's progress: after a tick, and
+        after any batch at most every ``report_seconds``."""
+        if partition.ticked is not None:
+            return True
+        every = self.report_seconds
+        return every is not None and wall - partition.reported >= every
+
     def report(self, ctx: MatchContext, *, started_done: bool, finished_done: bool) -> None:
-        """After a tick: this partition's progress, to every match partition (at the end of the
-        batch, after every forward the batch sent). ``started_done``/``finished_done``: this
-        worker has processed everything the broker holds on the partition's match-started /
-        match-finished input."""
+        """This partition's progress, to every match partition (at the end of the batch, after
+        every forward the batch sent). ``started_done``/``finished_done``: this worker has
+        processed everything the broker holds on the partition's match-started /
+        match-finished input. The round is the tick's, or the batch's wall time."""
         partition, out = ctx.partition, ctx.out
-        assert partition.ticked is not None  # called only in a batch with a tick
+        partition.time.clock.tick(ctx.wall)
         progress = Progress(
             partition.number,
-            partition.ticked,
+            ctx.wall if partition.ticked is None else partition.ticked,
             None if started_done else partition.read.get(STARTED, 0.0),
             None if finished_done else partition.read.get(FINISHED, 0.0),
             partition.latest,
         )
         partition.ticked = None
+        partition.reported = ctx.wall
         # Its own report is applied here, not read back from the log: after a crash the
         # partition reads its inputs again from the last commit, and a report of its previous
         # life read back first would claim what it has not re-read yet.
-        if partition.time.report(
-            progress.source,
-            progress.round,
-            progress.started,
-            progress.finished,
-            progress.latest,
-            ctx.wall,
-        ):
-            partition.mark_due = True
+        partition.time.report(
+            progress.source, progress.started, progress.finished, progress.latest, ctx.wall
+        )
+        partition.mark_due = True
         # It may move event time past deadlines, as a report read from the topic would.
         self.run_due(ctx)
         for target in range(self.partitions):
             if target != partition.number:
                 out.to_match(target, progress)
-        if not partition.marked:
-            # No round completed since the last tick (a partition away): send what is known.
-            partition.mark_due = True
-        partition.marked = False
 
     def mark(self, ctx: MatchContext) -> None:
         """What this partition's joins promise, to every player partition: at the end of a
-        batch that completed a round of reports (after every join the batch sent), and at most
-        once per round."""
+        batch that read or made a report (after every join the batch sent), when it moved."""
         partition = ctx.partition
         partition.mark_due = False
         joined = partition.time.watermark(0)
         if joined is None or (partition.sent is not None and joined <= partition.sent):
             return
         partition.sent = joined
-        partition.marked = True
         mark = Watermark(partition.number, joined)
         for target in range(self.partitions):
             ctx.out.to_player(target, mark)

@@ -68,55 +68,38 @@ class EventTime:
     """What one match partition knows of event time across every match partition: the
     watermarks its decisions wait for (docs/event-time.md).
 
-    Each match partition reports on every tick (:class:`stream.protocol.Progress`), per input
-    topic, the latest event time it processed while records were still waiting there, or that
-    it has read everything the broker holds. ``clock`` is the latest event time read anywhere,
-    moved on with wall time while nothing arrives (:class:`PartitionClock`). A topic's
-    watermark is the lowest bound among the partitions still behind (a caught-up partition
-    bounds nothing: what it reads next cannot be older than the latest event time, up to the
-    lateness), never above ``clock``, minus the lateness; None until every partition has
-    reported since this worker took the partition over.
+    Each match partition reports (:class:`stream.protocol.Progress`), per input topic, the
+    latest event time it processed while records were still waiting there, or that it has read
+    everything the broker holds. ``clock`` is the latest event time read anywhere, moved on
+    with wall time while nothing arrives (:class:`PartitionClock`). A topic's watermark is the
+    lowest bound among the partitions still behind (a caught-up partition bounds nothing: what
+    it reads next cannot be older than the latest event time, up to the lateness), never above
+    ``clock``, minus the lateness; None until every partition has reported since this worker
+    took the partition over. Each partition's latest report is a promise on its own, so the
+    minimum over the latest reports is one whenever they were made: no round of reports has to
+    be complete.
     """
 
-    __slots__ = ("clock", "complete", "lateness", "partitions", "reports", "rounds")
-
-    # Rounds of reports kept while incomplete (a partition away in a rebalance never reports).
-    MAX_ROUNDS = 8
+    __slots__ = ("clock", "lateness", "partitions", "reports")
 
     def __init__(self, partitions: int, lateness: float, latest: float | None, wall: float):
         self.partitions = partitions
         self.lateness = lateness
         self.clock = PartitionClock(latest, wall)
         self.reports: dict[int, tuple[float | None, float | None]] = {}
-        # Which partitions have reported in each recent round, and the latest complete round.
-        self.rounds: dict[float, set[int]] = {}
-        self.complete: float | None = None
 
     def report(
         self,
         source: int,
-        round_: float,
         started: float | None,
         finished: float | None,
         latest: float | None,
         wall: float,
-    ) -> bool:
-        """Note a partition's report; True if it completes a round newer than the last."""
+    ) -> None:
+        """Note a partition's latest report."""
         self.reports[source] = (started, finished)
         if latest is not None:
             self.clock.observe(latest, wall)
-        if self.complete is not None and round_ <= self.complete:
-            return False
-        heard = self.rounds.setdefault(round_, set())
-        heard.add(source)
-        if len(heard) < self.partitions:
-            if len(self.rounds) > self.MAX_ROUNDS:
-                del self.rounds[min(self.rounds)]
-            return False
-        self.complete = round_
-        for old in [r for r in self.rounds if r <= round_]:
-            del self.rounds[old]
-        return True
 
     def watermark(self, index: int) -> float | None:
         """Topic ``index``'s watermark (0: match-started, 1: match-finished)."""

@@ -102,7 +102,9 @@ class AssignedPositions(InputPositions):
 
 
 class Cluster:
-    def __init__(self, modes: Modes | None = None, partitions: int = 4) -> None:
+    def __init__(
+        self, modes: Modes | None = None, partitions: int = 4, report_seconds: float | None = 0.0
+    ) -> None:
         self.modes = modes or Modes()
         self.partitions = partitions
         self.store = MemoryTables()
@@ -132,7 +134,14 @@ class Cluster:
         self.held: set[tuple[str, int]] = set()
         self.runner = BatchRunner(
             SETTINGS,
-            MatchProcessor(self.modes, partitions=partitions, retention_seconds=600),
+            # Reports at the end of every batch (0.0), as a busy worker makes them, besides the
+            # ticks; None: on ticks only.
+            MatchProcessor(
+                self.modes,
+                partitions=partitions,
+                retention_seconds=600,
+                report_seconds=report_seconds,
+            ),
             PlayerProcessor(self.modes, partitions=partitions),
             self.store,
             self._deliver,

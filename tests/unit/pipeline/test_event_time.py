@@ -75,10 +75,18 @@ def drain_in_order(c: Cluster, seed: int) -> None:
         c.run()
 
 
+# Progress reported on ticks only (None), or also at the end of every batch (0.0, the way a busy
+# worker reports): either way a report is a promise the watermarks may rely on.
+REPORTS = [None, 0.0]
+
+
+@pytest.mark.parametrize("report_seconds", REPORTS)
 @pytest.mark.parametrize("seed", range(8))
-def test_a_backlog_read_partition_by_partition_in_any_order_equals_replay(seed: int) -> None:
+def test_a_backlog_read_partition_by_partition_in_any_order_equals_replay(
+    seed: int, report_seconds: float | None
+) -> None:
     matches = history(seed)
-    c = Cluster(partitions=PARTITIONS)
+    c = Cluster(partitions=PARTITIONS, report_seconds=report_seconds)
     send_all(c, matches)
     drain_in_order(c, seed)
     assert live(c) == replayed(matches)
@@ -97,12 +105,13 @@ def overlapping(seed: int, matches: int = 24, players: int = 6) -> list[Match]:
     return out
 
 
+@pytest.mark.parametrize("report_seconds", REPORTS)
 @pytest.mark.parametrize("seed", range(8))
 def test_overlapping_matches_read_in_any_order_are_settled_as_replay_settles_them(
-    seed: int,
+    seed: int, report_seconds: float | None
 ) -> None:
     matches = overlapping(seed)
-    c = Cluster(partitions=PARTITIONS)
+    c = Cluster(partitions=PARTITIONS, report_seconds=report_seconds)
     send_all(c, matches)
     drain_in_order(c, seed)
     assert "abandoned" in c.outcomes().values()
@@ -115,14 +124,19 @@ def test_overlapping_matches_read_in_any_order_are_settled_as_replay_settles_the
     held=st.lists(st.sampled_from(tps()), unique=True),
     steps=st.integers(0, 6),
     overlaps=st.booleans(),
+    report_seconds=st.sampled_from(REPORTS),
 )
 def test_any_holding_pattern_of_partitions_gives_replay(
-    seed: int, held: list[tuple[str, int]], steps: int, overlaps: bool
+    seed: int,
+    held: list[tuple[str, int]],
+    steps: int,
+    overlaps: bool,
+    report_seconds: float | None,
 ) -> None:
     """Held partitions released in the drawn order after ``steps`` rounds of ticks of the
     others: replay, every (player, match) once, with or without overlapping matches."""
     matches = overlapping(seed, matches=12) if overlaps else history(seed, matches=12)
-    c = Cluster(partitions=PARTITIONS)
+    c = Cluster(partitions=PARTITIONS, report_seconds=report_seconds)
     c.tick_rounds = steps
     for tp in held:
         c.hold(*tp)
