@@ -93,7 +93,9 @@ class Pipeline:
             lateness_seconds=s.event_lateness_seconds,
             report_seconds=s.progress_seconds,
         )
-        self.players = PlayerProcessor(self.modes, partitions=s.partitions)
+        self.players = PlayerProcessor(
+            self.modes, partitions=s.partitions, announce_seconds=s.tick_seconds
+        )
         self.metrics = WorkerMetrics()
         self.crash = CrashPoints(s.crash_at)
         # One per agent: each reports its own outage.

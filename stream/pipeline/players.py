@@ -71,6 +71,8 @@ class PlayerPartition:
     marks: dict[int, float] = field(default_factory=dict)
     # The last AbandonWatermark sent (None: none since the assignment).
     announced: float | None = None
+    # When (wall time) it was sent: at most every ``announce_seconds``.
+    announced_at: float = float("-inf")
     # (player, match) whose snapshot went out since the assignment. Not stored in the pending
     # record: that was a changelog write per player and match. After a restart the snapshot is
     # sent again, and the match side ignores it if it has one; it is the same state, since no
@@ -136,9 +138,14 @@ class PlayerContext:
 class PlayerProcessor:
     """Handles player commands for the player partitions this worker owns."""
 
-    def __init__(self, modes: Modes, *, partitions: int) -> None:
+    def __init__(self, modes: Modes, *, partitions: int, announce_seconds: float = 0.0) -> None:
         self.modes = modes
         self.partitions = partitions
+        # AbandonWatermarks go out at most this often (the worker: its tick). They hold only
+        # results of matches longer than the grace period, which wait that long anyway; sent on
+        # every watermark, now several a tick, they cost a fifth more worker CPU per match
+        # (docs/benchmarks.md, "The tick").
+        self.announce_seconds = announce_seconds
 
     def restore(
         self, number: int, records: Iterable[tuple[str, PendingRecord]], wall: float = 0.0
@@ -183,6 +190,9 @@ class PlayerProcessor:
         floor = min(marks.values())
         if partition.announced is not None and floor <= partition.announced:
             return
+        if ctx.wall - partition.announced_at < self.announce_seconds:
+            return  # a later watermark announces it
+        partition.announced_at = ctx.wall
         partition.announced = floor
         announcement = AbandonWatermark(partition.number, floor)
         for target in range(self.partitions):

@@ -13,7 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from replay_1v1 import Match, replayed
 
+from stream.config.modes import Modes
+from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
+from stream.pipeline.players import PlayerContext, PlayerProcessor
+from stream.protocol import AbandonWatermark, Watermark
 
 T0 = 1_780_000_000.0
 PARTITIONS = 4
@@ -326,3 +330,25 @@ def test_an_abandon_request_names_the_next_start_even_when_a_later_one_is_read_f
     c.run()
     assert c.outcomes()[("a", m1)] == "abandoned"
     assert live(c) == replayed(matches)
+
+
+def test_a_player_partition_announces_its_abandon_watermark_at_most_once_a_tick() -> None:
+    """Watermarks come several times a tick (every batch's reports); what they allow of the
+    abandon requests goes out once per ``announce_seconds``, the latest floor each time."""
+    players = PlayerProcessor(Modes(), partitions=2, announce_seconds=0.1)
+    partition = players.restore(0, [])
+
+    def watermarks(wall: float, at: float) -> list[AbandonWatermark]:
+        out = Outbox()
+        ctx = PlayerContext.of(partition, {}, {}, out, wall)
+        for source in range(2):
+            players.on_command(ctx, Watermark(source, at))
+        sent = [c for commands in out.match_commands.values() for c in commands]
+        return [c for c in sent if isinstance(c, AbandonWatermark)]
+
+    assert watermarks(10.0, 100.0) == [AbandonWatermark(0, 100.0)] * 2
+    assert watermarks(10.05, 101.0) == []  # within the tick: held
+    # The first watermark opens the gate (the floor is then 101), the second is held.
+    assert watermarks(10.2, 102.0) == [AbandonWatermark(0, 101.0)] * 2
+    assert watermarks(10.4, 102.0) == [AbandonWatermark(0, 102.0)] * 2
+    assert watermarks(10.6, 102.0) == []  # nothing new to say
