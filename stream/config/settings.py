@@ -99,7 +99,7 @@ class Settings:
     # A match partition busy with batches also reports at the end of one, at most this often
     # (0: every batch), without waiting for the tick: an instant match then waits neither for
     # the tick's hop nor for half a tick (docs/benchmarks.md, "The tick").
-    progress_seconds: float = 0.02
+    progress_seconds: float = 0.05
     retention_seconds: float = 3600.0
     session_timeout_seconds: float = 10.0
     web_port: int | None = None
