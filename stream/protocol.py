@@ -297,10 +297,11 @@ class Tick:
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """How far match partition ``source`` has read its inputs (docs/event-time.md), sent on
-    every tick to every match partition, after any event it forwarded there. ``round``: the
-    leader's wall time in that tick, the same for every partition (a partition that has every
-    partition's report of a round sends its watermark at once, not at its next tick).
+    """How far match partition ``source`` has read its inputs (docs/event-time.md), sent to
+    every other match partition at the end of a batch, after any event it forwarded there: a
+    batch that read the leader's tick, and a busy batch at most every
+    SKILLSTREAM_PROGRESS_SECONDS. ``round``: the leader's wall time in that tick, the same for
+    every partition, or the batch's wall time when no tick arrived in it.
 
     Per input topic (``started``, ``finished``): the latest event time processed while records
     are still waiting there (0.0: none read yet), or None once it has read everything the
@@ -319,8 +320,8 @@ class Progress:
 class AbandonWatermark:
     """Player partition ``source`` has sent the abandon request of every match superseded by
     a start before ``at`` (sent to every match partition, after those requests, when the
-    watermarks it received move on; docs/event-time.md). A match holding a result timed after
-    a possible abandonment waits for it."""
+    watermarks it received move it on, at most once a tick; docs/event-time.md). A match
+    holding a result timed after a possible abandonment waits for it."""
 
     source: int
     at: float
@@ -383,7 +384,8 @@ class Cancel:
 @dataclass(frozen=True, slots=True)
 class Watermark:
     """Match partition ``source`` has sent the join of every match homed there that started
-    before ``at`` (sent on every tick, after those joins; docs/event-time.md)."""
+    before ``at`` (sent to every player partition at the end of a batch that read or made a
+    progress report, whenever that moves it; after those joins; docs/event-time.md)."""
 
     source: int
     at: float

@@ -16,8 +16,9 @@ waits, before rating from its result, until the player partitions say that every
 request that could precede it has arrived (:class:`stream.protocol.AbandonWatermark`).
 
 Event time here is a watermark (:class:`EventTime`, docs/event-time.md): every match partition
-reports on each tick how far it has read both input topics, and a decision waits until every
-partition has read past its deadline. So "the result has not arrived within the grace period"
+reports how far it has read both input topics, on each leader tick and at the end of a busy
+batch (at most every SKILLSTREAM_PROGRESS_SECONDS), and a decision waits until every partition
+has read past its deadline. So "the result has not arrived within the grace period"
 means exactly that, however far behind the workers are and in whatever order they read the
 partitions. A finish read before its start waits the same way for the start.
 

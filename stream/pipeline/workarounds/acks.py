@@ -19,8 +19,8 @@ https://github.com/faust-streaming/faust/pull/192 (a ``take`` acked by hand).
 
 Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1, where
 ``Message.ack`` checks ``Message.acked`` before it calls ``Consumer.ack``.
-tests/unit/pipeline/workarounds/test_acks.py fails if that stops being true, or when
-``take_events`` stops acking a batch its agent abandoned (then remove this).
+tests/unit/pipeline/workarounds/test_acks.py fails if that stops being true. Nothing tests yet
+that ``take_events`` still acks a batch its agent abandoned (when it stops, remove this).
 
 Failure and replay: nothing is sent; the withheld batch is read again by whoever owns the
 partitions next.

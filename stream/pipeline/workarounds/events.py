@@ -4,10 +4,10 @@ What: Faust decides a table write's changelog partition (and, with RocksDB, its 
 the *current event*, a context variable it sets while an agent iterates a stream
 (``faust.streams._current_event``). It has no public way to set it.
 
-Why: the batch agents write a whole batch's changes after delivery (stream/pipeline/app.py,
-``_write``), outside the iteration of any single event; each partition's writes must go to that
-partition's changelog. :class:`EventContext` makes one event of the partition current while its
-writes are made.
+Why: the batch agents write a whole batch's changes after delivery
+(stream/pipeline/changelogs.py, ``TableWrites.sent``), outside the iteration of any single
+event; each partition's writes must go to that partition's changelog. :class:`EventContext`
+makes one event of the partition current while its writes are made.
 
 Upstream: none filed (``faust.streams.current_event()`` reads it; nothing sets it).
 

@@ -7,7 +7,7 @@ Why: aiokafka leaves a partition that still has buffered records out of the fetc
 a command arriving on it waits for that fetch to return: up to 1.5 s per hop when the other
 partitions are quiet, and every hop of the pipeline pays it (platform notes: a group consumer
 over several topics waits out the fetch, median 130 ms at 500 ms, 9 ms at 20 ms). The patched
-factory sets the consumer's wait to SKILLSTREAM_FETCH_MAX_WAIT_MS (20 ms by default).
+factory sets the consumer's wait to SKILLSTREAM_FETCH_MAX_WAIT_MS (50 ms by default).
 
 Upstream: none filed (faust-streaming has no setting for it; ``broker_max_poll_interval`` and
 friends are configurable, the fetch wait is not).
