@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 import pytest
+from builders import T0
 from librdkafka_clients import Reader, fleet_producer
 from pipeline_env import own_topics_env
 from replay_1v1 import assert_as_played, timed_events
@@ -23,7 +24,6 @@ from replay_1v1 import assert_as_played, timed_events
 from stream.local.stack import LocalStack
 from stream.local.workers import WorkerProcess
 
-T0 = 1_780_000_000.0
 MATCH_SECONDS = 180.0  # each match lasts three minutes
 EVERY_SECONDS = 20.0  # and a new one starts every 20 s
 PLAYERS = 60

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 import pytest
+from builders import T0, epoch_ms
 from confluent_kafka import Producer
 from librdkafka_clients import Reader
 from pipeline_env import DEAD_LETTERS, FINISHED, RATING_CHANGED, STARTED, worker_env
@@ -28,20 +29,15 @@ from stream.pipeline.partitioning import partition_for
 from stream.ratings.engine import MatchView, rate_match
 
 PARTITIONS = 2
-T0 = 1_780_000_000.0
 LIMIT = Settings().max_request_bytes  # the worker's producer limit (default)
 MODES_TOML = '[default]\nunlisted = "reject"\n[modes.1v1]\n'
-
-
-def ms(at: float) -> int:
-    return round(at * 1000)
 
 
 def finish_event(match_id: str, **over: Any) -> dict[str, Any]:
     return {
         "match_id": match_id,
         "mode": "1v1",
-        "finished_at": ms(T0 + 60),
+        "finished_at": epoch_ms(T0 + 60),
         "teams": [[f"{match_id}-a"], [f"{match_id}-b"]],
         "ranks": [0, 1],
         **over,
@@ -183,7 +179,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
                         start = {
                             "match_id": mid,
                             "mode": "1v1",
-                            "started_at": ms(T0),
+                            "started_at": epoch_ms(T0),
                             "teams": [[f"{mid}-a"], [f"{mid}-b"]],
                         }
                         r.producer.produce(STARTED, orjson.dumps(start), mid.encode(), partition=0)
@@ -217,7 +213,7 @@ def test_every_valid_match_is_rated_exactly_once(run: Run) -> None:
     modes = load_modes(Path(run.env["SKILLSTREAM_MODES_FILE"]))
     for mid in VALID:
         teams = [[f"{mid}-a"], [f"{mid}-b"]]
-        match = MatchView((tuple(teams[0]), tuple(teams[1])), (0, 1), ms(T0 + 60) / 1000)
+        match = MatchView((tuple(teams[0]), tuple(teams[1])), (0, 1), epoch_ms(T0 + 60) / 1000)
         want = {p: u.state.rating for p, u in rate_match(modes.get("1v1"), match, {}).items()}
         got = {
             e["player_id"]: e["rating"]

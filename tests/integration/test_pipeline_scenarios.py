@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 import pytest
+from builders import T0, epoch_ms
 from librdkafka_clients import Reader, fleet_producer
 from pipeline_env import FINISHED, STARTED, worker_env
 from prometheus_client.parser import text_string_to_metric_families
@@ -31,7 +32,6 @@ from stream.quality import PredictionQuality
 from stream.ratings.engine import MatchView, rate_match
 
 PARTITIONS = 4
-T0 = 1_780_000_000.0
 FIN = T0 + 60  # when phase-1 matches finish
 PUSHED = T0 + 1000  # event time after phase 2: past every grace period
 
@@ -55,17 +55,19 @@ timeout_seconds = 5
 """
 
 
-def ms(at: float) -> int:
-    return round(at * 1000)
-
-
 def start(match_id: str, teams: list[list[str]], at: float, mode: str = "1v1") -> bytes:
-    event = {"match_id": match_id, "mode": mode, "started_at": ms(at), "teams": teams}
+    event = {"match_id": match_id, "mode": mode, "started_at": epoch_ms(at), "teams": teams}
     return orjson.dumps(event)
 
 
 def finish(match_id: str, ranks: list[int], at: float, mode: str = "1v1", **extra: Any) -> bytes:
-    event = {"match_id": match_id, "mode": mode, "finished_at": ms(at), "ranks": ranks, **extra}
+    event = {
+        "match_id": match_id,
+        "mode": mode,
+        "finished_at": epoch_ms(at),
+        "ranks": ranks,
+        **extra,
+    }
     return orjson.dumps(event)
 
 
@@ -114,7 +116,7 @@ class Fleet:
     def expected(
         self, mode: str, teams: list[list[str]], ranks: list[int], at: float
     ) -> dict[str, float]:
-        match = MatchView(tuple(tuple(t) for t in teams), tuple(ranks), ms(at) / 1000)
+        match = MatchView(tuple(tuple(t) for t in teams), tuple(ranks), epoch_ms(at) / 1000)
         return {
             pid: u.state.rating for pid, u in rate_match(self.modes.get(mode), match, {}).items()
         }
@@ -184,7 +186,7 @@ BAD_INPUT: list[tuple[str, str | None, bytes, str]] = [
             {
                 "match_id": "bad-big",
                 "mode": "1v1",
-                "started_at": ms(T0),
+                "started_at": epoch_ms(T0),
                 "teams": [["bg1"], ["bg2"]],
                 "pad": "x" * 5000,
             }
@@ -440,9 +442,9 @@ def test_a_restarted_worker_recovers_its_tables_and_applies_nothing_twice(fleet:
     fleet.flush()
     fleet.wait_for({("d-a", "rematch"), ("d-b", "rematch")})
     mode = fleet.modes.get("1v1")
-    duel = rate_match(mode, MatchView((("d-a",), ("d-b",)), (0, 1), ms(FIN) / 1000), {})
+    duel = rate_match(mode, MatchView((("d-a",), ("d-b",)), (0, 1), epoch_ms(FIN) / 1000), {})
     states = {pid: update.state for pid, update in duel.items()}
-    rematch = MatchView((("d-a",), ("d-b",)), (1, 0), ms(FIN + 200) / 1000)
+    rematch = MatchView((("d-a",), ("d-b",)), (1, 0), epoch_ms(FIN + 200) / 1000)
     expected = {pid: u.state for pid, u in rate_match(mode, rematch, states).items()}
     got = {e["player_id"]: e for e in fleet.events() if e["match_id"] == "rematch"}
     assert {pid: (e["rating"], e["games"], e["version"]) for pid, e in got.items()} == {

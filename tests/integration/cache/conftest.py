@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import T0
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
@@ -31,7 +32,6 @@ from stream.local.stack import LocalStack, free_port, valkey_binary, wait_for_po
 
 # One listed mode, others refused: what the feed tests run with.
 REJECTING = parse_modes({"default": {"unlisted": "reject"}, "modes": {"1v1": {}}})
-T0 = 1_780_000_000.0
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 import pytest
+from builders import T0
 from conftest import Stall, eventually, feed_running
 from librdkafka_clients import Reader, fleet_producer
 from pipeline_env import create_topics
@@ -28,7 +29,6 @@ from stream.local.stack import LocalStack, environment
 
 MODE = "1v1"
 PLAYERS = [f"p{i}" for i in range(30)]
-T0 = 1_780_000_000.0
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import builders
 import orjson
 
 from stream.config.modes import Modes
@@ -400,8 +401,9 @@ class Cluster:
 
 
 COMMANDS = (MATCH_COMMANDS, PLAYER_COMMANDS)
-# The event time the unit tests' matches start at.
-T0 = 1_780_000_000.0
+# Re-exported from tests/builders.py: the pipeline tests import them from here.
+T0 = builders.T0
+epoch_ms = builders.epoch_ms
 
 
 def a_match(c: Cluster, match_id: str = "m1", players: tuple[str, str] = ("a", "b")) -> None:
@@ -414,8 +416,3 @@ def a_match(c: Cluster, match_id: str = "m1", players: tuple[str, str] = ("a", "
 
 def _agent(topic: str) -> str:
     return "players" if topic == PLAYER_COMMANDS else "matches"
-
-
-def epoch_ms(seconds: float) -> int:
-    """Epoch milliseconds, as producers may send."""
-    return round(seconds * 1000)

@@ -8,6 +8,7 @@ import random
 from typing import Any
 
 import pytest
+from builders import T0
 from harness import FINISHED, STARTED, Cluster, epoch_ms
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,7 +20,6 @@ from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerContext, PlayerProcessor
 from stream.protocol import AbandonWatermark, Watermark
 
-T0 = 1_780_000_000.0
 PARTITIONS = 4
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
+from builders import T0
 from harness import FINISHED, STARTED, Cluster, epoch_ms
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,7 +23,6 @@ from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.partitioning import partition_for
 from stream.simulation import SimulationConfig, simulate
 
-T0 = 1_780_000_000.0
 LIMITS = EventLimits(max_bytes=4096, max_players=8, max_teams=4, max_id_length=32)
 MODES = parse_modes({"default": {"unlisted": "reject"}, "modes": {"1v1": {}, "2v2": {}}})
 HISTORY = list(simulate(SimulationConfig(seed=3, matches=40, players=30)))

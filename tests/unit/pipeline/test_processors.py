@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
+from builders import T0
 from harness import FINISHED, MATCH_COMMANDS, PLAYER_COMMANDS, STARTED, Cluster, epoch_ms
 
 from stream.config.modes import Modes, parse_modes
@@ -28,8 +29,6 @@ from stream.ratings.engine import MatchView, rate_match
 from stream.ratings.skill import PlayerState
 from stream.simulation import SimulationConfig, simulate
 from stream.simulation.core import SimulatedMatch
-
-T0 = 1_780_000_000.0
 
 
 def start(match_id: str, teams: list[list[str]], at: float, mode: str = "1v1") -> dict[str, Any]:

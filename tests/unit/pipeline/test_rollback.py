@@ -13,13 +13,12 @@ import random
 from typing import Any
 
 import orjson
+from builders import T0
 from harness import FINISHED, STARTED, Cluster, epoch_ms
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from stream.protocol import MATCHES, PENDING
-
-T0 = 1_780_000_000.0
 
 
 def backlog(seed: int, matches: int = 90, players: int = 24) -> list[tuple[str, dict[str, Any]]]:
