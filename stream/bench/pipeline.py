@@ -11,6 +11,7 @@ import asyncio
 import os
 import statistics
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -63,6 +64,7 @@ async def run_load(
     seed: int,
     players: int = 20_000,
     match_seconds: float = 0.0,
+    at_end: bool = False,
     timeout: float = 300.0,
     progress: Callable[[int, int], None] | None = None,
     partitioning: Partitioning = MURMUR2,
@@ -85,7 +87,11 @@ async def run_load(
     played = simulated_matches(matches, seed=seed, players=players)
     ours = {match.match_id for match in played}
     fleet = FleetConfig(
-        rate=rate, seed=seed, match_seconds=match_seconds, partitioning=partitioning
+        rate=rate,
+        seed=seed,
+        match_seconds=match_seconds,
+        at_end=at_end,
+        partitioning=partitioning,
     )
     report_box: list[FleetReport] = []
     started = time.time()
@@ -124,7 +130,8 @@ async def run_load(
         total_seconds=last - started,
         ratings=len(received),
         latencies_ms=latencies,
-        match_seconds=match_seconds,
+        # Published at the end, a match's events go out together: no wait for its finish.
+        match_seconds=0.0 if at_end else match_seconds,
     )
 
 
@@ -232,3 +239,18 @@ async def last_rating_at(
     finally:
         await consumer.stop()
     return received, last
+
+
+def late_events(web_port: int, timeout: float = 5.0) -> int | None:
+    """The worker's count of match events read after event time had passed them (published
+    later than the lateness allows), from its ``/metrics``; None if it does not answer."""
+    url = f"http://127.0.0.1:{web_port}/metrics"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            text = response.read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith('skillstream_pipeline_events_total{kind="late_events"}'):
+            return int(float(line.split()[-1]))
+    return 0

@@ -120,6 +120,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         CpuClock,
         PipelineRun,
         last_rating_at,
+        late_events,
         publish_backlog,
         publish_flat_out,
         rating_offsets,
@@ -130,7 +131,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     from stream.bench.topics import Log, count_logs, per_topic
     from stream.cli.progress import Progress
     from stream.config.settings import Settings
-    from stream.local.stack import LOCAL_PARTITIONS, LocalStack, environment
+    from stream.local.stack import LOCAL_PARTITIONS, LocalStack, environment, free_port
     from stream.local.workers import WorkerProcess
 
     partitions = args.partitions or LOCAL_PARTITIONS
@@ -145,7 +146,10 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     print(
         "latency: match-finished produced -> rating-changed produced; "
         f"{args.match_seconds:g} s matches produce the start {args.match_seconds:g} s before the"
-        " finish, instant matches produce both together (two more hops on the critical path)"
+        " finish; 'at the end': both produced at the finish, the start dated"
+        f" {args.match_seconds:g} s earlier; instant matches start and finish at the moment both"
+        " are produced (the start waits for event time to pass it: the lateness and two more"
+        " hops on the critical path)"
     )
     print(
         f"load generator's producer, --partitioner {partitioning.name}: {partitioning.description}"
@@ -166,6 +170,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     class Measured:
         rate: float
         match_seconds: float
+        at_end: bool
         run: PipelineRun
         worker_cpu: float
 
@@ -194,12 +199,20 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         return env
 
     def measure(
-        label: str, matches: int, rate: float, match_seconds: float, *, then_raw: bool = False
+        label: str,
+        matches: int,
+        rate: float,
+        match_seconds: float,
+        *,
+        at_end: bool = False,
+        then_raw: bool = False,
     ) -> None:
         # A fresh broker per run: Tansu's in-memory engine has no retention, and the cost of
         # its fetches grows with what it holds, which would charge one run for the last.
         with LocalStack() as stack:
             env = worker_env(stack)
+            web_port = free_port()
+            env["SKILLSTREAM_WEB_PORT"] = str(web_port)
             worker = WorkerProcess(env)
             servers = stack.bootstrap_servers
             try:
@@ -215,11 +228,13 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                             rate,
                             seed=2,
                             match_seconds=match_seconds,
+                            at_end=at_end,
                             progress=lambda done, _total: bar.update(done),
                             partitioning=partitioning,
                         )
                     )
                 used = cpu.used()
+                late = late_events(web_port)
             finally:
                 worker.cleanup()
             broker, worker_cpu = used[0], used[-1]
@@ -229,11 +244,12 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                 f" latency p50 {run.median_ms:6.1f} ms, p99 {run.percentile(0.99):7.1f} ms,"
                 f" max {max(run.latencies_ms, default=float('nan')):7.1f} ms;"
                 f" CPU s broker {broker:5.1f}, worker {worker_cpu:5.1f}"
-                f" ({1000 * worker_cpu / max(run.matches, 1):.2f} ms per match)"
+                f" ({1000 * worker_cpu / max(run.matches, 1):.2f} ms per match);"
+                f" late events {'-' if late is None else f'{late:,}'}"
             )
             # After the worker stopped: whatever it flushed on the way out counts too.
             print_records(servers, Settings.from_env(env), logs_before, run.matches)
-            measured.append(Measured(rate, match_seconds, run, worker_cpu))
+            measured.append(Measured(rate, match_seconds, at_end, run, worker_cpu))
             if then_raw:
                 # The same broker process, its worker stopped; the loop's topics are new, and
                 # Tansu's fetch cost grows per partition with the batches that partition holds,
@@ -383,6 +399,13 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         n = int(rate * args.seconds)
         if args.match_seconds > 0:
             measure(f"{rate:,.0f}/s, {args.match_seconds:g} s matches", n, rate, args.match_seconds)
+            measure(
+                f"{rate:,.0f}/s, {args.match_seconds:g} s, at the end",
+                n,
+                rate,
+                args.match_seconds,
+                at_end=True,
+            )
         measure(f"{rate:,.0f}/s, instant matches", n, rate, 0.0)
     if args.raw_events > 0 and not flat_out:
         # No flat-out run to share a broker with: the loop gets a fresh one, as every run does.
@@ -399,7 +422,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         1000 * fastest.worker_cpu / max(fastest.run.matches, 1) if fastest is not None else None
     )
     paced = next(
-        (m for m in measured if m.rate == P99_RATE and m.match_seconds > 0),
+        (m for m in measured if m.rate == P99_RATE and m.match_seconds > 0 and not m.at_end),
         None,
     )
     p99_label = f"{paced.match_seconds:g} s matches" if paced is not None else "matches that last"

@@ -37,6 +37,9 @@ class FleetConfig:
     omit_teams_rate: float = 0.0
     # Seconds between a match's start and its finish (realtime only; 0: sent together).
     match_seconds: float = 0.0
+    # Both events published at the finish, the start dated ``match_seconds`` earlier: fleets
+    # that publish a match once it is over.
+    at_end: bool = False
     seed: int = 0
     # How long the producer waits to fill a batch: real fleets are many small producers, but
     # one simulated fleet sending each event alone costs the local broker a stored batch each.
@@ -70,14 +73,23 @@ class FleetReport:
 
 
 def match_events(
-    match: SimulatedMatch, now: float | None, omit_teams: bool, duration: float = 0.0
+    match: SimulatedMatch,
+    now: float | None,
+    omit_teams: bool,
+    duration: float = 0.0,
+    *,
+    at_end: bool = False,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(match-started, match-finished) for ``match``; ``now`` replaces its start time."""
+    """(match-started, match-finished) for ``match``; ``now`` replaces its start time, or its
+    finish time when the match is published ``at_end`` (the start ``duration`` earlier)."""
     finish = match_finished_event(match)
     if now is None:
         finished_at = match.at
         # The start one millisecond before the finish keeps a player's matches from overlapping.
         started_at = finished_at - 0.001
+    elif at_end:
+        finished_at = now
+        started_at = now - max(duration, 0.001)
     else:
         started_at = now
         finished_at = now + max(duration, 0.001)
@@ -143,12 +155,14 @@ async def run_fleet(
             await send_due(time.time())
             now = time.time() if config.realtime else None
             omit = rng.random() < config.omit_teams_rate
-            start, finish = match_events(match, now, omit, config.match_seconds)
+            start, finish = match_events(
+                match, now, omit, config.match_seconds, at_end=config.at_end
+            )
             key = match.match_id.encode() if config.partitioning.keyed else None
             messages: list[tuple[str, bytes]] = [
                 (config.match_started_topic, orjson.dumps(start)),
             ]
-            delayed = config.realtime and config.match_seconds > 0
+            delayed = config.realtime and config.match_seconds > 0 and not config.at_end
             if rng.random() < config.abandon_rate:
                 report.abandoned += 1
             elif delayed:
