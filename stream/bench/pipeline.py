@@ -241,16 +241,23 @@ async def last_rating_at(
     return received, last
 
 
-def late_events(web_port: int, timeout: float = 5.0) -> int | None:
-    """The worker's count of match events read after event time had passed them (published
-    later than the lateness allows), from its ``/metrics``; None if it does not answer."""
+LATE_KINDS = ("late_starts", "late_finishes", "late_joins")
+
+
+def late_counts(web_port: int, timeout: float = 5.0) -> dict[str, int] | None:
+    """The worker's counts of match events read after event time had passed them (starts,
+    finishes) and of starts read after one of their players had moved on (joins), from its
+    ``/metrics``; None if it does not answer."""
     url = f"http://127.0.0.1:{web_port}/metrics"
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             text = response.read().decode()
     except OSError:
         return None
-    for line in text.splitlines():
-        if line.startswith('skillstream_pipeline_events_total{kind="late_events"}'):
-            return int(float(line.split()[-1]))
-    return 0
+    counts = dict.fromkeys(LATE_KINDS, 0)
+    for kind in LATE_KINDS:
+        prefix = f'skillstream_pipeline_events_total{{kind="{kind}"}}'
+        for line in text.splitlines():
+            if line.startswith(prefix):
+                counts[kind] = int(float(line.split()[-1]))
+    return counts

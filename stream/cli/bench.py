@@ -117,10 +117,11 @@ def bench_pipeline(args: argparse.Namespace) -> int:
     from stream.bench.faust_floor import EVENTS_VARIABLE, FLOOR_COMMAND, await_report
     from stream.bench.naive_faust import NAIVE_COMMAND, NAIVE_TOPICS
     from stream.bench.pipeline import (
+        LATE_KINDS,
         CpuClock,
         PipelineRun,
         last_rating_at,
-        late_events,
+        late_counts,
         publish_backlog,
         publish_flat_out,
         rating_offsets,
@@ -191,6 +192,11 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             f" ({raw.outputs:,} records produced, {raw.keys:,} keys)"
         )
 
+    def late_line(late: dict[str, int] | None) -> str:
+        if late is None:
+            return "- (the worker's /metrics did not answer)"
+        return ", ".join(f"{late[kind]:,}" for kind in LATE_KINDS)
+
     def worker_env(stack: LocalStack) -> dict[str, str]:
         """A worker's environment on ``stack``: the bench's partitions, a short session."""
         env = environment(stack)
@@ -234,7 +240,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                         )
                     )
                 used = cpu.used()
-                late = late_events(web_port)
+                late = late_counts(web_port)
             finally:
                 worker.cleanup()
             broker, worker_cpu = used[0], used[-1]
@@ -245,7 +251,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                 f" max {max(run.latencies_ms, default=float('nan')):7.1f} ms;"
                 f" CPU s broker {broker:5.1f}, worker {worker_cpu:5.1f}"
                 f" ({1000 * worker_cpu / max(run.matches, 1):.2f} ms per match);"
-                f" late events {'-' if late is None else f'{late:,}'}"
+                f" late starts, finishes, joins {late_line(late)}"
             )
             # After the worker stopped: whatever it flushed on the way out counts too.
             print_records(servers, Settings.from_env(env), logs_before, run.matches)

@@ -259,8 +259,10 @@ class MatchProcessor:
         now = ctx.now
         if now is not None and at < now:
             # Published later than the lateness allows: decisions and snapshots up to ``now``
-            # went without it (docs/event-time.md; SKILLSTREAM_EVENT_LATENESS_SECONDS).
-            out.count("late_events")
+            # went without it (docs/event-time.md; SKILLSTREAM_EVENT_LATENESS_SECONDS). A late
+            # start is every start of a fleet that publishes a match once it is over, harmless
+            # unless one of its players has moved on: the player side counts that (late_joins).
+            out.count("late_starts" if isinstance(event, MatchStarted) else "late_finishes")
         if isinstance(event, MatchStarted):
             self._start(ctx, event, mode)
         else:

@@ -214,6 +214,8 @@ class PlayerProcessor:
                 snapshot = Snapshot(match_id, player_id, _state_of(rated), False, join.started_at)
                 ctx.out.to_match(join.home, snapshot)
             return
+        if _moved_on(join, rated, record, ctx.partition.snapped, player_id):
+            ctx.out.count("late_joins")
         matches[match_id] = PendingMatch(join.mode, join.started_at, join.home)
         self._reconcile(ctx, player_id, record)
 
@@ -319,6 +321,27 @@ class PlayerProcessor:
             ctx.pending.put(player_id, record)
         else:
             ctx.pending.delete(player_id)
+
+
+def _moved_on(
+    join: Join,
+    rated: RatingRecord | None,
+    record: PendingRecord,
+    snapped: set[tuple[str, str]],
+    player_id: str,
+) -> bool:
+    """Whether a join comes after the player moved past its start: a match of theirs rated at
+    a later time, or a later-started one whose snapshot has gone out. Its start was published
+    late (beyond the lateness), and the player's matches are applied out of play order: live
+    differs from replay for them (docs/event-time.md)."""
+    last = None if rated is None else rated.state.last_played
+    if last is not None and last > join.started_at:
+        return True
+    return any(
+        pending.at > join.started_at
+        and (pending.snap or (player_id, other) in snapped)
+        for other, pending in record.matches.items()
+    )
 
 
 def _state_of(rated: RatingRecord | None) -> PlayerState | None:

@@ -232,6 +232,43 @@ def test_a_late_finish_read_before_its_late_start_waits_from_now() -> None:
     assert c.outcomes()[("a", "m1")] == "loss"
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_fleet_that_publishes_each_match_once_it_is_over_is_rated_as_played(seed: int) -> None:
+    """Both events of a match at its finish, the start dated when it began: most starts are
+    behind event time when read (late_starts), yet no player has moved past them, so every
+    rating equals replay and no join is late."""
+    matches = history(seed)
+    c = Cluster(partitions=PARTITIONS)
+    for match_id, start, finish, teams, ranks in sorted(matches, key=lambda m: (m[2], m[0])):
+        ids = {"match_id": match_id, "mode": "1v1"}
+        c.send(STARTED, {**ids, "started_at": epoch_ms(start), "teams": teams})
+        c.send(FINISHED, {**ids, "finished_at": epoch_ms(finish), "ranks": ranks})
+        c.run()
+    assert live(c) == replayed(matches)
+    assert c.counts["late_starts"] > 0
+    assert (c.counts["late_joins"], c.counts["late_finishes"]) == (0, 0)
+
+
+def test_a_start_read_after_its_player_moved_on_is_a_late_join() -> None:
+    """a plays m1 from T0 to T0 + 120 s; a's m0, started 30 s into m1, is published after m1
+    was rated: m1 was settled without it (by event time a abandoned m1 at T0 + 90 s)."""
+    c = Cluster(partitions=PARTITIONS)
+    send_all(
+        c,
+        [
+            ("m1", T0, T0 + 120, [["a"], ["b"]], [0, 1]),
+            ("x", T0 + 1000, T0 + 1060, [["x"], ["y"]], [0, 1]),
+        ],
+    )
+    c.run()
+    assert ("a", "m1") in c.outcomes()
+    assert c.counts["late_joins"] == 0
+    send_all(c, [("m0", T0 + 30, T0 + 150, [["a"], ["c"]], [1, 0])])
+    c.run()
+    # a had moved on; c had not played before.
+    assert (c.counts["late_starts"], c.counts["late_joins"]) == (1, 1)
+
+
 def _overlap_runs(matches: list[Match], late: str) -> tuple[Cluster, Cluster]:
     """The same history twice: every event in event-time order (the late-timed result read
     at once, before event time reaches it), and ``late``'s finish published only after event
@@ -261,7 +298,7 @@ def test_a_result_timed_after_an_abandonment_loses_to_it_whenever_it_is_read() -
     ]
     in_order, after = _overlap_runs(matches, "m1")
     # Read after event time passed it: counted, for the operator to raise the lateness.
-    assert (in_order.counts["late_events"], after.counts["late_events"]) == (0, 1)
+    assert (in_order.counts["late_finishes"], after.counts["late_finishes"]) == (0, 1)
     for c in (in_order, after):
         outcomes = c.outcomes()
         assert outcomes[("a", "m1")] == "abandoned"
