@@ -65,6 +65,7 @@ async def run_load(
     players: int = 20_000,
     match_seconds: float = 0.0,
     at_end: bool = False,
+    finish_only: bool = False,
     timeout: float = 300.0,
     progress: Callable[[int, int], None] | None = None,
     partitioning: Partitioning = MURMUR2,
@@ -91,6 +92,7 @@ async def run_load(
         seed=seed,
         match_seconds=match_seconds,
         at_end=at_end,
+        finish_only=finish_only,
         partitioning=partitioning,
     )
     report_box: list[FleetReport] = []

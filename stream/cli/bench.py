@@ -148,9 +148,10 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         "latency: match-finished produced -> rating-changed produced; "
         f"{args.match_seconds:g} s matches produce the start {args.match_seconds:g} s before the"
         " finish; 'at the end': both produced at the finish, the start dated"
-        f" {args.match_seconds:g} s earlier; instant matches start and finish at the moment both"
-        " are produced (the start waits for event time to pass it: the lateness and two more"
-        " hops on the critical path)"
+        f" {args.match_seconds:g} s earlier; 'finish only': no start, the finish carries the"
+        " line-up (it waits for event time to pass it: no start can come); instant matches"
+        " start and finish at the moment both are produced (the start waits for event time to"
+        " pass it: the lateness and two more hops on the critical path)"
     )
     print(
         f"load generator's producer, --partitioner {partitioning.name}: {partitioning.description}"
@@ -211,6 +212,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         match_seconds: float,
         *,
         at_end: bool = False,
+        finish_only: bool = False,
         then_raw: bool = False,
     ) -> None:
         # A fresh broker per run: Tansu's in-memory engine has no retention, and the cost of
@@ -235,6 +237,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                             seed=2,
                             match_seconds=match_seconds,
                             at_end=at_end,
+                            finish_only=finish_only,
                             progress=lambda done, _total: bar.update(done),
                             partitioning=partitioning,
                         )
@@ -411,6 +414,14 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                 rate,
                 args.match_seconds,
                 at_end=True,
+            )
+            measure(
+                f"{rate:,.0f}/s, finish only",
+                n,
+                rate,
+                args.match_seconds,
+                at_end=True,
+                finish_only=True,
             )
         measure(f"{rate:,.0f}/s, instant matches", n, rate, 0.0)
     if args.raw_events > 0 and not flat_out:

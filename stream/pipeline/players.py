@@ -214,7 +214,8 @@ class PlayerProcessor:
                 snapshot = Snapshot(match_id, player_id, _state_of(rated), False, join.started_at)
                 ctx.out.to_match(join.home, snapshot)
             return
-        if _moved_on(join, rated, record, ctx.partition.snapped, player_id):
+        grace = self.modes.pending(join.mode).grace_seconds
+        if _moved_on(join, grace, rated, record, ctx.partition.snapped, player_id):
             ctx.out.count("late_joins")
         matches[match_id] = PendingMatch(join.mode, join.started_at, join.home)
         self._reconcile(ctx, player_id, record)
@@ -325,21 +326,25 @@ class PlayerProcessor:
 
 def _moved_on(
     join: Join,
+    grace: float,
     rated: RatingRecord | None,
     record: PendingRecord,
     snapped: set[tuple[str, str]],
     player_id: str,
 ) -> bool:
-    """Whether a join comes after the player moved past its start: a match of theirs rated at
-    a later time, or a later-started one whose snapshot has gone out. Its start was published
-    late (beyond the lateness), and the player's matches are applied out of play order: live
-    differs from replay for them (docs/event-time.md)."""
+    """Whether a join comes after the player moved past its start, so that live differs from
+    replay for them (docs/event-time.md): a later-started match of theirs has had its snapshot
+    sent, or a match of theirs was rated at a time later than the grace period after this
+    start (by event time this start had abandoned it first). Its start was published late.
+
+    Not seen: a later-started match already rated within the grace period (the rating record
+    keeps when a match was rated, not when it started). An overlap within the grace period is
+    not one: the older match's result comes first either way."""
     last = None if rated is None else rated.state.last_played
-    if last is not None and last > join.started_at:
+    if last is not None and last > join.started_at + grace:
         return True
     return any(
-        pending.at > join.started_at
-        and (pending.snap or (player_id, other) in snapped)
+        pending.at > join.started_at and (pending.snap or (player_id, other) in snapped)
         for other, pending in record.matches.items()
     )
 

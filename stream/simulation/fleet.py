@@ -40,6 +40,8 @@ class FleetConfig:
     # Both events published at the finish, the start dated ``match_seconds`` earlier: fleets
     # that publish a match once it is over.
     at_end: bool = False
+    # No match-started at all: the finish carries the line-up (fleets that publish only that).
+    finish_only: bool = False
     seed: int = 0
     # How long the producer waits to fill a batch: real fleets are many small producers, but
     # one simulated fleet sending each event alone costs the local broker a stored batch each.
@@ -56,6 +58,8 @@ class FleetConfig:
             raise ValueError(f"linger_ms must be >= 0, got {self.linger_ms}")
         if not self.match_seconds >= 0:
             raise ValueError(f"match_seconds must be >= 0, got {self.match_seconds}")
+        if self.finish_only and self.omit_teams_rate > 0:
+            raise ValueError("finish_only needs every finish's teams: omit_teams_rate must be 0")
         for name in ("duplicate_rate", "reorder_rate", "abandon_rate", "omit_teams_rate"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -159,9 +163,9 @@ async def run_fleet(
                 match, now, omit, config.match_seconds, at_end=config.at_end
             )
             key = match.match_id.encode() if config.partitioning.keyed else None
-            messages: list[tuple[str, bytes]] = [
-                (config.match_started_topic, orjson.dumps(start)),
-            ]
+            messages: list[tuple[str, bytes]] = (
+                [] if config.finish_only else [(config.match_started_topic, orjson.dumps(start))]
+            )
             delayed = config.realtime and config.match_seconds > 0 and not config.at_end
             if rng.random() < config.abandon_rate:
                 report.abandoned += 1

@@ -269,6 +269,48 @@ def test_a_start_read_after_its_player_moved_on_is_a_late_join() -> None:
     assert (c.counts["late_starts"], c.counts["late_joins"]) == (1, 1)
 
 
+def test_a_start_read_after_an_overlap_within_the_grace_period_is_late_but_harmless() -> None:
+    """a plays m1 from T0 to T0 + 60 s; a's m0, started 30 s into m1, is published after m1 was
+    rated: by event time m1's result (at 60 s) came before m0 could abandon it (at 90 s), so
+    the order of play holds and nothing differs from replay."""
+    matches: list[Match] = [
+        ("m1", T0, T0 + 60, [["a"], ["b"]], [0, 1]),
+        ("x", T0 + 1000, T0 + 1060, [["x"], ["y"]], [0, 1]),
+        ("m0", T0 + 30, T0 + 150, [["a"], ["c"]], [1, 0]),
+    ]
+    c = Cluster(partitions=PARTITIONS)
+    send_all(c, matches[:2])
+    c.run()
+    send_all(c, matches[2:])
+    c.run()
+    assert (c.counts["late_starts"], c.counts["late_joins"]) == (1, 0)
+    assert live(c) == replayed(matches)
+
+
+def test_a_start_read_after_a_later_match_of_its_player_was_snapshotted_is_a_late_join() -> None:
+    """a's m2 starts at T0 + 100 s and event time passes it, so a's snapshot for it goes out;
+    then a's m0, started at T0 + 50 s, is read: m2 was snapshotted without it."""
+    c = Cluster(partitions=PARTITIONS)
+    c.send(
+        STARTED,
+        {
+            "match_id": "m2",
+            "mode": "1v1",
+            "started_at": epoch_ms(T0 + 100),
+            "teams": [["a"], ["c"]],
+        },
+    )
+    send_all(c, [("x", T0 + 1000, T0 + 1060, [["x"], ["y"]], [0, 1])])
+    c.run()
+    assert c.counts["late_joins"] == 0
+    c.send(
+        STARTED,
+        {"match_id": "m0", "mode": "1v1", "started_at": epoch_ms(T0 + 50), "teams": [["a"], ["d"]]},
+    )
+    c.run()
+    assert (c.counts["late_starts"], c.counts["late_joins"]) == (1, 1)
+
+
 def _overlap_runs(matches: list[Match], late: str) -> tuple[Cluster, Cluster]:
     """The same history twice: every event in event-time order (the late-timed result read
     at once, before event time reaches it), and ``late``'s finish published only after event
