@@ -28,8 +28,10 @@ def stack() -> Iterator[LocalStack]:
         yield running
 
 
-def publish(stack: LocalStack, prefix: str, **style: bool) -> tuple[list[bytes], list[bytes]]:
-    """``MATCHES`` matches published in ``style`` to topics of their own; (starts, finishes)."""
+def publish(
+    stack: LocalStack, prefix: str, *, at_end: bool, finish_only: bool = False
+) -> tuple[list[bytes], list[bytes]]:
+    """``MATCHES`` matches published in a style, to topics of their own: (starts, finishes)."""
     started, finished = f"{prefix}-started", f"{prefix}-finished"
     asyncio.run(create_topics(stack, started, finished, partitions=1))
     matches = list(simulate(SimulationConfig(seed=3, matches=MATCHES, players=20)))
@@ -38,7 +40,8 @@ def publish(stack: LocalStack, prefix: str, **style: bool) -> tuple[list[bytes],
         match_seconds=SECONDS,
         match_started_topic=started,
         match_finished_topic=finished,
-        **style,
+        at_end=at_end,
+        finish_only=finish_only,
     )
     asyncio.run(run_fleet(matches, stack.bootstrap_servers, config))
     finishes = Reader(stack.bootstrap_servers, finished, 1)
