@@ -33,6 +33,7 @@ partition's own progress report is applied where it is made, never read back.
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -103,6 +104,11 @@ class MatchPartition:
     # ``sent``: the last one sent.
     mark_due: bool = False
     sent: float | None = None
+    # Finishes with a line-up waiting for a start that may not come, as (finish time, match
+    # id), earliest first (lazily deleted: check the entry). Each sends its joins, dated at its
+    # finish, only once event time passes it: the watermark sent to the player partitions
+    # stays at or below the earliest, or it would promise those joins before they are sent.
+    unjoined: list[tuple[float, str]] = field(default_factory=list)
     # Per player partition, how far its abandon requests are all out (AbandonWatermark), and
     # the results waiting for it: a result at ``fin.at`` waits until every start before
     # ``fin.at - grace`` has had its abandon requests delivered here.
@@ -191,6 +197,14 @@ class MatchProcessor:
         for match_id, entry in entries:
             if entry.done is None and entry.teams is not None and entry.fin is not None:
                 partition.waits[match_id] = (wall, _missing(entry))
+            wait = entry.wait
+            if (
+                wait is not None
+                and entry.teams is None
+                and entry.fin is not None
+                and decode_match_finished(wait.message.value, self.limits).teams is not None
+            ):
+                heapq.heappush(partition.unjoined, (entry.fin.at, match_id))
             at = self._next_deadline(entry)
             if at is not None:
                 partition.deadlines.add(at, match_id)
@@ -337,10 +351,22 @@ class MatchProcessor:
 
     def mark(self, ctx: MatchContext) -> None:
         """What this partition's joins promise, to every player partition: at the end of a
-        batch that read or made a report (after every join the batch sent), when it moved."""
+        batch that read or made a report (after every join the batch sent), when it moved.
+
+        Joins go out for a start when it is read, and for a finish without a start, dated at
+        its finish, once event time passes it: so the promise is the lower of both topics'
+        watermarks, and no higher than a finish with a line-up still waiting here."""
         partition = ctx.partition
         partition.mark_due = False
-        joined = partition.time.watermark(0)
+        joined = partition.time.now
+        waiting = partition.unjoined
+        while waiting:
+            at, match_id = waiting[0]
+            entry = ctx.view.get(match_id)
+            if entry is not None and entry.teams is None and entry.wait is not None:
+                joined = None if joined is None else min(joined, at)
+                break
+            heapq.heappop(waiting)
         if joined is None or (partition.sent is not None and joined <= partition.sent):
             return
         partition.sent = joined
@@ -441,6 +467,8 @@ class MatchProcessor:
             entry.fin = fin
             entry.wait = Waiting(message, until)
             ctx.view.put(match_id, entry)
+            if event.teams is not None:
+                heapq.heappush(ctx.partition.unjoined, (fin.at, match_id))
             ctx.partition.deadlines.add(until, match_id)
             self.run_due(ctx)
             return

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import orjson
 import pytest
 from builders import T0
 from harness import FINISHED, STARTED, Cluster, epoch_ms
@@ -15,12 +16,15 @@ from hypothesis import strategies as st
 from replay_1v1 import Match, replayed
 
 from stream.config.modes import Modes
+from stream.deadletters import Origin
+from stream.pipeline.matches import MatchContext, MatchProcessor
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerContext, PlayerProcessor
-from stream.protocol import AbandonWatermark, Watermark
+from stream.protocol import MATCHES, AbandonWatermark, Watermark
 
 PARTITIONS = 4
+ORIGIN = Origin(FINISHED, 0, 0, 1_780_000_000_000)
 
 
 def history(seed: int, matches: int = 24, players: int = 6, length: float = 60.0) -> list[Match]:
@@ -94,6 +98,57 @@ def test_a_backlog_read_partition_by_partition_in_any_order_equals_replay(
     send_all(c, matches)
     drain_in_order(c, seed)
     assert live(c) == replayed(matches)
+
+
+@pytest.mark.parametrize("report_seconds", REPORTS)
+@pytest.mark.parametrize("seed", range(8))
+def test_finishes_without_starts_read_in_any_order_equal_replay(
+    seed: int, report_seconds: float | None
+) -> None:
+    """A fleet that publishes only the finish, with the line-up: each match is rated once no
+    start can come, and a player's matches in the order of their finishes, however the
+    partitions are read (their joins are sent late, when event time passes the finish: the
+    watermarks must not promise them earlier)."""
+    matches = [(m, finish, finish, teams, ranks) for m, _, finish, teams, ranks in history(seed)]
+    c = Cluster(partitions=PARTITIONS, report_seconds=report_seconds)
+    for match_id, _, finish, teams, ranks in matches:
+        c.send(
+            FINISHED,
+            {
+                "match_id": match_id,
+                "mode": "1v1",
+                "finished_at": epoch_ms(finish),
+                "teams": teams,
+                "ranks": ranks,
+            },
+        )
+    drain_in_order(c, seed)
+    assert c.counts["finished_without_start"] == len(matches)
+    assert live(c) == replayed(matches)
+
+
+def test_a_restored_partition_still_holds_its_watermark_below_a_waiting_finish() -> None:
+    """After a restart the match partition rebuilds, from its table, which finishes with a
+    line-up still wait for event time (their joins are not out): the watermark it sends the
+    player partitions stays at the earliest, however far event time has gone."""
+    matches = MatchProcessor(Modes(), partitions=1)
+    wall = T0 + 500
+    ctx = MatchContext.of(matches.restore(0, None, [], wall), {}, Outbox(), wall)
+    for match_id, at, teams in [("m2", T0 + 20, [["c"], ["d"]]), ("m1", T0 + 10, None)]:
+        event = {"match_id": match_id, "mode": "1v1", "finished_at": epoch_ms(at), "ranks": [0, 1]}
+        if teams is not None:
+            event["teams"] = teams
+        matches.on_event(ctx, FINISHED, match_id.encode(), orjson.dumps(event), ORIGIN)
+    table = {k: v for k, v in ctx.view.changes().items() if v is not None}
+    entries = [(orjson.loads(k), MATCHES.value(v)) for k, v in table.items()]
+    restored = matches.restore(0, None, entries, wall)
+    # Only the finish with a line-up will send joins dated at its finish.
+    assert restored.unjoined == [(T0 + 20, "m2")]
+    restored.time.report(0, None, None, T0 + 100, wall)
+    assert restored.time.now is not None and restored.time.now > T0 + 20
+    out = Outbox()
+    matches.mark(MatchContext.of(restored, table, out, wall))
+    assert [getattr(c, "at", None) for c in out.player_commands[0]] == [T0 + 20]
 
 
 def overlapping(seed: int, matches: int = 24, players: int = 6) -> list[Match]:

@@ -104,3 +104,38 @@ def test_a_partition_rolled_back_to_its_last_commit_rates_every_match_once_as_be
     # Nothing left waiting: every match settled, no player pending, no early entry kept.
     assert all(MATCHES.value(v).done is not None for v in crashed.match_table.values())
     assert not any(PENDING.value(v).matches for v in crashed.pending_table.values())
+
+
+def finishes_only(events: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """The same matches from a fleet that publishes only the finish, with the line-up."""
+    teams = {e["match_id"]: e["teams"] for topic, e in events if topic == STARTED}
+    return [
+        (FINISHED, {**e, "teams": teams[e["match_id"]]}) for topic, e in events if topic == FINISHED
+    ]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 3),
+    before=st.integers(0, 800),
+    after=st.integers(1, 800),
+    killed=st.sets(st.integers(0, 3), min_size=1),
+    order=st.integers(0, 2**16),
+)
+def test_finishes_without_starts_rolled_back_to_the_last_commit_are_rated_once_as_before(
+    seed: int, before: int, after: int, killed: set[int], order: int
+) -> None:
+    """A restored partition rebuilds which finishes still wait with a line-up (their joins are
+    not out yet): the watermarks it sends after the restart must not promise them."""
+    events = finishes_only(backlog(seed))
+    clean = played(events)
+    clean.run()
+    crashed = played(events)
+    crashed.step(before)
+    commit = crashed.checkpoint()
+    crashed.step(after)
+    crashed.roll_back(killed, commit, random.Random(order))
+    crashed.run()
+    assert ratings(crashed) == ratings(clean)
+    assert all(MATCHES.value(v).done is not None for v in crashed.match_table.values())
+    assert not any(PENDING.value(v).matches for v in crashed.pending_table.values())
