@@ -75,6 +75,25 @@ def played(events: list[tuple[str, dict[str, Any]]]) -> Cluster:
     return c
 
 
+def rolled_back_rates_as_before(
+    events: list[tuple[str, dict[str, Any]]], before: int, after: int, killed: set[int], order: int
+) -> None:
+    """``events`` run once cleanly, and once with the ``killed`` partitions rolled back to a
+    commit taken after ``before`` steps, ``after`` steps later: the same ratings."""
+    clean = played(events)
+    clean.run()
+    crashed = played(events)
+    crashed.step(before)
+    commit = crashed.checkpoint()
+    crashed.step(after)
+    crashed.roll_back(killed, commit, random.Random(order))
+    crashed.run()
+    assert ratings(crashed) == ratings(clean)
+    # Nothing left waiting: every match settled, no player pending, no early entry kept.
+    assert all(MATCHES.value(v).done is not None for v in crashed.match_table.values())
+    assert not any(PENDING.value(v).matches for v in crashed.pending_table.values())
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     seed=st.integers(0, 3),
@@ -91,19 +110,7 @@ def played(events: list[tuple[str, dict[str, Any]]]) -> Cluster:
 def test_a_partition_rolled_back_to_its_last_commit_rates_every_match_once_as_before(
     seed: int, before: int, after: int, killed: set[int], order: int
 ) -> None:
-    events = backlog(seed)
-    clean = played(events)
-    clean.run()
-    crashed = played(events)
-    crashed.step(before)
-    commit = crashed.checkpoint()
-    crashed.step(after)
-    crashed.roll_back(killed, commit, random.Random(order))
-    crashed.run()
-    assert ratings(crashed) == ratings(clean)
-    # Nothing left waiting: every match settled, no player pending, no early entry kept.
-    assert all(MATCHES.value(v).done is not None for v in crashed.match_table.values())
-    assert not any(PENDING.value(v).matches for v in crashed.pending_table.values())
+    rolled_back_rates_as_before(backlog(seed), before, after, killed, order)
 
 
 def finishes_only(events: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
@@ -127,15 +134,4 @@ def test_finishes_without_starts_rolled_back_to_the_last_commit_are_rated_once_a
 ) -> None:
     """A restored partition rebuilds which finishes still wait with a line-up (their joins are
     not out yet): the watermarks it sends after the restart must not promise them."""
-    events = finishes_only(backlog(seed))
-    clean = played(events)
-    clean.run()
-    crashed = played(events)
-    crashed.step(before)
-    commit = crashed.checkpoint()
-    crashed.step(after)
-    crashed.roll_back(killed, commit, random.Random(order))
-    crashed.run()
-    assert ratings(crashed) == ratings(clean)
-    assert all(MATCHES.value(v).done is not None for v in crashed.match_table.values())
-    assert not any(PENDING.value(v).matches for v in crashed.pending_table.values())
+    rolled_back_rates_as_before(finishes_only(backlog(seed)), before, after, killed, order)
