@@ -290,9 +290,22 @@ class PlayerProcessor:
         matches = record.matches
         partition = ctx.partition
         order = sorted(matches.items(), key=lambda item: play_order(item[1].at, item[0]))
+        # A snapshot out for a newer match (an older one's start came late): that one is
+        # rated from it, so the older waits until it settles and is applied after it, out of
+        # the order of play. Both from the same state, one of the results would be taken for
+        # a redelivery and dropped (_applied_since).
+        ahead = any(
+            entry.snap or (player_id, match_id) in partition.snapped
+            for match_id, entry in order[1:]
+        )
         waiting = False
         for index, (match_id, entry) in enumerate(order):
-            if index == 0 and not entry.snap and (player_id, match_id) not in partition.snapped:
+            if (
+                index == 0
+                and not ahead
+                and not entry.snap
+                and (player_id, match_id) not in partition.snapped
+            ):
                 if partition.allows(entry.at):
                     rated = ctx.ratings.get(rating_key(player_id, entry.mode))
                     snapshot = Snapshot(match_id, player_id, _state_of(rated), False, entry.at)

@@ -366,6 +366,31 @@ def test_a_start_read_after_a_later_match_of_its_player_was_snapshotted_is_a_lat
     assert (c.counts["late_starts"], c.counts["late_joins"]) == (1, 1)
 
 
+def test_a_late_start_of_an_older_match_is_applied_after_the_newer_one_not_lost() -> None:
+    """A fleet that publishes each match once it is over, and a player in two overlapping
+    matches: the newer one (m, from T0 + 30 s) is read first and snapshotted; the older one
+    (p, T0 to T0 + 60 s) comes after it, late. Its snapshot waits until m is rated, so both
+    results are applied (out of the order of play); from the same state one would have been
+    taken for a redelivery and dropped."""
+    c = Cluster(partitions=PARTITIONS)
+    send_all(c, [("x", T0 + 1000, T0 + 1060, [["x"], ["y"]], [0, 1])])
+    c.run()
+    m, p = {"match_id": "m", "mode": "1v1"}, {"match_id": "p", "mode": "1v1"}
+    c.send(STARTED, {**m, "started_at": epoch_ms(T0 + 30), "teams": [["a"], ["c"]]})
+    c.run()
+    # m's snapshot of a is out; its result is not in when p's start comes.
+    c.send(STARTED, {**p, "started_at": epoch_ms(T0), "teams": [["a"], ["b"]]})
+    c.send(FINISHED, {**p, "finished_at": epoch_ms(T0 + 60), "ranks": [0, 1]})
+    c.send(FINISHED, {**m, "finished_at": epoch_ms(T0 + 90), "ranks": [0, 1]})
+    c.run()
+    outcomes = c.outcomes()
+    assert (outcomes[("a", "m")], outcomes[("a", "p")]) == ("win", "win")
+    assert c.counts["late_joins"] == 1
+    state = c.state("a", "1v1")
+    assert state is not None and state.games == 2
+    assert [e["match_id"] for e in c.ratings if e["player_id"] == "a"] == ["m", "p"]
+
+
 def _overlap_runs(matches: list[Match], late: str) -> tuple[Cluster, Cluster]:
     """The same history twice: every event in event-time order (the late-timed result read
     at once, before event time reaches it), and ``late``'s finish published only after event
