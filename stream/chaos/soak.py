@@ -422,6 +422,9 @@ class _SeedRun:
         if kill is not None and kill.crash_at is not None and not carried:
             slot.armed = kill
             env["SKILLSTREAM_CRASH_AT"] = kill.crash_at
+        if slot.incarnation == 0:
+            # The placeholder the slot was made with never ran: only its empty log is left.
+            slot.worker.log_path.unlink(missing_ok=True)
         slot.incarnation += 1
         slot.worker = ChaosWorker(env, f"soak-{slot.name}.{slot.incarnation}")
         self.workers.append(slot.worker)

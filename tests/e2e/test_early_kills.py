@@ -10,6 +10,9 @@ About a minute and a half per store on two cores, most of it the restarts.
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from stream.chaos.soak import SoakConfig, run_seed
@@ -43,7 +46,11 @@ def test_a_worker_killed_in_its_first_seconds_leaves_its_successor_rating(store:
 
 def test_kills_around_the_flush_and_in_a_rebalance_lose_and_double_nothing() -> None:
     config = SoakConfig(seeds=1, kills=3, phases=("flushing", "flushed", "rebalance"))
+    logs = Path(tempfile.gettempdir())
+    before = set(logs.glob("skillstream-soak-*.log"))
     report = run_seed(12, config)
     shown = "\n".join([report.line(), *report.warnings, *report.trace])
     assert report.passed, shown
     assert all(kill.landed for kill in report.kills), shown
+    # Every worker's log is removed, the slots' placeholders too (they leaked one per slot).
+    assert set(logs.glob("skillstream-soak-*.log")) <= before
