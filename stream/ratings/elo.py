@@ -66,7 +66,7 @@ class EloConfig:
         return rate(self, skill, results)
 
     def expected_score(self, a: Rated, b: Rated) -> float:
-        return expected_score(self, a, b)
+        return _expected_score(self, a, b)
 
     def update_terms(self, skill: SkillLike, result: Result) -> tuple[float, float]:
         return update_terms(self, skill, result)
@@ -129,6 +129,6 @@ def update_terms(config: EloConfig, skill: SkillLike, result: Result) -> tuple[f
     return fermi(w * (result.rating - skill.rating), config.temperature), w / config.temperature
 
 
-def expected_score(config: EloConfig, a: Rated, b: Rated) -> float:
+def _expected_score(config: EloConfig, a: Rated, b: Rated) -> float:
     """Probability that ``a`` beats ``b``: Fermi(b - a, T)."""
     return fermi(b.rating - a.rating, config.temperature)

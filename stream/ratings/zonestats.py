@@ -106,7 +106,7 @@ class ZoneStatsConfig:
         return rate_player(self, player_id, teams, ratings, ranks, stats)
 
     def expected_score(self, a: Rated, b: Rated) -> float:
-        return expected_score(self, a, b)
+        return _expected_score(self, a, b)
 
     @property
     def decay_step_seconds(self) -> float:
@@ -145,7 +145,7 @@ def predicted_outcome(config: ZoneStatsConfig, my_rating: float, opponent_rating
     return 1.0 / (1.0 + math.exp(x))
 
 
-def expected_score(config: ZoneStatsConfig, a: Rated, b: Rated) -> float:
+def _expected_score(config: ZoneStatsConfig, a: Rated, b: Rated) -> float:
     """Probability that ``a`` beats ``b``: the predicted outcome of equation 1."""
     return predicted_outcome(config, a.rating, b.rating)
 
