@@ -6,13 +6,21 @@ import io
 import sys
 import tracemalloc
 from pathlib import Path
+from typing import IO
 
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stream.history import HistoryError, HistoryMatch, SeedRating, read_history, read_seed_ratings
+from stream.history import (
+    HistoryError,
+    HistoryMatch,
+    SeedRating,
+    read_history,
+    read_seed_ratings,
+    source,
+)
 from stream.ratings.skill import PlayerStats
 
 T = 1767323045.0  # 2026-01-02T03:04:05Z
@@ -375,11 +383,23 @@ def test_file_without_newlines_is_refused_in_bounded_memory(tmp_path: Path) -> N
     assert peak < 30_000_000
 
 
-def test_abandoned_reader_closes_the_file(tmp_path: Path) -> None:
+def test_abandoned_reader_closes_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path, HEADER + "1767323045000,a,b,1\n" * 3)
+    opened: list[IO[bytes]] = []
+
+    def spy(file: Path | str, mode: str) -> IO[bytes]:
+        handle = open(file, "rb")  # noqa: SIM115
+        assert mode == "rb"
+        opened.append(handle)
+        return handle
+
+    monkeypatch.setattr(source, "open", spy, raising=False)
     matches = read_history(path)
     next(matches)
+    (handle,) = opened
+    assert not handle.closed
     matches.close()  # type: ignore[attr-defined]
+    assert handle.closed
 
 
 # --- property: only HistoryError, whatever the bytes ------------------------------------------

@@ -239,7 +239,13 @@ def test_the_password_of_a_refused_redis_url_is_not_shown() -> None:
     ],
 )
 def test_usable_addresses_are_accepted(name: str, value: str) -> None:
-    Settings.from_env({name: value})
+    field = {
+        "KAFKA_BOOTSTRAP_SERVERS": "bootstrap_servers",
+        "REDIS_URL": "redis_url",
+        "SKILLSTREAM_WEB_BIND": "web_bind",
+        "SKILLSTREAM_WEB_PORT": "web_port",
+    }[name]
+    assert str(getattr(Settings.from_env({name: value}), field)) == value
 
 
 def test_web_bind_defaults_to_every_interface_and_takes_loopback() -> None:

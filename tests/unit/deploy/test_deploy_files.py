@@ -474,8 +474,9 @@ def test_kustomization_modes_generator_parses() -> None:
     (generator,) = [
         g for g in kustomization()["configMapGenerator"] if g["name"] == "skillstream-modes"
     ]
+    assert generator["files"]
     for file in generator["files"]:
-        load_modes(DEPLOY / file.split("=")[-1])
+        assert load_modes(DEPLOY / file.split("=")[-1]).listed
 
 
 def test_configmap_names_are_known_settings() -> None:
