@@ -18,10 +18,9 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import orjson
-import pytest
 from confluent_kafka import KafkaError, Message
 from librdkafka_clients import Reader, default_producer
 from pipeline_env import own_topics_env
@@ -38,12 +37,6 @@ PLAYERS = 80
 MATCHES = 160
 EVERY_MS = 125  # a new match every 1/8 s: 20 s of publishing
 REST_MS = 1000  # a player's next match starts at least this long after their last finish
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as running:
-        yield running
 
 
 def timeline(seed: int, t0_ms: int) -> list[Match]:

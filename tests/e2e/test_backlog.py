@@ -11,11 +11,9 @@ whose start sat on a partition read later, and finishes were read before their s
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
-import pytest
 from builders import T0
 from librdkafka_clients import Reader, fleet_producer
 from pipeline_env import own_topics_env
@@ -28,12 +26,6 @@ MATCH_SECONDS = 180.0  # each match lasts three minutes
 EVERY_SECONDS = 20.0  # and a new one starts every 20 s
 PLAYERS = 60
 MATCHES = 300
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as running:
-        yield running
 
 
 def timeline(seed: int) -> list[tuple[str, float, float, list[list[str]], list[int]]]:

@@ -7,7 +7,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +26,6 @@ from stream.local.stack import LocalStack
 from stream.local.workers import WorkerProcess
 from stream.simulation import SimulationConfig, simulate, write_jsonl
 from stream.simulation.fleet import match_events
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as running:
-        yield running
 
 
 @pytest.fixture

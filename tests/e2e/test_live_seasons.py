@@ -9,12 +9,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 from librdkafka_clients import Reader, fleet_producer
 from pipeline_env import own_topics_env
 
@@ -35,12 +33,6 @@ period_days = 0.041666666666666664
 deviation_reset = 0.5
 rank_points_kept = 0.5
 """
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as running:
-        yield running
 
 
 def test_live_equals_replay_across_season_boundaries_and_a_crash_at_one(

@@ -22,12 +22,6 @@ CONNECT_TIMEOUT = 2.0
 SLACK = 8.0
 
 
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as running:
-        yield running
-
-
 @pytest.fixture(params=["closed", "silent", "other protocol"])
 def dead_port(request: pytest.FixtureRequest) -> Iterator[int]:
     if request.param == "closed":

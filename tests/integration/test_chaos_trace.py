@@ -4,10 +4,8 @@ rating group has not committed past."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import orjson
-import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from stream.chaos.trace import trace_matches
@@ -15,12 +13,6 @@ from stream.config.settings import Settings
 from stream.local.stack import LocalStack, environment
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.topics import ensure_topics
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as s:
-        yield s
 
 
 async def test_the_trace_shows_each_record_of_a_match_and_whether_it_was_committed(

@@ -8,7 +8,7 @@ import asyncio
 import logging
 import signal
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -22,12 +22,6 @@ from stream.pipeline.delivery import Delivery, OutRecord, letter_record
 from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
 
 LIMIT = 20_000  # the producer's record limit in these tests
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as running:
-        yield running
 
 
 @pytest.fixture

@@ -6,9 +6,8 @@ keyless events with no key at all."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import pytest
 from confluent_kafka import KafkaError, Message, Producer
 from librdkafka_clients import Reader, default_producer, fleet_producer
 from pipeline_env import create_topics
@@ -20,12 +19,6 @@ from stream.simulation.fleet import FleetConfig, run_fleet
 from stream.simulation.partitioners import CRC32, KEYLESS, crc32_partitioner
 
 PARTITIONS = 7  # not a power of two: a wrong modulo shows
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as running:
-        yield running
 
 
 def match_ids(seed: int, count: int) -> list[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 
 import orjson
 import pytest
@@ -20,12 +19,6 @@ from stream.simulation.fleet import FleetConfig, run_fleet
 
 MATCHES = 6
 SECONDS = 90.0
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as running:
-        yield running
 
 
 def publish(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import ValkeyServer
+from cache_support import ValkeyServer
 from redis.asyncio import Redis as AsyncRedis
 
 from stream.cache import CachedRating, CacheWriter, KeyLayout

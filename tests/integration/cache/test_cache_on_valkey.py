@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 import redis
-from conftest import ValkeyServer, running_valkey
+from cache_support import ValkeyServer, running_valkey
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 from redis.asyncio.retry import Retry

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from conftest import ValkeyServer
+from cache_support import ValkeyServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from redis import Redis

@@ -9,13 +9,11 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
-import pytest
 from builders import T0
-from conftest import Stall, eventually, feed_running
+from cache_support import Stall, eventually, feed_running
 from librdkafka_clients import Reader, fleet_producer
 from pipeline_env import create_topics
 
@@ -29,12 +27,6 @@ from stream.local.stack import LocalStack, environment
 
 MODE = "1v1"
 PLAYERS = [f"p{i}" for i in range(30)]
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as running:
-        yield running
 
 
 def rating_changed(player_id: str, version: int) -> dict[str, Any]:

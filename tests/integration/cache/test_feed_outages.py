@@ -7,12 +7,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Iterator
 
 import orjson
 import pytest
+from cache_support import Stall, eventually, feed_for, feed_running, rating_change
 from confluent_kafka import Producer
-from conftest import Stall, eventually, feed_for, feed_running, rating_change
 from pipeline_env import create_topics
 
 from stream.cache.feed import CacheFeed, redis_client
@@ -20,12 +19,6 @@ from stream.cache.keys import KeyLayout
 from stream.cache.writer import CacheWriter
 from stream.local.stack import LocalStack, free_port
 from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as running:
-        yield running
 
 
 async def test_the_lag_keeps_moving_while_redis_is_stalled(stack: LocalStack) -> None:

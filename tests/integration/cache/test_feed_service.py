@@ -4,11 +4,9 @@ stack, it writes what it consumes while it runs and stops when the service stops
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import orjson
-import pytest
-from conftest import eventually
+from cache_support import eventually
 from librdkafka_clients import fleet_producer
 from pipeline_env import create_topics
 from test_feed_on_the_stack import MODE, rating_changed
@@ -18,12 +16,6 @@ from stream.cache.service import CacheFeedService
 from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.local.stack import LocalStack
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as running:
-        yield running
 
 
 async def test_the_service_runs_the_feed_from_start_to_stop(stack: LocalStack) -> None:

@@ -5,13 +5,11 @@ Redis."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
-import pytest
+from cache_support import REJECTING, eventually, feed_for, feed_running, rating_change
 from confluent_kafka import Producer
-from conftest import REJECTING, eventually, feed_for, feed_running, rating_change
 from librdkafka_clients import Reader
 from pipeline_env import create_topics
 from redis.asyncio import Redis as AsyncRedis
@@ -23,12 +21,6 @@ from stream.deadletters import SOURCE_SIZE, TRUNCATED
 from stream.local.stack import LocalStack
 
 LIMIT = Settings().max_request_bytes  # the feed's record limit by default
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as running:
-        yield running
 
 
 def raw(event: dict[str, Any], field: str, literal: bytes) -> bytes:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ValkeyServer
+from cache_support import ValkeyServer
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 

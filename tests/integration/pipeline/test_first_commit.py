@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 
 import orjson
-import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from stream.chaos.fleet import ChaosWorker, harness_env
@@ -25,12 +23,6 @@ from stream.pipeline.topics import ensure_topics
 
 TICK_SECONDS = 600
 WAIT_SECONDS = 30.0
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as s:
-        yield s
 
 
 async def test_a_worker_commits_its_first_batch_after_an_assignment_without_waiting_for_the_tick(

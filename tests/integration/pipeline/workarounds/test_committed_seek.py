@@ -4,19 +4,11 @@ committed (stream/pipeline/workarounds/committed.py)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
-import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from stream.local.stack import LocalStack
 from stream.pipeline.workarounds.committed import seek_to_committed
-
-
-@pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack() as s:
-        yield s
 
 
 async def read_to_end(consumer: AIOKafkaConsumer, tps: list[TopicPartition], end: int) -> None:
