@@ -9,6 +9,7 @@ worker runs, so they arrive in a few large batches mixed together.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -224,16 +225,28 @@ def test_every_valid_match_is_rated_exactly_once(run: Run) -> None:
 
 
 def test_every_hostile_event_is_dead_lettered_with_its_reason(run: Run) -> None:
-    wanted = set(run.offsets.values())
+    # How many letters each input makes: one per hostile event, one per forged command that
+    # cannot be carried out. Reading stops once all are in (the letters of one packed message
+    # can arrive in separate fetches).
+    wanted = Counter({run.offsets[i]: 1 for i in range(len(HOSTILE))})
+    for j, (_, _, count, _) in enumerate(FORGED_COMMANDS):
+        if count:
+            wanted[run.offsets[len(HOSTILE) + j]] = count
 
-    def origins(records: list[Any]) -> set[tuple[str, int]]:
-        found = set()
+    def origins(records: list[Any]) -> Counter[tuple[str, int]]:
+        found: Counter[tuple[str, int]] = Counter()
         for m in records:
             h = dict(m.headers() or [])
-            found.add((h["skillstream.source.topic"].decode(), int(h["skillstream.source.offset"])))
+            found[
+                (h["skillstream.source.topic"].decode(), int(h["skillstream.source.offset"]))
+            ] += 1
         return found
 
-    records = run.dlq.read_until(lambda r: wanted <= origins(r), timeout=90)
+    def complete(records: list[Any]) -> bool:
+        found = origins(records)
+        return all(found[where] >= n for where, n in wanted.items())
+
+    records = run.dlq.read_until(complete, timeout=90)
     by_origin: dict[tuple[str, int], list[Any]] = {}
     for m in records:
         h = dict(m.headers() or [])
