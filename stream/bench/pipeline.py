@@ -256,10 +256,10 @@ def late_counts(web_port: int, timeout: float = 5.0) -> dict[str, int] | None:
             text = response.read().decode()
     except OSError:
         return None
+    prefixes = {f'skillstream_pipeline_events_total{{kind="{kind}"}}': kind for kind in LATE_KINDS}
     counts = dict.fromkeys(LATE_KINDS, 0)
-    for kind in LATE_KINDS:
-        prefix = f'skillstream_pipeline_events_total{{kind="{kind}"}}'
-        for line in text.splitlines():
-            if line.startswith(prefix):
-                counts[kind] = int(float(line.split()[-1]))
+    for line in text.splitlines():
+        name, _, value = line.rpartition(" ")
+        if name in prefixes:
+            counts[prefixes[name]] = int(float(value))
     return counts

@@ -84,6 +84,11 @@ class PlayerPartition:
     # watermarks, since when (wall time) and the start they must pass. In memory only.
     waits: dict[str, tuple[float, float]] = field(default_factory=dict)
 
+    def sent_snapshot(self, player_id: str, match_id: str, pending: PendingMatch) -> bool:
+        """Whether the player's snapshot for this pending match has gone out (this worker's
+        memory, or the flag of records written before it was kept in memory only)."""
+        return pending.snap or (player_id, match_id) in self.snapped
+
     def allows(self, started_at: float) -> bool:
         """Whether every match partition has sent the joins of all matches started up to
         ``started_at``."""
@@ -210,12 +215,12 @@ class PlayerProcessor:
             return
         matches = record.matches
         if match_id in matches:
-            if matches[match_id].snap or (player_id, match_id) in ctx.partition.snapped:
+            if ctx.partition.sent_snapshot(player_id, match_id, matches[match_id]):
                 snapshot = Snapshot(match_id, player_id, _state_of(rated), False, join.started_at)
                 ctx.out.to_match(join.home, snapshot)
             return
         grace = self.modes.pending(join.mode).grace_seconds
-        if _moved_on(join, grace, rated, record, ctx.partition.snapped, player_id):
+        if _moved_on(join, grace, rated, record, ctx.partition, player_id):
             ctx.out.count("late_joins")
         matches[match_id] = PendingMatch(join.mode, join.started_at, join.home)
         self._reconcile(ctx, player_id, record)
@@ -294,18 +299,10 @@ class PlayerProcessor:
         # rated from it, so the older waits until it settles and is applied after it, out of
         # the order of play. Both from the same state, one of the results would be taken for
         # a redelivery and dropped (_applied_since).
-        ahead = any(
-            entry.snap or (player_id, match_id) in partition.snapped
-            for match_id, entry in order[1:]
-        )
+        ahead = any(partition.sent_snapshot(player_id, m, e) for m, e in order[1:])
         waiting = False
         for index, (match_id, entry) in enumerate(order):
-            if (
-                index == 0
-                and not ahead
-                and not entry.snap
-                and (player_id, match_id) not in partition.snapped
-            ):
+            if index == 0 and not ahead and not partition.sent_snapshot(player_id, match_id, entry):
                 if partition.allows(entry.at):
                     rated = ctx.ratings.get(rating_key(player_id, entry.mode))
                     snapshot = Snapshot(match_id, player_id, _state_of(rated), False, entry.at)
@@ -342,7 +339,7 @@ def _moved_on(
     grace: float,
     rated: RatingRecord | None,
     record: PendingRecord,
-    snapped: set[tuple[str, str]],
+    partition: PlayerPartition,
     player_id: str,
 ) -> bool:
     """Whether a join comes after the player moved past its start, so that live differs from
@@ -357,7 +354,7 @@ def _moved_on(
     if last is not None and last > join.started_at + grace:
         return True
     return any(
-        pending.at > join.started_at and (pending.snap or (player_id, other) in snapped)
+        pending.at > join.started_at and partition.sent_snapshot(player_id, other, pending)
         for other, pending in record.matches.items()
     )
 
