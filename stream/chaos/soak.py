@@ -70,6 +70,8 @@ FINAL_WAIT = 60.0
 # counted in commits needs the worker to live through a few commit intervals, and a wave of
 # instant matches is rated in a fraction of one.
 SPARE_WAVE_GAP = 1.0
+# How much older than its planned age an early kill's victim may be before it is replaced.
+EARLY_SLACK = 0.5
 
 
 @dataclass(frozen=True)
@@ -396,7 +398,7 @@ class _SeedRun:
             self.pending.append((kill, outcome))
         self.wave_index = -1
         self.current: list[SoakMatch] = []
-        # Workers this harness SIGKILLed (by pid): their exit is a kill, not a crash.
+        # Workers this harness SIGKILLed or stopped (by pid): their exit is no crash.
         self.killed: set[int] = set()
         # When a worker last said it was ready (the liveness bound counts from there), and
         # every worker's [ready, died] interval.
@@ -571,6 +573,8 @@ class _SeedRun:
             timed = due if due is not None and due.crash_at is None else None
             joins = due is not None and due.phase == "rebalance" and victim.armed is due
             if timed is not None:
+                if timed.phase == "early":
+                    await self._young(victim, timed)
                 await self._until_aged(victim, timed.age)
             messages = [
                 (topics[kind], str(event["match_id"]).encode(), orjson.dumps(event))
@@ -596,6 +600,20 @@ class _SeedRun:
             if not await self._rated(reader, pairs, published):
                 return i + 1
         return len(self.waves)
+
+    async def _young(self, slot: _Slot, kill: Kill) -> None:
+        """An early kill must find its victim before its first commit: a victim already older
+        than the kill's age (it was rating the waves before, or redoing a kill's) is stopped
+        cleanly first, as a deploy would, and the kill waits for its successor."""
+        if slot.ready_at is None or self.clock() - slot.ready_at <= kill.age + EARLY_SLACK:
+            return
+        incarnation = slot.incarnation
+        if slot.worker.pid is not None:
+            self.killed.add(slot.worker.pid)
+        self.say(f"{slot.worker.name} {self.clock() - slot.ready_at:.1f} s old: stopped cleanly")
+        await asyncio.to_thread(slot.worker.stop)
+        while slot.incarnation == incarnation or slot.ready_at is None:
+            await asyncio.sleep(0.05)
 
     async def _until_aged(self, slot: _Slot, age: float) -> None:
         while slot.ready_at is None:

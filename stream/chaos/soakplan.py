@@ -6,7 +6,8 @@ planned waves. Every kill is one of :data:`PHASES`, the moments of a worker's li
 interrupt (docs/guarantees.md, "What a crash can interrupt"):
 
 - ``early``: a SIGKILL from outside, 0-2.5 s after the worker became ready and 0-0.5 s after a
-  wave went out: before the worker's first commit, with the wave in flight;
+  wave went out: before the worker's first commit, with the wave in flight (a victim already
+  older, which rated the waves before, is first stopped cleanly and its successor killed);
 - ``soon-after``: the same, 0.5-5 s after the replacement of the previous kill became ready;
 - the crash points (stream/pipeline/crashpoints.py): the worker is started with
   ``SKILLSTREAM_CRASH_AT=point:n`` and kills itself the n-th time it passes the point, exactly
