@@ -72,3 +72,18 @@ def sredis(valkey: ValkeyServer) -> Iterator[Redis]:
     client.flushdb()
     yield client
     client.close()
+
+
+@pytest.fixture(params=[1, 7], ids=["batch1", "batch7"])
+def batched(request: pytest.FixtureRequest) -> Iterator[int]:
+    """The in-memory harness's batch size (tests/unit/pipeline/harness.py) for the modules that
+    ask for it (``pytestmark = pytest.mark.usefixtures("batched")``): each of their tests runs
+    with one message per runner call, and with seven (the next ones of the same agent, across
+    partitions, as Faust batches them), so that batches spanning several partitions run in the
+    unit tests too, not only on the broker."""
+    import harness  # tests/unit/pipeline: on the path of the modules that use this
+
+    before = harness.DEFAULT_BATCH
+    harness.DEFAULT_BATCH = request.param
+    yield request.param
+    harness.DEFAULT_BATCH = before

@@ -102,9 +102,21 @@ class AssignedPositions(InputPositions):
         return 0 if found is None else found
 
 
+# Messages per runner call unless a Cluster is given ``batch``: tests/conftest.py
+# runs the modules that use the ``batched`` fixture once with one message per call and once
+# with seven (the next ones of the same agent, across partitions, as Faust batches them).
+DEFAULT_BATCH = 1
+
+
 class Cluster:
     def __init__(
-        self, modes: Modes | None = None, partitions: int = 4, report_seconds: float | None = 0.0
+        self,
+        modes: Modes | None = None,
+        partitions: int = 4,
+        report_seconds: float | None = 0.0,
+        *,
+        batch: int | None = None,
+        lateness: float = 0.0,
     ) -> None:
         self.modes = modes or Modes()
         self.partitions = partitions
@@ -118,7 +130,7 @@ class Cluster:
         # Every message delivered so far (redelivery after a crash).
         self.delivered: list[Item] = []
         # Messages per runner call (the next ones of the same agent, across partitions).
-        self.batch = 1
+        self.batch = DEFAULT_BATCH if batch is None else batch
         # Records dropped once on their way to the runner: (topic, partition, offset), and the
         # n-th deliveries dropped (counting from 0 over the run).
         self.lost: set[tuple[str, int, int]] = set()
@@ -142,6 +154,7 @@ class Cluster:
                 partitions=partitions,
                 retention_seconds=600,
                 report_seconds=report_seconds,
+                lateness_seconds=lateness,
             ),
             PlayerProcessor(self.modes, partitions=partitions),
             self.store,

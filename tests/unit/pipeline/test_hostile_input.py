@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import harness
 import orjson
 import pytest
 from builders import T0
@@ -22,6 +23,9 @@ from stream.events import EventLimits
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.partitioning import partition_for
 from stream.simulation import SimulationConfig, simulate
+
+# Every test with one message per runner call and with batches (tests/conftest.py, batched).
+pytestmark = pytest.mark.usefixtures("batched")
 
 LIMITS = EventLimits(max_bytes=4096, max_players=8, max_teams=4, max_id_length=32)
 MODES = parse_modes({"default": {"unlisted": "reject"}, "modes": {"1v1": {}, "2v2": {}}})
@@ -173,7 +177,14 @@ def run(messages: list[tuple[str, bytes]]) -> Cluster:
     return c
 
 
-CLEAN = run(valid_messages())
+# The valid matches alone, per batch size (the order of the outputs follows the batching).
+_CLEAN: dict[int, Cluster] = {}
+
+
+def clean() -> Cluster:
+    if harness.DEFAULT_BATCH not in _CLEAN:
+        _CLEAN[harness.DEFAULT_BATCH] = run(valid_messages())
+    return _CLEAN[harness.DEFAULT_BATCH]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -191,13 +202,13 @@ def test_garbage_is_dead_lettered_and_changes_no_rating(
     )
     assert all(letter.reason for letter in c.dead_letters)
     # The valid matches were rated exactly as without the garbage, event for event.
-    assert c.ratings == CLEAN.ratings
-    assert c.rating_table == CLEAN.rating_table
+    assert c.ratings == clean().ratings
+    assert c.rating_table == clean().rating_table
 
 
 def test_the_clean_run_rates_every_match() -> None:
-    assert len(CLEAN.ratings) == 2 * len(HISTORY)
-    assert CLEAN.dead_letters == []
+    assert len(clean().ratings) == 2 * len(HISTORY)
+    assert clean().dead_letters == []
 
 
 def test_a_million_players_in_one_match_is_refused_by_size_before_parsing() -> None:
@@ -207,7 +218,7 @@ def test_a_million_players_in_one_match_is_refused_by_size_before_parsing() -> N
     (letter,) = c.dead_letters
     assert letter.value == raw
     assert "bytes" in letter.reason
-    assert c.ratings == CLEAN.ratings
+    assert c.ratings == clean().ratings
 
 
 def test_an_event_time_far_ahead_of_the_clock_cannot_abandon_pending_matches() -> None:

@@ -30,6 +30,9 @@ from stream.ratings.skill import PlayerState
 from stream.simulation import SimulationConfig, simulate
 from stream.simulation.core import SimulatedMatch
 
+# Every test with one message per runner call and with batches (tests/conftest.py, batched).
+pytestmark = pytest.mark.usefixtures("batched")
+
 
 def start(match_id: str, teams: list[list[str]], at: float, mode: str = "1v1") -> dict[str, Any]:
     return {"match_id": match_id, "mode": mode, "started_at": epoch_ms(at), "teams": teams}

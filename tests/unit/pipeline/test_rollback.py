@@ -13,12 +13,16 @@ import random
 from typing import Any
 
 import orjson
+import pytest
 from builders import T0
 from harness import FINISHED, STARTED, Cluster, epoch_ms
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from stream.protocol import MATCHES, PENDING
+
+# Every test with one message per runner call and with batches (tests/conftest.py, batched).
+pytestmark = pytest.mark.usefixtures("batched")
 
 
 def backlog(seed: int, matches: int = 90, players: int = 24) -> list[tuple[str, dict[str, Any]]]:
