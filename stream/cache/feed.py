@@ -37,6 +37,7 @@ import logging
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import orjson
@@ -48,15 +49,15 @@ from redis.exceptions import RedisError
 from stream.cache.entry import CachedRating
 from stream.cache.keys import KeyLayout
 from stream.cache.writer import CacheWriter
+from stream.commits import close_batch
 from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, Origin, reason_kind
-from stream.outage import Outage
 from stream.quality import PredictionQuality
+from stream.retry import Backoff, Outage
 
 log = logging.getLogger("skillstream.cache")
 
-MAX_BACKOFF_SECONDS = 5.0
 LAG_LOG_SECONDS = 10.0
 # How long asking the broker for end offsets may take while Redis is down.
 END_OFFSETS_TIMEOUT_SECONDS = 2.0
@@ -137,7 +138,14 @@ class CacheFeed:
         )
         self._last_lag_log = 0.0
         self._kafka = Outage("cache feed", log)
-        self._delay = 0.1
+        self._kafka_backoff = Backoff()
+        # The wording of both lines is documented (docs/guarantees.md, docs/architecture.md).
+        self._redis = Outage(
+            "cache feed",
+            log,
+            start="{what}: Redis write failed ({error}); retrying with backoff",
+            end="{what}: Redis is back after {seconds:.1f} s; writing the backlog",
+        )
 
     def stop(self) -> None:
         self._stopping.set()
@@ -176,13 +184,11 @@ class CacheFeed:
                 await self._backoff(repr(exc))
                 continue
             self._kafka.recovered()
-            self._delay = 0.1
+            self._kafka_backoff.reset()
 
     async def _backoff(self, error: str) -> None:
         self._kafka.failed(error)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), self._delay)
-        self._delay = min(self._delay * 2, MAX_BACKOFF_SECONDS)
+        await self._kafka_backoff.wait(self._stopping)
 
     async def _step(self) -> None:
         batches = await self._consumer.getmany(timeout_ms=200, max_records=self.batch_size)
@@ -232,9 +238,12 @@ class CacheFeed:
             offsets[tp] = records[-1].offset + 1
         self.stats.oldest_pending_ms = oldest
         await self._update_lag(len(entries))
-        if letters:
-            await self._dead_letter(letters)
-        if not await self._write(entries):
+        # The commit protocol (stream/commits.py): dead letters in Kafka, then Redis, then the
+        # offsets.
+        written = await close_batch(
+            partial(self._dead_letter, letters), partial(self._write, entries)
+        )
+        if not written:
             return  # stopping: the batch stays uncommitted and is read again next time
         # Once written, so retrying the Redis write does not count a batch twice (a batch
         # redone after a failed commit, a crash or a rebalance is: docs/quality.md).
@@ -249,7 +258,8 @@ class CacheFeed:
         self.stats.oldest_pending_ms = None
 
     async def _write(self, entries: list[CachedRating]) -> bool:
-        delay = 0.1
+        """Write until Redis has the batch (True) or the feed is stopping (False)."""
+        backoff = Backoff()
         while True:
             try:
                 result = await self.writer.write(entries)
@@ -257,30 +267,24 @@ class CacheFeed:
                 # The error and the outage's start are recorded together, before the next await:
                 # a reader of the stats must never see the one without the other.
                 self.stats.errors += 1
-                now = time.monotonic()
-                if self.stats.outage_since is None:
-                    self.stats.outage_since = now
-                    log.warning("cache feed: Redis write failed (%s); retrying with backoff", exc)
+                self._redis.failed(exc)
+                self.stats.outage_since = self._redis.since
                 await self._update_lag(len(entries), ask_broker=True)
-                self._log_lag(now, str(exc))
+                self._log_lag(time.monotonic(), str(exc))
                 if self._stopping.is_set():
                     return False
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), delay)
-                delay = min(delay * 2, MAX_BACKOFF_SECONDS)
+                await backoff.wait(self._stopping)
                 continue
-            if self.stats.outage_since is not None:
-                log.warning(
-                    "cache feed: Redis is back after %.1f s; writing the backlog",
-                    time.monotonic() - self.stats.outage_since,
-                )
-                self.stats.outage_since = None
+            self._redis.recovered()
+            self.stats.outage_since = None
             self.stats.written += result.applied
             self.stats.stale += result.stale
             self.stats.last_write = time.monotonic()
             return True
 
     async def _dead_letter(self, letters: list[DeadLetter]) -> None:
+        if not letters:
+            return
         sends = []
         for letter in letters:
             log.warning(

@@ -51,7 +51,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     import uvloop
 
     from stream.cache.service import CacheFeedService
-    from stream.pipeline.app import Pipeline
+    from stream.pipeline.app import build_worker
     from stream.pipeline.logs import logging_config
 
     check_web_address(settings)
@@ -62,7 +62,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
         logging.getLogger("skillstream.worker").info("created topics: %s", ", ".join(created))
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     asyncio.set_event_loop(asyncio.new_event_loop())
-    pipeline = Pipeline(settings)
+    pipeline = build_worker(settings)
     siblings = []
     if settings.cache_writer == "worker":
         cache = CacheFeedService(settings)

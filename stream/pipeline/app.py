@@ -1,10 +1,11 @@
 """The Faust adapter of the batch runner: one worker's app, its tables and its producer.
 
-The Faust wiring (topics, tables, agents, tick, pages) is stream/pipeline/topology.py; the
-order of effects of a batch (process against working copies, deliver and wait, then write
-state) and the containment of failures to one event or command are the batch runner's
-(stream/pipeline/batches.py). This module turns Faust events into the runner's messages, gives
-it Faust's tables and producer, and feeds the metrics from its reports.
+The Faust wiring (topics, tables, agents, tick, pages) is stream/pipeline/topology.py, which
+calls this module through its small ``Wiring`` interface; the order in which a batch's outputs,
+state and offsets become durable is stream/commits.py; the containment of failures to one event
+or command is the batch runner's (stream/pipeline/batches.py). This module turns Faust events
+into the runner's messages, gives it Faust's tables and producer, hooks the commit protocol
+into Faust's commits, and feeds the metrics from its reports.
 
 Hops per match (1v1): match-started and match-finished in; one ``join`` per player partition;
 one ``snap`` reply per player; one ``rate`` per player partition; one rating-changed per player.
@@ -30,10 +31,10 @@ from typing import Any, cast
 import orjson
 from faust.types import TP, EventT
 
+from stream.commits import Commits
 from stream.config.modes import Modes, check_fixed_population
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, reason_kind
-from stream.outage import Outage
 from stream.pipeline import topology, workarounds
 from stream.pipeline.batches import (
     CLOCK_TABLE,
@@ -57,6 +58,7 @@ from stream.pipeline.workarounds import private
 from stream.pipeline.workarounds.acks import withhold_acks
 from stream.pipeline.workarounds.beforecommit import after_commit, before_commit, limit_commits
 from stream.pipeline.workarounds.committed import on_seek
+from stream.retry import Outage
 
 log = logging.getLogger("skillstream.worker")
 
@@ -64,17 +66,19 @@ log = logging.getLogger("skillstream.worker")
 # fetched before the seek keep arriving after it, each showing the same gap.
 REWIND_AGAIN_SECONDS = 1.0
 
-# After an assignment the worker commits this long after its first batch instead of waiting
-# for its next commit tick (up to a commit interval away). Its first batches redo what its
-# predecessor processed and never committed; killed before its first commit, it would hand all
-# of that to its own successor again, and a chain of early kills would add up. Long enough
-# for Faust to have acked that batch (acks follow the batch), short next to the interval.
-FIRST_COMMIT_SECONDS = 0.5
+
+def build_worker(settings: Settings, modes: Modes | None = None) -> Pipeline:
+    """A worker's pipeline, after the patches every worker needs (stream/pipeline/workarounds/).
+    They are process-wide, so they are applied here, where a worker process is made, and never
+    as a side effect of building an object; applying them again changes nothing."""
+    workarounds.install(settings)
+    return Pipeline(settings, modes)
 
 
 class Pipeline:
     """One worker's Faust app (stream/pipeline/topology.py), its tables and the processors its
-    two agents drive, a batch at a time."""
+    two agents drive, a batch at a time. Made by :func:`build_worker`, which applies the
+    patches it relies on first."""
 
     def __init__(self, settings: Settings, modes: Modes | None = None) -> None:
         self.settings = settings
@@ -82,7 +86,6 @@ class Pipeline:
         # Modes given in code meet the same rule as a modes file: a worker never learns.
         check_fixed_population(self.modes, "the pipeline's modes")
         s = settings
-        workarounds.install(s)
         self.app = topology.faust_app(s)
         self.matches = MatchProcessor(
             self.modes,
@@ -130,16 +133,17 @@ class Pipeline:
             },
             self.crash.reached,
         )
-        # The redo window: when the oldest batch not covered by a commit was done, and the
-        # first batch done after the offsets of the commit in progress were chosen.
-        self._uncommitted_since: float | None = None
-        self._chosen_at: float | None = None
-        self._done_after_choice: float | None = None
-        # Set by an assignment, cleared by the first batch after it (which schedules a commit).
-        self._commit_early = False
+        # The flush before each commit and the redo window (stream/commits.py).
+        self.commits = Commits(
+            self.tables.flush,
+            self._commit_now,
+            lambda delay, call: asyncio.get_running_loop().call_later(delay, call),
+            crash_point=self.crash.reached,
+            on_commit=self.metrics.commits.inc,
+        )
         self._early_commit: asyncio.Task[None] | None = None
-        before_commit(self.app, self._before_commit)
-        after_commit(self.app, self._committed)
+        before_commit(self.app, self.commits.before_commit)
+        after_commit(self.app, lambda offsets: self.commits.committed())
         self.runner = BatchRunner(
             s,
             self.matches,
@@ -158,7 +162,30 @@ class Pipeline:
             self.app, self.agent_topics, self.positions, self._progress_at, self.metrics, self.seek
         )
         self.liveness = LivenessMonitor(self.metrics, s.stuck_seconds)
-        topology.define(self)
+        self._batches = {"matches": self.match_batch, "players": self.player_batch}
+        self._outages = {agent: Outage(f"{agent}: batch failed") for agent in self._batches}
+        topology.define(self.app, s, self)
+
+    # --- what the wiring calls (stream/pipeline/topology.py, Wiring) ---------------------------
+
+    async def run_batch(self, agent: str, events: Sequence[EventT[Any]]) -> None:
+        """One batch of ``agent``'s events, redone until it succeeds (:meth:`until_done`)."""
+        await self.until_done(self._batches[agent], events, self._outages[agent])
+
+    async def revoked(self, partitions: Sequence[int]) -> None:
+        """Held changelog writes go while this worker still owns the partitions; then they
+        are forgotten (a partition that comes back may have changed while it was away)."""
+        await self.tables.flush_revoked(partitions)
+        if partitions:
+            self.crash.reached("revoked")
+        self.forget_partitions(partitions)
+
+    async def unstick(self) -> None:
+        await self.watchdog.unstick_partitions()
+
+    def metrics_page(self) -> bytes:
+        self.refresh_gauges()
+        return self.metrics.render()
 
     def forget_partitions(self, partitions: Iterable[int]) -> None:
         """Partitions revoked: their clocks and deadlines are rebuilt from the tables when they
@@ -173,19 +200,6 @@ class Pipeline:
 
     def _first_event(self) -> None:
         self.crash.active = True
-
-    async def _before_commit(self) -> bool:
-        """Faust chose the offsets to commit: the held changelog writes go first."""
-        self._chosen_at = time.monotonic()
-        self._done_after_choice = None
-        return await self.tables.flush()
-
-    def _committed(self, offsets: Mapping[TP, int]) -> None:
-        """A commit went through: what remains uncommitted was done after its choice."""
-        self.metrics.commits.inc()
-        self._uncommitted_since = self._done_after_choice
-        self._chosen_at = self._done_after_choice = None
-        self.crash.reached("committed")
 
     def _commit_now(self) -> None:
         """Commit now, apart from the commit tick (one such commit at a time)."""
@@ -204,15 +218,10 @@ class Pipeline:
         except Exception as exc:
             log.warning("early commit after an assignment failed: %r", exc)
 
-    def redo_window(self) -> float:
-        """Seconds since the oldest batch not covered by a commit was done (0: none)."""
-        since = self._uncommitted_since
-        return 0.0 if since is None else time.monotonic() - since
-
     def _sought(self, offsets: Mapping[Any, int]) -> None:
         """The consumer sought its partitions to their commits: positions start there, and
         the first batch after that schedules an early commit."""
-        self._commit_early = True
+        self.commits.sought()
         self.positions.sought(
             {
                 (tp.topic, tp.partition): o
@@ -256,7 +265,7 @@ class Pipeline:
 
     def refresh_gauges(self) -> None:
         refresh_gauges(self.app, self.metrics, self.positions.positions())
-        self.metrics.uncommitted_seconds.set(self.redo_window())
+        self.metrics.uncommitted_seconds.set(self.commits.redo_window())
 
     def report(self) -> None:
         """The periodic report: gauges refreshed, the counters' totals logged."""
@@ -335,13 +344,7 @@ class Pipeline:
         for topic, partition in report.admission.reached:
             self._progress_at[TP(topic, partition)] = moved
         if report.admission.reached:
-            if self._commit_early:
-                self._commit_early = False
-                asyncio.get_running_loop().call_later(FIRST_COMMIT_SECONDS, self._commit_now)
-            if self._uncommitted_since is None:
-                self._uncommitted_since = moved
-            if self._chosen_at is not None and self._done_after_choice is None:
-                self._done_after_choice = moved
+            self.commits.batch_done()
         outgoing: list[tuple[str, Mapping[int, Sized]]] = [
             (s.player_commands_topic, out.player_commands),
             (s.match_commands_topic, out.match_commands),

@@ -1,20 +1,19 @@
-"""The batch runner: the order of effects of one batch, written once, with no Faust in it.
+"""The batch runner: one batch, steps 1-3 of the commit protocol (stream/commits.py),
+with no Faust in it.
 
-Order of effects in a batch (what makes at-least-once safe):
+A batch:
 0. admit the records: only the next record of each input partition is processed, in offset
    order; one processed before is skipped, one after a gap is held and its partition read again
    from the gap (:class:`stream.pipeline.positions.InputPositions`);
 1. process every admitted message against working copies of the table records
    (:class:`StateView`), in per-partition contexts (:class:`MatchContext`, :class:`PlayerContext`);
-2. deliver the outbox (packed commands, rating-changed, dead letters) through the delivery port
-   and wait until the broker has it;
-3. write the changed table records and the match partitions' clocks through the table port
-   (they reach the changelogs before the batch's offsets are committed);
+2. and 3. :func:`stream.commits.close_batch`: deliver the outbox (packed commands,
+   rating-changed, dead letters) through the delivery port and wait until the broker has it,
+   then write the changed table records and the match partitions' clocks through the table
+   port (held until the commit);
 4. move the partitions' positions past the admitted records and return a :class:`BatchReport`;
    the caller acks what was processed or skipped, withholds the acks of what was held and
    reads again the partitions it names (``rewind``).
-A crash before 3 replays the batch from unchanged state and sends the same bytes again; a crash
-after 3 replays it against the new state, which recognises every message as done.
 
 Failure, contained to the message: a message that cannot be parsed or used goes to the
 dead-letter topic; a malformed command of a packed message is dead-lettered alone (reason
@@ -42,9 +41,9 @@ from typing import Protocol, TypeVar
 
 import orjson
 
+from stream.commits import close_batch
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, Origin
-from stream.outage import Outage
 from stream.pipeline.delivery import OutRecord, letter_record
 from stream.pipeline.matches import FINISHED, STARTED, MatchContext, MatchPartition, MatchProcessor
 from stream.pipeline.outbox import Outbox
@@ -72,6 +71,7 @@ from stream.protocol import (
     encode_command,
 )
 from stream.ratings.fastinit import fast_init
+from stream.retry import Backoff, Outage
 
 log = logging.getLogger("skillstream.worker")
 
@@ -79,7 +79,6 @@ C = TypeVar("C", MatchCommand, PlayerCommand)
 
 # One packed message stays well under the producer's record limit (a quarter of it at most).
 MAX_PACKED_BYTES = 256 * 1024
-MAX_BACKOFF_SECONDS = 5.0
 # A command held back as a repeat is logged at most this often.
 REPEAT_LOG_SECONDS = 60.0
 
@@ -320,8 +319,16 @@ class BatchRunner:
                 )
             if partition.mark_due:
                 self.matches.mark(ctx)
-        self.crash_point("processed")
-        await self._deliver(out, "matches")
+        await close_batch(
+            partial(self._deliver, out, "matches"),
+            partial(self._hold_matches, groups, contexts),
+            self.crash_point,
+        )
+        return self._report("matches", out, len(messages), admission, started)
+
+    async def _hold_matches(
+        self, groups: Mapping[int, list[Message]], contexts: Mapping[int, MatchContext]
+    ) -> None:
         for number, group in groups.items():
             ctx = contexts[number]
             await self.tables.write(MATCH_TABLE, number, ctx.view.changes(), group[-1])
@@ -332,8 +339,6 @@ class BatchRunner:
                 clocks.put(number, clock)
                 await self.tables.write(CLOCK_TABLE, number, clocks.changes(), group[-1])
                 ctx.partition.stored = clock
-        self.crash_point("written")
-        return self._report("matches", out, len(messages), admission, started)
 
     async def player_batch(self, messages: Sequence[Message]) -> BatchReport:
         started = time.perf_counter()
@@ -352,14 +357,20 @@ class BatchRunner:
                 handle = partial(self.players.on_command, ctx)
                 for data in self._commands(out, message, origin):
                     self._one_command(out, data, origin, decode_player_command, handle)
-        self.crash_point("processed")
-        await self._deliver(out, "players")
+        await close_batch(
+            partial(self._deliver, out, "players"),
+            partial(self._hold_players, groups, contexts),
+            self.crash_point,
+        )
+        return self._report("players", out, len(messages), admission, started)
+
+    async def _hold_players(
+        self, groups: Mapping[int, list[Message]], contexts: Mapping[int, PlayerContext]
+    ) -> None:
         for number, group in groups.items():
             ctx = contexts[number]
             await self.tables.write(RATING_TABLE, number, ctx.ratings.changes(), group[-1])
             await self.tables.write(PENDING_TABLE, number, ctx.pending.changes(), group[-1])
-        self.crash_point("written")
-        return self._report("players", out, len(messages), admission, started)
 
     def _one_command(
         self,
@@ -499,7 +510,7 @@ class BatchRunner:
         the tables first, as after a restart. Cancellation (stop, rebalance) calls
         ``on_cancel`` (the app withholds the batch's acks there) and propagates.
         """
-        delay = 0.1
+        backoff = Backoff()
         numbers = set(partitions)
         try:
             while True:
@@ -509,8 +520,7 @@ class BatchRunner:
                     outage.failed(f"{exc!r}, {events} event(s) to redo", exc)
                     on_redo()
                     self.forget(numbers)
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, MAX_BACKOFF_SECONDS)
+                    await backoff.wait()
                     continue
                 outage.recovered()
                 return

@@ -12,8 +12,9 @@ The contract:
 
 - **Reads see every write at once**: :meth:`BufferedTables.contents` looks in the writes held
   since the last flush, then in those being sent, then in Faust's store.
-- **The changelog covers every committed offset.** Faust calls :meth:`BufferedTables.flush`
-  after it has chosen the offsets to commit and before it commits them
+- **The changelog covers every committed offset** (steps 3 and 5 of the commit protocol,
+  stream/commits.py). :meth:`BufferedTables.flush` runs after Faust has chosen the
+  offsets to commit and before it commits them
   (stream/pipeline/workarounds/beforecommit.py). Every record at those offsets was acked, so its
   batch had finished and its writes were held; the flush sends them all and waits for the
   broker's acknowledgement. After a crash the tables are recovered from the changelog and the
@@ -30,6 +31,9 @@ partitions' writes are dropped, since their offsets were never committed past th
 owner redoes those records from the changelog it finds.
 
 Replay: a key's last value wins; sending one twice is harmless.
+
+Every reach past Faust's tables (their stores, the persisted offsets, the record-batch send)
+is in stream/pipeline/workarounds/tablestore.py; nothing here imports Faust.
 """
 
 from __future__ import annotations
@@ -39,13 +43,16 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from faust.stores.memory import Store as MemoryStore
-from faust.types import TP
-
-from stream.outage import Outage
 from stream.pipeline.batches import Message
-from stream.pipeline.workarounds.events import EventContext
-from stream.pipeline.workarounds.private import kafka_producer
+from stream.pipeline.workarounds.tablestore import (
+    as_event,
+    changelog_topic,
+    persists,
+    send_record_batches,
+    set_persisted,
+    store_of,
+)
+from stream.retry import Outage
 
 log = logging.getLogger("skillstream.worker")
 
@@ -68,7 +75,7 @@ class TableWrites(Mapping[bytes, bytes]):
 
     @property
     def store(self) -> Any:
-        return self.table.data
+        return store_of(self.table)
 
     def get(self, key: bytes, default: Any = None) -> Any:
         entry = self.held.get(key) or self.sending.get(key)
@@ -123,10 +130,9 @@ class TableWrites(Mapping[bytes, bytes]):
         """The broker has the writes being sent (``offsets``: the last changelog offset per
         partition): apply them to the store."""
         store = self.store
-        persist = not isinstance(store, MemoryStore)
-        topic = self.table.changelog_topic.get_topic_name()
+        persist = persists(self.table)
         for partition, changes in by_partition.items():
-            with EventContext(self.events[partition]):
+            with as_event(self.events[partition]):
                 for key, value in changes.items():
                     if value is None:
                         if key in store:
@@ -136,7 +142,7 @@ class TableWrites(Mapping[bytes, bytes]):
                 if persist and partition in offsets:
                     # RocksDB remembers the changelog offset it holds, so recovery reads only
                     # the rest; set once the store holds everything up to it.
-                    store.set_persisted_offset(TP(topic, partition), offsets[partition])
+                    set_persisted(self.table, partition, offsets[partition])
         self.sending = {}
 
     def failed(self) -> None:
@@ -190,7 +196,8 @@ class BufferedTables:
             offsets: list[dict[int, int]] = []
             try:
                 for t, by_partition in taken:
-                    offsets.append(await _send(kafka_producer(self.app), t, by_partition))
+                    topic = changelog_topic(t.table)
+                    offsets.append(await send_record_batches(self.app, topic, by_partition))
                     if by_partition:
                         self.crash_point("flushing")
             except BaseException as exc:
@@ -219,39 +226,3 @@ class BufferedTables:
             )
             for t in self.tables.values():
                 t.drop(numbers)
-
-
-async def _send(
-    producer: Any, writes: TableWrites, by_partition: Mapping[int, dict[bytes, bytes | None]]
-) -> dict[int, int]:
-    """Send the writes to the table's changelog partitions, a record batch at a time, and wait
-    until the broker has all; the last offset written per partition."""
-    topic = writes.table.changelog_topic.get_topic_name()
-    sends: list[tuple[int, int, asyncio.Future[Any]]] = []
-    for partition, changes in by_partition.items():
-        batch = producer.create_batch()
-        for key, value in changes.items():
-            if batch.append(key=key, value=value, timestamp=None) is None:
-                sends.append(
-                    (
-                        partition,
-                        batch.record_count(),
-                        await _submit(producer, batch, topic, partition),
-                    )
-                )
-                batch = producer.create_batch()
-                batch.append(key=key, value=value, timestamp=None)
-        if batch.record_count():
-            sends.append(
-                (partition, batch.record_count(), await _submit(producer, batch, topic, partition))
-            )
-    last: dict[int, int] = {}
-    results = await asyncio.gather(*(future for _, _, future in sends))
-    for (partition, count, _), metadata in zip(sends, results, strict=True):
-        last[partition] = max(last.get(partition, -1), metadata.offset + count - 1)
-    return last
-
-
-async def _submit(producer: Any, batch: Any, topic: str, partition: int) -> asyncio.Future[Any]:
-    future: asyncio.Future[Any] = await producer.send_batch(batch, topic, partition=partition)
-    return future

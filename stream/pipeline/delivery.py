@@ -29,12 +29,11 @@ from typing import Any
 from aiokafka.errors import MessageSizeTooLargeError, RecordListTooLargeError, RecordTooLargeError
 
 from stream.deadletters import DeadLetter, Origin
-from stream.outage import Outage
 from stream.ratings.fastinit import fast_init
+from stream.retry import Backoff, Outage
 
 log = logging.getLogger("skillstream.worker")
 
-MAX_BACKOFF_SECONDS = 5.0
 # How long the acknowledgements of a batch may take before the wait is reported as an outage.
 SLOW_ACK_SECONDS = 10.0
 # A dead letter is never cut below this; one refused even so is logged with its origin.
@@ -98,7 +97,7 @@ class Delivery:
         """
         todo = list(records)
         made: list[DeadLetter] = []
-        delay = 0.1
+        backoff = Backoff()
         while todo:
             again: list[OutRecord] = []
             waiting: list[tuple[OutRecord, Awaitable[Any]]] = []
@@ -123,8 +122,7 @@ class Delivery:
                     error = self._failed(record, outcome, again, made) or error
             if error is not None:
                 self.outage.failed(repr(error))
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, MAX_BACKOFF_SECONDS)
+                await backoff.wait()
             todo = again
         self.outage.recovered()
         return made

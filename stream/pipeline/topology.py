@@ -15,22 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import faust
 import orjson
 
 from stream.config.settings import Settings
-from stream.outage import Outage
 from stream.pipeline.health import readiness
 from stream.pipeline.metrics import CONTENT_TYPE
 from stream.pipeline.outages import KafkaWatch
 from stream.pipeline.watchdog import STALL_CHECK_SECONDS
 
-if TYPE_CHECKING:
-    from stream.pipeline.app import Pipeline
-
-__all__ = ["define", "faust_app", "inputs", "tables"]
+__all__ = ["Wiring", "define", "faust_app", "inputs", "tables"]
 
 REPORT_SECONDS = 10.0
 LIVENESS_CHECK_SECONDS = 5.0
@@ -96,19 +93,40 @@ def tables(app: faust.App, s: Settings) -> tuple[Any, Any, Any, Any]:
     return table("matches"), table("clocks"), table("ratings"), table("pending")
 
 
-def define(pipeline: Pipeline) -> None:
+class Wiring(Protocol):
+    """What the wiring calls: the worker's pipeline (stream/pipeline/app.py) as the agents,
+    timers, rebalance hook and pages see it. The wiring never reaches past it."""
+
+    match_in: faust.TopicT
+    player_in: faust.TopicT
+
+    async def run_batch(self, agent: str, events: Sequence[Any]) -> None:
+        """Process one batch of ``agent`` ("matches" or "players") until it succeeds."""
+
+    async def revoked(self, partitions: Sequence[int]) -> None:
+        """These partitions are leaving this worker (flush, forget)."""
+
+    def report(self) -> None: ...
+
+    async def unstick(self) -> None:
+        """Read again every input partition stalled behind its end (the watchdog)."""
+
+    def check_liveness(self) -> None: ...
+
+    def metrics_page(self) -> bytes:
+        """The Prometheus page, its gauges refreshed."""
+
+
+def define(app: faust.App, s: Settings, pipeline: Wiring) -> None:
     """The agents, the leader's tick, the rebalance hook, the timers and the web pages."""
-    app, s = pipeline.app, pipeline.settings
 
     async def match_agent(stream: Any) -> None:
-        outage = Outage("matches: batch failed")
         async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
-            await pipeline.until_done(pipeline.match_batch, events, outage)
+            await pipeline.run_batch("matches", events)
 
     async def player_agent(stream: Any) -> None:
-        outage = Outage("players: batch failed")
         async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
-            await pipeline.until_done(pipeline.player_batch, events, outage)
+            await pipeline.run_batch("players", events)
 
     app.agent(pipeline.match_in, name="skillstream.matches", concurrency=1)(match_agent)
     app.agent(pipeline.player_in, name="skillstream.players", concurrency=1)(player_agent)
@@ -128,11 +146,7 @@ def define(pipeline: Pipeline) -> None:
         # Held changelog writes go while this worker still owns their partitions. A partition
         # that comes back may have changed while it was away: rebuild its clock and deadlines
         # from the recovered tables.
-        numbers = sorted({tp.partition for tp in revoked})
-        await pipeline.tables.flush_revoked(numbers)
-        if numbers:
-            pipeline.crash.reached("revoked")
-        pipeline.forget_partitions(numbers)
+        await pipeline.revoked(sorted({tp.partition for tp in revoked}))
 
     app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
 
@@ -140,7 +154,7 @@ def define(pipeline: Pipeline) -> None:
         pipeline.report()
 
     async def watch() -> None:
-        await pipeline.watchdog.unstick_partitions()
+        await pipeline.unstick()
 
     async def liveness() -> None:
         pipeline.check_liveness()
@@ -151,8 +165,7 @@ def define(pipeline: Pipeline) -> None:
     KafkaWatch(s).attach(app)
 
     async def metrics_page(view: Any, request: Any) -> Any:
-        pipeline.refresh_gauges()
-        return view.bytes(pipeline.metrics.render(), content_type=CONTENT_TYPE)
+        return view.bytes(pipeline.metrics_page(), content_type=CONTENT_TYPE)
 
     async def health_page(view: Any, request: Any) -> Any:
         # Liveness: the event loop answers. Details for people; probes read the status.

@@ -43,11 +43,13 @@ RULES = [
     ),
     ("pipeline", ("stream.cache", "stream.cli", "stream.chaos", "stream.bench")),
     ("deadletters.py", ("stream.pipeline", "stream.cache", "stream.config")),
-    ("outage.py", ("stream.pipeline", "stream.cache", "stream.config")),
+    ("retry.py", ("stream.pipeline", "stream.cache", "stream.config")),
     # The commands and table records are shared by the pipeline, the cache and the benchmarks.
     ("protocol.py", ("stream.pipeline", "stream.cache", "stream.config")),
     # The batch runner is the order of effects alone: the Faust adaptation is app.py's.
     ("pipeline/batches.py", ("faust", "mode", "aiokafka")),
+    ("pipeline/changelogs.py", ("faust", "mode", "aiokafka")),
+    ("commits.py", ("faust", "mode", "aiokafka", "redis", "stream.pipeline", "stream.cache")),
 ]
 
 
@@ -104,6 +106,18 @@ def test_layer_imports_nothing_above_it(where: str, forbidden: tuple[str, ...]) 
     assert breaches(where, forbidden) == []
 
 
+def test_calls_go_down_from_the_app_only() -> None:
+    """The Faust adapter (pipeline/app.py) uses the wiring, the runner and the processors;
+    none of them knows the adapter (topology.py takes the small Wiring interface)."""
+    found = [
+        f"{path.relative_to(STREAM.parent)} imports {name}"
+        for path in sources("pipeline")
+        if path.name != "app.py"
+        for name in breaches_in(imported(path), ("stream.pipeline.app",))
+    ]
+    assert found == []
+
+
 def test_the_reader_sees_every_kind_of_import() -> None:
     source = (
         "from typing import TYPE_CHECKING\n"
@@ -129,7 +143,7 @@ def test_the_reader_sees_every_kind_of_import() -> None:
 def test_the_cache_feed_imports_are_seen() -> None:
     # The feed does import configuration and the shared modules: the reader must find them.
     names = imported(STREAM / "cache" / "feed.py")
-    assert {"stream.config.settings", "stream.deadletters", "stream.outage"} <= names
+    assert {"stream.config.settings", "stream.deadletters", "stream.retry"} <= names
 
 
 def test_the_ratings_rule_sees_file_reading_and_configuration() -> None:

@@ -6,13 +6,18 @@ records of each partition), publishes the messages attached to them, flushes the
 commits. Nothing public runs between the choice and the commit: sensors' ``on_commit_initiated``
 is synchronous and runs before the choice; ``tables.on_commit`` runs after the commit.
 
-Why: the pipeline holds changelog writes until the commit (stream/pipeline/changelogs.py). They
-must reach the broker before the offsets of the records that made them are committed, and only
-the writes made *before* the offsets were chosen are known to include those records' writes: a
-flush run earlier could miss a batch acked while it awaited. :func:`patch_before_commit`
-replaces ``_commit_tps`` with the same steps and the app's hook (:func:`before_commit`) right
-after the choice; a hook that returns False skips this commit (the offsets go back on Faust's
-acked lists, which choosing took them off, and the next commit tries again).
+Why: the pipeline holds changelog writes until the commit (steps 3-6 of the commit protocol,
+stream/commits.py). They must reach the broker before the offsets of the records that
+made them are committed, and only the writes made *before* the offsets were chosen are known to
+include those records' writes: a flush run earlier could miss a batch acked while it awaited.
+:func:`patch_before_commit` wraps the two steps ``_commit_tps`` calls around the publishing of
+attached messages: the choice (``_filter_committable_offsets``, which also caps it, below) and
+the commit (``_commit_offsets``, which runs the app's hook, :func:`before_commit`, first). So
+the hook runs after the attached messages went out, which changes nothing here: the pipeline
+attaches none (it sends through its own producer calls). A hook that returns False skips this
+commit (the offsets go back on Faust's acked lists, which choosing took them off, and the next
+commit tries again). ``_commit_tps`` itself runs as Faust wrote it, so a change to it upstream
+is not silently undone.
 
 Faust chooses from its acks, and an ack does not prove that the agent processed the record: a
 record can be acked without reaching the agent, or reach it after a gap
@@ -20,12 +25,15 @@ record can be acked without reaching the agent, or reach it after a gap
 its partition (:func:`limit_commits`: the batch runner's position, the next offset it has to
 process); a partition without a limit is not committed.
 
-Upstream: none filed.
+Upstream: no issue found for a hook between the choice and the commit in the faust-streaming
+tracker (searched 2026-11-25). The closest is faust-streaming/faust#273 (merged: the producer is
+flushed before a commit), which this patch keeps: Faust's own ``_commit_offsets`` still does it.
 
 Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1.
-tests/unit/pipeline/workarounds/test_before_commit.py fails when ``_commit_tps`` no longer
-chooses, publishes and commits in that order, or when the hook stops running between the choice
-and the commit.
+tests/unit/pipeline/workarounds/test_before_commit.py fails when the hook stops running between
+the choice and the commit, when a limit stops applying, or when the source of any of Faust's
+``force_commit``, ``_commit_tps``, ``_filter_committable_offsets`` or ``_commit_offsets``
+changes (then revisit this patch).
 
 Failure: a hook that returns False costs one commit interval of progress, nothing else; a hook
 must not raise (the changelog flush does not). Replay: records after the last commit are read
@@ -38,7 +46,6 @@ import functools
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from faust.exceptions import ProducerSendError
 from faust.transport.consumer import Consumer
 from faust.types import TP
 
@@ -50,6 +57,9 @@ HOOK = "skillstream_before_commit"
 # The app attributes holding its limits and what it runs once a commit went through.
 LIMIT = "skillstream_commit_limit"
 AFTER = "skillstream_after_commit"
+# The consumer attribute holding the choices between _filter_committable_offsets and
+# _commit_offsets.
+CHOICES = "skillstream_choices"
 
 Hook = Callable[[], Awaitable[bool]]
 # The highest offset that may be committed on (topic, partition); None: none.
@@ -103,37 +113,52 @@ def _put_back(self: Any, acked: dict[TP, list[int]], kept: dict[TP, int]) -> Non
 
 
 def patch_before_commit() -> None:
-    """Make Faust's consumer run the app's hook between choosing and committing offsets
-    (once per process)."""
-    if hasattr(Consumer._commit_tps, "__wrapped__"):
+    """Make Faust's consumer cap the offsets it chooses and run the app's hook between choosing
+    and committing them (once per process). Faust's ``_commit_tps`` runs as written: its
+    choice (``_filter_committable_offsets``) and its commit (``_commit_offsets``) are wrapped."""
+    if hasattr(Consumer._commit_offsets, "__wrapped__"):
         return
-    original = Consumer._commit_tps
+    choose = Consumer._filter_committable_offsets
+    commit = Consumer._commit_offsets
 
-    @functools.wraps(original)
-    async def commit_tps(self: Any, tps: Iterable[TP], start_new_transaction: bool) -> bool:
+    @functools.wraps(choose)
+    def filter_committable_offsets(self: Any, tps: Iterable[TP]) -> dict[TP, int]:
         tps = list(tps)
-        hook: Hook | None = getattr(self.app, HOOK, None)
         # Choosing the offsets takes them off the acked lists: kept to put back what is not
         # committed (above a limit, or all of it if the hook fails).
         acked = {tp: list(self._acked[tp]) for tp in tps}
-        commit_offsets = _capped(self, self._filter_committable_offsets(tps))
-        _put_back(self, acked, commit_offsets)
-        if not commit_offsets:
-            return False
+        chosen = _capped(self, choose(self, tps))
+        _put_back(self, acked, chosen)
+        if chosen:
+            # Faust hands this very dict to _commit_offsets: the acks are found by it.
+            _choices(self)[id(chosen)] = (chosen, acked)
+        return chosen
+
+    @functools.wraps(commit)
+    async def commit_offsets(
+        self: Any, offsets: Mapping[TP, int], start_new_transaction: bool = True
+    ) -> bool:
+        _, acked = _choices(self).pop(id(offsets), (offsets, {}))
+        hook: Hook | None = getattr(self.app, HOOK, None)
         if hook is not None and not await hook():
             _put_back(self, acked, {})
             return False
-        try:
-            await self._handle_attached(commit_offsets)
-        except ProducerSendError as exc:
-            await self.crash(exc)
-            return False
-        committed: bool = await self._commit_offsets(
-            commit_offsets, start_new_transaction=start_new_transaction
-        )
+        committed: bool = await commit(self, offsets, start_new_transaction=start_new_transaction)
         after: Callable[[Mapping[TP, int]], None] | None = getattr(self.app, AFTER, None)
         if committed and after is not None:
-            after(commit_offsets)
+            after(offsets)
         return committed
 
-    Consumer._commit_tps = commit_tps  # type: ignore[method-assign]
+    Consumer._filter_committable_offsets = filter_committable_offsets  # type: ignore[method-assign]
+    Consumer._commit_offsets = commit_offsets  # type: ignore[method-assign]
+
+
+def _choices(consumer: Any) -> dict[int, tuple[Mapping[TP, int], dict[TP, list[int]]]]:
+    """The choices in progress on ``consumer``: the offsets chosen and the acks they took."""
+    found: dict[int, tuple[Mapping[TP, int], dict[TP, list[int]]]] | None = getattr(
+        consumer, CHOICES, None
+    )
+    if found is None:
+        found = {}
+        setattr(consumer, CHOICES, found)
+    return found

@@ -22,7 +22,7 @@ watch puts the same filter on the root logger's handlers too (where Faust's and 
 logging send records), because a filter on a logger misses its children's records. A record
 the filter passed once is not judged again on its way to the handlers.
 
-Upstream: none filed (aiokafka logs per attempt by design).
+Upstream: none found (searched 2026-11-25); aiokafka logs per attempt by design.
 
 Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1: the logger names and
 the connection words below are theirs. tests/unit/pipeline/workarounds/test_client_logs.py.

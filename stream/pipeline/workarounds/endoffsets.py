@@ -8,8 +8,8 @@ tables, and matches in flight stalled. With SKILLSTREAM_VERIFY_END_OFFSETS (the 
 sets it) the worker reads each changelog partition from one before the reported end to its
 real end and recovers up to there. Apache Kafka reports end offsets exactly; leave it off there.
 
-Upstream: none filed (the broker's answer is the bug; Faust and aiokafka trust ListOffsets, as
-they should).
+Upstream: none found in Tansu's tracker (searched 2026-11-25); the broker's answer is the bug,
+and Faust and aiokafka trust ListOffsets, as they should.
 
 Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1, and Tansu 0.6.0.
 tests/integration/pipeline/workarounds/test_end_offsets.py holds a strict expected failure that

@@ -9,7 +9,10 @@ Why: the batch agents write a whole batch's changes after delivery
 event; each partition's writes must go to that partition's changelog. :class:`EventContext`
 makes one event of the partition current while its writes are made.
 
-Upstream: none filed (``faust.streams.current_event()`` reads it; nothing sets it).
+Upstream: https://github.com/faust-streaming/faust/issues/497 (open: a table written outside
+one event's iteration, as with ``Stream.take()``, fails with "Cannot modify table key from
+outside of stream iteration"). ``faust.streams.current_event()`` reads the variable; nothing
+public sets it.
 
 Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1.
 tests/unit/pipeline/workarounds/test_event_context.py fails when ``current_event()`` no longer

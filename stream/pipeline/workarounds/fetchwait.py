@@ -9,8 +9,8 @@ partitions are quiet, and every hop of the pipeline pays it (platform notes: a g
 over several topics waits out the fetch, median 130 ms at 500 ms, 9 ms at 20 ms). The patched
 factory sets the consumer's wait to SKILLSTREAM_FETCH_MAX_WAIT_MS (50 ms by default).
 
-Upstream: none filed (faust-streaming has no setting for it; ``broker_max_poll_interval`` and
-friends are configurable, the fetch wait is not).
+Upstream: none found (searched 2026-11-25): faust-streaming has no setting for it;
+``broker_max_poll_interval`` and friends are configurable, the fetch wait is not.
 
 Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1.
 tests/unit/pipeline/workarounds/test_fetch_wait.py fails when Faust stops hard-coding 1500 ms

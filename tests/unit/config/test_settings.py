@@ -153,9 +153,9 @@ def test_topics_cover_the_changelogs_compacted_and_durable_with_three_replicas()
 
 
 def test_the_app_tables_are_the_changelogs_topics_create_makes() -> None:
-    from stream.pipeline.app import Pipeline
+    from stream.pipeline.app import build_worker
 
-    pipeline = Pipeline(Settings(app_id="names", cache_writer="off"))
+    pipeline = build_worker(Settings(app_id="names", cache_writer="off"))
     tables = [pipeline.match_table, pipeline.clock_table, pipeline.rating_table]
     names = {t.changelog_topic.get_topic_name() for t in [*tables, pipeline.pending_table]}
     assert names == {f"names-{table}-changelog" for table in TABLES}
@@ -327,11 +327,11 @@ def test_topic_names_are_refused_exactly_when_two_roles_share_one(env: dict[str,
 
 
 def test_the_web_pages_listen_where_web_bind_says() -> None:
-    from stream.pipeline.app import Pipeline
+    from stream.pipeline.app import build_worker
 
     for bind in ("127.0.0.1", "0.0.0.0"):
         settings = Settings.from_env({"SKILLSTREAM_WEB_BIND": bind, "SKILLSTREAM_WEB_PORT": "6070"})
-        conf = Pipeline(settings).app.conf
+        conf = build_worker(settings).app.conf
         assert (conf.web_bind, conf.web_port, conf.web_enabled) == (bind, 6070, True)
 
 

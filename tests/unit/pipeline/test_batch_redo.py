@@ -13,8 +13,8 @@ import pytest
 from faust.types.tuples import ConsumerMessage
 
 from stream.config.settings import Settings
-from stream.outage import Outage
-from stream.pipeline.app import Pipeline
+from stream.pipeline.app import Pipeline, build_worker
+from stream.retry import Outage
 
 
 def events(partition: int, n: int) -> list[Any]:
@@ -27,7 +27,7 @@ def events(partition: int, n: int) -> list[Any]:
 @pytest.fixture
 def pipeline() -> Pipeline:
     # Never started: no broker needed to run a batch handler.
-    return Pipeline(Settings(app_id="redo", cache_writer="off"))
+    return build_worker(Settings(app_id="redo", cache_writer="off"))
 
 
 async def test_a_failing_batch_is_redone_until_it_succeeds(

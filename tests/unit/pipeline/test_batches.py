@@ -19,10 +19,10 @@ from harness import (
 )
 
 from stream.deadletters import DeadLetter
-from stream.outage import Outage
 from stream.pipeline.delivery import OutRecord
 from stream.pipeline.players import PlayerContext
 from stream.protocol import PlayerCommand, Rate
+from stream.retry import Outage
 
 
 def test_malformed_commands_are_dead_lettered_alone_with_their_reason() -> None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from faust.types import TP
 
 from stream.config.settings import Settings
-from stream.pipeline.app import Pipeline
+from stream.pipeline.app import Pipeline, build_worker
 
 
 def pipeline() -> Pipeline:
     # Never started: the wiring needs no broker.
-    return Pipeline(Settings(app_id="topo", cache_writer="off", web_port=6099))
+    return build_worker(Settings(app_id="topo", cache_writer="off", web_port=6099))
 
 
 async def test_each_agent_reads_its_inputs_one_batch_at_a_time() -> None:

@@ -3,11 +3,14 @@ has chosen the offsets to commit and before it commits them; a hook that fails s
 no offset is committed above the app's limit for its partition. Fails when Faust's commit steps
 change (revisit the patch) or when the hook or the limit stops applying there.
 
-The consumer is Faust's own, never started: the choice of offsets is its ack bookkeeping; the
-commit itself (``_commit_offsets``, a broker call) is replaced by a recorder on the instance."""
+The consumer is Faust's own, never started, and runs Faust's own commit steps: the choice of
+offsets is its ack bookkeeping; only the broker calls (the commit request, the producer's
+flush) are replaced by recorders on the instance."""
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,6 +21,7 @@ from faust.types import TP
 from faust.types.tuples import ConsumerMessage
 
 from stream.pipeline.workarounds.beforecommit import (
+    after_commit,
     before_commit,
     limit_commits,
     patch_before_commit,
@@ -38,12 +42,17 @@ async def consumer() -> AsyncIterator[Any]:
     consumer._committed_offset[tp] = 0
     consumer.committed = []
 
-    async def commit_offsets(offsets: dict[TP, int], start_new_transaction: bool = True) -> bool:
+    async def commit(offsets: dict[TP, int]) -> bool:
         consumer.committed.append(dict(offsets))
-        consumer._committed_offset.update(offsets)  # as Faust's own does
         return True
 
-    consumer._commit_offsets = commit_offsets
+    async def flush() -> None:
+        consumer.committed.append("flushed")
+
+    consumer._commit = commit
+    consumer.assignment = lambda: {tp}
+    producer: Any = app.producer
+    producer.flush = flush
     yield consumer
 
 
@@ -53,11 +62,31 @@ def ack(consumer: Any, *offsets: int) -> None:
         assert message.ack(consumer) is True
 
 
-def test_faust_still_chooses_publishes_and_commits_in_commit_tps() -> None:
-    original: Any = getattr(Consumer._commit_tps, "__wrapped__", Consumer._commit_tps)
-    names = original.__code__.co_names
-    for step in ("_filter_committable_offsets", "_handle_attached", "_commit_offsets"):
-        assert step in names, f"Faust's _commit_tps no longer calls {step}: revisit beforecommit.py"
+# The source of Faust's commit steps this patch was written against (faust-streaming 0.15.3).
+PINNED = {
+    "force_commit": "cc094614d22c70fb",
+    "_commit_tps": "a20e230b05ae8b15",
+    "_filter_committable_offsets": "dc5e9baf5d994485",
+    "_commit_offsets": "1a69799041188441",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_faust_commits_as_it_did_when_the_patch_was_written(name: str) -> None:
+    method = getattr(Consumer, name)
+    source = inspect.getsource(getattr(method, "__wrapped__", method))
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    assert digest == PINNED[name], f"Faust's Consumer.{name} changed: revisit beforecommit.py"
+
+
+def test_the_hook_comes_after_the_choice_and_before_faust_commits() -> None:
+    """Faust's _commit_tps, as it runs: choose, publish attached messages, commit."""
+    patch_before_commit()
+    names = Consumer._commit_tps.__code__.co_names
+    steps = ("_filter_committable_offsets", "_handle_attached", "_commit_offsets")
+    assert all(step in names for step in steps)
+    assert hasattr(Consumer._filter_committable_offsets, "__wrapped__")
+    assert hasattr(Consumer._commit_offsets, "__wrapped__")
 
 
 async def test_the_hook_runs_after_the_choice_and_records_acked_meanwhile_wait(
@@ -75,11 +104,12 @@ async def test_the_hook_runs_after_the_choice_and_records_acked_meanwhile_wait(
     ack(consumer, 0, 1)
     assert await consumer.commit() is True
     assert calls == [1]
-    assert consumer.committed == [{tp: 2}]
+    assert consumer.committed == ["flushed", {tp: 2}]
     # The next commit takes them (and runs the hook again).
     before_commit(consumer.app, _succeeds)
     assert await consumer.commit() is True
     assert consumer.committed[-1] == {tp: 4}
+    assert consumer._committed_offset[tp] == 4
 
 
 async def _succeeds() -> bool:
@@ -96,7 +126,7 @@ async def test_a_failed_hook_skips_the_commit_and_the_next_one_makes_it(consumer
     assert consumer.committed == []
     before_commit(consumer.app, _succeeds)
     assert await consumer.commit() is True
-    assert consumer.committed == [{tp: 3}]
+    assert consumer.committed == ["flushed", {tp: 3}]
 
 
 async def test_nothing_to_commit_runs_no_hook(consumer: Any) -> None:
@@ -121,7 +151,7 @@ async def test_no_offset_is_committed_past_the_limit_and_the_rest_waits_for_it(
     before_commit(consumer.app, _succeeds)
     ack(consumer, 0, 1, 2, 3, 4, 5)
     assert await consumer.commit() is True
-    assert consumer.committed == [{tp: 3}]
+    assert consumer.committed == ["flushed", {tp: 3}]
     assert await consumer.commit() is False  # nothing new within the limit
     limits[(TOPIC, 0)] = 6
     assert await consumer.commit() is True
@@ -138,11 +168,21 @@ async def test_a_partition_without_a_limit_is_not_committed_and_keeps_its_acks(
     assert await consumer.commit() is False
     limits[(TOPIC, 0)] = 2
     assert await consumer.commit() is True
-    assert consumer.committed == [{tp: 2}]
+    assert consumer.committed == ["flushed", {tp: 2}]
+
+
+async def test_the_after_commit_callback_gets_what_went_through(consumer: Any) -> None:
+    seen: list[dict[TP, int]] = []
+    after_commit(consumer.app, lambda offsets: seen.append(dict(offsets)))
+    before_commit(consumer.app, _succeeds)
+    ack(consumer, 0, 1)
+    assert await consumer.commit() is True
+    assert seen == [{tp: 2}]
 
 
 def test_patching_twice_wraps_once() -> None:
     patch_before_commit()
     patch_before_commit()
-    method: Any = Consumer._commit_tps
-    assert not hasattr(method.__wrapped__, "__wrapped__")
+    for name in ("_filter_committable_offsets", "_commit_offsets"):
+        method: Any = getattr(Consumer, name)
+        assert not hasattr(method.__wrapped__, "__wrapped__")

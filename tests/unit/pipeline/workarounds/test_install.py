@@ -36,6 +36,7 @@ def test_installing_twice_patches_once_and_keeps_the_latest_values() -> None:
     assert layers(thread.seek_to_committed) == 1
     assert layers(recovery._build_highwaters) == 1
     assert layers(Consumer._new_offset) == layers(Consumer._add_gap) == 1
+    assert layers(Consumer._filter_committable_offsets) == layers(Consumer._commit_offsets) == 1
     assert thread.skillstream_fetch_max_wait_ms == 50
     assert recovery.skillstream_end_scan[0] == "kafka-b:9092"
     for name in KAFKA_CLIENT_LOGGERS:
