@@ -45,10 +45,12 @@ from stream.commits import close_batch
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, Origin
 from stream.pipeline.delivery import OutRecord, letter_record
-from stream.pipeline.matches import FINISHED, STARTED, MatchContext, MatchPartition, MatchProcessor
+from stream.pipeline.matches import MatchProcessor
+from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
-from stream.pipeline.players import PlayerContext, PlayerPartition, PlayerProcessor
+from stream.pipeline.playerpartition import PlayerContext, PlayerPartition
+from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.positions import Admission, InputPositions
 from stream.pipeline.repeats import RepeatedCommands
 from stream.pipeline.view import StateView

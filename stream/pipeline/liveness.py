@@ -27,9 +27,9 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from stream.pipeline.matches import MatchPartition
+from stream.pipeline.matchpartition import MatchPartition
 from stream.pipeline.metrics import WorkerMetrics
-from stream.pipeline.players import PlayerPartition
+from stream.pipeline.playerpartition import PlayerPartition
 
 __all__ = ["KINDS", "LivenessMonitor", "Stuck", "find_stuck"]
 

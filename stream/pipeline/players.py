@@ -29,21 +29,16 @@ tables' writes cannot apply a result twice or lose it.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 from stream.config.modes import Modes
 from stream.history.model import play_order
-from stream.pipeline.outbox import Outbox
+from stream.pipeline import eventtime
+from stream.pipeline.playerpartition import PlayerContext, PlayerPartition
 from stream.pipeline.records import rating_changed
-from stream.pipeline.view import StateView
 from stream.protocol import (
-    PENDING,
-    RATINGS,
     RECENT_MATCHES,
     Abandon,
-    AbandonWatermark,
     Cancel,
     Join,
     PendingMatch,
@@ -58,86 +53,6 @@ from stream.protocol import (
 from stream.ratings.engine import MatchView, initial_state, rate_player
 from stream.ratings.resolution import outcome_of
 from stream.ratings.skill import PlayerState
-
-
-@dataclass(slots=True)
-class PlayerPartition:
-    """A player partition this worker owns, across batches: the watermarks each match
-    partition last sent, and the players whose oldest pending match waits for them (rebuilt
-    after an assignment, see :meth:`PlayerProcessor.restore`)."""
-
-    number: int
-    partitions: int
-    marks: dict[int, float] = field(default_factory=dict)
-    # The last AbandonWatermark sent (None: none since the assignment).
-    announced: float | None = None
-    # When (wall time) it was sent: at most every ``announce_seconds``.
-    announced_at: float = float("-inf")
-    # (player, match) whose snapshot went out since the assignment. Not stored in the pending
-    # record: that was a changelog write per player and match. After a restart the snapshot is
-    # sent again, and the match side ignores it if it has one; it is the same state, since no
-    # other match of the player is rated before this one settles.
-    snapped: set[tuple[str, str]] = field(default_factory=set)
-    waiting: list[tuple[float, str]] = field(default_factory=list)
-    queued: set[tuple[float, str]] = field(default_factory=set)
-    # The liveness monitor's view (stream/pipeline/liveness.py): per player waiting for the
-    # watermarks, since when (wall time) and the start they must pass. In memory only.
-    waits: dict[str, tuple[float, float]] = field(default_factory=dict)
-
-    def sent_snapshot(self, player_id: str, match_id: str, pending: PendingMatch) -> bool:
-        """Whether the player's snapshot for this pending match has gone out (this worker's
-        memory, or the flag of records written before it was kept in memory only)."""
-        return pending.snap or (player_id, match_id) in self.snapped
-
-    def allows(self, started_at: float) -> bool:
-        """Whether every match partition has sent the joins of all matches started up to
-        ``started_at``."""
-        marks = self.marks
-        return len(marks) == self.partitions and min(marks.values()) > started_at
-
-    def wait(self, started_at: float, player_id: str, wall: float) -> None:
-        item = (started_at, player_id)
-        if item not in self.queued:
-            self.queued.add(item)
-            heapq.heappush(self.waiting, item)
-        since = self.waits.get(player_id)
-        self.waits[player_id] = (wall if since is None else since[0], started_at)
-
-    def due(self) -> list[str]:
-        """The waiting players whose oldest pending match the watermarks now allow (each once;
-        callers re-check the pending record)."""
-        if len(self.marks) < self.partitions:
-            return []
-        floor = min(self.marks.values())
-        players: dict[str, None] = {}
-        while self.waiting and self.waiting[0][0] < floor:
-            item = heapq.heappop(self.waiting)
-            self.queued.discard(item)
-            players[item[1]] = None
-        return list(players)
-
-
-@dataclass(slots=True)
-class PlayerContext:
-    """One player partition in one batch: its state across batches, its two tables' working
-    copies, the outbox and the wall time the batch started at."""
-
-    partition: PlayerPartition
-    ratings: StateView[str, RatingRecord]
-    pending: StateView[str, PendingRecord]
-    out: Outbox
-    wall: float = 0.0
-
-    @classmethod
-    def of(
-        cls,
-        partition: PlayerPartition,
-        ratings: Mapping[bytes, bytes],
-        pending: Mapping[bytes, bytes],
-        out: Outbox,
-        wall: float = 0.0,
-    ) -> PlayerContext:
-        return cls(partition, StateView(ratings, RATINGS), StateView(pending, PENDING), out, wall)
 
 
 class PlayerProcessor:
@@ -175,33 +90,14 @@ class PlayerProcessor:
                 for player_id in players:
                     self._release(ctx, match_id, player_id, remember=True)
             case Watermark(source, at):
-                marks = ctx.partition.marks
-                if at > marks.get(source, at - 1):
-                    marks[source] = at
-                for player_id in ctx.partition.due():
+                for player_id in eventtime.on_watermark(ctx.partition, source, at):
                     record = ctx.pending.get(player_id)
                     if record is not None:
                         self._reconcile(ctx, player_id, record, changed=False)
-                self._announce(ctx)
-
-    def _announce(self, ctx: PlayerContext) -> None:
-        """Every join of a match started before the lowest watermark has been handled here, and
-        with it every abandon request it caused (sent before this, on the same partitions):
-        tell every match partition, once per step."""
-        partition = ctx.partition
-        marks = partition.marks
-        if len(marks) < self.partitions:
-            return
-        floor = min(marks.values())
-        if partition.announced is not None and floor <= partition.announced:
-            return
-        if ctx.wall - partition.announced_at < self.announce_seconds:
-            return  # a later watermark announces it
-        partition.announced_at = ctx.wall
-        partition.announced = floor
-        announcement = AbandonWatermark(partition.number, floor)
-        for target in range(self.partitions):
-            ctx.out.to_match(target, announcement)
+                announcement = eventtime.announce(ctx.partition, ctx.wall, self.announce_seconds)
+                if announcement is not None:
+                    for target in range(self.partitions):
+                        ctx.out.to_match(target, announcement)
 
     # --- handlers -----------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from harness import (
 
 from stream.deadletters import DeadLetter
 from stream.pipeline.delivery import OutRecord
-from stream.pipeline.players import PlayerContext
+from stream.pipeline.playerpartition import PlayerContext
 from stream.protocol import PlayerCommand, Rate
 from stream.retry import Outage
 

@@ -17,10 +17,12 @@ from replay_1v1 import Match, replayed
 
 from stream.config.modes import Modes
 from stream.deadletters import Origin
-from stream.pipeline.matches import MatchContext, MatchProcessor
+from stream.pipeline.matches import MatchProcessor
+from stream.pipeline.matchpartition import MatchContext
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
-from stream.pipeline.players import PlayerContext, PlayerProcessor
+from stream.pipeline.playerpartition import PlayerContext
+from stream.pipeline.players import PlayerProcessor
 from stream.protocol import MATCHES, AbandonWatermark, Watermark
 
 # Every test with one message per runner call and with batches (tests/conftest.py, batched).

@@ -10,7 +10,7 @@ from test_rollback import backlog, played
 
 from stream.pipeline.liveness import LivenessMonitor
 from stream.pipeline.metrics import WorkerMetrics
-from stream.pipeline.players import PlayerContext
+from stream.pipeline.playerpartition import PlayerContext
 from stream.protocol import PlayerCommand, Snapshot
 
 BOUND = 60.0

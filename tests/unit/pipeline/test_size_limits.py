@@ -21,7 +21,8 @@ from stream.deadletters import (
 )
 from stream.events import EventLimits
 from stream.pipeline.batches import pack
-from stream.pipeline.matches import STARTED, MatchContext, MatchProcessor
+from stream.pipeline.matches import STARTED, MatchProcessor
+from stream.pipeline.matchpartition import MatchContext
 from stream.pipeline.outbox import Outbox
 
 ORIGIN = Origin("match-finished", 3, 12345, 1_780_000_000_000)

@@ -1,0 +1,139 @@
+"""A match entry's pure helpers: how an entry is made, read, split and checked, and when it is
+next due. No outbox, no table, no partition: the match side (stream/pipeline/matches.py)
+decides with these and applies the effects itself."""
+
+from __future__ import annotations
+
+from stream.config.modes import PendingConfig
+from stream.deadletters import DeadLetter
+from stream.protocol import Finish, MatchEntry, Waiting
+
+__all__ = [
+    "early_entry",
+    "is_early",
+    "lineup",
+    "missing",
+    "new_entry",
+    "next_deadline",
+    "result_problem",
+    "split_early",
+    "tuples",
+    "waiting_letter",
+]
+
+
+def new_entry(
+    mode: str,
+    teams: tuple[tuple[str, ...], ...] | None,
+    started_at: float | None,
+    early: MatchEntry | None = None,
+) -> MatchEntry:
+    """A new entry; with what ``early`` (an early entry's share, :func:`split_early`) holds of
+    commands read before the start."""
+    entry = MatchEntry(
+        mode=mode,
+        teams=None if teams is None else [list(team) for team in teams],
+        start=started_at,
+    )
+    if early is not None:
+        entry.snaps = dict(early.snaps)
+        entry.aband = dict(early.aband)
+        entry.settled = list(early.settled)
+    return entry
+
+
+def early_entry(start: float | None) -> MatchEntry:
+    """An entry for commands read before their match's start. After a crash a partition reads
+    its inputs again from the last commit, each input in order but the inputs in any order,
+    while what it sent before the crash stays sent: a snapshot or an abandon request answering
+    a join may be read before the start that sent the join. Dropped, the snapshot would be
+    asked for again and come back with the player's state after the match; the abandon request
+    would cancel a match the player did play."""
+    return MatchEntry(mode="", teams=None, start=start)
+
+
+def is_early(entry: MatchEntry) -> bool:
+    """Whether the entry only holds commands read before the match's start."""
+    return entry.teams is None and entry.wait is None
+
+
+def split_early(early: MatchEntry, players: set[str] | None) -> tuple[MatchEntry, MatchEntry]:
+    """What was read before the start, split in two early entries: the commands of
+    ``players`` (None: all), for the match's new entry, and the rest (players outside the
+    line-up: no such match for them)."""
+    mine = MatchEntry(mode=early.mode, teams=None, start=early.start)
+    rest = MatchEntry(mode=early.mode, teams=None, start=early.start)
+    for pid, snap in early.snaps.items():
+        (mine.snaps if players is None or pid in players else rest.snaps)[pid] = snap
+    for pid, since in early.aband.items():
+        (mine.aband if players is None or pid in players else rest.aband)[pid] = since
+    mine.settled = [p for p in early.settled if players is None or p in players]
+    return mine, rest
+
+
+def next_deadline(
+    entry: MatchEntry, pending: PendingConfig | None, retention: float
+) -> float | None:
+    """The event time at which the entry must be looked at again (None: only when a command
+    comes): its retention once done, a waiting finish's wait, an early entry's give-up time,
+    else the match's timeout or a player's grace after an abandon request (``pending``, the
+    mode's policy, needed only then)."""
+    if entry.done is not None:
+        return float(entry.done) + retention
+    if entry.teams is None:
+        if entry.wait is not None:
+            return float(entry.wait.until)
+        # Commands read before the start: once event time passes the start a snapshot names,
+        # or the newer start an abandon request names, the start cannot come.
+        early = list(entry.aband.values())
+        if entry.start is not None:
+            early.append(entry.start)
+        return None if not early else min(early) + 0.001
+    if entry.fin is not None:
+        return None
+    assert entry.start is not None  # an entry with teams has its start
+    assert pending is not None  # a running match is timed by its mode's policy
+    candidates = [entry.start + pending.timeout_seconds]
+    settled = set(entry.settled)
+    candidates += [
+        since + pending.grace_seconds for pid, since in entry.aband.items() if pid not in settled
+    ]
+    return float(min(candidates))
+
+
+def missing(entry: MatchEntry) -> str:
+    """What a decided match still waits for, in words (the liveness monitor's log line)."""
+    assert entry.teams is not None
+    absent = [p for team in entry.teams for p in team if p not in entry.snaps]
+    if absent:
+        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
+        return f"the snapshots of {shown}"
+    return "every player partition's abandon watermark"
+
+
+def result_problem(teams: list[list[str]], fin: Finish | None) -> str | None:
+    """Why a result does not fit the line-up, or None."""
+    if fin is None:
+        return None
+    if len(fin.ranks) != len(teams):
+        return f"ranks: expected one rank per team ({len(teams)}), got {len(fin.ranks)}"
+    players = {pid for team in teams for pid in team}
+    for pid in [*fin.quitters, *(fin.stats or {})]:
+        if pid not in players:
+            return f"player {pid!r} is not in the match's teams"
+    return None
+
+
+def waiting_letter(wait: Waiting, reason: str) -> DeadLetter:
+    """The dead letter of a waiting finish: its own bytes and origin."""
+    message = wait.message
+    return DeadLetter(message.key, message.value, message.origin, reason)
+
+
+def lineup(teams: list[list[str]] | tuple[tuple[str, ...], ...]) -> list[list[str]]:
+    """The line-up regardless of the order of teams and players (to compare two)."""
+    return sorted(sorted(team) for team in teams)
+
+
+def tuples(teams: list[list[str]]) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(team) for team in teams)

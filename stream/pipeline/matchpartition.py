@@ -1,0 +1,88 @@
+"""A match partition's state across batches (:class:`MatchPartition`) and within one batch
+(:class:`MatchContext`): what the match side (stream/pipeline/matches.py), its verdicts
+(stream/pipeline/verdicts.py) and the liveness monitor read and change."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from stream.pipeline.outbox import Outbox
+from stream.pipeline.timekeeping import Deadlines, EventTime
+from stream.pipeline.view import StateView
+from stream.protocol import MATCHES, MatchEntry
+
+__all__ = ["FINISHED", "STARTED", "MatchContext", "MatchPartition"]
+
+# The two input topics, as a partition names them (its ``read`` positions, ``Forward.kind``).
+STARTED = "started"
+FINISHED = "finished"
+
+
+@dataclass(slots=True)
+class MatchPartition:
+    """A match partition this worker owns, across batches: how far it has read its inputs,
+    its view of event time everywhere and the deadlines waiting on it (rebuilt after an
+    assignment, see :meth:`MatchProcessor.restore`)."""
+
+    number: int
+    time: EventTime
+    # The latest event time read on its own inputs (stored in the clocks table), and per input
+    # topic ("started", "finished") the latest processed there.
+    latest: float | None = None
+    # The latest value stored in the clocks table (written once known, then each second of
+    # event time: batches.CLOCK_STEP_SECONDS).
+    stored: float | None = None
+    read: dict[str, float] = field(default_factory=dict)
+    deadlines: Deadlines = field(default_factory=Deadlines)
+    # The round of the tick that arrived in this batch (None: none): report progress at its end.
+    ticked: float | None = None
+    # When (wall time) this partition last reported its progress (see MatchProcessor.report_due).
+    reported: float = float("-inf")
+    # A report arrived or was made in this batch: send the watermark at its end if it moved.
+    # ``sent``: the last one sent.
+    mark_due: bool = False
+    sent: float | None = None
+    # Finishes with a line-up waiting for a start that may not come, as (finish time, match
+    # id), earliest first (lazily deleted: check the entry). Each sends its joins, dated at its
+    # finish, only once event time passes it: the watermark sent to the player partitions
+    # stays at or below the earliest, or it would promise those joins before they are sent.
+    unjoined: list[tuple[float, str]] = field(default_factory=list)
+    # Per player partition, how far its abandon requests are all out (AbandonWatermark), and
+    # the results waiting for it: a result at ``fin.at`` waits until every start before
+    # ``fin.at - grace`` has had its abandon requests delivered here.
+    abandons: dict[int, float] = field(default_factory=dict)
+    held: Deadlines = field(default_factory=Deadlines)
+    # The liveness monitor's view (stream/pipeline/liveness.py): per match whose fate event
+    # time has decided and that is not settled yet, since when (wall time) and what it waits
+    # for. In memory only: after a restart each such match starts again from its restore.
+    waits: dict[str, tuple[float, str]] = field(default_factory=dict)
+    # Since when (wall time) this worker has owned the partition.
+    owned_since: float = 0.0
+
+    def abandons_out(self, partitions: int) -> float | None:
+        """Every abandon request for a start before this has arrived (None: not known yet)."""
+        marks = self.abandons
+        return min(marks.values()) if len(marks) == partitions else None
+
+
+@dataclass(slots=True)
+class MatchContext:
+    """One match partition in one batch: its state, its view of the match table, the batch's
+    outbox and the wall time the batch started at."""
+
+    partition: MatchPartition
+    view: StateView[str, MatchEntry]
+    out: Outbox
+    wall: float
+
+    @classmethod
+    def of(
+        cls, partition: MatchPartition, table: Mapping[bytes, bytes], out: Outbox, wall: float
+    ) -> MatchContext:
+        return cls(partition, StateView(table, MATCHES), out, wall)
+
+    @property
+    def now(self) -> float | None:
+        """The event time decisions use (None: not known yet)."""
+        return self.partition.time.now

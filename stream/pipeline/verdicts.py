@@ -1,0 +1,165 @@
+"""The verdicts on a match's players: who event time now settles, and the ``rate`` and
+``cancel`` commands that say so to their player partitions.
+
+A player is settled exactly once per match, by whichever comes first in event time
+(:func:`stream.settling.fate`, the rule replay applies too): the result, ``abandoned`` (the
+grace period after the player started a newer match) or ``timeout`` (the start plus the mode's
+timeout). A result or a timeout that an abandonment could still precede waits until every
+player partition says its abandon requests up to then are out (``AbandonWatermark``): the match
+is held on the partition (``MatchPartition.held``) and looked at again when they are.
+
+Pure decisions over the entry and the partition's event time; the effects go to the batch's
+outbox and the entry passed in. Replay: a player already settled is skipped, so deciding again
+sends nothing twice.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from stream.config.modes import Modes
+from stream.pipeline.matchentry import tuples
+from stream.pipeline.matchpartition import MatchContext
+from stream.pipeline.outbox import Outbox
+from stream.pipeline.partitioning import partition_for
+from stream.protocol import Cancel, MatchEntry, Rate, RatedPlayer
+from stream.ratings.resolution import Outcome, rated_players
+from stream.settling import Settled, fate, may_be_superseded
+
+__all__ = ["Verdicts"]
+
+
+class Verdicts:
+    """Settles the players of the match partitions' entries (one per worker)."""
+
+    def __init__(self, modes: Modes, partitions: int) -> None:
+        self.modes = modes
+        self.partitions = partitions
+
+    def settle(
+        self, ctx: MatchContext, match_id: str, entry: MatchEntry, teams: list[list[str]]
+    ) -> None:
+        """Settle every player whose fate event time now decides (:func:`stream.settling.fate`:
+        the result, abandonment or the timeout, whichever comes first in event time)."""
+        players = [pid for team in teams for pid in team]
+        snaps = entry.snaps
+        if len(snaps) < len(players) or any(pid not in snaps for pid in players):
+            return
+        now, out = ctx.now, ctx.out
+        settled = set(entry.settled)
+        fin = entry.fin
+        pending = self.modes.pending(entry.mode)
+        assert entry.start is not None  # an entry with teams has its start
+        if (
+            fin is not None
+            and may_be_superseded(entry.start, fin.at, pending.grace_seconds)
+            and self._awaits_abandons(ctx, match_id, fin.at - pending.grace_seconds)
+        ):
+            # A newer start of a player before fin.at - grace abandons them whatever the
+            # result says: wait until every such start's abandon request has arrived.
+            return
+        fates = {
+            pid: fate(
+                entry.start,
+                None if fin is None else fin.at,
+                entry.aband.get(pid),
+                grace_seconds=pending.grace_seconds,
+                timeout_seconds=pending.timeout_seconds,
+                now=now,
+            )
+            for pid in players
+            if pid not in settled
+        }
+        if fin is None and any(f is not None and f.how is Settled.TIMEOUT for f in fates.values()):
+            # An abandonment before the timeout comes first: wait for every abandon request
+            # that could name one (as a result waits above).
+            timeout_at = entry.start + pending.timeout_seconds
+            if self._awaits_abandons(ctx, match_id, timeout_at - pending.grace_seconds):
+                fates = {
+                    pid: f for pid, f in fates.items() if f is None or f.how is not Settled.TIMEOUT
+                }
+        abandoned = sorted(
+            (f.at, pid) for pid, f in fates.items() if f is not None and f.how is Settled.ABANDONED
+        )
+        for since, pid in abandoned:
+            rated_player = RatedPlayer(pid, 0.0, Outcome.ABANDONED.value)
+            self._send(out, match_id, entry, teams, since, [rated_player], [], settled, False)
+            settled.add(pid)
+        timed_out = [
+            RatedPlayer(pid, 0.0, Outcome.TIMEOUT.value)
+            for pid, f in fates.items()
+            if f is not None and f.how is Settled.TIMEOUT
+        ]
+        if timed_out:
+            timeout_at = entry.start + pending.timeout_seconds
+            self._send(out, match_id, entry, teams, timeout_at, timed_out, [], settled, False)
+            settled.update(p.player_id for p in timed_out)
+            out.count("timed_out_matches")
+        if fin is not None:
+            mode = self.modes.get(entry.mode)
+            rated = rated_players(mode, tuples(teams), fin.quitters)
+            to_rate = [RatedPlayer(pid, rated[pid], None) for pid in players if pid in rated]
+            to_cancel = [pid for pid in players if pid not in rated]
+            self._send(out, match_id, entry, teams, fin.at, to_rate, to_cancel, settled, True)
+            settled.update(players)
+        entry.settled = [pid for pid in players if pid in settled]
+        if len(settled) == len(players):
+            if fin is not None:
+                entry.done = fin.at if now is None else max(now, fin.at)
+            else:
+                assert now is not None  # without a result only event time settles anyone
+                entry.done = now
+
+    def _awaits_abandons(self, ctx: MatchContext, match_id: str, since: float) -> bool:
+        """Whether an abandon request for a start before ``since`` may still be on its way; if
+        so, the match is held until the player partitions say they are all out."""
+        out_to = ctx.partition.abandons_out(self.partitions)
+        if out_to is not None and out_to >= since:
+            return False
+        ctx.partition.held.add(since, match_id)
+        return True
+
+    def _send(
+        self,
+        out: Outbox,
+        match_id: str,
+        entry: MatchEntry,
+        teams: list[list[str]],
+        at: float,
+        to_rate: list[RatedPlayer],
+        to_cancel: list[str],
+        settled: set[str],
+        by_result: bool,
+    ) -> None:
+        """One rate and one cancel command per player partition, skipping settled players.
+        ``by_result``: rated from the result (else an abandonment or timeout, rated the same
+        whether or not a result was read, so that read order cannot change it)."""
+        fin = entry.fin if by_result else None
+        ranks = fin.ranks if fin is not None else [0] * len(teams)
+        by_partition: defaultdict[int, list[RatedPlayer]] = defaultdict(list)
+        for item in to_rate:
+            if item.player_id not in settled:
+                by_partition[partition_for(item.player_id, self.partitions)].append(item)
+        for target, items in by_partition.items():
+            out.to_player(
+                target,
+                Rate(
+                    match_id=match_id,
+                    mode=entry.mode,
+                    at=at,
+                    teams=teams,
+                    ranks=ranks,
+                    stats=None if fin is None else fin.stats,
+                    snapshots=entry.snaps,
+                    players=items,
+                    finished_ms=None if fin is None else fin.ts,
+                ),
+            )
+        cancels: defaultdict[int, list[str]] = defaultdict(list)
+        for pid in to_cancel:
+            if pid not in settled:
+                cancels[partition_for(pid, self.partitions)].append(pid)
+        for target, pids in cancels.items():
+            out.to_player(target, Cancel(match_id, pids))
+        if cancels:
+            out.count("cancelled_players", sum(len(p) for p in cancels.values()))

@@ -1,0 +1,96 @@
+"""stream/pipeline/eventtime.py, one step at a time on one partition's state: what each step
+changes and what it says to send. The whole protocol, with its decisions, runs in
+test_event_time.py on the in-memory harness."""
+
+from __future__ import annotations
+
+from stream.pipeline import eventtime
+from stream.pipeline.matchpartition import FINISHED, STARTED, MatchPartition
+from stream.pipeline.playerpartition import PlayerPartition
+from stream.pipeline.timekeeping import EventTime
+from stream.protocol import AbandonWatermark, Progress, Watermark
+
+T0 = 1_780_000_000.0
+PARTITIONS = 3
+
+
+def match_partition(number: int = 0, lateness: float = 0.0) -> MatchPartition:
+    return MatchPartition(number, EventTime(PARTITIONS, lateness, None, 0.0))
+
+
+def test_a_partition_reports_what_it_read_or_that_it_read_everything() -> None:
+    p = match_partition()
+    eventtime.observe(p, STARTED, T0 + 5, 1.0, forwarded=False)
+    eventtime.observe(p, FINISHED, T0 + 3, 1.0, forwarded=False)
+    eventtime.observe(p, STARTED, T0 + 9, 1.0, forwarded=True)  # moves the clock only
+    progress = eventtime.report(p, 2.0, started_done=False, finished_done=True)
+    assert progress == Progress(0, 2.0, T0 + 5, None, T0 + 5)
+    assert p.time.clock.value == T0 + 10  # the latest read, moved on by the wall second since
+    # Its own report is applied at once; the others' are still missing.
+    assert p.time.reports == {0: (T0 + 5, None)} and p.mark_due
+    assert p.reported == 2.0
+
+
+def test_a_report_is_due_after_a_tick_or_once_per_interval() -> None:
+    p = match_partition()
+    assert eventtime.report_due(p, 10.0, 0.05)  # never reported
+    eventtime.report(p, 10.0, started_done=True, finished_done=True)
+    assert not eventtime.report_due(p, 10.01, 0.05)
+    assert eventtime.report_due(p, 10.06, 0.05)
+    assert not eventtime.report_due(p, 10.06, None)  # on ticks only
+    eventtime.on_tick(p, 9.5, 10.06)
+    assert eventtime.report_due(p, 10.06, None)
+    # The report answers the tick's round.
+    assert eventtime.report(p, 10.07, started_done=True, finished_done=True).round == 9.5
+
+
+def test_event_time_waits_for_every_partition_and_for_the_one_behind() -> None:
+    p = match_partition()
+    eventtime.observe(p, STARTED, T0 + 60, 1.0, forwarded=False)
+    eventtime.report(p, 1.0, started_done=True, finished_done=True)
+    eventtime.on_progress(p, Progress(1, 1.0, None, None, T0 + 60), 1.0)
+    assert p.time.now is None  # partition 2 has not reported
+    eventtime.on_progress(p, Progress(2, 1.0, T0 + 10, None, T0 + 10), 1.0)
+    assert p.time.now == T0 + 10  # partition 2 is behind on its starts
+    eventtime.on_progress(p, Progress(0, 1.0, 0.0, 0.0, None), 1.0)  # its own: ignored
+    assert p.time.reports[0] == (None, None)
+
+
+def test_the_watermark_to_the_players_stays_below_a_finish_waiting_for_its_start() -> None:
+    p = match_partition()
+    eventtime.observe(p, STARTED, T0 + 100, 1.0, forwarded=False)
+    for source in range(PARTITIONS):
+        eventtime.on_progress(p, Progress(source, 1.0, None, None, T0 + 100), 1.0)
+    p.time.reports[0] = (None, None)
+    p.unjoined = [(T0 + 40, "waiting"), (T0 + 70, "later")]
+    waiting = {"waiting"}
+    assert eventtime.mark(p, lambda m: m in waiting) == Watermark(0, T0 + 40)
+    assert eventtime.mark(p, lambda m: m in waiting) is None  # has not moved
+    waiting.clear()  # its start came: the next waiting finish bounds it no more either
+    assert eventtime.mark(p, lambda m: m in waiting) == Watermark(0, T0 + 100)
+    assert p.unjoined == [] and not p.mark_due
+
+
+def test_held_results_are_released_once_every_player_partition_announced() -> None:
+    p = match_partition()
+    p.held.add(T0 + 50, "m1")
+    assert eventtime.on_abandon_watermark(p, 0, T0 + 60, PARTITIONS) == []
+    assert eventtime.on_abandon_watermark(p, 1, T0 + 60, PARTITIONS) == []
+    assert eventtime.on_abandon_watermark(p, 2, T0 + 40, PARTITIONS) == []  # 2 is behind
+    assert eventtime.on_abandon_watermark(p, 2, T0 + 30, PARTITIONS) == []  # never backwards
+    assert p.abandons[2] == T0 + 40
+    assert eventtime.on_abandon_watermark(p, 2, T0 + 55, PARTITIONS) == ["m1"]
+
+
+def test_a_player_partition_announces_the_lowest_watermark_once_per_step() -> None:
+    p = PlayerPartition(1, PARTITIONS)
+    p.wait(T0 + 20, "alice", 0.0)
+    assert eventtime.on_watermark(p, 0, T0 + 30) == []
+    assert eventtime.announce(p, 0.0, 1.0) is None  # not every match partition yet
+    assert eventtime.on_watermark(p, 1, T0 + 30) == []
+    assert eventtime.on_watermark(p, 2, T0 + 25) == ["alice"]  # every mark past her start
+    assert eventtime.announce(p, 5.0, 1.0) == AbandonWatermark(1, T0 + 25)
+    assert eventtime.announce(p, 5.0, 1.0) is None  # nothing new
+    eventtime.on_watermark(p, 2, T0 + 35)
+    assert eventtime.announce(p, 5.5, 1.0) is None  # too soon: a later watermark says it
+    assert eventtime.announce(p, 6.0, 1.0) == AbandonWatermark(1, T0 + 30)
