@@ -7,8 +7,9 @@ A batch:
    from the gap (:class:`stream.pipeline.positions.InputPositions`);
 1. process every admitted message against working copies of the table records
    (:class:`StateView`), in per-partition contexts (:class:`MatchContext`, :class:`PlayerContext`);
-2. and 3. :func:`stream.commits.close_batch`: deliver the outbox (packed commands,
-   rating-changed, dead letters) through the delivery port and wait until the broker has it,
+2. and 3. :func:`stream.commits.close_batch`: deliver the outbox as records (packed commands,
+   rating-changed, dead letters: stream/pipeline/outputs.py) through the delivery port and
+   wait until the broker has them,
    then write the changed table records and the match partitions' clocks through the table
    port (held until the commit);
 4. move the partitions' positions past the admitted records and return a :class:`BatchReport`;
@@ -44,33 +45,26 @@ import orjson
 from stream.commits import close_batch
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, Origin
-from stream.pipeline.delivery import OutRecord, letter_record
+from stream.pipeline.delivery import OutRecord
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
 from stream.pipeline.outbox import Outbox
+from stream.pipeline.outputs import Outputs, command_match_id, log_context
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.playerpartition import PlayerContext, PlayerPartition
 from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.positions import Admission, InputPositions
-from stream.pipeline.repeats import RepeatedCommands
 from stream.pipeline.view import StateView
 from stream.protocol import (
     CLOCKS,
     MATCHES,
     PENDING,
-    Abandon,
-    Cancel,
-    Command,
-    Join,
     MatchCommand,
     PlayerCommand,
     ProtocolError,
-    Rate,
-    Snapshot,
     decode_commands,
     decode_match_command,
     decode_player_command,
-    encode_command,
 )
 from stream.ratings.fastinit import fast_init
 from stream.retry import Backoff, Outage
@@ -79,10 +73,6 @@ log = logging.getLogger("skillstream.worker")
 
 C = TypeVar("C", MatchCommand, PlayerCommand)
 
-# One packed message stays well under the producer's record limit (a quarter of it at most).
-MAX_PACKED_BYTES = 256 * 1024
-# A command held back as a repeat is logged at most this often.
-REPEAT_LOG_SECONDS = 60.0
 
 # Table names, as the app declares them.
 MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE = "matches", "clocks", "ratings", "pending"
@@ -150,38 +140,11 @@ class BatchReport:
     seconds: float = 0.0
 
 
-def pack(commands: Sequence[bytes], budget: int = MAX_PACKED_BYTES) -> list[bytes]:
-    """Commands (each already JSON) as JSON arrays of at most about ``budget`` bytes each (a
-    larger command alone)."""
-    messages: list[bytes] = []
-    chunk: list[bytes] = []
-    size = 0
-    for encoded in commands:
-        if chunk and size + len(encoded) > budget:
-            messages.append(b"[" + b",".join(chunk) + b"]")
-            chunk, size = [], 0
-        chunk.append(encoded)
-        size += len(encoded) + 1
-    if chunk:
-        messages.append(b"[" + b",".join(chunk) + b"]")
-    return messages
-
-
 def _by_partition(messages: Sequence[Message]) -> dict[int, list[Message]]:
     groups: dict[int, list[Message]] = {}
     for message in messages:
         groups.setdefault(message.partition, []).append(message)
     return groups
-
-
-def log_context(origin: Origin, key: bytes | None) -> dict[str, object]:
-    """Log fields that find the event again (JSON logs); input events are keyed by match id."""
-    return {
-        "topic": origin.topic,
-        "partition": origin.partition,
-        "offset": origin.offset,
-        "match_id": None if key is None else key.decode("utf-8", "replace")[:200],
-    }
 
 
 class BatchRunner:
@@ -212,10 +175,8 @@ class BatchRunner:
         self.first_event: Callable[[], None] | None = first_event
         # The next offset to process on every input partition (both agents').
         self.positions = InputPositions()
-        # Identical commands delivered again and again are not sent once more (a loop).
-        self.repeats = RepeatedCommands()
-        self._repeat_said = -REPEAT_LOG_SECONDS
-        self.pack_budget = min(MAX_PACKED_BYTES, s.max_request_bytes // 4)
+        # The outbox as records to send (packed commands, repeats held back).
+        self.outputs = Outputs(s)
         self.input_kinds = {s.match_started_topic: STARTED, s.match_finished_topic: FINISHED}
         # The partitions whose state across batches is current (rebuilt after assignment).
         self.match_partitions: dict[int, MatchPartition] = {}
@@ -399,25 +360,10 @@ class BatchRunner:
                 data,
                 extra={
                     **log_context(origin, None),
-                    "match_id": _match_id(command),
+                    "match_id": command_match_id(command),
                 },
             )
             out.dead_letter(_command_letter(data, origin, f"internal error: {exc!r}"))
-
-    def _repeated(self, command: Command, data: bytes) -> None:
-        """Say that a command was held back as a repeat: the first, then at most once a
-        minute (a loop repeats many)."""
-        now = time.monotonic()
-        if now < self._repeat_said + REPEAT_LOG_SECONDS:
-            return
-        self._repeat_said = now
-        log.warning(
-            "a command delivered %d times already was not sent again (counted as "
-            "repeated_commands): %s",
-            self.repeats.limit,
-            data[:300].decode("utf-8", "replace"),
-            extra={"match_id": _match_id(command)},
-        )
 
     @staticmethod
     def _commands(out: Outbox, message: Message, origin: Origin) -> list[object]:
@@ -434,39 +380,7 @@ class BatchRunner:
         dead letter, anything else is retried by the port until it works)."""
         if not out:
             return
-        s = self.settings
-        records: list[OutRecord] = []
-        outgoing: list[tuple[str, Mapping[int, Sequence[Command]]]] = [
-            (s.player_commands_topic, out.player_commands),
-            (s.match_commands_topic, out.match_commands),
-        ]
-        sent: list[tuple[int, bytes]] = []
-        for topic, by_partition in outgoing:
-            for partition, commands in by_partition.items():
-                encoded = []
-                for command in commands:
-                    data = orjson.dumps(encode_command(command))
-                    if self.repeats.allows(partition, data):
-                        encoded.append(data)
-                        sent.append((partition, data))
-                    else:
-                        out.count("repeated_commands")
-                        self._repeated(command, data)
-                for value in pack(encoded, self.pack_budget):
-                    records.append(OutRecord(topic, None, value, partition))
-        for event in out.ratings:
-            key = event["player_id"].encode()
-            records.append(OutRecord(s.rating_changed_topic, key, orjson.dumps(event)))
-        for letter in out.dead_letters:
-            log.warning(
-                "dead-lettered %s[%d]@%d: %s",
-                letter.origin.topic,
-                letter.origin.partition,
-                letter.origin.offset,
-                letter.reason[:200],
-                extra={**log_context(letter.origin, letter.key), "reason": letter.reason[:1000]},
-            )
-            records.append(letter_record(s.dead_letter_topic, letter, s.max_request_bytes))
+        records, sent = self.outputs.records(out)
         for letter in await self.deliver(agent, records):
             log.error(
                 "output to %s refused by Kafka, dead-lettered: %s",
@@ -474,7 +388,7 @@ class BatchRunner:
                 letter.reason,
             )
             out.dead_letter(letter)
-        self.repeats.delivered(sent)
+        self.outputs.delivered(sent)
 
     def _report(
         self,
@@ -529,13 +443,6 @@ class BatchRunner:
         except asyncio.CancelledError:
             on_cancel()
             raise
-
-
-def _match_id(command: Command) -> str | None:
-    """The match a command is about (for the logs), if it names one."""
-    if isinstance(command, Snapshot | Abandon | Join | Rate | Cancel):
-        return command.match_id
-    return None
 
 
 def _command_letter(data: object, origin: Origin, reason: str) -> DeadLetter:

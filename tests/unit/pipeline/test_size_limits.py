@@ -20,10 +20,10 @@ from stream.deadletters import (
     record_bytes,
 )
 from stream.events import EventLimits
-from stream.pipeline.batches import pack
 from stream.pipeline.matches import STARTED, MatchProcessor
 from stream.pipeline.matchpartition import MatchContext
 from stream.pipeline.outbox import Outbox
+from stream.pipeline.outputs import pack
 
 ORIGIN = Origin("match-finished", 3, 12345, 1_780_000_000_000)
 # Apache Kafka's default message.max.bytes: the largest record batch a default broker accepts.
