@@ -44,8 +44,10 @@ class CachedRating:
     """A player's rating in one mode after their latest cached match.
 
     ``version`` counts the player's rating changes in the mode (the writer keeps the highest);
-    ``updated_at_ms`` is the event time of that match in epoch milliseconds. ``provisional``
+    ``updated_at_ms`` is the event time of that match in epoch milliseconds. ``unknown``
     marks a player the cache does not know: the mode's defaults, version 0, never written.
+    (Not the event's ``provisional``, fewer games than the mode's ``provisional_games``: that
+    is :meth:`unsettled`.)
     The deviation is as of ``updated_at_ms``; growth from inactivity since is not applied.
 
     ``season`` and ``outcome`` are the event's (None when it has none, and for entries read
@@ -63,7 +65,7 @@ class CachedRating:
     version: int
     updated_at_ms: int
     match_id: str | None
-    provisional: bool = False
+    unknown: bool = False
     season: int | None = field(default=None, compare=False)
     outcome: str | None = field(default=None, compare=False)
 
@@ -86,7 +88,7 @@ class CachedRating:
         return experience.provisional(self.games)
 
     @classmethod
-    def provisional_default(cls, mode: str, player_id: str, state: PlayerState) -> CachedRating:
+    def unknown_default(cls, mode: str, player_id: str, state: PlayerState) -> CachedRating:
         """A player the cache has never seen, with the mode's initial ``state``."""
         return cls(
             player_id=player_id,
@@ -99,7 +101,7 @@ class CachedRating:
             version=0,
             updated_at_ms=0,
             match_id=None,
-            provisional=True,
+            unknown=True,
         )
 
     @classmethod

@@ -21,7 +21,7 @@ from stream.cache.keys import DEFAULT_LAYOUT, Board, KeyLayout, check_id
 from stream.config.modes import Modes
 from stream.ratings import probability
 from stream.ratings.engine import initial_state
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.skill import Skill
 
 __all__ = [
@@ -118,9 +118,7 @@ class RatingQueries:
             found: dict[str, CachedRating] = {}
             for player_id, reply in zip(ids, replies, strict=True):
                 entry = decode_entry(mode, player_id, reply)
-                found[player_id] = entry or CachedRating.provisional_default(
-                    mode, player_id, default
-                )
+                found[player_id] = entry or CachedRating.unknown_default(mode, player_id, default)
             return found
 
         return Plan(commands, decode)

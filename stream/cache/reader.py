@@ -3,7 +3,7 @@
 (queries.py) and differ only in how they send a pipeline.
 
 Every method costs one round trip, whatever the number of players involved. Players the cache
-does not know read as the mode's defaults, marked ``provisional``.
+does not know read as the mode's defaults, marked ``unknown``.
 
 Failure: redis exceptions (ConnectionError, TimeoutError, ResponseError, ...) propagate; every
 method only reads, so the caller may simply retry. CacheFormatError for a hash this code
@@ -52,7 +52,7 @@ class RatingCache:
 
     async def get_many(self, mode: str, player_ids: Iterable[str]) -> dict[str, CachedRating]:
         """Each distinct player's cached rating, in the order given; unknown players get the
-        mode's defaults with ``provisional=True``, version 0 and 0 games."""
+        mode's defaults with ``unknown=True``, version 0 and 0 games."""
         return await self._run(self.queries.get_many(mode, player_ids))
 
     async def window(

@@ -246,7 +246,7 @@ class CacheWriter:
         Failure: redis exceptions (ConnectionError, TimeoutError, ResponseError, ...)
         propagate. Some entries may have been applied before the failure; the caller retries
         the whole batch, which is safe because applying an entry twice equals applying it once.
-        ValueError, before anything is sent, for a provisional entry, a value no engine
+        ValueError, before anything is sent, for an unknown player's defaults, a value no engine
         produces (non-finite or beyond the bounds of stream/cache/entry.py), or an id KeyLayout
         refuses.
         """
@@ -287,9 +287,10 @@ class CacheWriter:
 
     def check(self, entry: CachedRating) -> None:
         """ValueError if ``entry`` cannot be cached (what ``write`` refuses before sending)."""
-        if entry.provisional or entry.version < 1:
+        if entry.unknown or entry.version < 1:
             raise ValueError(
-                f"only real rating changes can be cached (version >= 1, not provisional); "
+                "only real rating changes can be cached (version >= 1, not an unknown player's "
+                f"defaults); "
                 f"got version {entry.version} of {entry.player_id!r} in {entry.mode!r}"
             )
         problem = entry_problem(entry)

@@ -41,7 +41,6 @@ from redis.exceptions import RedisError
 from stream.cache.keys import KeyLayout
 from stream.cache.reader import RatingCache
 from stream.chaos.faults import KILLS, FaultKind, Pauser, plan_faults
-from stream.chaos.fleet import Fleet, harness_env
 from stream.chaos.report import ChaosReport, FaultRecord
 from stream.chaos.trace import trace_matches
 from stream.chaos.traffic import Publisher, RatingReader, match_messages, waves
@@ -58,6 +57,7 @@ from stream.chaos.verify import (
     last_events,
     longest_wait,
 )
+from stream.chaos.workerfleet import Fleet, harness_env
 from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.history import HistoryMatch, read_history
@@ -706,6 +706,6 @@ async def _read_cache(
         for start in range(0, len(pids), 1000):
             entries = await cache.get_many(mode, pids[start : start + 1000])
             for pid, entry in entries.items():
-                if not entry.provisional:
+                if not entry.unknown:
                     found[(mode, pid)] = cached_fields(entry)
     return found

@@ -37,9 +37,9 @@ def cmd_writer(args: argparse.Namespace) -> int:
     """The feed on its own (workers with SKILLSTREAM_CACHE_WRITER=off leave it to this).
 
     Kafka outages once it runs are logged as the worker logs them: one line when the brokers
-    stop answering, one when they are back (stream/pipeline/outages.py)."""
+    stop answering, one when they are back (stream/pipeline/kafkawatch.py)."""
     from stream.cache.feed import feed_from_settings
-    from stream.pipeline.outages import KafkaWatch
+    from stream.pipeline.kafkawatch import KafkaWatch
     from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
 
     settings = settings_or_none("cache writer")
@@ -142,7 +142,9 @@ def _check_names(settings: Settings, mode: str, players: list[str]) -> None:
 
 
 def cmd_ratings_get(args: argparse.Namespace) -> int:
-    """One JSON line per player, in the order given (provisional: not in the cache)."""
+    """One JSON line per player, in the order given: ``unknown`` (not in the cache: the mode's
+    defaults) and ``provisional`` as rating-changed says it (fewer rated games than the mode's
+    ``provisional_games``)."""
     from stream.cache.queries import UnknownModeError
 
     settings = settings_or_none("ratings get")
@@ -158,6 +160,7 @@ def cmd_ratings_get(args: argparse.Namespace) -> int:
         return 2
     finally:
         cache.close()
+    experience = settings.load_modes().get(args.mode).experience
     for entry in found.values():
         sys.stdout.write(
             orjson.dumps(
@@ -171,7 +174,8 @@ def cmd_ratings_get(args: argparse.Namespace) -> int:
                     "games": entry.games,
                     "version": entry.version,
                     "updated_at_ms": entry.updated_at_ms,
-                    "provisional": entry.provisional,
+                    "unknown": entry.unknown,
+                    "provisional": entry.unsettled(experience),
                 }
             ).decode()
             + "\n"

@@ -25,7 +25,7 @@ from stream.config.modes import Modes
 from stream.local.stack import LocalStack
 from stream.local.workers import WorkerProcess
 from stream.simulation import SimulationConfig, simulate, write_jsonl
-from stream.simulation.fleet import match_events
+from stream.simulation.gamefleet import match_events
 
 
 @pytest.fixture
@@ -228,7 +228,7 @@ def wait_for_cache(env: dict[str, str], records: list[Any], timeout: float = 20.
 
 
 def _cache_fields(entry: CachedRating) -> tuple[Any, ...]:
-    return (*cached_fields(entry), entry.provisional)
+    return (*cached_fields(entry), entry.unknown)
 
 
 def _event_fields(event: dict[str, Any]) -> tuple[Any, ...]:

@@ -60,14 +60,23 @@ def fill(valkey: ValkeyServer) -> None:
     asyncio.run(write())
 
 
-def test_ratings_get_prints_cached_and_provisional_players(valkey: ValkeyServer) -> None:
+def test_ratings_get_prints_cached_and_unknown_players(valkey: ValkeyServer) -> None:
+    """``unknown``: not in the cache; ``provisional``: as rating-changed says it, fewer games
+    than the mode's provisional_games (bob has 3 of the default's 5)."""
     fill(valkey)
     done = command(valkey, "ratings", "get", "1v1", "bob", "newcomer")
     assert done.returncode == 0, done.stderr
     lines = [orjson.loads(line) for line in done.stdout.splitlines()]
     assert [line["player_id"] for line in lines] == ["bob", "newcomer"]
-    assert (lines[0]["rating"], lines[0]["version"], lines[0]["provisional"]) == (1600.0, 3, False)
-    assert (lines[1]["rating"], lines[1]["games"], lines[1]["provisional"]) == (1500.0, 0, True)
+    bob, newcomer = lines
+    assert (bob["rating"], bob["version"], bob["unknown"], bob["provisional"]) == (
+        1600.0,
+        3,
+        False,
+        True,
+    )
+    assert (newcomer["rating"], newcomer["games"], newcomer["unknown"]) == (1500.0, 0, True)
+    assert newcomer["provisional"] is True
 
 
 def test_leaderboards_by_rank_points_and_conservative_rating(valkey: ValkeyServer) -> None:

@@ -154,9 +154,9 @@ async def test_a_stored_version_that_is_not_a_number_is_an_error(aredis: AsyncRe
 async def test_empty_batch_and_refused_entries(aredis: AsyncRedis) -> None:
     writer = CacheWriter(aredis, LAYOUT)
     assert await writer.write([]) == WriteResult(0, 0)
-    provisional = CachedRating.provisional_default(MODE, "p", initial_state(MODES.get(MODE)))
+    unknown = CachedRating.unknown_default(MODE, "p", initial_state(MODES.get(MODE)))
     with pytest.raises(ValueError, match="only real rating changes"):
-        await writer.write([rating("q", 1), provisional])
+        await writer.write([rating("q", 1), unknown])
     with pytest.raises(ValueError, match="rating nan is outside"):
         await writer.write([rating("q", 1, value=float("nan"))])
     with pytest.raises(ValueError, match=re.escape("rating 1e+308 is outside")):
@@ -252,7 +252,7 @@ async def test_floats_round_trip_exactly(aredis: AsyncRedis) -> None:
 # --- reads ----------------------------------------------------------------------------------
 
 
-async def test_unknown_players_read_as_provisional_defaults(aredis: AsyncRedis) -> None:
+async def test_unknown_players_read_as_unknown_defaults(aredis: AsyncRedis) -> None:
     await CacheWriter(aredis, LAYOUT).write([rating("known", 3, mode="elo-duel")])
     cache = RatingCache(aredis, MODES)
     found = await cache.get_many("elo-duel", ["new", "known", "new"])
@@ -260,7 +260,7 @@ async def test_unknown_players_read_as_provisional_defaults(aredis: AsyncRedis) 
     assert found["known"] == rating("known", 3, mode="elo-duel")
     default = initial_state(MODES.get("elo-duel"))
     new = found["new"]
-    assert new.provisional and new.version == 0 and new.games == 0
+    assert new.unknown and new.version == 0 and new.games == 0
     assert (new.rating, new.deviation, new.volatility, new.rank_points) == (
         default.rating,
         default.deviation,
@@ -275,7 +275,7 @@ async def test_unknown_players_read_as_provisional_defaults(aredis: AsyncRedis) 
 async def test_rejected_mode(aredis: AsyncRedis) -> None:
     strict = parse_modes({"default": {"unlisted": "reject"}, "modes": {"listed": {}}})
     cache = RatingCache(aredis, strict)
-    assert (await cache.get_many("listed", ["p"]))["p"].provisional
+    assert (await cache.get_many("listed", ["p"]))["p"].unknown
     with pytest.raises(UnknownModeError, match="not configured"):
         await cache.get_many("other", ["p"])
 
@@ -440,7 +440,7 @@ async def test_from_url_with_a_prefix(aredis: AsyncRedis, valkey: ValkeyServer) 
     try:
         assert sync_cache.get_many(MODE, ["p"])["p"].version == 4
         # The default prefix sees none of it.
-        assert SyncRatingCache(sync_cache.redis, Modes()).get_many(MODE, ["p"])["p"].provisional
+        assert SyncRatingCache(sync_cache.redis, Modes()).get_many(MODE, ["p"])["p"].unknown
     finally:
         sync_cache.close()
 

@@ -81,7 +81,7 @@ def test_cache_holds_the_highest_version_written(
             versions = [e for e in written if e.player_id == player_id]
             got = found[player_id]
             if not versions:
-                assert got.provisional
+                assert got.unknown
                 assert client.zscore(LAYOUT.by_rating(MODE), player_id) is None
                 continue
             top = max(e.version for e in versions)

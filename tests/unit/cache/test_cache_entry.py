@@ -10,8 +10,8 @@ import pytest
 
 from stream.cache.entry import CachedRating
 from stream.events import format_time
-from stream.pipeline.records import rating_changed
-from stream.ratings.modes import ModeConfig
+from stream.pipeline.ratingchanged import rating_changed
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.skill import PlayerState
 
 AT = 1_767_323_045.25  # 2026-01-02T03:04:05.250Z
@@ -49,7 +49,7 @@ def test_from_the_pipelines_event() -> None:
         updated_at_ms=1_767_323_045_250,
         match_id="m-9",
     )
-    assert not entry.provisional
+    assert not entry.unknown
     assert entry.skill.rating == entry.rating and entry.skill.volatility == 0.059999
     assert entry.conservative(3.0) == 1662.3108939062977 - 3.0 * 290.31896371798047
 
@@ -116,10 +116,10 @@ def test_not_an_object() -> None:
         CachedRating.from_rating_changed([1, 2])  # type: ignore[arg-type]
 
 
-def test_provisional_default() -> None:
+def test_unknown_default() -> None:
     state = PlayerState(1500.0, 350.0, 0.06, rank_points=7, games=3, last_played=5.0)
-    entry = CachedRating.provisional_default("m", "p", state)
-    assert entry.provisional and entry.version == 0 and entry.games == 0
+    entry = CachedRating.unknown_default("m", "p", state)
+    assert entry.unknown and entry.version == 0 and entry.games == 0
     assert (entry.rating, entry.deviation, entry.volatility, entry.rank_points) == (
         1500.0,
         350.0,

@@ -49,8 +49,8 @@ def test_get_many_sends_one_hgetall_per_distinct_player() -> None:
     assert list(found) == ["a", "b"]
     assert found["a"] == a
     default = initial_state(MODES.get("elo-duel"))
-    assert found["b"] == CachedRating.provisional_default("elo-duel", "b", default)
-    assert found["b"].provisional and found["b"].rating == EloConfig().initial().rating
+    assert found["b"] == CachedRating.unknown_default("elo-duel", "b", default)
+    assert found["b"].unknown and found["b"].rating == EloConfig().initial().rating
 
 
 def test_empty_get_many_needs_no_round_trip() -> None:

@@ -37,7 +37,7 @@ def test_a_record_becomes_the_entry_the_feed_would_write() -> None:
     )
     assert (entry.rating, entry.deviation, entry.volatility) == (1612.5, 88.25, 0.0599)
     assert (entry.rank_points, entry.games, entry.updated_at_ms) == (4200, 31, 1_780_000_123_456)
-    assert not entry.provisional
+    assert not entry.unknown
 
 
 def test_elo_states_have_no_volatility_and_tombstones_are_skipped() -> None:

@@ -11,9 +11,9 @@ from jsonschema import Draft202012Validator
 
 from stream.cache.entry import CachedRating
 from stream.config.modes import Modes
-from stream.pipeline.records import rating_changed
+from stream.pipeline.ratingchanged import rating_changed
 from stream.ratings.experience import ExperienceConfig
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.skill import PlayerState
 
@@ -65,7 +65,7 @@ def test_the_cached_entry_gives_the_same_effective_skill_as_the_event() -> None:
     entry = CachedRating.from_rating_changed(found)
     assert entry.effective_skill(mode.experience).rating == found["effective_rating"]
     assert entry.unsettled(mode.experience) is found["provisional"] is True
-    unknown = CachedRating.provisional_default("m", "q", PlayerState(1500.0, 104.0, 0.06))
+    unknown = CachedRating.unknown_default("m", "q", PlayerState(1500.0, 104.0, 0.06))
     assert unknown.unsettled(mode.experience)
     assert unknown.effective_skill(mode.experience).rating == 1200.0
 
