@@ -17,7 +17,7 @@ from stream.offline.intake import Intake
 from stream.offline.replayer import Replayer
 from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
 from stream.ratings.engine import MatchView, rate_player
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.skill import PlayerState, PlayerStats, Result, Skill
 from stream.simulation import SimulationConfig, simulate, write_csv
 

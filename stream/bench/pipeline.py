@@ -20,7 +20,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from stream.bench.topics import count_logs
 from stream.simulation import SimulatedMatch, SimulationConfig, Simulator
-from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
+from stream.simulation.gamefleet import FleetConfig, FleetReport, run_fleet
 from stream.simulation.partitioners import MURMUR2, Partitioning
 
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stream.chaos.faults import KILLS, FaultKind, PlannedFault
-from stream.chaos.fleet import WorkerExit
 from stream.chaos.verify import Check
+from stream.chaos.workerfleet import WorkerExit
 
 __all__ = ["ChaosReport", "FaultRecord"]
 

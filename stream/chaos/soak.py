@@ -37,7 +37,6 @@ from typing import Any
 
 import orjson
 
-from stream.chaos.fleet import ChaosWorker, harness_env
 from stream.chaos.soakplan import (
     Kill,
     SoakMatch,
@@ -55,6 +54,7 @@ from stream.chaos.verify import (
     check_replay,
     last_events,
 )
+from stream.chaos.workerfleet import ChaosWorker, harness_env
 from stream.config.settings import Settings
 from stream.history import read_history
 from stream.local.stack import LocalStack

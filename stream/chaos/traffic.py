@@ -18,7 +18,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from stream.chaos.verify import RatingLog
 from stream.simulation.core import SimulatedMatch
-from stream.simulation.fleet import match_events
+from stream.simulation.gamefleet import match_events
 
 __all__ = ["Publisher", "RatingReader", "match_messages", "waves"]
 

@@ -128,7 +128,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
         run_load,
     )
     from stream.bench.rawloop import create_topics, run_raw_loop
-    from stream.bench.records import P99_RATE, by_class, records_lines, target_lines
+    from stream.bench.recordcounts import P99_RATE, by_class, records_lines, target_lines
     from stream.bench.topics import Log, count_logs, per_topic
     from stream.cli.progress import Progress
     from stream.config.settings import Settings

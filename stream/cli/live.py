@@ -37,7 +37,7 @@ from stream.local.stack import LocalStack, StackError, environment
 from stream.local.workers import WorkerError, WorkerProcess
 from stream.quality import ModeQuality, PredictionQuality
 from stream.simulation import SimulationConfig, Simulator
-from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
+from stream.simulation.gamefleet import FleetConfig, FleetReport, run_fleet
 
 # Tansu's memory engine lists every batch a partition has stored, on every fetch that brings
 # that partition new records, and keeps every batch for the life of the process: its work grows

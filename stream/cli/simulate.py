@@ -140,7 +140,7 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
     from stream.config.settings import Settings
     from stream.pipeline.reachability import check_kafka, kafka_errors, quiet_kafka_logs
     from stream.simulation import Simulator
-    from stream.simulation.fleet import FleetConfig, FleetReport, run_fleet
+    from stream.simulation.gamefleet import FleetConfig, FleetReport, run_fleet
 
     try:
         # The worker's own settings: the same broker, topic names and defaults.

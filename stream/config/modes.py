@@ -33,7 +33,7 @@ chosen algorithm live in a sub-table named after it::
 
 Every key is checked: a misspelt key is an error naming its place, not a silent default.
 
-A mode's table builds two things: its rating rules (:class:`~stream.ratings.modes.ModeConfig`,
+A mode's table builds two things: its rating rules (:class:`~stream.ratings.modeconfig.ModeConfig`,
 which ``[pending] quit_policy`` feeds, as replay applies it too) and its :class:`PendingConfig`,
 read by the live pipeline only.
 
@@ -54,7 +54,7 @@ from typing import Any, ClassVar, TypeVar
 from stream.errors import UserError
 from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.experience import ExperienceConfig
-from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.modeconfig import ModeConfig, QuitPolicy
 from stream.ratings.population import PopulationConfig
 from stream.ratings.ranges import ConfigError, Range, check_ranges
 from stream.ratings.rank_points import RankPointsConfig

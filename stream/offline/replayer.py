@@ -23,7 +23,7 @@ from stream.ratings.engine import (
 from stream.ratings.experience import shifted
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import SCALE, Glicko2Config
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 from stream.ratings.probability import team_win_probability
 from stream.ratings.rank_points import to_points

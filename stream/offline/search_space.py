@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from stream.config.modes import PendingConfig
 from stream.ratings.algorithm import PriorDeviation
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 from stream.ratings.teams import TeamStrategy
 

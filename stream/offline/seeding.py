@@ -25,7 +25,7 @@ from stream.offline.replayer import DEFAULT_MODE
 from stream.ratings.engine import initial_state
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import SCALE, Glicko2Config
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 
 # How many clamped seeds are named one by one before the rest are counted.
 NAMED_SEEDS = 5

@@ -22,7 +22,7 @@ from stream.errors import UserError
 from stream.history import HistoryMatch, read_history
 from stream.offline.comparison import PairedDifference, day_of, log_loss, paired_difference
 from stream.offline.replayer import Replayer
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.teams import TeamStrategy
 
 

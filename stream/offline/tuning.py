@@ -34,7 +34,7 @@ from stream.offline.search_space import (
     mode_table,
     population_fixed,
 )
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 
 # LEARNED_POPULATION is learned from the search part over windows of this many days of event

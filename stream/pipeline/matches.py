@@ -76,7 +76,7 @@ from stream.protocol import (
     Tick,
     Waiting,
 )
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 
 
 class MatchProcessor:

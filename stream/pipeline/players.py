@@ -35,7 +35,7 @@ from stream.config.modes import Modes
 from stream.history.model import play_order
 from stream.pipeline import eventtime
 from stream.pipeline.playerpartition import PlayerContext, PlayerPartition
-from stream.pipeline.records import rating_changed
+from stream.pipeline.ratingchanged import rating_changed
 from stream.protocol import (
     RECENT_MATCHES,
     Abandon,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from stream.events import format_time
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.skill import PlayerState
 
 

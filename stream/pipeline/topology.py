@@ -23,8 +23,8 @@ import orjson
 
 from stream.config.settings import Settings
 from stream.pipeline.health import readiness
+from stream.pipeline.kafkawatch import KafkaWatch
 from stream.pipeline.metrics import CONTENT_TYPE
-from stream.pipeline.outages import KafkaWatch
 from stream.pipeline.watchdog import STALL_CHECK_SECONDS
 
 __all__ = ["Wiring", "define", "faust_app", "inputs", "tables"]

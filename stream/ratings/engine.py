@@ -21,7 +21,7 @@ from typing import Protocol
 from stream.ratings.algorithm import AlgorithmConfig, MatchAlgorithm, PairwiseAlgorithm
 from stream.ratings.experience import shifted
 from stream.ratings.fastinit import fast_init
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 from stream.ratings.rank_points import next_rank_points
 from stream.ratings.seasons import soft_reset

@@ -43,7 +43,7 @@ How each value is learned (a match's ``s`` is the result, ``E`` what the rules i
 Quick start::
 
     >>> from stream.ratings.population import PopulationConfig, next_population, start
-    >>> from stream.ratings.modes import ModeConfig
+    >>> from stream.ratings.modeconfig import ModeConfig
     >>> mode = ModeConfig("duel", population=PopulationConfig(window_days=1.0))
     >>> round(start(mode).deviation, 1), start(mode).size_edge
     (350.0, 0.0)
@@ -66,7 +66,7 @@ from stream.ratings.teams import score_against
 
 if TYPE_CHECKING:
     from stream.ratings.engine import PlayerUpdate
-    from stream.ratings.modes import ModeConfig
+    from stream.ratings.modeconfig import ModeConfig
 
 _SECONDS_PER_DAY = 86_400.0
 # A newcomer's rating stops depending on its start over its first few games; from

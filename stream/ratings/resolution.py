@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from enum import StrEnum
 
-from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.modeconfig import ModeConfig, QuitPolicy
 
 
 class Outcome(StrEnum):

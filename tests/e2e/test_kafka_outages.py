@@ -25,7 +25,7 @@ from stream.local.stack import LocalStack, free_port, tansu_binary, wait_for_por
 from stream.local.workers import WorkerProcess
 from stream.simulation import SimulationConfig, simulate
 from stream.simulation.core import SimulatedMatch
-from stream.simulation.fleet import match_events
+from stream.simulation.gamefleet import match_events
 
 LOST = "stopped answering"
 BACK = "answers again"

@@ -15,7 +15,7 @@ from pipeline_env import create_topics
 from stream.local.stack import LocalStack
 from stream.pipeline.partitioning import partition_for
 from stream.simulation import SimulationConfig, simulate
-from stream.simulation.fleet import FleetConfig, run_fleet
+from stream.simulation.gamefleet import FleetConfig, run_fleet
 from stream.simulation.partitioners import CRC32, KEYLESS, crc32_partitioner
 
 PARTITIONS = 7  # not a power of two: a wrong modulo shows

@@ -15,7 +15,7 @@ from pipeline_env import create_topics
 from stream.events import decode_match_finished, decode_match_started
 from stream.local.stack import LocalStack
 from stream.simulation import SimulationConfig, simulate
-from stream.simulation.fleet import FleetConfig, run_fleet
+from stream.simulation.gamefleet import FleetConfig, run_fleet
 
 MATCHES = 6
 SECONDS = 90.0

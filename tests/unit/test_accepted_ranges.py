@@ -22,7 +22,7 @@ from stream.ratings.algorithm import ALGORITHMS, AlgorithmConfig
 from stream.ratings.engine import MatchView, rate_match, rate_player
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import SCALE, Glicko2Config, new_volatility
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import PopulationConfig
 from stream.ratings.ranges import MAX_ABS_RATING, ConfigError, Range
 from stream.ratings.rank_points import RankPointsConfig

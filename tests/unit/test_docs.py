@@ -74,3 +74,38 @@ def test_the_readme_opens_with_the_two_commands() -> None:
         "make test   # set up .venv, then ruff, mypy --strict and the whole pytest suite",
         "```",
     ]
+
+
+def code_map() -> dict[str, set[str]]:
+    """docs/architecture.md's map of the code: the module names under each ``stream/...``
+    package line of its code block."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text[text.index("## Map of the code") :]
+    block = FENCED.search(section)
+    assert block is not None, "docs/architecture.md: the map of the code has no code block"
+    listed: dict[str, set[str]] = {}
+    package = ""
+    for line in block.group(0).splitlines():
+        if line.startswith("stream/") and line.rstrip().endswith("/"):
+            package = line.strip()
+        elif package and (found := re.match(r"  (\S+\.py)\s", line + " ")):
+            listed.setdefault(package, set()).add(found.group(1))
+    return listed
+
+
+def test_the_code_map_names_every_module() -> None:
+    listed = code_map()
+    missing = [
+        str(path.relative_to(ROOT))
+        for path in sorted((ROOT / "stream").rglob("*.py"))
+        if path.name != "__init__.py"
+        and path.name not in listed.get(f"{path.parent.relative_to(ROOT)}/", set())
+    ]
+    assert missing == [], f"docs/architecture.md's map of the code misses {missing}"
+    gone = [
+        f"{package}{name}"
+        for package, names in listed.items()
+        for name in names
+        if not (ROOT / package / name).exists()
+    ]
+    assert gone == [], f"docs/architecture.md's map of the code names modules that are gone: {gone}"

@@ -13,7 +13,7 @@ from stream.ratings.elo import EloConfig
 from stream.ratings.engine import MatchView, initial_state, rate_match, rate_player, skill_at
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population, PopulationConfig
 from stream.ratings.skill import PlayerState, PlayerStats, Result, Skill
 from stream.ratings.teams import TeamStrategy

@@ -27,7 +27,7 @@ from stream.ratings.engine import (
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.skill import PlayerState, PlayerStats

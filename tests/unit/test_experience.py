@@ -16,7 +16,7 @@ from stream.ratings.engine import MatchView, rate_duel, rate_match, rate_player
 from stream.ratings.experience import ExperienceConfig, effective_skill
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.skill import PlayerState, Skill
 from stream.ratings.teams import TeamStrategy
 

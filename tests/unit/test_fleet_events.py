@@ -9,7 +9,7 @@ from builders import T0
 
 from stream.events import decode_match_finished, decode_match_started
 from stream.simulation.core import SimulatedMatch
-from stream.simulation.fleet import match_events
+from stream.simulation.gamefleet import match_events
 
 MATCH = SimulatedMatch(
     match_id="m-1",

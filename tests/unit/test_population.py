@@ -14,7 +14,7 @@ from stream.ratings.elo import EloConfig
 from stream.ratings.engine import MatchView, rate_match
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import SCALE, Glicko2Config
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import (
     DEVIATION_BOUNDS,
     EMPTY,

@@ -6,7 +6,7 @@ from collections.abc import Collection
 
 import pytest
 
-from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.modeconfig import ModeConfig, QuitPolicy
 from stream.ratings.resolution import Outcome, outcome_of, rated_players
 
 CANCEL = ModeConfig("cancel", quits=QuitPolicy.CANCEL)

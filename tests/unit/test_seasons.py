@@ -15,7 +15,7 @@ from stream.ratings.elo import EloConfig
 from stream.ratings.engine import MatchView, rate_match, season_entered
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.ranges import ConfigError
 from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.skill import PlayerState

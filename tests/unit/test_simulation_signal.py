@@ -14,7 +14,7 @@ from stream.history import HistoryMatch
 from stream.offline.comparison import log_loss
 from stream.offline.newcomers import newcomer_calibration
 from stream.offline.replayer import Replayer
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.teams import TeamStrategy
 from stream.simulation import Matchmaker, SimulatedMatch, SimulationConfig, simulate
 from stream.simulation.matchmaker import balance, elo_changes

@@ -6,7 +6,7 @@ a second with the broker down, tracebacks for some), and logs nothing at all whe
 hangs without closing its connections; Faust's transport adds its own repeats.
 
 Why: during an outage the services log their own line when it starts and when it ends
-(stream/pipeline/outages.py, ``KafkaWatch``), and the clients' per-attempt errors buried them.
+(stream/pipeline/kafkawatch.py, ``KafkaWatch``), and the clients' per-attempt errors buried them.
 :class:`KafkaClientFilter` does both jobs:
 - with a watch attached (the worker's and the cache writer's ``KafkaWatch``), a client warning
   or error about a lost connection starts the outage through the watch (so it is reported

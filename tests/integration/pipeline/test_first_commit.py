@@ -14,8 +14,8 @@ import time
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from stream.chaos.fleet import ChaosWorker, harness_env
 from stream.chaos.soakplan import SoakMatch
+from stream.chaos.workerfleet import ChaosWorker, harness_env
 from stream.config.settings import Settings
 from stream.local.stack import LocalStack
 from stream.pipeline.partitioning import partition_for

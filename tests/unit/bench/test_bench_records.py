@@ -1,4 +1,4 @@
-"""stream/bench/records.py: topic classes from the worker's settings, per-match figures, and
+"""stream/bench/recordcounts.py: topic classes from the worker's settings, per-match figures, and
 the target verdicts."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from stream.bench.records import (
+from stream.bench.recordcounts import (
     MATCHES_PER_RAW_EVENT,
     P99_MS,
     by_class,

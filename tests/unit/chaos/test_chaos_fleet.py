@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from stream.chaos.fleet import ChaosWorker, Fleet
+from stream.chaos.workerfleet import ChaosWorker, Fleet
 
 # First incarnations say they are ready and crash soon after; replacements stay up.
 SCRIPT = """

@@ -9,11 +9,11 @@ import orjson
 import pytest
 
 from stream.chaos.faults import FaultKind, PlannedFault
-from stream.chaos.fleet import WorkerExit
 from stream.chaos.report import ChaosReport, FaultRecord
 from stream.chaos.run import ChaosConfig, replay
 from stream.chaos.traffic import match_messages, waves
 from stream.chaos.verify import Check
+from stream.chaos.workerfleet import WorkerExit
 from stream.cli.main import main
 from stream.config.modes import Modes
 from stream.history import HistoryMatch

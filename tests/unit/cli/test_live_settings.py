@@ -7,7 +7,7 @@ import pytest
 
 from stream.cli.live import DEMO_WORKER_SETTINGS, demo_settings
 from stream.config.settings import Settings
-from stream.simulation.fleet import FleetConfig
+from stream.simulation.gamefleet import FleetConfig
 
 
 def test_the_demo_settings_replace_the_local_stacks_defaults() -> None:

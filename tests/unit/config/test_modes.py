@@ -24,7 +24,7 @@ from stream.ratings.elo import EloConfig
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.modeconfig import ModeConfig, QuitPolicy
 from stream.ratings.population import PopulationConfig
 from stream.ratings.teams import TeamStrategy
 from stream.ratings.zonestats import ZoneStatsConfig

@@ -14,7 +14,7 @@ from stream.history import HistoryMatch
 from stream.offline.learning import PopulationLearner
 from stream.offline.replayer import Replayer
 from stream.ratings.engine import MatchView, rate_match
-from stream.ratings.modes import ModeConfig
+from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import EMPTY, PopulationConfig, prediction_evidence, start
 from stream.ratings.probability import sharpened
 from stream.ratings.teams import TeamStrategy

@@ -17,7 +17,7 @@ from stream.ratings.elo import EloConfig
 from stream.ratings.engine import rate_match, rate_player
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.modeconfig import ModeConfig, QuitPolicy
 from stream.ratings.skill import PlayerState
 
 DAY = 86400.0

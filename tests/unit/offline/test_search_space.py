@@ -18,7 +18,7 @@ from stream.offline.search_space import (
 from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.elo import EloConfig
 from stream.ratings.glicko2 import Glicko2Config
-from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.modeconfig import ModeConfig, QuitPolicy
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.teams import TeamStrategy
 

@@ -32,7 +32,7 @@ from stream.offline.tuning import (
 )
 from stream.ratings.elo import EloConfig
 from stream.ratings.glicko2 import SCALE
-from stream.ratings.modes import ModeConfig, QuitPolicy
+from stream.ratings.modeconfig import ModeConfig, QuitPolicy
 from stream.ratings.population import Population
 from stream.ratings.teams import TeamStrategy
 from stream.simulation import SimulationConfig, simulate, write_csv, write_jsonl

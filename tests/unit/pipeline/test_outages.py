@@ -9,7 +9,7 @@ import pytest
 from failing_servers import closed_port
 
 from stream.config.settings import Settings
-from stream.pipeline.outages import KafkaWatch
+from stream.pipeline.kafkawatch import KafkaWatch
 
 
 async def test_a_probe_of_a_closed_port_starts_an_outage_once(

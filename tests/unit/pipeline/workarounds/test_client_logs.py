@@ -12,7 +12,7 @@ import time
 import pytest
 
 from stream.config.settings import Settings
-from stream.pipeline.outages import KafkaWatch
+from stream.pipeline.kafkawatch import KafkaWatch
 from stream.pipeline.workarounds.clientlogs import (
     KAFKA_CLIENT_LOGGERS,
     KafkaClientFilter,
