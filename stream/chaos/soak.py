@@ -306,6 +306,8 @@ def run_soak(
 ) -> SoakReport:
     """Every seed in turn; ``emit`` gets a line per seed, ``progress`` (seeds done, seeds)."""
     report = SoakReport(config)
+    if progress is not None:
+        progress(0, config.seeds)
     for index in range(config.seeds):
         seed = config.first_seed + index
         result = run_seed(seed, config)

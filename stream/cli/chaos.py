@@ -5,19 +5,15 @@ stack. Exit code 0 only if every check passed; 1 if one failed; 2 if the run cou
 from __future__ import annotations
 
 import argparse
-import sys
 
-import orjson
+from stream.cli.harnesscmd import Advance, Emit, HarnessReport, add_common, run_harness
 
 
 def cmd_chaos(args: argparse.Namespace) -> int:
     from stream.chaos import ChaosConfig, run_chaos
-    from stream.cli.progress import Progress
-    from stream.local.stack import StackError
-    from stream.local.workers import WorkerError
 
-    try:
-        config = ChaosConfig(
+    def config() -> ChaosConfig:
+        return ChaosConfig(
             matches=args.matches,
             players=args.players,
             team_size=args.team_size,
@@ -32,37 +28,11 @@ def cmd_chaos(args: argparse.Namespace) -> int:
             cache_deadline=args.cache_deadline,
             keep_logs=args.keep_logs,
         )
-    except ValueError as exc:
-        print(f"skillstream chaos: error: {exc}", file=sys.stderr)
-        return 2
-    # With --json stdout carries only the report; the progress lines go to stderr.
-    lines = sys.stderr if args.json else sys.stdout
-    try:
-        with Progress(None, "chaos", unit=" ratings") as bar:
 
-            def progress(done: int, total: int) -> None:
-                bar.total = total
-                bar.update(done)
+    def run(config: ChaosConfig, emit: Emit, advance: Advance) -> HarnessReport:
+        return run_chaos(config, emit=emit, progress=advance)
 
-            def emit(line: str) -> None:
-                if bar.enabled:
-                    # Clear the bar's line first: both are on the terminal.
-                    sys.stderr.write("\r\x1b[K")
-                lines.write(line + "\n")
-                lines.flush()
-
-            report = run_chaos(config, emit=emit, progress=progress)
-    except ValueError as exc:
-        print(f"skillstream chaos: error: {exc}", file=sys.stderr)
-        return 2
-    except (StackError, WorkerError) as exc:
-        print(f"skillstream chaos: error: could not start: {exc}", file=sys.stderr)
-        return 2
-    if args.json:
-        sys.stdout.write(orjson.dumps(report.to_json()).decode() + "\n")
-    else:
-        print(report.text())
-    return 0 if report.passed else 1
+    return run_harness("chaos", args, config, run, unit=" ratings")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -113,7 +83,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="SIGKILL every worker and go on publishing this long, then restart them all: the "
         "backlog must be rated as played; 0: no outage (default 0)",
     )
-    chaos.add_argument("--store", choices=["memory", "rocksdb"], default="memory")
     chaos.add_argument("--seed", type=int, default=1, help="seeds the matches and the faults")
     chaos.add_argument(
         "--cache-deadline",
@@ -122,8 +91,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help="the cache must equal the ratings this soon after Redis returns (default 5)",
     )
-    chaos.add_argument(
-        "--keep-logs", action="store_true", help="keep the workers' log files and print paths"
-    )
-    chaos.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    add_common(chaos)
     chaos.set_defaults(func=cmd_chaos)

@@ -6,19 +6,15 @@ could not start or an option is wrong.
 from __future__ import annotations
 
 import argparse
-import sys
 
-import orjson
+from stream.cli.harnesscmd import add_common, run_harness
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
     from stream.chaos.soak import SoakConfig, run_soak
-    from stream.cli.progress import Progress
-    from stream.local.stack import StackError
-    from stream.local.workers import WorkerError
 
-    try:
-        config = SoakConfig(
+    def config() -> SoakConfig:
+        return SoakConfig(
             seeds=args.seeds,
             first_seed=args.first_seed,
             kills=args.kills,
@@ -31,28 +27,8 @@ def cmd_soak(args: argparse.Namespace) -> int:
             team_size=args.team_size,
             order=args.order,
         )
-    except ValueError as exc:
-        print(f"skillstream soak: error: {exc}", file=sys.stderr)
-        return 2
-    lines = sys.stderr if args.json else sys.stdout
-    try:
-        with Progress(config.seeds, "soak", unit=" seeds") as bar:
 
-            def emit(line: str) -> None:
-                if bar.enabled:
-                    sys.stderr.write("\r\x1b[K")
-                lines.write(line + "\n")
-                lines.flush()
-
-            report = run_soak(config, emit, lambda done, total: bar.update(done))
-    except (StackError, WorkerError) as exc:
-        print(f"skillstream soak: error: could not start: {exc}", file=sys.stderr)
-        return 2
-    if args.json:
-        sys.stdout.write(orjson.dumps(report.to_json()).decode() + "\n")
-    else:
-        print(report.text())
-    return 0 if report.passed else 1
+    return run_harness("soak", args, config, run_soak, unit=" seeds")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,7 +47,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     soak.add_argument("--seeds", type=int, default=50, help="seeds to run (default 50)")
     soak.add_argument("--first-seed", type=int, default=1, help="the first seed (default 1)")
     soak.add_argument("--kills", type=int, default=3, help="kills per seed (default 3)")
-    soak.add_argument("--store", choices=["memory", "rocksdb"], default="memory")
     soak.add_argument(
         "--partitions", type=int, default=None, help="partitions per topic (default: 4)"
     )
@@ -96,8 +71,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=["starts-first", "finishes-first", "shuffled", "duplicated"],
         help="how every wave's events go out instead of the seed's",
     )
-    soak.add_argument(
-        "--keep-logs", action="store_true", help="keep the workers' log files and print paths"
-    )
-    soak.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    add_common(soak)
     soak.set_defaults(func=cmd_soak)

@@ -1,0 +1,85 @@
+"""What `skillstream chaos` and `skillstream soak` share: a harness run with a progress bar and
+its lines, the report as text or JSON, and one exit code rule: 0 if every check passed, 1 if one
+failed, 2 if an option is wrong or the run could not start (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+import orjson
+
+C = TypeVar("C")
+
+# A line for the person watching; (done, total) for the progress bar.
+Emit = Callable[[str], None]
+Advance = Callable[[int, int], None]
+
+
+class HarnessReport(Protocol):
+    @property
+    def passed(self) -> bool: ...
+
+    def text(self) -> str: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def run_harness(
+    name: str,
+    args: argparse.Namespace,
+    make_config: Callable[[], C],
+    run: Callable[[C, Emit, Advance], HarnessReport],
+    unit: str,
+) -> int:
+    """Build the configuration (a ValueError names the wrong option: exit 2), run it with a
+    progress bar on stderr and its lines on stdout (on stderr with ``--json``, so that stdout
+    carries only the report), print the report, and return the exit code."""
+    from stream.cli.progress import Progress
+    from stream.local.stack import StackError
+    from stream.local.workers import WorkerError
+
+    try:
+        config = make_config()
+    except ValueError as exc:
+        print(f"skillstream {name}: error: {exc}", file=sys.stderr)
+        return 2
+    lines = sys.stderr if args.json else sys.stdout
+    try:
+        with Progress(None, name, unit=unit) as bar:
+
+            def advance(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done)
+
+            def emit(line: str) -> None:
+                if bar.enabled:
+                    # Clear the bar's line first: both are on the terminal.
+                    sys.stderr.write("\r\x1b[K")
+                lines.write(line + "\n")
+                lines.flush()
+
+            report = run(config, emit, advance)
+    except ValueError as exc:
+        print(f"skillstream {name}: error: {exc}", file=sys.stderr)
+        return 2
+    except (StackError, WorkerError) as exc:
+        print(f"skillstream {name}: error: could not start: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(orjson.dumps(report.to_json()).decode() + "\n")
+    else:
+        print(report.text())
+    return 0 if report.passed else 1
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """The options both harnesses take: the store, the workers' logs, JSON output."""
+    parser.add_argument("--store", choices=["memory", "rocksdb"], default="memory")
+    parser.add_argument(
+        "--keep-logs", action="store_true", help="keep the workers' log files and print paths"
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
