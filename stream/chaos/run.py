@@ -57,7 +57,7 @@ from stream.chaos.verify import (
     last_events,
     longest_wait,
 )
-from stream.chaos.workerfleet import Fleet, harness_env
+from stream.chaos.workerfleet import READY_TIMEOUT, Fleet, harness_env
 from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.history import HistoryMatch, read_history
@@ -68,8 +68,6 @@ from stream.simulation import SimulatedMatch, SimulationConfig, simulate, write_
 
 __all__ = ["ChaosConfig", "run_chaos"]
 
-# How long a worker may take to be ready (start, join the group, recover its tables).
-READY_TIMEOUT = 120.0
 # How long the harness polls the cache before it gives up on it converging.
 CACHE_TIMEOUT = 60.0
 # During an outage the fleet publishes a wave this often, without waiting for its ratings.

@@ -54,7 +54,7 @@ from stream.chaos.verify import (
     check_replay,
     last_events,
 )
-from stream.chaos.workerfleet import ChaosWorker, harness_env
+from stream.chaos.workerfleet import READY_TIMEOUT, ChaosWorker, harness_env, worker_warnings
 from stream.config.settings import Settings
 from stream.history import read_history
 from stream.local.stack import LocalStack
@@ -63,7 +63,6 @@ from stream.pipeline.topics import ensure_topics
 
 __all__ = ["KillOutcome", "SeedReport", "SoakConfig", "SoakReport", "run_seed", "run_soak"]
 
-READY_TIMEOUT = 120.0
 # After the last wave: how long a missing rating may still come before it counts as lost.
 FINAL_WAIT = 60.0
 # Spare waves (published only while a kill has not landed) come this far apart: a crash point
@@ -502,7 +501,7 @@ class _SeedRun:
         if self.config.keep_logs or not self.report.passed:
             self.report.logs = [str(w.log_path) for w in self.workers]
             if not self.report.passed:
-                self.report.warnings = _warnings(self.workers)
+                self.report.warnings = worker_warnings(self.workers)
         if not self.config.keep_logs:
             for worker in self.workers:
                 with contextlib.suppress(FileNotFoundError):
@@ -719,16 +718,3 @@ class _SeedRun:
                 total += finish - first
                 reach = finish
         return total
-
-
-def _warnings(workers: Sequence[ChaosWorker], limit: int = 40) -> list[str]:
-    found: list[str] = []
-    for worker in workers:
-        try:
-            text = worker.output()
-        except FileNotFoundError:
-            continue
-        for line in text.splitlines():
-            if ("[WARNING]" in line or "[ERROR]" in line) and "rebalancing" not in line:
-                found.append(f"{worker.name}: {line[:240]}")
-    return found[-limit:]

@@ -17,14 +17,22 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from stream.local.stack import LocalStack, environment
 from stream.local.workers import WorkerError, WorkerProcess
 
-__all__ = ["ChaosWorker", "Fleet", "KillResult", "WorkerExit", "harness_env"]
+__all__ = [
+    "READY_TIMEOUT",
+    "ChaosWorker",
+    "Fleet",
+    "KillResult",
+    "WorkerExit",
+    "harness_env",
+    "worker_warnings",
+]
 
 READY = "Worker ready"
 # Seconds before a crashed slot is started again: enough for its partitions to be noticed as
@@ -32,6 +40,8 @@ READY = "Worker ready"
 RESTART_DELAY = 1.0
 # Log lines every rebalance produces, left out of a report's warnings.
 ROUTINE = ("because it is rebalancing", "cache lag:")
+# How long a worker may take to be ready (start, join the group, recover its tables).
+READY_TIMEOUT = 120.0
 
 
 def harness_env(
@@ -313,22 +323,27 @@ class Fleet:
         return [w.log_path for w in self.workers]
 
     def warnings(self, limit: int = 60) -> list[str]:
-        """The workers' warnings and errors, oldest first, without the routine rebalance
-        heartbeat notices: what a stalled run's report shows of the logs."""
-        found: list[str] = []
-        for worker in self.workers:
-            try:
-                text = worker.output()
-            except FileNotFoundError:
-                continue
-            for line in text.splitlines():
-                if ("[WARNING]" in line or "[ERROR]" in line) and not any(
-                    routine in line for routine in ROUTINE
-                ):
-                    found.append(f"{worker.name}: {line[:300]}")
-        # Faust's lines start with their timestamp, after the worker's name.
-        found.sort(key=lambda line: line.partition(": ")[2][:25])
-        return found[-limit:]
+        """The workers' warnings and errors (:func:`worker_warnings`)."""
+        return worker_warnings(self.workers, limit)
+
+
+def worker_warnings(workers: Sequence[ChaosWorker], limit: int = 60) -> list[str]:
+    """The workers' warnings and errors, oldest first, without the routine rebalance heartbeat
+    notices: what a failed run's report shows of the logs."""
+    found: list[str] = []
+    for worker in workers:
+        try:
+            text = worker.output()
+        except FileNotFoundError:
+            continue
+        for line in text.splitlines():
+            if ("[WARNING]" in line or "[ERROR]" in line) and not any(
+                routine in line for routine in ROUTINE
+            ):
+                found.append(f"{worker.name}: {line[:300]}")
+    # Faust's lines start with their timestamp, after the worker's name.
+    found.sort(key=lambda line: line.partition(": ")[2][:25])
+    return found[-limit:]
 
 
 def _indent(text: str) -> str:
