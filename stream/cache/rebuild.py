@@ -47,7 +47,7 @@ def entry_from_changelog(key: bytes | None, value: bytes | None) -> CachedRating
     """The cache entry a ratings-changelog record stands for; None for a tombstone.
 
     Key and value as the player agent writes them: the JSON of ``rating_key`` and a
-    :class:`RatingRecord` (stream/protocol.py). ValueError if malformed.
+    :class:`RatingRecord` (stream/protocol/tables.py). ValueError if malformed.
     """
     if value is None:
         return None

@@ -1,5 +1,5 @@
 """The rating-changed event, the pipeline's output (commands and table records between the
-steps: stream/protocol.py).
+steps: stream/protocol/).
 
 orjson writes the shortest representation that reads back to the same float, so the live
 pipeline and ``skillstream replay`` can agree exactly.

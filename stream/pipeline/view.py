@@ -1,7 +1,7 @@
 """A batch's view of one table: reads fall through to the table, writes wait for the outbox.
 
 Tables hold JSON *bytes* (keys and values, both as orjson writes them, in the layout
-stream/protocol.py defines). Bytes are what the changelog carries anyway, they cost a fraction
+stream/protocol/ defines). Bytes are what the changelog carries anyway, they cost a fraction
 of the memory of the decoded records, and the garbage collector never has to walk them: with
 millions of players, full collections of decoded values paused the worker for hundreds of
 milliseconds.

@@ -45,7 +45,7 @@ RULES = [
     ("deadletters.py", ("stream.pipeline", "stream.cache", "stream.config")),
     ("retry.py", ("stream.pipeline", "stream.cache", "stream.config")),
     # The commands and table records are shared by the pipeline, the cache and the benchmarks.
-    ("protocol.py", ("stream.pipeline", "stream.cache", "stream.config")),
+    ("protocol", ("stream.pipeline", "stream.cache", "stream.config")),
     # The batch runner is the order of effects alone: the Faust adaptation is app.py's.
     ("pipeline/batches.py", ("faust", "mode", "aiokafka")),
     ("pipeline/changelogs.py", ("faust", "mode", "aiokafka")),
