@@ -7,7 +7,7 @@ The order in a worker (one batch, then the commit that covers it):
 1. **process** the admitted records against working copies of the table records
    (stream/pipeline/batches.py); nothing leaves the worker;
 2. **deliver** the outputs (packed commands, rating changes, dead letters) and wait until the
-   broker has every one (stream/pipeline/delivery.py);
+   broker has every one (stream/delivery.py);
 3. **hold** the batch's table writes: readable at once, not yet in the changelogs
    (stream/pipeline/changelogs.py); the batch's records are acked and the input positions move
    past them (stream/pipeline/positions.py). :func:`close_batch` runs 2 then 3;

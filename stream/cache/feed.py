@@ -36,6 +36,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -53,6 +54,7 @@ from stream.commits import close_batch
 from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, Origin, reason_kind
+from stream.delivery import Delivery, letter_record
 from stream.quality import PredictionQuality
 from stream.retry import Backoff, Outage
 
@@ -137,6 +139,10 @@ class CacheFeed:
             **options,
         )
         self._last_lag_log = 0.0
+        # Its dead letters go out as the agents' do (stream/delivery.py).
+        self._letters = Delivery(
+            self._send, self.dead_letter_topic, self.max_request_bytes, "cache feed: dead letters"
+        )
         self._kafka = Outage("cache feed", log)
         self._kafka_backoff = Backoff()
         # The wording of both lines is documented (docs/guarantees.md, docs/architecture.md).
@@ -283,9 +289,11 @@ class CacheFeed:
             return True
 
     async def _dead_letter(self, letters: list[DeadLetter]) -> None:
+        """Send the letters through the pipeline's sender (stream/delivery.py): a letter the
+        broker refuses for its size is cut to half, down to a floor, instead of failing the
+        batch for good; anything else is retried until it works or the feed stops."""
         if not letters:
             return
-        sends = []
         for letter in letters:
             log.warning(
                 "cache feed: dead-lettered %s[%d]@%d: %s",
@@ -294,13 +302,28 @@ class CacheFeed:
                 letter.origin.offset,
                 letter.reason,
             )
-            key, value, headers = letter.fitted(self.max_request_bytes)
-            sends.append(
-                await self._producer.send(self.dead_letter_topic, value, key=key, headers=headers)
-            )
-        await asyncio.gather(*sends)
+        records = [
+            letter_record(self.dead_letter_topic, letter, self.max_request_bytes)
+            for letter in letters
+        ]
+        await self._letters.deliver(records, self._stopping)
         self.stats.dead_lettered += len(letters)
         self.stats.dead_letter_reasons.update(reason_kind(letter.reason) for letter in letters)
+
+    async def _send(
+        self,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        partition: int | None,
+        timestamp: float | None,
+        headers: list[tuple[str, bytes]] | None,
+    ) -> Awaitable[Any]:
+        """The delivery port on the feed's aiokafka producer (Faust's producer's signature)."""
+        future: Awaitable[Any] = await self._producer.send(
+            topic, value, key=key, partition=partition, headers=headers
+        )
+        return future
 
     async def _update_lag(self, in_hand: int, *, ask_broker: bool = False) -> None:
         """Events in Kafka not yet in Redis: what the consumer has not fetched yet plus the

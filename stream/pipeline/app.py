@@ -35,6 +35,7 @@ from stream.commits import Commits
 from stream.config.modes import Modes, check_fixed_population
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, reason_kind
+from stream.delivery import Delivery, OutRecord
 from stream.pipeline import topology, workarounds
 from stream.pipeline.batches import (
     CLOCK_TABLE,
@@ -47,7 +48,6 @@ from stream.pipeline.batches import (
 )
 from stream.pipeline.changelogs import BufferedTables
 from stream.pipeline.crashpoints import CrashPoints
-from stream.pipeline.delivery import Delivery, OutRecord
 from stream.pipeline.health import refresh_gauges
 from stream.pipeline.liveness import LivenessMonitor
 from stream.pipeline.matches import MatchProcessor

@@ -45,7 +45,7 @@ import orjson
 from stream.commits import close_batch
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, Origin
-from stream.pipeline.delivery import OutRecord
+from stream.delivery import OutRecord
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
 from stream.pipeline.outbox import Outbox
@@ -117,7 +117,7 @@ class Tables(Protocol):
 
 
 # The delivery port: send every record and wait until the broker has it; returns the records it
-# refused for good, as dead letters (stream/pipeline/delivery.py). Retries are its own business.
+# refused for good, as dead letters (stream/delivery.py). Retries are its own business.
 Deliver = Callable[[str, list[OutRecord]], Awaitable[list[DeadLetter]]]
 
 # The end offset port: the offset after the last record the broker holds on (topic, partition),

@@ -17,7 +17,7 @@ import orjson
 
 from stream.config.settings import Settings
 from stream.deadletters import Origin
-from stream.pipeline.delivery import OutRecord, letter_record
+from stream.delivery import OutRecord, letter_record
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.repeats import RepeatedCommands
 from stream.protocol import Abandon, Cancel, Command, Join, Rate, Snapshot, encode_command

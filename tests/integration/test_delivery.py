@@ -1,4 +1,4 @@
-"""Delivery of a batch's outputs on the real broker (stream/pipeline/delivery.py): a record
+"""Delivery of a batch's outputs on the real broker (stream/delivery.py): a record
 Kafka refuses takes nothing else with it, and a broker that stops answering is waited for with
 one log line when it starts and one when it ends."""
 
@@ -17,8 +17,8 @@ from librdkafka_clients import Reader
 from pipeline_env import create_topics
 
 from stream.deadletters import TRUNCATED, DeadLetter, Origin
+from stream.delivery import Delivery, DeliveryStoppedError, OutRecord, letter_record
 from stream.local.stack import LocalStack
-from stream.pipeline.delivery import Delivery, OutRecord, letter_record
 from stream.pipeline.workarounds.clientlogs import quiet_kafka_client_repeats
 
 LIMIT = 20_000  # the producer's record limit in these tests
@@ -120,3 +120,25 @@ async def test_a_stalled_broker_is_waited_for_with_one_line_at_each_end(
         outputs.close()
     # At least once: every record is there (a timed-out attempt may also have landed).
     assert got == {b"before", *(str(i).encode() for i in range(5))}
+
+
+async def test_a_caller_that_stops_while_the_broker_is_gone_is_let_go(
+    stack: LocalStack, delivery: tuple[Delivery, str, str]
+) -> None:
+    """The cache feed stops by an event, not by cancellation: set while a send is being
+    retried, the delivery gives up (the feed's batch stays uncommitted) instead of waiting for
+    the broker."""
+    sender, out, _ = delivery
+    await sender.deliver([OutRecord(out, b"before", b"0")])
+    stop = asyncio.Event()
+    tansu = next(s for s in stack.servers if s.name == "tansu").process
+    tansu.send_signal(signal.SIGSTOP)
+    try:
+        task = asyncio.create_task(sender.deliver([OutRecord(out, b"k", b"during")], stop))
+        await asyncio.sleep(4)  # the first attempt times out after 3 s: now it retries
+        assert not task.done()
+        stop.set()
+        with pytest.raises(DeliveryStoppedError):
+            await asyncio.wait_for(task, 10)
+    finally:
+        tansu.send_signal(signal.SIGCONT)

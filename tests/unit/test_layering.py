@@ -50,6 +50,7 @@ RULES = [
     ("pipeline/batches.py", ("faust", "mode", "aiokafka")),
     ("pipeline/changelogs.py", ("faust", "mode", "aiokafka")),
     ("commits.py", ("faust", "mode", "aiokafka", "redis", "stream.pipeline", "stream.cache")),
+    ("delivery.py", ("faust", "mode", "redis", "stream.pipeline", "stream.cache")),
 ]
 
 

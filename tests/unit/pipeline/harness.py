@@ -33,6 +33,7 @@ import orjson
 from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter
+from stream.delivery import OutRecord
 from stream.pipeline.batches import (
     CLOCK_TABLE,
     MATCH_TABLE,
@@ -41,7 +42,6 @@ from stream.pipeline.batches import (
     BatchRunner,
     Message,
 )
-from stream.pipeline.delivery import OutRecord
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor

@@ -19,7 +19,7 @@ from harness import (
 )
 
 from stream.deadletters import DeadLetter
-from stream.pipeline.delivery import OutRecord
+from stream.delivery import OutRecord
 from stream.pipeline.playerpartition import PlayerContext
 from stream.protocol import PlayerCommand, Rate
 from stream.retry import Outage

@@ -1,7 +1,9 @@
-"""Sending a batch's outputs so that no record can take the others with it.
+"""Sending a batch's outputs so that no record can take the others with it: the one sender of
+the rating agents (packed commands, rating-changed, dead letters) and of the cache feed (its
+dead letters).
 
-A batch's outputs (packed commands, rating-changed events, dead letters) go out together and
-the batch waits until Kafka has every one of them. Two kinds of failure are told apart:
+A batch's outputs go out together and the batch waits until Kafka has every one of them. Two
+kinds of failure are told apart:
 
 - A record Kafka will never take (too large for the producer's ``max_request_size`` or the
   broker's ``message.max.bytes``): only that record is affected. An output becomes a dead
@@ -15,7 +17,9 @@ the batch waits until Kafka has every one of them. Two kinds of failure are told
 Replay: sending a record again is harmless, every consumer of these topics is idempotent
 (commands and rating changes are recognised by their match and version; dead letters may
 repeat). Cancellation (the worker stops, a rebalance) propagates at once; the caller withholds
-the batch's acks, so the batch is read again by whoever owns its partitions next.
+the batch's acks, so the batch is read again by whoever owns its partitions next. A caller that
+stops by an event instead (the cache feed) passes it: set while Kafka is failing, the delivery
+gives up with :class:`DeliveryStoppedError` and the batch stays uncommitted.
 """
 
 from __future__ import annotations
@@ -70,6 +74,10 @@ def letter_record(topic: str, letter: DeadLetter, limit: int) -> OutRecord:
     return OutRecord(topic, key, value, None, headers, letter, limit)
 
 
+class DeliveryStoppedError(Exception):
+    """The caller's stop event was set while records still waited for Kafka."""
+
+
 class Delivery:
     """Sends records with ``send`` (Faust's producer) under the rules of this module."""
 
@@ -90,10 +98,13 @@ class Delivery:
         self.acks = Outage(f"{name}: Kafka is slow to acknowledge")
         self.rejected = 0  # records Kafka refused for their size, over the process's life
 
-    async def deliver(self, records: Sequence[OutRecord]) -> list[DeadLetter]:
+    async def deliver(
+        self, records: Sequence[OutRecord], stop: asyncio.Event | None = None
+    ) -> list[DeadLetter]:
         """Send ``records`` and return once Kafka has all of them (or their dead letters).
 
         Returns the dead letters made of outputs Kafka refused, for the caller's counts.
+        DeliveryStoppedError if ``stop`` is set while a failure is being retried.
         """
         todo = list(records)
         made: list[DeadLetter] = []
@@ -122,7 +133,9 @@ class Delivery:
                     error = self._failed(record, outcome, again, made) or error
             if error is not None:
                 self.outage.failed(repr(error))
-                await backoff.wait()
+                await backoff.wait(stop)
+                if stop is not None and stop.is_set():
+                    raise DeliveryStoppedError(f"{len(again)} record(s) not delivered")
             todo = again
         self.outage.recovered()
         return made
