@@ -4,11 +4,15 @@ decides with these and applies the effects itself."""
 
 from __future__ import annotations
 
+from enum import Enum
+
 from stream.config.modes import PendingConfig
 from stream.deadletters import DeadLetter
 from stream.protocol import Finish, MatchEntry, Waiting
 
 __all__ = [
+    "Due",
+    "due",
     "early_entry",
     "is_early",
     "lineup",
@@ -17,6 +21,7 @@ __all__ = [
     "next_deadline",
     "result_problem",
     "split_early",
+    "stand_in",
     "tuples",
     "waiting_letter",
 ]
@@ -137,3 +142,44 @@ def lineup(teams: list[list[str]] | tuple[tuple[str, ...], ...]) -> list[list[st
 
 def tuples(teams: list[list[str]]) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(team) for team in teams)
+
+
+class Due(Enum):
+    """What event time makes of an entry now (:func:`due`)."""
+
+    KEEP = "keep"  # nothing to do but keep it (and look again at its next deadline)
+    SETTLE = "settle"  # a match with its line-up: settle whoever event time decides
+    FORGET = "forget"  # settled, and past its retention: delete it
+    GIVE_UP = "give up"  # commands read before a start that cannot come any more
+    NO_START = "no start"  # a finish that waited for its start in vain
+
+
+def due(
+    entry: MatchEntry, now: float | None, pending: PendingConfig | None, retention: float
+) -> Due:
+    """The decision on ``entry`` at event time ``now`` (None: not known yet), with no effect:
+    the match side applies it (stream/pipeline/matches.py, ``_advance``)."""
+    if entry.done is not None:
+        past = now is not None and now >= entry.done + retention
+        return Due.FORGET if past else Due.KEEP
+    if is_early(entry):
+        until = next_deadline(entry, pending, retention)
+        # Event time has passed every start these commands could answer.
+        past = now is not None and until is not None and now >= until
+        return Due.GIVE_UP if past else Due.KEEP
+    if entry.teams is None:
+        wait = entry.wait
+        assert wait is not None  # an entry without teams is a waiting finish
+        return Due.NO_START if now is not None and now >= wait.until else Due.KEEP
+    return Due.SETTLE
+
+
+def stand_in(entry: MatchEntry, teams: tuple[tuple[str, ...], ...]) -> str | None:
+    """A waiting finish whose start never came: its own line-up (``teams``) stands in for the
+    start, which it dates at the finish. The reason it cannot, or None."""
+    fin = entry.fin
+    assert fin is not None  # a waiting finish keeps its result
+    entry.teams = [list(team) for team in teams]
+    entry.start = fin.at
+    entry.wait = None
+    return result_problem(entry.teams, fin)

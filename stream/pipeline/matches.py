@@ -47,6 +47,8 @@ from stream.events import (
 )
 from stream.pipeline import eventtime
 from stream.pipeline.matchentry import (
+    Due,
+    due,
     early_entry,
     is_early,
     lineup,
@@ -55,6 +57,7 @@ from stream.pipeline.matchentry import (
     next_deadline,
     result_problem,
     split_early,
+    stand_in,
     waiting_letter,
 )
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
@@ -437,62 +440,54 @@ class MatchProcessor:
     # --- the decision ---------------------------------------------------------------------------
 
     def _advance(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> None:
-        """Settle whoever can be settled now, store the entry, and queue its next deadline."""
+        """Apply what event time makes of the entry now (:func:`matchentry.due`), store it, and
+        queue its next deadline."""
         now = ctx.now
-        done = entry.done
-        if done is not None:
+        if entry.done is not None:
             ctx.partition.waits.pop(match_id, None)
-            if now is not None and now >= done + self.retention:
+        match due(entry, now, self._policy(entry), self.retention):
+            case Due.FORGET:
                 ctx.view.delete(match_id)
                 return
-        elif is_early(entry):
-            until = self._next_deadline(entry)
-            if now is not None and until is not None and now >= until:
-                # Event time has passed every start these commands could answer: the match
-                # is unknown here for good. Release the players waiting on it.
+            case Due.GIVE_UP:
+                # The match is unknown here for good: release the players waiting on it.
                 self._release(ctx, match_id, entry)
                 ctx.view.delete(match_id)
                 return
-        elif entry.teams is None:
-            wait = entry.wait
-            assert wait is not None  # an entry without teams is a waiting finish
-            if now is not None and now >= wait.until:
-                teams = decode_match_finished(wait.message.value, self.limits).teams
-                if teams is None:
-                    ctx.out.dead_letter(
-                        waiting_letter(
-                            wait,
-                            "match-finished: no teams, and no match-started arrived within "
-                            "the grace period",
-                        )
-                    )
-                    self._release(ctx, match_id, entry)
-                    ctx.view.delete(match_id)
+            case Due.NO_START:
+                if not self._stand_in(ctx, match_id, entry):
                     return
-                # No start came (late, or never sent): the finish's line-up stands in for it.
-                fin = entry.fin
-                assert fin is not None  # a waiting finish keeps its result
-                entry.teams = [list(team) for team in teams]
-                entry.start = fin.at
-                entry.wait = None
-                problem = result_problem(entry.teams, fin)
-                if problem is not None:
-                    ctx.out.dead_letter(waiting_letter(wait, f"match-finished: {problem}"))
-                    self._release(ctx, match_id, entry)
-                    ctx.view.delete(match_id)
-                    return
-                self._join(ctx, match_id, entry)
-                ctx.out.count("finished_without_start")
-        else:
-            self.verdicts.settle(ctx, match_id, entry, entry.teams)
+            case Due.SETTLE:
+                assert entry.teams is not None
+                self.verdicts.settle(ctx, match_id, entry, entry.teams)
+            case Due.KEEP:
+                pass
         ctx.view.put(match_id, entry)
         at = self._next_deadline(entry)
         self._watch(ctx, match_id, entry, at)
         if at is not None and (now is None or at > now):
-            # A deadline already passed is settled above, or waits for what _settle waits for
-            # (snapshots, abandon requests), which advances the entry when it comes: queued
+            # A deadline already passed is settled above, or waits for what the verdicts wait
+            # for (snapshots, abandon requests), which advances the entry when it comes: queued
             # again, it would rewrite the entry with every batch until then.
             ctx.partition.deadlines.add(at, match_id)
+
+    def _stand_in(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> bool:
+        """No start came (late, or never sent): the waiting finish's line-up stands in for it,
+        and the players are joined; False when it cannot (dead-lettered, the entry deleted)."""
+        wait = entry.wait
+        assert wait is not None  # a waiting finish
+        teams = decode_match_finished(wait.message.value, self.limits).teams
+        problem: str | None = "no teams, and no match-started arrived within the grace period"
+        if teams is not None:
+            problem = stand_in(entry, teams)
+        if problem is not None:
+            ctx.out.dead_letter(waiting_letter(wait, f"match-finished: {problem}"))
+            self._release(ctx, match_id, entry)
+            ctx.view.delete(match_id)
+            return False
+        self._join(ctx, match_id, entry)
+        ctx.out.count("finished_without_start")
+        return True
 
     def _watch(
         self, ctx: MatchContext, match_id: str, entry: MatchEntry, deadline: float | None
@@ -511,9 +506,12 @@ class MatchProcessor:
         waits[match_id] = (since, missing(entry))
 
     def _next_deadline(self, entry: MatchEntry) -> float | None:
-        # The pending policy only matters to a running match (read here only, as always).
+        return next_deadline(entry, self._policy(entry), self.retention)
+
+    def _policy(self, entry: MatchEntry) -> PendingConfig | None:
+        """The pending policy of a running match (only it is timed by one; read here only)."""
         running = entry.done is None and entry.teams is not None and entry.fin is None
-        return next_deadline(entry, self._pending(entry.mode) if running else None, self.retention)
+        return self._pending(entry.mode) if running else None
 
     def _release(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> None:
         """Cancel the match for the players whose snapshots or abandon requests it holds."""
