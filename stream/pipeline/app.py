@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence, Sized
+from collections.abc import Awaitable, Iterable, Mapping, Sequence, Sized
 from typing import Any, cast
 
 import orjson
@@ -162,15 +162,31 @@ class Pipeline:
             self.app, self.agent_topics, self.positions, self._progress_at, self.metrics, self.seek
         )
         self.liveness = LivenessMonitor(self.metrics, s.stuck_seconds)
-        self._batches = {"matches": self.match_batch, "players": self.player_batch}
-        self._outages = {agent: Outage(f"{agent}: batch failed") for agent in self._batches}
+        self._outages = {agent: Outage(f"{agent}: batch failed") for agent in self.deliveries}
         topology.define(self.app, s, self)
 
     # --- what the wiring calls (stream/pipeline/topology.py, Wiring) ---------------------------
 
     async def run_batch(self, agent: str, events: Sequence[EventT[Any]]) -> None:
-        """One batch of ``agent``'s events, redone until it succeeds (:meth:`until_done`)."""
-        await self.until_done(self._batches[agent], events, self._outages[agent])
+        """One batch of ``agent``'s events ("matches" or "players"), as the runner's messages,
+        redone until it succeeds (BatchRunner.until_done: backoff, the partitions rebuilt from
+        the tables); never raises but for cancellation, which withholds the batch's acks
+        (stream/pipeline/workarounds/acks.py) so that Faust cannot ack it unprocessed."""
+        messages = [_message(event) for event in events]
+        runner = self.runner
+        process = runner.match_batch if agent == "matches" else runner.player_batch
+
+        async def attempt() -> None:
+            await self._done(await process(messages))
+
+        await runner.until_done(
+            attempt,
+            self._outages[agent],
+            events=len(messages),
+            partitions=[message.partition for message in messages],
+            on_redo=self.metrics.pipeline_events.labels("redone_batches").inc,
+            on_cancel=lambda: withhold_acks(events),
+        )
 
     async def revoked(self, partitions: Sequence[int]) -> None:
         """Held changelog writes go while this worker still owns the partitions; then they
@@ -276,36 +292,7 @@ class Pipeline:
         future: Awaitable[Any] = await self.app.producer.send(*args)
         return future
 
-    async def until_done(
-        self,
-        handle: Callable[[Sequence[EventT[Any]]], Awaitable[object]],
-        events: Sequence[EventT[Any]],
-        outage: Outage,
-    ) -> None:
-        """Run ``handle(events)`` until it succeeds (BatchRunner.until_done: backoff, the
-        partitions rebuilt from the tables); never raise but for cancellation, which withholds
-        the batch's acks (stream/pipeline/workarounds/acks.py) so that Faust cannot ack it
-        unprocessed."""
-
-        async def attempt() -> None:
-            await handle(events)
-
-        await self.runner.until_done(
-            attempt,
-            outage,
-            events=len(events),
-            partitions=[event.message.partition for event in events],
-            on_redo=self.metrics.pipeline_events.labels("redone_batches").inc,
-            on_cancel=lambda: withhold_acks(events),
-        )
-
     # --- batches ------------------------------------------------------------------------------
-
-    async def match_batch(self, events: Sequence[EventT[Any]]) -> None:
-        await self._done(await self.runner.match_batch([_message(event) for event in events]))
-
-    async def player_batch(self, events: Sequence[EventT[Any]]) -> None:
-        await self._done(await self.runner.player_batch([_message(event) for event in events]))
 
     async def _done(self, report: BatchReport) -> None:
         """A batch is done: what it held is never acked (its partitions are read again from

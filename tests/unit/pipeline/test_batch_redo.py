@@ -14,7 +14,8 @@ from faust.types.tuples import ConsumerMessage
 
 from stream.config.settings import Settings
 from stream.pipeline.app import Pipeline, build_worker
-from stream.retry import Outage
+from stream.pipeline.batches import BatchReport, Message
+from stream.pipeline.outbox import Outbox
 
 
 def events(partition: int, n: int) -> list[Any]:
@@ -30,22 +31,29 @@ def pipeline() -> Pipeline:
     return build_worker(Settings(app_id="redo", cache_writer="off"))
 
 
+def report(pipeline: Pipeline, n: int) -> BatchReport:
+    """What a batch that processed nothing reports."""
+    return BatchReport("matches", Outbox(), n, pipeline.positions.admit([]))
+
+
 async def test_a_failing_batch_is_redone_until_it_succeeds(
     pipeline: Pipeline, caplog: pytest.LogCaptureFixture
 ) -> None:
     batch = events(3, 4)
     pipeline.runner.match_partition(3, 0.0)
-    seen: list[int] = []
+    seen: list[list[tuple[int, int]]] = []
 
-    async def handle(got: Sequence[Any]) -> None:
-        seen.append(len(got))
+    async def flaky(messages: Sequence[Message]) -> BatchReport:
+        seen.append([(m.partition, m.offset) for m in messages])
         if len(seen) < 3:
             raise ConnectionError("broker gone")
+        return report(pipeline, len(messages))
 
-    outage = Outage("matches: batch failed")
+    pipeline.runner.match_batch = flaky  # type: ignore[method-assign]
     with caplog.at_level(logging.WARNING, logger="skillstream.worker"):
-        await pipeline.until_done(handle, batch, outage)
-    assert seen == [4, 4, 4]  # the same whole batch each time
+        await pipeline.run_batch("matches", batch)
+    # The same whole batch each time, as the runner's messages.
+    assert seen == [[(3, 0), (3, 1), (3, 2), (3, 3)]] * 3
     # Rebuilt from the tables before the redo, as after a restart.
     assert 3 not in pipeline.runner.match_partitions
     lines = [r for r in caplog.records if r.name == "skillstream.worker"]
@@ -59,11 +67,13 @@ async def test_a_batch_cancelled_while_it_waits_is_left_unacked(pipeline: Pipeli
     batch = events(0, 3)
     started = asyncio.Event()
 
-    async def handle(got: Sequence[Any]) -> None:
+    async def stuck(messages: Sequence[Message]) -> BatchReport:
         started.set()
         await asyncio.sleep(3600)  # Kafka never answers
+        return report(pipeline, len(messages))
 
-    task = asyncio.create_task(pipeline.until_done(handle, batch, Outage("players: batch failed")))
+    pipeline.runner.player_batch = stuck  # type: ignore[method-assign]
+    task = asyncio.create_task(pipeline.run_batch("players", batch))
     await started.wait()
     task.cancel()  # the worker stops, or a rebalance takes the partitions
     with pytest.raises(asyncio.CancelledError):
