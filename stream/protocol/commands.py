@@ -6,7 +6,9 @@ dead-lettered alone."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
 
 import orjson
 
@@ -195,41 +197,198 @@ PlayerCommand = Join | Rate | Cancel | Watermark
 Command = MatchCommand | PlayerCommand
 
 
+# --- one declaration per command ---------------------------------------------------------------
+#
+# Each command is declared once, below: its kind, its class and, in wire order (the class's
+# field order), how each element is written and read back. ``encode_command`` and the two
+# decoders follow from the declarations; adding a field is one line here and one in the class.
+
+
+@dataclass(frozen=True, slots=True)
+class Element:
+    """One positional element of a command: how it is written, and read back (checked)."""
+
+    encode: Callable[[Any], object]
+    decode: Callable[[object, str], Any]
+    # Older versions end before it: read as the class's default. ``omit_none``: not written
+    # when None (a version that does not know it still reads the command).
+    optional: bool = False
+    omit_none: bool = False
+
+
+@dataclass(frozen=True)
+class Declaration:
+    kind: str
+    command: type[Any]
+    side: str  # "match" or "player": which partition reads it
+    elements: tuple[Element, ...]
+    # A later version may append elements: readers ignore what they do not know.
+    open_ended: bool = False
+
+
+def _same(value: object) -> object:
+    return value
+
+
+def _optional_int(data: object, what: str) -> int | None:
+    return None if data is None else as_int(data, what)
+
+
+def _state(data: object, what: str) -> PlayerState | None:
+    return decode_optional_state(data)
+
+
+def _message(data: object, what: str) -> StoredMessage:
+    return decode_message(data)
+
+
+def _snapshots(data: object, what: str) -> dict[str, PlayerState | None]:
+    return {pid: decode_optional_state(state) for pid, state in as_dict(data, what).items()}
+
+
+def _encode_snapshots(snapshots: dict[str, PlayerState | None]) -> object:
+    return {pid: encode_optional_state(s) for pid, s in snapshots.items()}
+
+
+def _players(data: object, what: str) -> list[RatedPlayer]:
+    players = []
+    for item in as_list(data, what):
+        rated = as_list(item, "rate command player")
+        arity(rated, "rate command player", 3)
+        pid, forced, label = rated
+        players.append(
+            RatedPlayer(
+                as_str(pid, what),
+                None if forced is None else as_number(forced, what),
+                None if label is None else as_str(label, what),
+            )
+        )
+    return players
+
+
+def _encode_players(players: list[RatedPlayer]) -> object:
+    return [[p.player_id, p.forced, p.label] for p in players]
+
+
+STR = Element(_same, as_str)
+INT = Element(_same, as_int)
+NUMBER = Element(_same, as_number)
+MAYBE_NUMBER = Element(_same, as_optional_number)
+BOOL = Element(_same, as_bool)
+
+DECLARATIONS = (
+    Declaration(
+        "snap",
+        Snapshot,
+        "match",
+        (
+            STR,
+            STR,
+            Element(encode_optional_state, _state),
+            BOOL,
+            Element(_same, as_number, optional=True, omit_none=True),
+        ),
+    ),
+    Declaration("abandon", Abandon, "match", (STR, STR, NUMBER)),
+    Declaration("fwd", Forward, "match", (STR, Element(encode_message, _message))),
+    Declaration("tick", Tick, "match", (NUMBER,)),
+    Declaration(
+        "progress", Progress, "match", (INT, NUMBER, MAYBE_NUMBER, MAYBE_NUMBER, MAYBE_NUMBER)
+    ),
+    Declaration("awm", AbandonWatermark, "match", (INT, NUMBER)),
+    Declaration("join", Join, "player", (STR, STR, STR, NUMBER, INT)),
+    Declaration(
+        "rate",
+        Rate,
+        "player",
+        (
+            STR,
+            STR,
+            NUMBER,
+            Element(_same, decode_teams),
+            Element(_same, as_ints),
+            Element(encode_stats, decode_stats),
+            Element(_encode_snapshots, _snapshots),
+            Element(_encode_players, _players),
+            # Absent in version 1 commands; always written since version 2.
+            Element(_same, _optional_int, optional=True),
+        ),
+        open_ended=True,
+    ),
+    Declaration("cancel", Cancel, "player", (STR, Element(_same, as_strings))),
+    Declaration("wm", Watermark, "player", (INT, NUMBER)),
+)
+
+
+# The encoders and decoders are generated from the declarations, as ``dataclasses`` generates
+# ``__init__``: a straight-line function per command, as fast as one written by hand (a loop
+# over the elements cost 0.5 µs more per command, half as much again as the decode itself).
+
+
+def _encoder(declaration: Declaration) -> Callable[[Any], list[object]]:
+    names = [f.name for f in fields(declaration.command)]
+    scope: dict[str, Any] = {"kind": declaration.kind}
+    parts = []
+    for n, (name, element) in enumerate(zip(names, declaration.elements, strict=True)):
+        scope[f"e{n}"] = element.encode
+        parts.append(f"c.{name}" if element.encode is _same else f"e{n}(c.{name})")
+    body = f"    v = [kind, {', '.join(parts)}]\n"
+    if declaration.elements[-1].omit_none:
+        body += "    if v[-1] is None:\n        v.pop()\n"
+    encode: Callable[[Any], list[object]] = _compile(
+        f"def encode(c):\n{body}    return v\n", "encode", scope
+    )
+    return encode
+
+
+def _decoder(declaration: Declaration) -> Callable[[list[object]], Any]:
+    # The reason's prefix is made once per kind, not per command.
+    what = f"{declaration.kind} command"
+    elements = declaration.elements
+    least = 1 + sum(not element.optional for element in elements)
+    most = 1 + len(elements)
+    scope: dict[str, Any] = {
+        "build": declaration.command,
+        "what": what,
+        "ProtocolError": ProtocolError,
+        "arity": arity,
+        "counts": tuple(range(least, most + 1)),
+    }
+    calls = []
+    for n, element in enumerate(elements):
+        scope[f"d{n}"] = element.decode
+        calls.append(f"d{n}(items[{n + 1}], what)")
+    if declaration.open_ended:
+        check = (
+            f"    if len(items) < {least}:\n"
+            f"        raise ProtocolError(f'{{what}}: expected at least {least} elements, "
+            "got {len(items)}')\n"
+        )
+    else:
+        check = "    arity(items, what, *counts)\n"
+    # One return per length a command may have: optional trailing elements take the default.
+    body = check + "    n = len(items)\n"
+    for length in range(most, least - 1, -1):
+        test = f"n >= {length}" if declaration.open_ended or length == most else f"n == {length}"
+        body += f"    if {test}:\n        return build({', '.join(calls[: length - 1])})\n"
+    decode: Callable[[list[object]], Any] = _compile(f"def decode(items):\n{body}", "decode", scope)
+    return decode
+
+
+def _compile(source: str, name: str, scope: dict[str, Any]) -> Any:
+    # Source made above from the declarations only; nothing read from outside reaches it.
+    exec(source, scope)
+    return scope[name]
+
+
+_ENCODERS = {d.command: _encoder(d) for d in DECLARATIONS}
+_MATCH_DECODERS = {d.kind: _decoder(d) for d in DECLARATIONS if d.side == "match"}
+_PLAYER_DECODERS = {d.kind: _decoder(d) for d in DECLARATIONS if d.side == "player"}
+
+
 def encode_command(command: Command) -> list[object]:
     """The command's wire form: a positional list led by its kind."""
-    match command:
-        case Snapshot(match_id, player_id, state, applied, at):
-            snap: list[object] = ["snap", match_id, player_id, encode_optional_state(state)]
-            return [*snap, applied] if at is None else [*snap, applied, at]
-        case Abandon(match_id, player_id, since):
-            return ["abandon", match_id, player_id, since]
-        case Forward(kind, message):
-            return ["fwd", kind, encode_message(message)]
-        case Tick(wall):
-            return ["tick", wall]
-        case Progress(source, round_, started, finished, latest):
-            return ["progress", source, round_, started, finished, latest]
-        case Watermark(source, at):
-            return ["wm", source, at]
-        case AbandonWatermark(source, at):
-            return ["awm", source, at]
-        case Join(match_id, player_id, mode, started_at, home):
-            return ["join", match_id, player_id, mode, started_at, home]
-        case Rate():
-            return [
-                "rate",
-                command.match_id,
-                command.mode,
-                command.at,
-                command.teams,
-                command.ranks,
-                encode_stats(command.stats),
-                {pid: encode_optional_state(s) for pid, s in command.snapshots.items()},
-                [[p.player_id, p.forced, p.label] for p in command.players],
-                command.finished_ms,
-            ]
-        case Cancel(match_id, players):
-            return ["cancel", match_id, players]
+    return _ENCODERS[type(command)](command)
 
 
 def _items(data: object, side: str) -> tuple[str, list[object]]:
@@ -242,101 +401,21 @@ def _items(data: object, side: str) -> tuple[str, list[object]]:
 def decode_match_command(data: object) -> MatchCommand:
     """A match side command from its parsed JSON; ProtocolError if malformed or unknown."""
     kind, items = _items(data, "match")
-    # The reasons are spelt out per kind, not formatted: this runs for every command.
-    if kind == "snap":
-        what = "snap command"
-        arity(items, what, 5, 6)
-        return Snapshot(
-            as_str(items[1], what),
-            as_str(items[2], what),
-            decode_optional_state(items[3]),
-            as_bool(items[4], what),
-            as_number(items[5], what) if len(items) == 6 else None,
-        )
-    if kind == "abandon":
-        what = "abandon command"
-        arity(items, what, 4)
-        return Abandon(as_str(items[1], what), as_str(items[2], what), as_number(items[3], what))
-    if kind == "fwd":
-        what = "fwd command"
-        arity(items, what, 3)
-        return Forward(as_str(items[1], what), decode_message(items[2]))
-    if kind == "tick":
-        what = "tick command"
-        arity(items, what, 2)
-        return Tick(as_number(items[1], what))
-    if kind == "progress":
-        what = "progress command"
-        arity(items, what, 6)
-        return Progress(
-            as_int(items[1], what),
-            as_number(items[2], what),
-            as_optional_number(items[3], what),
-            as_optional_number(items[4], what),
-            as_optional_number(items[5], what),
-        )
-    if kind == "awm":
-        what = "awm command"
-        arity(items, what, 3)
-        return AbandonWatermark(as_int(items[1], what), as_number(items[2], what))
-    raise ProtocolError(f"unknown match command {kind!r}")
+    decode = _MATCH_DECODERS.get(kind)
+    if decode is None:
+        raise ProtocolError(f"unknown match command {kind!r}")
+    command: MatchCommand = decode(items)
+    return command
 
 
 def decode_player_command(data: object) -> PlayerCommand:
     """A player side command from its parsed JSON; ProtocolError if malformed or unknown."""
     kind, items = _items(data, "player")
-    if kind == "join":
-        what = "join command"
-        arity(items, what, 6)
-        return Join(
-            as_str(items[1], what),
-            as_str(items[2], what),
-            as_str(items[3], what),
-            as_number(items[4], what),
-            as_int(items[5], what),
-        )
-    if kind == "rate":
-        what = "rate command"
-        # Version 1 commands (9 elements) may still be in the topic during an upgrade, and a
-        # newer release may add elements: readers ignore what they do not know.
-        if len(items) < 9:
-            raise ProtocolError(f"{what}: expected at least 9 elements, got {len(items)}")
-        snapshots = {
-            pid: decode_optional_state(state) for pid, state in as_dict(items[7], what).items()
-        }
-        players = []
-        for item in as_list(items[8], what):
-            rated = as_list(item, "rate command player")
-            arity(rated, "rate command player", 3)
-            pid, forced, label = rated
-            players.append(
-                RatedPlayer(
-                    as_str(pid, what),
-                    None if forced is None else as_number(forced, what),
-                    None if label is None else as_str(label, what),
-                )
-            )
-        finished_ms = items[9] if len(items) > 9 else None
-        return Rate(
-            match_id=as_str(items[1], what),
-            mode=as_str(items[2], what),
-            at=as_number(items[3], what),
-            teams=decode_teams(items[4], what),
-            ranks=as_ints(items[5], what),
-            stats=decode_stats(items[6], what),
-            snapshots=snapshots,
-            players=players,
-            finished_ms=None if finished_ms is None else as_int(finished_ms, what),
-        )
-    if kind == "cancel":
-        what = "cancel command"
-        arity(items, what, 3)
-        return Cancel(as_str(items[1], what), as_strings(items[2], what))
-    if kind == "wm":
-        what = "wm command"
-        arity(items, what, 3)
-        return Watermark(as_int(items[1], what), as_number(items[2], what))
-    raise ProtocolError(f"unknown player command {kind!r}")
+    decode = _PLAYER_DECODERS.get(kind)
+    if decode is None:
+        raise ProtocolError(f"unknown player command {kind!r}")
+    command: PlayerCommand = decode(items)
+    return command
 
 
 def decode_commands(value: bytes | None) -> list[object]:

@@ -279,3 +279,23 @@ def test_a_table_record_of_another_shape_is_refused(
     # another shape is a ProtocolError naming the record, never a half-built value.
     with pytest.raises(ProtocolError, match=what):
         codec.value(raw)
+
+
+def test_every_command_is_declared_once_with_one_element_per_field() -> None:
+    from dataclasses import fields
+    from typing import get_args
+
+    from stream.protocol.commands import DECLARATIONS, Command
+
+    declared = [d.command for d in DECLARATIONS]
+    assert sorted(c.__name__ for c in declared) == sorted(c.__name__ for c in get_args(Command))
+    assert len({d.kind for d in DECLARATIONS}) == len(DECLARATIONS)
+    for declaration in DECLARATIONS:
+        assert len(declaration.elements) == len(fields(declaration.command)), declaration.kind
+
+
+def test_a_rate_command_from_a_later_version_is_read_without_its_new_elements() -> None:
+    raw = orjson.loads(PLAYER_COMMANDS[1])
+    assert raw[0] == "rate" and len(raw) == 10
+    later = decode_player_command([*raw, {"a": "field this version does not know"}])
+    assert later == decode_player_command(raw)
