@@ -43,7 +43,6 @@ from stream.events import (
     MatchFinished,
     MatchStarted,
     decode_match_finished,
-    decode_match_started,
 )
 from stream.pipeline import eventtime
 from stream.pipeline.matchentry import (
@@ -60,6 +59,7 @@ from stream.pipeline.matchentry import (
     stand_in,
     waiting_letter,
 )
+from stream.pipeline.matchinput import read_event
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.timekeeping import EventTime
@@ -163,32 +163,19 @@ class MatchProcessor:
     ) -> None:
         """A match-started or match-finished message (``kind``), or one ``forwarded`` home."""
         out, wall = ctx.out, ctx.wall
-        size = len(key or b"") + len(value or b"")
-        if size > self.limits.max_bytes:
-            # Before parsing, and the key too: a forwarded event carries both in one command.
-            reason = (
-                f"match-{kind}: event is {size} bytes (key {len(key or b'')}, value "
-                f"{len(value or b'')}), over the limit of {self.limits.max_bytes} bytes "
-                "(SKILLSTREAM_MAX_EVENT_BYTES)"
-            )
-            out.dead_letter(DeadLetter(key, value, origin, reason))
+        read = read_event(
+            kind,
+            key,
+            value,
+            limits=self.limits,
+            mode_of=self._mode,
+            wall=wall,
+            max_future_seconds=self.max_future_seconds,
+        )
+        if isinstance(read, str):
+            out.dead_letter(DeadLetter(key, value, origin, read))
             return
-        decode = decode_match_started if kind == STARTED else decode_match_finished
-        try:
-            event = decode(value or b"", self.limits)
-            mode = self._mode(event.mode)
-        except EventError as exc:
-            out.dead_letter(DeadLetter(key, value, origin, f"match-{kind}: {exc}"))
-            return
-        at = event.started_at if isinstance(event, MatchStarted) else event.finished_at
-        if self.max_future_seconds is not None and at > wall + self.max_future_seconds:
-            field_name = "started_at" if kind == STARTED else "finished_at"
-            reason = (
-                f"match-{kind}: {field_name} is {at - wall:,.0f} s ahead of the worker's clock "
-                f"(limit {self.max_future_seconds:g} s, SKILLSTREAM_MAX_FUTURE_SECONDS)"
-            )
-            out.dead_letter(DeadLetter(key, value, origin, reason))
-            return
+        event, mode, at = read.event, read.mode, read.at
         partition = ctx.partition
         eventtime.observe(partition, kind, at, wall, forwarded=forwarded)
         home = partition_for(event.match_id, self.partitions)
