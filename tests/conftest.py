@@ -87,3 +87,16 @@ def batched(request: pytest.FixtureRequest) -> Iterator[int]:
     harness.DEFAULT_BATCH = request.param
     yield request.param
     harness.DEFAULT_BATCH = before
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A run that passed removes the log files of the worker processes it started (a failed
+    one keeps them to be read); those files only, not another run's."""
+    if exitstatus != 0:
+        return
+    import sys
+
+    workers = sys.modules.get("stream.local.workers")
+    if workers is not None:
+        for path in list(workers.LOGS):
+            workers.remove_log(path)

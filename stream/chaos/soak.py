@@ -58,6 +58,7 @@ from stream.chaos.workerfleet import READY_TIMEOUT, ChaosWorker, harness_env, wo
 from stream.config.settings import Settings
 from stream.history import read_history
 from stream.local.stack import LocalStack
+from stream.local.workers import remove_log
 from stream.offline.replayer import Replayer
 from stream.pipeline.topics import ensure_topics
 
@@ -427,7 +428,7 @@ class _SeedRun:
             env["SKILLSTREAM_CRASH_AT"] = kill.crash_at
         if slot.incarnation == 0:
             # The placeholder the slot was made with never ran: only its empty log is left.
-            slot.worker.log_path.unlink(missing_ok=True)
+            remove_log(slot.worker.log_path)
         slot.incarnation += 1
         slot.worker = ChaosWorker(env, f"soak-{slot.name}.{slot.incarnation}")
         self.workers.append(slot.worker)
@@ -504,8 +505,7 @@ class _SeedRun:
                 self.report.warnings = worker_warnings(self.workers)
         if not self.config.keep_logs:
             for worker in self.workers:
-                with contextlib.suppress(FileNotFoundError):
-                    worker.log_path.unlink()
+                remove_log(worker.log_path)
 
     # --- the run ---------------------------------------------------------------------------------
 

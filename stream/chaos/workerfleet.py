@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import subprocess
 import time
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stream.local.stack import LocalStack, environment
-from stream.local.workers import WorkerError, WorkerProcess
+from stream.local.workers import WorkerError, WorkerProcess, remove_log
 
 __all__ = [
     "READY_TIMEOUT",
@@ -316,8 +315,7 @@ class Fleet:
 
     def remove_logs(self) -> None:
         for worker in self.workers:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(worker.log_path)
+            remove_log(worker.log_path)
 
     def log_paths(self) -> list[Path]:
         return [w.log_path for w in self.workers]

@@ -23,7 +23,11 @@ WORKER = ("-m", "stream", "worker")
 
 class WorkerProcess:
     """``skillstream worker`` (or another Faust app, ``command``) in a child process, logging to
-    a temporary file."""
+    a temporary file.
+
+    The log outlives the process (a crash's last lines are read after it); :meth:`cleanup`
+    removes it, and :data:`LOGS` lists every log this Python process made that is still there,
+    so that a caller that made many (the test suite) removes exactly its own at the end."""
 
     def __init__(
         self, env: Mapping[str, str], name: str = "worker", command: Sequence[str] = WORKER
@@ -32,6 +36,7 @@ class WorkerProcess:
         self.name = name
         self.command = list(command)
         self.log_path = Path(tempfile.mkstemp(prefix=f"skillstream-{name}-", suffix=".log")[1])
+        LOGS.add(self.log_path)
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 60.0) -> WorkerProcess:
@@ -98,5 +103,15 @@ class WorkerProcess:
 
     def cleanup(self) -> None:
         self.stop()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.log_path)
+        remove_log(self.log_path)
+
+
+# The logs of the WorkerProcesses this Python process made, until removed.
+LOGS: set[Path] = set()
+
+
+def remove_log(path: Path) -> None:
+    """Remove a worker's log (gone already: nothing to do)."""
+    LOGS.discard(path)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
