@@ -7,9 +7,11 @@ every snapshot is in and a player's fate is known, one ``rate`` or ``cancel`` co
 partition goes out; the player side does the rating.
 
 A player is settled exactly once per match, by whichever comes first in event time: the
-result, ``abandoned`` or ``timeout`` (stream/pipeline/verdicts.py). This module checks the
-inputs, keeps the entries (their pure helpers: stream/pipeline/matchentry.py) and decides when
-an entry is looked at again; a partition's state is stream/pipeline/matchpartition.py.
+result, ``abandoned`` or ``timeout`` (stream/pipeline/verdicts.py). This module reads the
+inputs (checked by stream/pipeline/matchinput.py), forwards those of other partitions, applies
+what each input makes of its match's entry (the transitions of stream/pipeline/lifecycle.py)
+and what event time makes of it (stream/pipeline/matchentry.py ``due``), and keeps the entries
+and their deadlines; a partition's state is stream/pipeline/matchpartition.py.
 
 Event time here is a watermark (:class:`EventTime`, docs/event-time.md): every match partition
 reports how far it has read both input topics, on each leader tick and at the end of a busy
@@ -44,18 +46,13 @@ from stream.events import (
     MatchStarted,
     decode_match_finished,
 )
-from stream.pipeline import eventtime
+from stream.pipeline import eventtime, lifecycle
+from stream.pipeline.lifecycle import Effects
 from stream.pipeline.matchentry import (
     Due,
     due,
-    early_entry,
-    is_early,
-    lineup,
     missing,
-    new_entry,
     next_deadline,
-    result_problem,
-    split_early,
     stand_in,
     waiting_letter,
 )
@@ -68,7 +65,6 @@ from stream.protocol import (
     Abandon,
     AbandonWatermark,
     Cancel,
-    Finish,
     Forward,
     Join,
     MatchCommand,
@@ -77,7 +73,6 @@ from stream.protocol import (
     Snapshot,
     StoredMessage,
     Tick,
-    Waiting,
 )
 from stream.ratings.modeconfig import ModeConfig
 
@@ -273,156 +268,61 @@ class MatchProcessor:
 
     def _start(self, ctx: MatchContext, event: MatchStarted, mode: ModeConfig) -> None:
         entry = ctx.view.get(event.match_id)
-        if entry is None or is_early(entry):
-            mine = None
-            if entry is not None:
-                players = {pid for team in event.teams for pid in team}
-                mine, rest = split_early(entry, players)
-                # Commands of players not in the line-up: no such match for them.
-                self._release(ctx, event.match_id, rest)
-            entry = new_entry(mode.name, event.teams, event.started_at, mine)
-            self._join(ctx, event.match_id, entry)
-        elif entry.teams is None:
-            # The finish came first: the start completes it.
-            wait = entry.wait
-            assert wait is not None  # an entry without teams is a waiting finish
-            teams = [list(team) for team in event.teams]
-            own = decode_match_finished(wait.message.value, self.limits).teams
-            problem = None
-            if own is not None:
-                if lineup(own) != lineup(teams):
-                    problem = "teams differ from the match-started line-up"
-                else:
-                    # The finish's team order is the one its ranks refer to.
-                    teams = [list(team) for team in own]
-            entry.teams = teams
-            entry.start = event.started_at
-            entry.wait = None
-            problem = problem or result_problem(teams, entry.fin)
-            if problem is not None:
-                ctx.out.dead_letter(waiting_letter(wait, f"match-finished: {problem}"))
-                entry.fin = None
-            self._join(ctx, event.match_id, entry)
-        else:
-            ctx.out.count("duplicate_starts")
-            return
-        self._advance(ctx, event.match_id, entry)
+        entry, effects = lifecycle.start(entry, event, mode.name, self.limits)
+        self._apply(ctx, event.match_id, entry, effects)
 
     def _finish(
         self, ctx: MatchContext, event: MatchFinished, mode: ModeConfig, message: StoredMessage
     ) -> None:
-        match_id, out = event.match_id, ctx.out
-        entry = ctx.view.get(match_id)
-
-        def reject(reason: str) -> None:
-            out.dead_letter(
-                DeadLetter(message.key, message.value, message.origin, f"match-finished: {reason}")
-            )
-
-        fin = Finish(
-            at=event.finished_at,
-            # When the finish was produced (Kafka timestamp): the latency metric's start.
-            ts=message.origin.timestamp_ms,
-            ranks=list(event.ranks),
-            quitters=sorted(event.quitters),
-            stats=None if event.stats is None else dict(event.stats),
+        entry = ctx.view.get(event.match_id)
+        entry, effects = lifecycle.finish(
+            entry,
+            event,
+            mode.name,
+            message,
+            grace_seconds=self._pending(mode.name).grace_seconds,
+            now=ctx.now,
         )
-        if entry is None or is_early(entry):
-            # No start seen yet: it may still be unread. Wait until event time has passed the
-            # finish (every start up to then has been read), or a grace period more when the
-            # finish has no line-up of its own; then rate without the start or dead-letter.
-            # Event times carry milliseconds: one more and no start can still come.
-            wait = 0.001 if event.teams is not None else self._pending(mode.name).grace_seconds
-            # A finish that is itself late (event time is past it already) waits from now, as
-            # its start may be just as late.
-            now = ctx.now
-            until = (event.finished_at if now is None else max(event.finished_at, now)) + wait
-            entry = new_entry(mode.name, None, None, entry)
-            entry.fin = fin
-            entry.wait = Waiting(message, until)
-            ctx.view.put(match_id, entry)
-            if event.teams is not None:
-                heapq.heappush(ctx.partition.unjoined, (fin.at, match_id))
-            ctx.partition.deadlines.add(until, match_id)
-            self.run_due(ctx)
-            return
-        elif entry.fin is not None or entry.done is not None:
-            out.count("duplicate_finishes")
-            return
-        elif entry.mode != mode.name:
-            reject(f"mode {mode.name!r} differs from the match-started mode {entry.mode!r}")
-            return
-        elif entry.teams is None:
-            out.count("duplicate_finishes")
-            return
-        else:
-            if event.teams is not None:
-                if lineup(event.teams) != lineup(entry.teams):
-                    reject("teams differ from the match-started line-up")
-                    return
-                # The finish's team order is the one its ranks refer to.
-                entry.teams = [list(team) for team in event.teams]
-            problem = result_problem(entry.teams, fin)
-            if problem is not None:
-                reject(problem)
-                return
-            entry.fin = fin
-        self._advance(ctx, match_id, entry)
+        self._apply(ctx, event.match_id, entry, effects)
 
     def _snapshot(self, ctx: MatchContext, snap: Snapshot) -> None:
-        entry = ctx.view.get(snap.match_id)
-        now = ctx.now
-        if (
-            entry is None
-            and not snap.applied
-            and snap.at is not None
-            and (now is None or now <= snap.at)
-        ):
-            # Read before the start that asked for it: kept for it (see matchentry.early_entry). One
-            # without its start (protocol version 4) is dropped, as before: it could not tell
-            # when to give up waiting.
-            entry = early_entry(snap.at)
-        if entry is None or entry.done is not None:
-            ctx.out.count("late_snapshots")
-            return
-        if snap.player_id in entry.snaps:
-            if snap.applied and snap.player_id not in entry.settled:
-                # The player already has the match: whatever snapshot came first, no rate.
-                entry.settled.append(snap.player_id)
-                self._advance(ctx, snap.match_id, entry)
-            return
-        if is_early(entry) and snap.at is not None:
-            entry.start = snap.at if entry.start is None else min(entry.start, snap.at)
-        entry.snaps[snap.player_id] = snap.state
-        if snap.applied and snap.player_id not in entry.settled:
-            # The player already has this match (a duplicate after the retention period).
-            entry.settled.append(snap.player_id)
-        self._advance(ctx, snap.match_id, entry)
+        entry, effects = lifecycle.snapshot(ctx.view.get(snap.match_id), snap, ctx.now)
+        self._apply(ctx, snap.match_id, entry, effects)
 
     def _abandon_request(self, ctx: MatchContext, request: Abandon) -> None:
-        match_id, player_id = request.match_id, request.player_id
-        entry = ctx.view.get(match_id)
-        now = ctx.now
-        if entry is None and (now is None or now <= request.since):
-            # The start that made the player pending may still be unread here (a partition
-            # reads its inputs again after a crash, in another order): keep the request for it
-            # until event time has passed the newer start (see matchentry.early_entry).
-            entry = early_entry(None)
-        if entry is None or entry.done is not None:
-            # Nothing to abandon here: release the player's pending entry.
-            ctx.out.to_player(
-                partition_for(player_id, self.partitions), Cancel(match_id, [player_id])
-            )
+        entry, effects = lifecycle.abandon_request(ctx.view.get(request.match_id), request, ctx.now)
+        self._apply(ctx, request.match_id, entry, effects)
+
+    def _apply(
+        self, ctx: MatchContext, match_id: str, entry: MatchEntry | None, effects: Effects
+    ) -> None:
+        """Carry out a transition's effects (stream/pipeline/lifecycle.py), in their order."""
+        out = ctx.out
+        if effects.letter is not None:
+            out.dead_letter(effects.letter)
+        if effects.count is not None:
+            out.count(effects.count)
+        if effects.release is not None:
+            self._release(ctx, match_id, effects.release)
+        if effects.release_player is not None:
+            player = effects.release_player
+            out.to_player(partition_for(player, self.partitions), Cancel(match_id, [player]))
+        if entry is None:
             return
-        if player_id in entry.settled:
+        wait = effects.wait
+        if wait is not None:
+            fin = entry.fin
+            assert fin is not None  # a waiting finish keeps its result
+            ctx.view.put(match_id, entry)
+            if wait.unjoined:
+                heapq.heappush(ctx.partition.unjoined, (fin.at, match_id))
+            ctx.partition.deadlines.add(wait.until, match_id)
+            self.run_due(ctx)
             return
-        # Recorded even beside a result: a result timed after the abandonment loses to it
-        # (stream.settling), whichever was read first.
-        current = entry.aband.get(player_id)
-        if current is not None and current <= request.since:
-            return
-        entry.aband[player_id] = request.since
-        self._advance(ctx, match_id, entry)
+        if effects.join:
+            self._join(ctx, match_id, entry)
+        if effects.advance:
+            self._advance(ctx, match_id, entry)
 
     # --- the decision ---------------------------------------------------------------------------
 
