@@ -19,8 +19,9 @@ https://github.com/faust-streaming/faust/pull/192 (a ``take`` acked by hand).
 
 Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1, where
 ``Message.ack`` checks ``Message.acked`` before it calls ``Consumer.ack``.
-tests/unit/pipeline/workarounds/test_acks.py fails if that stops being true. Nothing tests yet
-that ``take_events`` still acks a batch its agent abandoned (when it stops, remove this).
+tests/unit/pipeline/workarounds/test_acks.py fails if that stops being true, and when Faust's
+``take_events`` no longer acks its batch in a ``finally`` around the ``yield`` (then this may no
+longer be needed).
 
 Failure and replay: nothing is sent; the withheld batch is read again by whoever owns the
 partitions next.
