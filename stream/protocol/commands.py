@@ -400,22 +400,22 @@ def _items(data: object, side: str) -> tuple[str, list[object]]:
 
 def decode_match_command(data: object) -> MatchCommand:
     """A match side command from its parsed JSON; ProtocolError if malformed or unknown."""
-    kind, items = _items(data, "match")
-    decode = _MATCH_DECODERS.get(kind)
-    if decode is None:
-        raise ProtocolError(f"unknown match command {kind!r}")
-    command: MatchCommand = decode(items)
+    command: MatchCommand = _decode(data, "match", _MATCH_DECODERS)
     return command
 
 
 def decode_player_command(data: object) -> PlayerCommand:
     """A player side command from its parsed JSON; ProtocolError if malformed or unknown."""
-    kind, items = _items(data, "player")
-    decode = _PLAYER_DECODERS.get(kind)
-    if decode is None:
-        raise ProtocolError(f"unknown player command {kind!r}")
-    command: PlayerCommand = decode(items)
+    command: PlayerCommand = _decode(data, "player", _PLAYER_DECODERS)
     return command
+
+
+def _decode(data: object, side: str, decoders: dict[str, Callable[[list[object]], Any]]) -> Any:
+    kind, items = _items(data, side)
+    decode = decoders.get(kind)
+    if decode is None:
+        raise ProtocolError(f"unknown {side} command {kind!r}")
+    return decode(items)
 
 
 def decode_commands(value: bytes | None) -> list[object]:
