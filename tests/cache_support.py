@@ -12,6 +12,7 @@ import random
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -172,4 +173,15 @@ def feed_for(stack: LocalStack, topic: str, dlq: str, layout: KeyLayout) -> Cach
         f"cache-{topic}",
         dlq,
         modes=REJECTING,
+    )
+
+
+def cache_command(redis_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``skillstream ARGS...`` against the cache at ``redis_url`` (nothing else set)."""
+    return subprocess.run(
+        [sys.executable, "-m", "stream", *args],
+        capture_output=True,
+        text=True,
+        env={"REDIS_URL": redis_url, "PATH": "/usr/bin:/bin"},
+        check=False,
     )

@@ -33,14 +33,9 @@ def timed_events(
     return sorted(events, key=lambda e: e[0])
 
 
-def replayed(matches: list[Match]) -> dict[tuple[str, str], tuple[Any, ...]]:
-    """Every (player, match)'s state after the match: rating, deviation, volatility, Rank
-    Points, games; each match rated at its finish, as the live pipeline rates it, in the order
-    of play and with its rule for overlapping matches (``skillstream replay --in-play-order``
-    on a history that carries the starts)."""
-    replayer = Replayer(Modes())
-    out: dict[tuple[str, str], tuple[Any, ...]] = {}
-    history = [
+def as_history(matches: list[Match]) -> list[HistoryMatch]:
+    """``matches`` as a history that carries their starts (JSON lines with started_at)."""
+    return [
         HistoryMatch(
             row,
             match_id,
@@ -54,7 +49,16 @@ def replayed(matches: list[Match]) -> dict[tuple[str, str], tuple[Any, ...]]:
         )
         for row, (match_id, start, finish, teams, ranks) in enumerate(matches)
     ]
-    for match, fates in in_play_order(history, replayer):
+
+
+def replayed(matches: list[Match]) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """Every (player, match)'s state after the match: rating, deviation, volatility, Rank
+    Points, games; each match rated at its finish, as the live pipeline rates it, in the order
+    of play and with its rule for overlapping matches (``skillstream replay --in-play-order``
+    on a history that carries the starts)."""
+    replayer = Replayer(Modes())
+    out: dict[tuple[str, str], tuple[Any, ...]] = {}
+    for match, fates in in_play_order(as_history(matches), replayer):
         for pid, update in replayer.apply_settled(match, fates).items():
             s = update.state
             out[(pid, match.match_id)] = (

@@ -11,6 +11,7 @@ from typing import Any
 from stream.cache.keys import MAX_ID_LENGTH
 from stream.events import describe_value, parse_time
 from stream.ratings.experience import ExperienceConfig, effective_skill
+from stream.ratings.explain import Explanation
 from stream.ratings.skill import PlayerState, Skill
 
 __all__ = ["MAX_COUNT", "MAX_MAGNITUDE", "CachedRating", "entry_problem"]
@@ -53,6 +54,8 @@ class CachedRating:
     ``season`` and ``outcome`` are the event's (None when it has none, and for entries read
     back from the cache): they steer the write (which season's boards, what the history
     shows) and are not part of the cached state, so they are left out of comparisons.
+    ``why`` and ``before`` (rating, deviation) are the event's explanation of the change,
+    kept in the player's history for `skillstream ratings explain`; the same.
     """
 
     player_id: str
@@ -68,6 +71,8 @@ class CachedRating:
     unknown: bool = False
     season: int | None = field(default=None, compare=False)
     outcome: str | None = field(default=None, compare=False)
+    why: Explanation | None = field(default=None, compare=False)
+    before: tuple[float, float] | None = field(default=None, compare=False)
 
     @property
     def skill(self) -> Skill:
@@ -134,7 +139,30 @@ class CachedRating:
             match_id=_text(event, "match_id"),
             season=_optional_integer(event, "season"),
             outcome=_text(event, "outcome") if event.get("outcome") is not None else None,
+            **_explained(event),
         )
+
+
+def _explained(event: Mapping[str, Any]) -> dict[str, Any]:
+    # Events written before the explanation have none: they are cached without it.
+    why = event.get("why")
+    if why is None:
+        return {}
+    try:
+        explanation = Explanation.from_json(why)
+    except ValueError as exc:
+        raise ValueError(f"rating-changed field {exc}") from None
+    previous = event.get("previous")
+    before = None
+    if isinstance(previous, Mapping) and "rating" in previous and "deviation" in previous:
+        before = (
+            _number(previous, "rating", -MAX_MAGNITUDE),
+            _number(previous, "deviation", 0.0),
+        )
+    return {
+        "why": explanation,
+        "before": before,
+    }
 
 
 def _optional_integer(event: Mapping[str, Any], name: str) -> int | None:

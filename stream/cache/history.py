@@ -15,14 +15,17 @@ import orjson
 
 from stream.cache.codec import CacheFormatError, text
 from stream.cache.entry import CachedRating
+from stream.ratings.explain import Explanation, describe
 
-__all__ = ["HistoryEntry", "decode_history", "encode_history"]
+__all__ = ["HistoryEntry", "decode_history", "encode_history", "worded"]
 
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
     """One rating change of a player: the state after the match ``match_id`` (``at_ms``: its
-    event time), its ``outcome`` and ``season`` (None when the event carried none)."""
+    event time), its ``outcome`` and ``season`` (None when the event carried none), and the
+    event's explanation of the change: ``why`` and ``before`` (rating, deviation), None for
+    changes cached before explanations existed."""
 
     version: int
     match_id: str | None
@@ -33,6 +36,8 @@ class HistoryEntry:
     rank_points: int
     games: int
     at_ms: int
+    why: Explanation | None = None
+    before: tuple[float, float] | None = None
 
 
 def encode_history(entry: CachedRating) -> str:
@@ -48,6 +53,8 @@ def encode_history(entry: CachedRating) -> str:
             "rank_points": entry.rank_points,
             "games": entry.games,
             "at_ms": entry.updated_at_ms,
+            "why": None if entry.why is None else entry.why.to_json(),
+            "before": entry.before,
         }
     ).decode()
 
@@ -75,6 +82,36 @@ def _entry(element: str) -> HistoryEntry:
             rank_points=int(fields["rank_points"]),
             games=int(fields["games"]),
             at_ms=int(fields["at_ms"]),
+            why=None if fields.get("why") is None else Explanation.from_json(fields["why"]),
+            before=_pair(fields.get("before")),
         )
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise CacheFormatError(f"unreadable history entry {element[:80]!r}: {exc!r}") from None
+
+
+def worded(entry: HistoryEntry, player_id: str) -> list[str]:
+    """``entry``'s change worded for a support agent (stream.ratings.explain.describe); a
+    change cached before explanations existed says only where it went."""
+    after = (entry.rating, entry.deviation)
+    if entry.why is None:
+        return [
+            f"Match {entry.match_id} ({entry.outcome or 'result unknown'}) left {player_id} at "
+            f"{after[0]:.0f} (uncertainty {after[1]:.0f}); this change was cached before "
+            "skillstream explained changes."
+        ]
+    return describe(
+        entry.why,
+        player_id=player_id,
+        match_id=entry.match_id,
+        outcome=entry.outcome,
+        before=entry.before,
+        after=after,
+    )
+
+
+def _pair(value: object) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 2:
+        raise ValueError(f"'before' must be [rating, deviation], got {value!r}")
+    return (float(value[0]), float(value[1]))

@@ -260,6 +260,21 @@ class RatingQueries:
         command = ("LRANGE", self.layout.history(mode, player_id), 0, n - 1)
         return Plan((command,), lambda replies: decode_history(replies[0]))
 
+    def explanation(
+        self, mode: str, player_id: str, match_id: str | None = None
+    ) -> Plan[HistoryEntry | None]:
+        """The cached change of ``player_id`` by ``match_id`` (None: their latest), or None when
+        the cache does not keep it (an unknown player, or a match older than the history the
+        writer keeps); :func:`stream.cache.history.worded` words it."""
+
+        def pick(replies: Sequence[Any]) -> HistoryEntry | None:
+            entries = decode_history(replies[0])
+            if match_id is None:
+                return entries[0] if entries else None
+            return next((e for e in entries if e.match_id == match_id), None)
+
+        return Plan((("LRANGE", self.layout.history(mode, player_id), 0, -1),), pick)
+
     def _teams(
         self, mode: str, team_a: Sequence[str], team_b: Sequence[str]
     ) -> Plan[tuple[list[Skill], list[Skill]]]:

@@ -111,6 +111,14 @@ class RatingCache:
         keeps), newest first; empty for a player the cache does not know."""
         return await self._run(self.queries.history(mode, player_id, n))
 
+    async def explanation(
+        self, mode: str, player_id: str, match_id: str | None = None
+    ) -> HistoryEntry | None:
+        """The player's cached change by ``match_id`` (None: the latest), None when the cache
+        does not keep it; ``stream.cache.history.worded(entry, player_id)`` words it for a
+        support agent."""
+        return await self._run(self.queries.explanation(mode, player_id, match_id))
+
     async def _run(self, plan: Plan[T]) -> T:
         if not plan.commands:
             return plan.decode([])
@@ -191,6 +199,12 @@ class SyncRatingCache:
     def history(self, mode: str, player_id: str, n: int = 20) -> list[HistoryEntry]:
         """See :meth:`RatingCache.history`."""
         return self._run(self.queries.history(mode, player_id, n))
+
+    def explanation(
+        self, mode: str, player_id: str, match_id: str | None = None
+    ) -> HistoryEntry | None:
+        """See :meth:`RatingCache.explanation`."""
+        return self._run(self.queries.explanation(mode, player_id, match_id))
 
     def _run(self, plan: Plan[T]) -> T:
         if not plan.commands:

@@ -1,5 +1,5 @@
 """The Redis cache commands: `cache writer`, `cache rebuild`, `ratings get`, `ratings history`,
-`leaderboard`.
+`ratings explain`, `leaderboard`.
 
 All take their settings from the environment, like the worker (`REDIS_URL`,
 `KAFKA_BOOTSTRAP_SERVERS`, `SKILLSTREAM_*`), so they address the same cache and topics.
@@ -15,7 +15,8 @@ import dataclasses
 import logging
 import signal
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import orjson
 
@@ -115,6 +116,9 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         return 0
 
     return asyncio.run(run())
+
+
+T = TypeVar("T")
 
 
 def _reader(settings: Settings) -> Any:
@@ -224,24 +228,64 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_ratings_history(args: argparse.Namespace) -> int:
-    """One JSON line per rating change, newest first (nothing for a player the cache does not
-    know, with a note on stderr)."""
-    settings = settings_or_none("ratings history")
+def _read_player(
+    command: str, args: argparse.Namespace, read: Callable[[Any], T]
+) -> tuple[bool, T | None]:
+    """(True, ``read(cache)``) for ``args.mode`` and ``args.player`` once the settings and
+    the names pass; (False, None) after the settings' one-line error."""
+    settings = settings_or_none(command)
     if settings is None:
-        return 2
+        return False, None
     _check_names(settings, args.mode, [args.player])
     cache = _reader(settings)
     try:
         with redis_errors(settings):
-            entries = cache.history(args.mode, args.player, args.last)
+            return True, read(cache)
     finally:
         cache.close()
+
+
+def cmd_ratings_history(args: argparse.Namespace) -> int:
+    """One JSON line per rating change, newest first (nothing for a player the cache does not
+    know, with a note on stderr)."""
+    ok, entries = _read_player(
+        "ratings history", args, lambda cache: cache.history(args.mode, args.player, args.last)
+    )
+    if not ok or entries is None:
+        return 2
     if not entries:
         print(f"no rating changes of {args.player!r} in {args.mode!r}", file=sys.stderr)
     for e in entries:
         line = {"player_id": args.player, "mode": args.mode, **dataclasses.asdict(e)}
         sys.stdout.write(orjson.dumps(line).decode() + "\n")
+    return 0
+
+
+def cmd_ratings_explain(args: argparse.Namespace) -> int:
+    """Why the player's latest (or MATCH's) rating change happened, worded for a support agent
+    from the cache's history; exit 1 when the cache does not keep that change."""
+    from stream.cache.history import worded
+
+    ok, entry = _read_player(
+        "ratings explain", args, lambda cache: cache.explanation(args.mode, args.player, args.match)
+    )
+    if not ok:
+        return 2
+    if entry is None:
+        which = "any rating change" if args.match is None else f"match {args.match!r}"
+        print(
+            f"skillstream ratings explain: the cache keeps no {which} of {args.player!r} in "
+            f"{args.mode!r} (it keeps the last SKILLSTREAM_CACHE_HISTORY_LENGTH changes; "
+            "older ones: skillstream replay HISTORY --explain PLAYER)",
+            file=sys.stderr,
+        )
+        return 1
+    if args.json:
+        line = {"player_id": args.player, "mode": args.mode, **dataclasses.asdict(entry)}
+        sys.stdout.write(orjson.dumps(line).decode() + "\n")
+        return 0
+    for sentence in worded(entry, args.player):
+        print(sentence)
     return 0
 
 
@@ -276,6 +320,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="how many (default 20; the cache keeps SKILLSTREAM_CACHE_HISTORY_LENGTH)",
     )
     history.set_defaults(func=cmd_ratings_history)
+    explain = ratings_actions.add_parser(
+        "explain", help="why a player's rating changed, worded for a support agent"
+    )
+    explain.add_argument("mode")
+    explain.add_argument("player")
+    explain.add_argument("match", nargs="?", help="the match (default: the latest change)")
+    explain.add_argument("--json", action="store_true", help="the cached change as JSON")
+    explain.set_defaults(func=cmd_ratings_explain)
 
     board = sub.add_parser("leaderboard", help="a mode's leaderboard from the cache")
     board.add_argument("mode")

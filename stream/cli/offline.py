@@ -181,6 +181,8 @@ def stream_history(
 def cmd_replay(args: argparse.Namespace) -> int:
     replayer = make_replayer(args)
     matches: Iterable[HistoryMatch] = stream_history(args.history, "replay", replayer, args)
+    if args.explain is not None:
+        return _explain(args, replayer, matches)
     if args.in_play_order:
         # The live pipeline's order and its rule for overlapping matches, whatever the file's.
         for match, fates in in_play_order(matches, replayer):
@@ -192,6 +194,44 @@ def cmd_replay(args: argparse.Namespace) -> int:
         out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
         for final in replayer.ratings():
             out.write(orjson.dumps(final.to_json(), option=orjson.OPT_APPEND_NEWLINE))
+    return 0
+
+
+def _explain(args: argparse.Namespace, replayer: Replayer, matches: Iterable[HistoryMatch]) -> int:
+    """``--explain PLAYER``: the player's rating-changed events (JSON lines), or with
+    ``--worded`` each change worded for a support agent; exit 1 when the player has none."""
+    from stream.cache.history import HistoryEntry, worded
+    from stream.offline.explaining import explained_changes
+    from stream.ratings.explain import Explanation
+
+    rated = in_play_order(matches, replayer) if args.in_play_order else ((m, None) for m in matches)
+    found = 0
+    with ExitStack() as stack:
+        out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
+        for event in explained_changes(rated, replayer, args.explain):
+            found += 1
+            if not args.worded:
+                out.write(orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE))
+                continue
+            previous = event["previous"]
+            entry = HistoryEntry(
+                version=event["version"],
+                match_id=event["match_id"],
+                outcome=event["outcome"],
+                season=event.get("season"),
+                rating=event["rating"],
+                deviation=event["deviation"],
+                rank_points=event["rank_points"],
+                games=event["games"],
+                at_ms=0,
+                why=Explanation.from_json(event["why"]),
+                before=(previous["rating"], previous["deviation"]),
+            )
+            lines = [f"{event['at']} {event['mode']}:", *worded(entry, args.explain), ""]
+            out.write("\n".join(lines).encode() + b"\n")
+    if not found:
+        print(f"skillstream replay: {args.explain!r} played no rated match", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -388,6 +428,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="apply the matches by start (JSON lines with started_at; else by time), then match "
         "id, as the live pipeline does, instead of in file order; with starts, overlapping "
         "matches are settled by the live rule (abandonment, timeout)",
+    )
+    replay.add_argument(
+        "--explain",
+        metavar="PLAYER",
+        help="print this player's rating changes instead of the final ratings: the "
+        "rating-changed events the worker publishes, each with its terms ('why')",
+    )
+    replay.add_argument(
+        "--worded",
+        action="store_true",
+        help="with --explain: each change worded for a support agent instead of JSON",
     )
     replay.set_defaults(func=cmd_replay)
 

@@ -110,6 +110,18 @@ class Replayer:
         """Each mode's population learner (what it learned, window by window)."""
         return self._learners
 
+    def state_before(self, match: HistoryMatch, player_id: str) -> PlayerState | None:
+        """``player_id``'s stored state in ``match``'s mode just before it (a seed applied as
+        :meth:`apply` would), None for a player the mode has not seen."""
+        name, mode, table = self.mode_of(match)
+        if self._seeds:
+            self._seed(name, mode, table, match)
+        return table.get(player_id)
+
+    def rules_of(self, match: HistoryMatch) -> ModeConfig:
+        """The rules ``match`` was rated with: its mode with the population in force."""
+        return self.population_of(match).rules(self.mode_of(match)[1])
+
     def apply(self, match: HistoryMatch) -> dict[str, PlayerUpdate]:
         """Rate ``match`` and store the new states; returns the updates by player id."""
         name, mode, table = self.mode_of(match)

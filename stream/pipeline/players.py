@@ -51,6 +51,7 @@ from stream.protocol import (
     rating_key,
 )
 from stream.ratings.engine import MatchView, initial_state, rate_player
+from stream.ratings.explain import explain
 from stream.ratings.resolution import outcome_of
 from stream.ratings.skill import PlayerState
 
@@ -155,6 +156,7 @@ class PlayerProcessor:
                         version=version,
                         expected_score=update.expected_score,
                         at=rate.at,
+                        why=explain(mode, state, update, rate.at),
                     ),
                 )
             self._release(ctx, match_id, player_id, remember=False)

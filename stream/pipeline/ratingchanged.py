@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from stream.events import format_time
+from stream.ratings.explain import Explanation
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.skill import PlayerState
 
@@ -25,11 +26,13 @@ def rating_changed(
     version: int,
     expected_score: float,
     at: float,
+    why: Explanation,
 ) -> dict[str, Any]:
     """The rating-changed event (rating-changed.schema.json). No wall-clock time inside:
     processing the same input again produces the same bytes. ``season`` (the season of the
     match's time) is there only when the mode has seasons, so a mode without them keeps the
-    exact bytes it had before seasons existed."""
+    exact bytes it had before seasons existed. ``why`` is the change's terms
+    (stream.ratings.explain), what `skillstream ratings explain` words for a support agent."""
     event: dict[str, Any] = {
         "player_id": player_id,
         "mode": mode.name,
@@ -53,6 +56,7 @@ def rating_changed(
         "provisional": mode.experience.provisional(after.games),
         "algorithm": mode.algorithm.name,
         "at": format_time(at),
+        "why": why.to_json(),
     }
     seasons = mode.seasons
     if seasons is not None:

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from pathlib import Path
 
-from cache_support import ValkeyServer
+from cache_support import ValkeyServer, cache_command
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
@@ -189,16 +188,9 @@ def test_the_commands_show_a_past_season_and_a_history(
             await client.aclose()
 
     asyncio.run(fill())
-    env = {"REDIS_URL": valkey.url, "PATH": "/usr/bin:/bin"}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "stream", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
+        return cache_command(valkey.url, *args)
 
     past = run("leaderboard", MODE, "--season", "1", "--json")
     assert past.returncode == 0, past.stderr

@@ -11,10 +11,12 @@ import pytest
 from stream.cache.entry import CachedRating
 from stream.events import format_time
 from stream.pipeline.ratingchanged import rating_changed
+from stream.ratings.explain import Explanation
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.skill import PlayerState
 
 AT = 1_767_323_045.25  # 2026-01-02T03:04:05.250Z
+WHY = Explanation(score=1.0, expected=0.5, step=324.6217878125954, offset=-12.5)
 
 
 def event(**changes: Any) -> dict[str, Any]:
@@ -28,6 +30,7 @@ def event(**changes: Any) -> dict[str, Any]:
         version=1,
         expected_score=0.5,
         at=AT,
+        why=WHY,
     )
     # Through JSON, as a consumer of the topic sees it.
     decoded: dict[str, Any] = orjson.loads(orjson.dumps(produced))
@@ -50,6 +53,8 @@ def test_from_the_pipelines_event() -> None:
         match_id="m-9",
     )
     assert not entry.unknown
+    # The explanation rides along for the history (not part of the cached state).
+    assert (entry.why, entry.before) == (WHY, (1500.0, 350.0))
     assert entry.skill.rating == entry.rating and entry.skill.volatility == 0.059999
     assert entry.conservative(3.0) == 1662.3108939062977 - 3.0 * 290.31896371798047
 
@@ -126,3 +131,29 @@ def test_unknown_default() -> None:
         0.06,
         7,
     )
+
+
+def test_an_event_from_before_explanations_is_cached_without_one() -> None:
+    old = event()
+    del old["why"]
+    entry = CachedRating.from_rating_changed(old)
+    assert entry.why is None and entry == CachedRating.from_rating_changed(event())
+
+
+@pytest.mark.parametrize(
+    ("why", "reason"),
+    [
+        ({"score": 1.0, "expected": 0.5, "step": 1e300}, "'why.step' is out of range"),
+        ({"score": 2.0, "expected": 0.5, "step": 3.0}, "'why.score' must be within 0..1"),
+        ({"expected": 0.5, "step": 3.0}, "'why' is missing 'score'"),
+        ({"score": 1.0, "step": 3.0}, "'why' is missing 'expected'"),
+        ({"score": 1, "expected": 0.5, "evil": 1}, "'why' has unknown field(s): evil"),
+        ({"score": 1.0, "expected": 0.5, "step": True}, "'why.step' must be a number"),
+        ({"score": 1, "expected": 0.5, "bound": "up"}, "'why.bound' must be 'low' or 'high'"),
+        ({"score": 1, "expected": 0, "reset": [1.0]}, "'why.reset' must be [rating, deviation]"),
+        ([1, 2], "'why' must be an object"),
+    ],
+)
+def test_a_forged_explanation_is_refused(why: object, reason: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        CachedRating.from_rating_changed(event(why=why))

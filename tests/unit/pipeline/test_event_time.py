@@ -13,10 +13,12 @@ from builders import T0
 from harness import FINISHED, STARTED, Cluster, epoch_ms
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from replay_1v1 import Match, replayed
+from replay_1v1 import Match, as_history, replayed
 
 from stream.config.modes import Modes
 from stream.deadletters import Origin
+from stream.offline.explaining import explained_changes
+from stream.offline.replayer import Replayer, in_play_order
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.matchpartition import MatchContext
 from stream.pipeline.outbox import Outbox
@@ -103,6 +105,28 @@ def test_a_backlog_read_partition_by_partition_in_any_order_equals_replay(
     send_all(c, matches)
     drain_in_order(c, seed)
     assert live(c) == replayed(matches)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_live_event_with_its_explanation_equals_replay_explain(seed: int) -> None:
+    """Whole rating-changed events, ``why`` included: what the worker published for each
+    player is what ``skillstream replay --in-play-order --explain PLAYER`` prints, byte for
+    byte (a backlog read in a seeded order, so the worker's batches differ from replay's)."""
+    matches = history(seed)
+    c = Cluster(partitions=PARTITIONS)
+    send_all(c, matches)
+    drain_in_order(c, seed)
+    players = sorted({p for m in matches for team in m[3] for p in team})
+    for player in players:
+        published = sorted(
+            (e for e in c.ratings if e["player_id"] == player), key=lambda e: e["version"]
+        )
+        replayer = Replayer(Modes())
+        offline = list(
+            explained_changes(in_play_order(as_history(matches), replayer), replayer, player)
+        )
+        assert [orjson.dumps(e) for e in published] == [orjson.dumps(e) for e in offline]
+        assert all("why" in e for e in offline) and len(offline) > 0
 
 
 @pytest.mark.parametrize("report_seconds", REPORTS)

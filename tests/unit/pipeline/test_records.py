@@ -13,6 +13,7 @@ from stream.cache.entry import CachedRating
 from stream.config.modes import Modes
 from stream.pipeline.ratingchanged import rating_changed
 from stream.ratings.experience import ExperienceConfig
+from stream.ratings.explain import Explanation
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.skill import PlayerState
@@ -35,6 +36,8 @@ def event(mode: ModeConfig, games: int) -> dict[str, object]:
         version=games,
         expected_score=0.5,
         at=AT,
+        # Every term present, so the schema check below covers each.
+        why=Explanation(1.0, 0.4, 60.0, (1490.0, 120.0), 130.0, -20.0, "high", "a test"),
     )
     decoded: dict[str, object] = orjson.loads(orjson.dumps(produced))
     return decoded

@@ -1,0 +1,68 @@
+"""`skillstream replay --explain PLAYER`: one player's rating changes as the live pipeline
+publishes them, each with its explanation, from a history file.
+
+The events are built by the worker's own functions (stream.pipeline.ratingchanged.rating_changed
+with stream.ratings.explain.explain), from the same updates replay computes, so a change
+explained here is explained as the live service explained it (for a history the two rate
+alike: docs/event-time.md). ``version`` counts the player's changes in the mode from 1, as the
+worker's does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from stream.history import HistoryMatch
+from stream.offline.replayer import Replayer
+from stream.pipeline.ratingchanged import rating_changed
+from stream.ratings.engine import PlayerUpdate
+from stream.ratings.explain import explain
+from stream.ratings.resolution import outcome_of
+from stream.ratings.skill import PlayerState
+from stream.settling import Fate, Settled
+
+__all__ = ["explained_changes"]
+
+
+def explained_changes(
+    rated: Iterable[tuple[HistoryMatch, Mapping[str, Fate] | None]],
+    replayer: Replayer,
+    player_id: str,
+) -> Iterator[dict[str, Any]]:
+    """Rate every match of ``rated`` with ``replayer`` (a match with fates is settled by them,
+    :meth:`Replayer.apply_settled`; None applies its result) and yield the rating-changed event
+    of each change of ``player_id``, in the order applied."""
+    versions: dict[str, int] = {}
+    for match, fates in rated:
+        playing = any(player_id in team for team in match.teams)
+        before: PlayerState | None = None
+        if playing:
+            before = replayer.state_before(match, player_id)
+        updates = replayer.apply(match) if fates is None else replayer.apply_settled(match, fates)
+        update = updates.get(player_id)
+        if update is None:
+            continue
+        name, mode, _ = replayer.mode_of(match)
+        version = versions[name] = versions.get(name, 0) + 1
+        fate = None if fates is None else fates.get(player_id)
+        at = match.at if fate is None else fate.at
+        yield rating_changed(
+            player_id=player_id,
+            mode=mode,
+            match_id=match.match_id,
+            outcome=_outcome(update, fate),
+            before=before or mode.initial,
+            after=update.state,
+            version=version,
+            expected_score=update.expected_score,
+            at=at,
+            why=explain(replayer.rules_of(match), before, update, at),
+        )
+
+
+def _outcome(update: PlayerUpdate, fate: Fate | None) -> str:
+    # The worker's labels: an abandonment or a timeout says so; any other change its score.
+    if fate is not None and fate.how is not Settled.RESULT:
+        return str(fate.how.value)
+    return outcome_of(update.score).value
