@@ -18,6 +18,7 @@ from stream.errors import UserError
 # Redis and Faust clients, a quarter of a second that `skillstream replay` has no use for.
 _MODULES = {
     "offline": ("replay", "evaluate", "tune"),
+    "corrections": ("corrections",),
     "simulate": ("simulate",),
     "bench": ("bench",),
     "demo": ("demo",),

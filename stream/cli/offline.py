@@ -23,15 +23,17 @@ from stream.cli.arguments import (
 from stream.cli.evaluation_report import comparison_lines, evaluation_lines
 from stream.cli.progress import Progress
 from stream.config.modes import Modes, built_in_mode, learning_table, load_modes
+from stream.corrections.ledger import Ledger
 from stream.errors import UserError
 from stream.history import HistoryMatch, SeedRating, read_seed_ratings
 from stream.history.source import display_name
+from stream.offline.corrected import Rated, load_ledger, rated_in_order, refuse_unmatched
 from stream.offline.evaluation import Tally, evaluate_in_detail
 from stream.offline.intake import Intake
 from stream.offline.pairing import Side, compare, side_from_file, side_of
 from stream.offline.predictions import Prediction, predictions
 from stream.offline.predictions_file import read_predictions, write_predictions
-from stream.offline.replayer import DEFAULT_MODE, Replayer, in_play_order
+from stream.offline.replayer import DEFAULT_MODE, Replayer
 from stream.offline.search_space import knobs_for
 from stream.offline.seeding import SeedBounds, SeedGames, check_seeds, with_games
 from stream.offline.tuned_section import tuned_toml
@@ -180,16 +182,20 @@ def stream_history(
 
 def cmd_replay(args: argparse.Namespace) -> int:
     replayer = make_replayer(args)
+    ledger = None
+    if args.corrections is not None:
+        ledger = load_ledger(args.corrections, *replayer.mode_choice)
     matches: Iterable[HistoryMatch] = stream_history(args.history, "replay", replayer, args)
+    # --in-play-order: the live pipeline's order and its rule for overlapping matches.
+    rated = rated_in_order(matches, replayer, play_order=args.in_play_order, ledger=ledger)
     if args.explain is not None:
-        return _explain(args, replayer, matches)
-    if args.in_play_order:
-        # The live pipeline's order and its rule for overlapping matches, whatever the file's.
-        for match, fates in in_play_order(matches, replayer):
-            replayer.apply_settled(match, fates)
-    else:
-        for match in matches:
+        return _explain(args, replayer, rated, ledger)
+    for match, fates in rated:
+        if fates is None:
             replayer.apply(match)
+        else:
+            replayer.apply_settled(match, fates)
+    refuse_unmatched(ledger)
     with ExitStack() as stack:
         out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
         for final in replayer.ratings():
@@ -197,18 +203,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _explain(args: argparse.Namespace, replayer: Replayer, matches: Iterable[HistoryMatch]) -> int:
+def _explain(
+    args: argparse.Namespace, replayer: Replayer, rated: Iterable[Rated], ledger: Ledger | None
+) -> int:
     """``--explain PLAYER``: the player's rating-changed events (JSON lines), or with
-    ``--worded`` each change worded for a support agent; exit 1 when the player has none."""
+    ``--worded`` each change worded for a support agent; exit 1 when the player has none.
+    Everything is rated first, so a void that voids nothing stops it before any output."""
     from stream.cache.history import HistoryEntry, worded
     from stream.offline.explaining import explained_changes
     from stream.ratings.explain import Explanation
 
-    rated = in_play_order(matches, replayer) if args.in_play_order else ((m, None) for m in matches)
+    player = args.explain if ledger is None else ledger.name(args.explain)
+    events = list(explained_changes(rated, replayer, player))
+    refuse_unmatched(ledger)
     found = 0
     with ExitStack() as stack:
         out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
-        for event in explained_changes(rated, replayer, args.explain):
+        for event in events:
             found += 1
             if not args.worded:
                 out.write(orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE))
@@ -428,6 +439,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="apply the matches by start (JSON lines with started_at; else by time), then match "
         "id, as the live pipeline does, instead of in file order; with starts, overlapping "
         "matches are settled by the live rule (abandonment, timeout)",
+    )
+    replay.add_argument(
+        "--corrections",
+        type=existing_file,
+        metavar="FILE",
+        help="JSON lines of corrections (void, adjust, erase) to apply: the ratings as if the "
+        "voided matches had never been played (docs/operations.md#correcting-the-past)",
     )
     replay.add_argument(
         "--explain",

@@ -6,7 +6,7 @@ what the live pipeline computes for matches that do not overlap in time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from stream.config.modes import Modes
@@ -86,14 +86,32 @@ class Replayer:
         """The modes rated with, and the mode every match is forced into (or None)."""
         return self._modes, self._override
 
+    def mode_name(self, match: HistoryMatch) -> str:
+        """The mode ``match`` is rated in: ``--mode``, else its own, else ``default``."""
+        return self._override or match.mode or DEFAULT_MODE
+
     def mode_of(self, match: HistoryMatch) -> tuple[str, ModeConfig, dict[str, PlayerState]]:
-        name = self._override or match.mode or DEFAULT_MODE
+        return self._mode_named(self._override or match.mode or DEFAULT_MODE)
+
+    def _mode_named(self, name: str) -> tuple[str, ModeConfig, dict[str, PlayerState]]:
         known = self._known.get(name)
         if known is None:
             known = self._known[name] = (self._modes.get(name), {})
             self._tables[name] = known[1]
             self._learners[name] = PopulationLearner(known[0])
         return name, known[0], known[1]
+
+    def adjust(
+        self, player_id: str, mode: str, change: Callable[[ModeConfig, PlayerState], PlayerState]
+    ) -> None:
+        """Replace ``player_id``'s state in ``mode`` (a new player: the mode's initial state,
+        or their seed) by ``change(mode config, state)``: an operator's adjustment."""
+        name, config, table = self._mode_named(mode)
+        state = table.get(player_id)
+        if state is None:
+            seed = self._seeds.get((player_id, name)) or self._seeds.get((player_id, None))
+            state = initial_state(config) if seed is None else seeded_state(config, seed)
+        table[player_id] = change(config, state)
 
     def population_of(self, match: HistoryMatch) -> Population:
         """The population in force for ``match`` in its mode (a window's first match closes

@@ -1,0 +1,186 @@
+"""Corrections applied to a history: which matches are void, whose ids are read as pseudonyms,
+and when each adjustment applies. Pure (no clock, no I/O): replay and the re-rating of the
+retained inputs use the same ledger, so a correction acts identically in both.
+
+How each acts on a history (docs/operations.md#correcting-the-past):
+- a voided match is left out before anything is rated, as if it had never been played (it
+  neither rates nor supersedes any other match);
+- an erased player's id is read as their pseudonym in every match (teams, stats, quitters), so
+  everything rated is rated as before and nothing names them;
+- an adjustment applies to the player's state just before the first match (in the order the
+  history is rated) whose time is at or after its ``effective`` time, or after the last match
+  when none is; ``set`` replaces the rating, ``shift`` adds to it, the deviation, games and
+  Rank Points stay (:func:`adjusted`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TypeVar
+
+from stream.corrections.pseudonyms import pseudonym
+from stream.corrections.records import Adjust, Correction, Erase, Void
+from stream.errors import UserError
+from stream.events import format_time
+from stream.history.model import HistoryMatch
+from stream.ratings.glicko2 import Glicko2Config
+from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.ranges import MAX_ABS_RATING
+from stream.ratings.skill import PlayerState
+
+__all__ = ["Ledger", "adjusted", "interleaved"]
+
+T = TypeVar("T")
+
+
+class Ledger:
+    """The corrections of one file or audit log, ready to apply (module docstring).
+
+    ``key`` is the pseudonym key (stream.corrections.pseudonyms); needed only when some
+    correction is an erasure, UserError otherwise. ``source`` names the file in messages.
+    """
+
+    def __init__(
+        self,
+        corrections: Sequence[tuple[int, Correction]],
+        key: bytes | None = None,
+        source: str = "corrections",
+    ) -> None:
+        self.source = source
+        self._voided: dict[str, int] = {}
+        self._windows: dict[str, list[tuple[float, float, str | None, int]]] = {}
+        self._void_lines: dict[int, Void] = {}
+        self._hits: set[int] = set()
+        self._hit_ids: set[str] = set()
+        erased: set[str] = set()
+        self.adjustments: list[tuple[int, Adjust]] = []
+        for line, correction in corrections:
+            if isinstance(correction, Void):
+                self._void_lines[line] = correction
+                for match_id in correction.matches:
+                    self._voided.setdefault(match_id, line)
+                if correction.player is not None:
+                    assert correction.since is not None and correction.until is not None
+                    self._windows.setdefault(correction.player, []).append(
+                        (correction.since, correction.until, correction.mode, line)
+                    )
+            elif isinstance(correction, Erase):
+                erased.add(correction.pseudonym)
+            else:
+                self.adjustments.append((line, correction))
+        self.adjustments.sort(key=lambda item: (item[1].effective, item[0]))
+        if erased and key is None:
+            raise UserError(
+                f"{source}: holds erasures; they need the key their pseudonyms were made with"
+            )
+        self._key = key
+        self._erased = frozenset(erased)
+        self._names: dict[str, str] = {}
+        self.voided_count = 0
+
+    def admit(self, match: HistoryMatch, mode: str) -> HistoryMatch | None:
+        """``match`` as it is rated (erased ids read as pseudonyms), or None when it is void.
+        ``mode`` is the mode the match is rated in."""
+        void = False
+        if match.match_id in self._voided:
+            self._hit_ids.add(match.match_id)
+            void = True
+        if self._windows:
+            # Every window that holds it counts as used, not only the first.
+            for line in self._in_windows(match, mode):
+                self._hits.add(line)
+                void = True
+        if void:
+            self.voided_count += 1
+            return None
+        if not self._erased:
+            return match
+        return self._renamed(match)
+
+    def name(self, player_id: str) -> str:
+        """The id ``player_id`` is rated under: its pseudonym once erased, else itself."""
+        if not self._erased:
+            return player_id
+        found = self._names.get(player_id)
+        if found is None:
+            assert self._key is not None
+            made = pseudonym(self._key, player_id)
+            found = self._names[player_id] = made if made in self._erased else player_id
+        return found
+
+    def unmatched(self) -> list[str]:
+        """One line for every void that voided nothing in the history read so far: a match id
+        not in it, or a player without a match in the window (a typo voids nothing silently
+        otherwise)."""
+        problems = []
+        for line, void in sorted(self._void_lines.items()):
+            if void.matches:
+                missing = sorted(m for m in void.matches if m not in self._hit_ids)
+                if missing:
+                    shown = ", ".join(repr(m) for m in missing[:5])
+                    more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+                    problems.append(
+                        f"{self.source} line {line}: void {void.audit.id!r}: match {shown}{more} "
+                        "is not in the history"
+                    )
+            elif line not in self._hits:
+                assert void.since is not None and void.until is not None
+                where = "" if void.mode is None else f" in mode {void.mode!r}"
+                problems.append(
+                    f"{self.source} line {line}: void {void.audit.id!r} voids nothing: "
+                    f"{void.player!r} finished no match{where} from {format_time(void.since)} "
+                    f"until {format_time(void.until)}"
+                )
+        return problems
+
+    def _in_windows(self, match: HistoryMatch, mode: str) -> Iterator[int]:
+        at = match.at
+        for team in match.teams:
+            for pid in team:
+                for since, until, only, line in self._windows.get(pid, ()):
+                    if since <= at < until and (only is None or only == mode):
+                        yield line
+
+    def _renamed(self, match: HistoryMatch) -> HistoryMatch:
+        name = self.name
+        teams = tuple(tuple(name(p) for p in team) for team in match.teams)
+        if teams == match.teams:
+            return match
+        stats = match.stats
+        return match._replace(
+            teams=teams,
+            stats=None if stats is None else {name(p): s for p, s in stats.items()},
+            quitters=frozenset(name(p) for p in match.quitters),
+        )
+
+
+def adjusted(mode: ModeConfig, state: PlayerState, adjust: Adjust) -> PlayerState:
+    """``state`` after ``adjust``: the rating set or shifted (held to Glicko-2's bounds, the one
+    algorithm that clamps, and to +-1e6 for every other), nothing else changed: an adjustment
+    is not a match, so it adds no game and does not restart inactivity."""
+    rating = state.rating + adjust.value if adjust.shift else adjust.value
+    if isinstance(mode.algorithm, Glicko2Config):
+        low, high = mode.rating_bounds
+    else:
+        low, high = -MAX_ABS_RATING, MAX_ABS_RATING
+    return dataclasses.replace(state, rating=min(max(rating, low), high))
+
+
+def interleaved(
+    items: Iterable[T],
+    time_of: Callable[[T], float],
+    adjustments: Sequence[tuple[int, Adjust]],
+    apply: Callable[[Adjust], None],
+) -> Iterator[T]:
+    """``items`` in their order, each adjustment applied (``apply``) just before the first item
+    whose time is at or after its effective time; those left, after the last item."""
+    pending = deque(a for _, a in adjustments)
+    for item in items:
+        at = time_of(item)
+        while pending and pending[0].effective <= at:
+            apply(pending.popleft())
+        yield item
+    while pending:
+        apply(pending.popleft())

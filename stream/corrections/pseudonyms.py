@@ -1,0 +1,45 @@
+"""The stable pseudonym of an erased player.
+
+A keyed hash (HMAC-SHA-256) of the player id, so the same id always gets the same pseudonym
+(replay applies an erasure identically every time) and nobody without the key can find which
+id a pseudonym stands for by hashing candidate ids: a plain hash of a guessable id would keep
+what the erasure removes. The key is ``SKILLSTREAM_PSEUDONYM_KEY`` (at least 16 characters),
+the same wherever corrections are made or applied; losing it only means new erasures cannot be
+matched to old ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+
+from stream.errors import UserError
+
+__all__ = ["KEY_VARIABLE", "PREFIX", "pseudonym", "pseudonym_key"]
+
+KEY_VARIABLE = "SKILLSTREAM_PSEUDONYM_KEY"
+PREFIX = "erased-"
+MIN_KEY_LENGTH = 16
+
+
+def pseudonym(key: bytes, player_id: str) -> str:
+    """``erased-`` and 32 hex digits (128 bits of the HMAC): the id's stand-in everywhere."""
+    digest = hmac.new(key, player_id.encode("utf-8"), hashlib.sha256).hexdigest()
+    return PREFIX + digest[:32]
+
+
+def pseudonym_key(environ: dict[str, str] | None = None) -> bytes:
+    """The key from the environment; UserError (one line naming the variable) when it is
+    missing or shorter than 16 characters."""
+    value = (os.environ if environ is None else environ).get(KEY_VARIABLE, "")
+    if not value:
+        raise UserError(
+            f"{KEY_VARIABLE} is not set: erasures need the key their pseudonyms were made with"
+        )
+    if len(value) < MIN_KEY_LENGTH:
+        raise UserError(
+            f"{KEY_VARIABLE} has {len(value)} characters; use at least {MIN_KEY_LENGTH} "
+            "(a short key lets pseudonyms be guessed back to ids)"
+        )
+    return value.encode("utf-8")

@@ -1,0 +1,210 @@
+"""An operator's corrections of the past: what each one says, and its JSON form.
+
+Every correction is an audit record: ``id`` (unique), ``by`` (who), ``at`` (when it was made,
+wall time), ``reason`` (why) and what it does:
+
+- ``void``: matches that must count as never played: by ``matches`` (ids), or every match of
+  ``player`` that finished in [``from``, ``until``) (in ``mode`` only, when given);
+- ``adjust``: ``player``'s rating in ``mode`` ``set`` to a value or ``shift``-ed by one, as of
+  event time ``effective`` (their matches before it are rated first, those after it from the
+  adjusted rating);
+- ``erase``: a player forgotten: every occurrence of their id in the inputs is read as
+  ``pseudonym`` (stream.corrections.pseudonyms), so their opponents' ratings stay as they are
+  and no output names them. The record holds only the pseudonym, never the id.
+
+The same records are the lines of a corrections file (``skillstream replay --corrections``) and
+the values of the audit topic, so a correction is applied identically wherever it is read.
+Pure: parsing checks every field and raises ValueError with the field's name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from stream.events import describe_value, format_time, parse_time
+from stream.ratings.ranges import MAX_ABS_RATING
+
+__all__ = ["Adjust", "Audit", "Correction", "Erase", "Void", "correction_json", "parse_correction"]
+
+# A reason is for people: a sentence or two. Ids are at most the events' own limit.
+MAX_REASON = 500
+MAX_ID = 128
+MAX_VOIDED_IDS = 100_000
+# Beyond this no rating scale goes (a unit or export mistake): the seeds' bound.
+MAX_RATING = MAX_ABS_RATING
+
+
+@dataclass(frozen=True, slots=True)
+class Audit:
+    """Who made a correction, when (epoch seconds, wall time) and why."""
+
+    id: str
+    by: str
+    at: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Void:
+    """Matches that count as never played: ``matches`` by id, or ``player``'s matches that
+    finished in [``since``, ``until``), in ``mode`` only when it is not None."""
+
+    audit: Audit
+    matches: frozenset[str] = frozenset()
+    player: str | None = None
+    since: float | None = None
+    until: float | None = None
+    mode: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Adjust:
+    """``player``'s rating in ``mode`` set to ``value`` (``shift`` False) or moved by it, as of
+    event time ``effective``."""
+
+    audit: Audit
+    mode: str
+    player: str
+    value: float
+    shift: bool
+    effective: float
+
+
+@dataclass(frozen=True, slots=True)
+class Erase:
+    """A forgotten player, known here only by their ``pseudonym``."""
+
+    audit: Audit
+    pseudonym: str
+
+
+Correction = Void | Adjust | Erase
+
+
+def parse_correction(obj: object) -> Correction:
+    """One correction from its JSON object; ValueError names the first field that is wrong."""
+    if not isinstance(obj, Mapping):
+        raise ValueError(f"a correction must be a JSON object, got {describe_value(obj)}")
+    audit = Audit(
+        id=_text(obj, "id"),
+        by=_text(obj, "by"),
+        at=_time(obj, "at"),
+        reason=_text(obj, "reason", MAX_REASON),
+    )
+    kind = obj.get("kind")
+    if kind == "void":
+        return _void(obj, audit)
+    if kind == "adjust":
+        return _adjust(obj, audit)
+    if kind == "erase":
+        known = {"id", "kind", "by", "at", "reason", "pseudonym"}
+        extra = sorted(set(obj) - known)
+        if extra:
+            # An erase record that also names the player would keep what it erases.
+            raise ValueError(f"an erase holds only its pseudonym; unexpected: {', '.join(extra)}")
+        return Erase(audit, _text(obj, "pseudonym"))
+    raise ValueError(f"'kind' must be void, adjust or erase, got {describe_value(kind)}")
+
+
+def correction_json(correction: Correction) -> dict[str, Any]:
+    """The JSON object of ``correction`` (what :func:`parse_correction` reads back)."""
+    audit = correction.audit
+    out: dict[str, Any] = {"id": audit.id}
+    if isinstance(correction, Void):
+        out["kind"] = "void"
+    elif isinstance(correction, Adjust):
+        out["kind"] = "adjust"
+    else:
+        out["kind"] = "erase"
+    out.update(by=audit.by, at=format_time(audit.at), reason=audit.reason)
+    if isinstance(correction, Void):
+        if correction.matches:
+            out["matches"] = sorted(correction.matches)
+        else:
+            assert correction.since is not None and correction.until is not None
+            out.update(
+                player=correction.player,
+                **{"from": format_time(correction.since), "until": format_time(correction.until)},
+            )
+            if correction.mode is not None:
+                out["mode"] = correction.mode
+    elif isinstance(correction, Adjust):
+        out.update(mode=correction.mode, player=correction.player)
+        out["shift" if correction.shift else "set"] = correction.value
+        out["effective"] = format_time(correction.effective)
+    else:
+        out["pseudonym"] = correction.pseudonym
+    return out
+
+
+def _void(obj: Mapping[str, Any], audit: Audit) -> Void:
+    matches = obj.get("matches")
+    player = obj.get("player")
+    if matches is not None and player is not None:
+        raise ValueError("a void names 'matches' or a 'player' with 'from' and 'until', not both")
+    if matches is not None:
+        if not isinstance(matches, list) or not matches or len(matches) > MAX_VOIDED_IDS:
+            raise ValueError(
+                f"'matches' must be a list of 1 to {MAX_VOIDED_IDS:,} match ids, got "
+                f"{describe_value(matches)}"
+            )
+        ids = frozenset(_id(m, "matches[]") for m in matches)
+        return Void(audit, matches=ids)
+    if player is None:
+        raise ValueError("a void names 'matches' (a list of ids) or a 'player' with a window")
+    since, until = _time(obj, "from"), _time(obj, "until")
+    if not since < until:
+        raise ValueError(f"'from' must be before 'until' ({format_time(since)} is not)")
+    mode = None if obj.get("mode") is None else _text(obj, "mode")
+    return Void(audit, player=_text(obj, "player"), since=since, until=until, mode=mode)
+
+
+def _adjust(obj: Mapping[str, Any], audit: Audit) -> Adjust:
+    has_set, has_shift = "set" in obj, "shift" in obj
+    if has_set == has_shift:
+        raise ValueError("an adjust has exactly one of 'set' (a rating) and 'shift' (points)")
+    name = "set" if has_set else "shift"
+    value = obj[name]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"'{name}' must be a number, got {describe_value(value)}")
+    if not (math.isfinite(value) and abs(value) <= MAX_RATING):
+        raise ValueError(f"'{name}' must be a finite number within +-{MAX_RATING:g}")
+    return Adjust(
+        audit,
+        mode=_text(obj, "mode"),
+        player=_text(obj, "player"),
+        value=float(value),
+        shift=has_shift,
+        effective=_time(obj, "effective"),
+    )
+
+
+def _text(obj: Mapping[str, Any], name: str, longest: int = MAX_ID) -> str:
+    if name not in obj:
+        raise ValueError(f"missing '{name}'")
+    value = obj[name]
+    if not isinstance(value, str) or not value.strip() or len(value) > longest:
+        raise ValueError(
+            f"'{name}' must be a string of 1 to {longest} characters, got {describe_value(value)}"
+        )
+    return value
+
+
+def _id(value: object, name: str) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID:
+        raise ValueError(
+            f"'{name}' must be a string of 1 to {MAX_ID} characters, got {describe_value(value)}"
+        )
+    return value
+
+
+def _time(obj: Mapping[str, Any], name: str) -> float:
+    if name not in obj:
+        raise ValueError(f"missing '{name}'")
+    try:
+        return parse_time(obj[name])
+    except ValueError as exc:
+        raise ValueError(f"'{name}': {exc}") from None

@@ -1,0 +1,97 @@
+"""A history as the offline commands rate it: in file order or in the order of play, with the
+corrections of a corrections file applied (stream.corrections.ledger)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+from stream.config.modes import Modes
+from stream.corrections.corrections_file import read_corrections
+from stream.corrections.ledger import Ledger, adjusted, interleaved
+from stream.corrections.pseudonyms import pseudonym_key
+from stream.corrections.records import Adjust, Erase
+from stream.errors import UserError
+from stream.history import HistoryMatch
+from stream.history.model import HistoryError
+from stream.history.source import display_name
+from stream.offline.replayer import Replayer, in_play_order
+from stream.settling import Fate
+
+__all__ = ["Rated", "load_ledger", "rated_in_order", "refuse_unmatched"]
+
+Rated = tuple[HistoryMatch, Mapping[str, Fate] | None]
+
+
+def load_ledger(path: Path, modes: Modes, override: str | None) -> Ledger:
+    """The corrections of ``path``; HistoryError names the line of an adjustment in a mode the
+    modes file does not accept (or another than ``--mode``), UserError a missing pseudonym key
+    when the file erases someone."""
+    name = display_name(path)
+    corrections = read_corrections(path)
+    for line, correction in corrections:
+        if isinstance(correction, Adjust):
+            mode = correction.mode
+            if (override is not None and mode != override) or not modes.accepts(mode):
+                rated = f"every match is rated as {override!r}" if override else "the modes file"
+                raise HistoryError(
+                    name, line, f"adjust {correction.audit.id!r}: mode {mode!r} is not in {rated}"
+                )
+    erases = any(isinstance(c, Erase) for _, c in corrections)
+    return Ledger(corrections, pseudonym_key() if erases else None, name)
+
+
+def rated_in_order(
+    matches: Iterable[HistoryMatch],
+    replayer: Replayer,
+    *,
+    play_order: bool,
+    ledger: Ledger | None = None,
+) -> Iterator[Rated]:
+    """Each match to rate, in file order (fates None: rated from its result) or, with
+    ``play_order``, in the live pipeline's order with each player's fate; voided matches left
+    out, erased ids read as pseudonyms, and each adjustment applied to ``replayer`` just before
+    the first match at or after its effective time (the match's start in the order of play,
+    its finish in file order)."""
+    if ledger is not None:
+        matches = _admitted(matches, replayer, ledger)
+    rated: Iterable[Rated] = (
+        in_play_order(matches, replayer) if play_order else ((m, None) for m in matches)
+    )
+    if ledger is None or not ledger.adjustments:
+        yield from rated
+        return
+
+    def time_of(item: Rated) -> float:
+        match = item[0]
+        if play_order and match.started_at is not None:
+            return match.started_at
+        return match.at
+
+    def apply(adjust: Adjust) -> None:
+        replayer.adjust(
+            ledger.name(adjust.player), adjust.mode, lambda mode, s: adjusted(mode, s, adjust)
+        )
+
+    yield from interleaved(rated, time_of, ledger.adjustments, apply)
+
+
+def refuse_unmatched(ledger: Ledger | None) -> None:
+    """UserError when a void voided nothing: the first such void, and how many more."""
+    if ledger is None:
+        return
+    problems = ledger.unmatched()
+    if problems:
+        more = f" (and {len(problems) - 1} more such voids)" if len(problems) > 1 else ""
+        raise UserError(problems[0] + more)
+
+
+def _admitted(
+    matches: Iterable[HistoryMatch], replayer: Replayer, ledger: Ledger
+) -> Iterator[HistoryMatch]:
+    admit = ledger.admit
+    mode_name = replayer.mode_name
+    for match in matches:
+        kept = admit(match, mode_name(match))
+        if kept is not None:
+            yield kept

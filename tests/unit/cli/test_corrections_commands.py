@@ -1,0 +1,172 @@
+"""`skillstream corrections` writes records replay accepts; `replay --corrections` applies
+them; every mistake is one line naming the file, line, variable or value, exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from stream.cli.main import main
+from stream.corrections.pseudonyms import pseudonym
+from stream.corrections.records import Erase, Void, parse_correction
+
+MATCHES = [
+    ("m1", "2026-03-01T10:00:00Z", "alice", "bob", [0, 1]),
+    ("m2", "2026-03-01T11:00:00Z", "bob", "carol", [1, 0]),
+    ("m3", "2026-03-02T10:00:00Z", "alice", "carol", [0, 0]),
+]
+
+
+def lines(skip: str = "") -> str:
+    """The history as JSON lines of match-finished events (which carry match ids)."""
+    return "".join(
+        orjson.dumps(
+            {"match_id": m, "mode": "duel", "finished_at": at, "teams": [[a], [b]], "ranks": r}
+        ).decode()
+        + "\n"
+        for m, at, a, b, r in MATCHES
+        if m != skip
+    )
+
+
+KEY = "0123456789abcdef-key"
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line(code: int, err: str, culprit: str) -> None:
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and culprit in err and "Traceback" not in err, err
+
+
+@pytest.fixture
+def history(tmp_path: Path) -> Path:
+    path = tmp_path / "h.jsonl"
+    path.write_text(lines())
+    return path
+
+
+def ratings(out: str) -> dict[str, float]:
+    return {r["player_id"]: r["rating"] for r in map(orjson.loads, out.splitlines())}
+
+
+def test_a_void_written_by_the_command_makes_replay_rate_as_if_never_played(
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, line, err = run(["corrections", "void", "--matches", "m1", "--reason", "cheat"], capsys)
+    assert code == 0, err
+    void = parse_correction(orjson.loads(line))
+    assert isinstance(void, Void) and void.matches == {"m1"} and void.audit.reason == "cheat"
+    corrections = tmp_path / "c.jsonl"
+    corrections.write_text(line)
+    code, corrected, err = run(["replay", str(history), "--corrections", str(corrections)], capsys)
+    assert code == 0, err
+    without = tmp_path / "without.jsonl"
+    without.write_text(lines(skip="m1"))
+    assert run(["replay", str(without)], capsys)[1] == corrected
+
+
+def test_an_erasure_holds_no_id_and_replay_names_the_pseudonym(
+    history: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SKILLSTREAM_PSEUDONYM_KEY", KEY)
+    code, line, err = run(["corrections", "erase", "alice", "--reason", "GDPR art. 17"], capsys)
+    assert code == 0, err
+    assert "alice" not in line
+    erase = parse_correction(orjson.loads(line))
+    assert isinstance(erase, Erase) and erase.pseudonym == pseudonym(KEY.encode(), "alice")
+    corrections = tmp_path / "c.jsonl"
+    corrections.write_text(line)
+    before = ratings(run(["replay", str(history)], capsys)[1])
+    code, out, err = run(["replay", str(history), "--corrections", str(corrections)], capsys)
+    assert code == 0 and "alice" not in out, err
+    after = ratings(out)
+    assert after.pop(erase.pseudonym) == before.pop("alice") and after == before
+
+
+def test_each_mistake_is_one_line(
+    history: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SKILLSTREAM_PSEUDONYM_KEY", raising=False)
+    c = tmp_path / "c.jsonl"
+    base = '{"id":"c-1","by":"ops","at":"2026-11-25T08:00:00Z","reason":"r",'
+    replay = ["replay", str(history), "--corrections", str(c)]
+    c.write_text(base + '"kind":"void","matches":["m1","m404"]}\n')
+    one_line(
+        *run(replay, capsys)[::2], f"{c} line 1: void 'c-1': match 'm404' is not in the history"
+    )
+    c.write_text(
+        base
+        + '"kind":"void","player":"dave",'
+        + '"from":"2026-03-01T00:00:00Z","until":"2026-03-05T00:00:00Z"}\n'
+    )
+    one_line(*run(replay, capsys)[::2], "void 'c-1' voids nothing: 'dave' finished no match")
+    c.write_text("\n" + base + '"kind":"void"}\n')
+    one_line(*run(replay, capsys)[::2], f"{c} line 2: a void names 'matches'")
+    c.write_text(base + '"kind":"erase","pseudonym":"erased-1"}\n')
+    one_line(*run(replay, capsys)[::2], "SKILLSTREAM_PSEUDONYM_KEY is not set")
+    modes = tmp_path / "modes.toml"
+    modes.write_text('[default]\nunlisted = "reject"\n[modes.duel]\n')
+    c.write_text(base + '"kind":"adjust","mode":"ffa","player":"a","set":1600,"effective":0}\n')
+    code, _, err = run([*replay, "--mode", "duel", "--modes-file", str(modes)], capsys)
+    one_line(code, err, "'effective'")
+    c.write_text(
+        base + '"kind":"adjust","mode":"ffa","player":"a","set":1600,"effective":1780000000000}\n'
+    )
+    code, _, err = run([*replay, "--mode", "duel", "--modes-file", str(modes)], capsys)
+    one_line(
+        code, err, f"{c} line 1: adjust 'c-1': mode 'ffa' is not in every match is rated as 'duel'"
+    )
+    one_line(
+        *run(["corrections", "erase", "alice", "--reason", "r"], capsys)[::2],
+        "SKILLSTREAM_PSEUDONYM_KEY is not set",
+    )
+    monkeypatch.setenv("SKILLSTREAM_PSEUDONYM_KEY", "short")
+    one_line(
+        *run(["corrections", "erase", "alice", "--reason", "r"], capsys)[::2],
+        "SKILLSTREAM_PSEUDONYM_KEY has 5 characters",
+    )
+    one_line(
+        *run(
+            ["corrections", "adjust", "m", "p", "--set", "1", "--shift", "2", "--reason", "r"],
+            capsys,
+        )[::2],
+        "exactly one of --set RATING and --shift POINTS",
+    )
+    one_line(
+        *run(
+            [
+                "corrections",
+                "void",
+                "--player",
+                "p",
+                "--from",
+                "2026-03-02",
+                "--until",
+                "2026-03-01",
+                "--reason",
+                "r",
+            ],
+            capsys,
+        )[::2],
+        "'from' must be before 'until'",
+    )
+    one_line(
+        *run(["corrections", "void", "--matches", "m1", "--reason", " "], capsys)[::2],
+        "'reason' must be a string",
+    )
