@@ -56,9 +56,16 @@ def replayed(matches: list[Match]) -> dict[tuple[str, str], tuple[Any, ...]]:
     Points, games; each match rated at its finish, as the live pipeline rates it, in the order
     of play and with its rule for overlapping matches (``skillstream replay --in-play-order``
     on a history that carries the starts)."""
-    replayer = Replayer(Modes())
+    return replayed_history(as_history(matches), Modes())
+
+
+def replayed_history(
+    history: list[HistoryMatch], modes: Modes
+) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """:func:`replayed` for any history (modes, teams) rated with ``modes``."""
+    replayer = Replayer(modes)
     out: dict[tuple[str, str], tuple[Any, ...]] = {}
-    for match, fates in in_play_order(as_history(matches), replayer):
+    for match, fates in in_play_order(history, replayer):
         for pid, update in replayer.apply_settled(match, fates).items():
             s = update.state
             out[(pid, match.match_id)] = (

@@ -30,6 +30,10 @@ chosen algorithm live in a sub-table named after it::
     teams = "composite_opponent"
     [modes.ranked-2v2.glicko2]
     tau = 0.4
+    [modes.ranked-2v2.start]         # newcomers start from their rating in another mode
+    from_mode = "ranked-1v1"         # a listed mode with the same algorithm
+    deviation_added = 0.3            # of a new player's deviation, added to the source's
+    deviation_cap = 0.5              # of a new player's deviation: the widest it gets
 
 Every key is checked: a misspelt key is an error naming its place, not a silent default.
 
@@ -53,6 +57,7 @@ from typing import Any, ClassVar, TypeVar
 
 from stream.errors import UserError
 from stream.ratings.algorithm import ALGORITHMS
+from stream.ratings.carryover import StartConfig
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.modeconfig import ModeConfig, QuitPolicy
 from stream.ratings.population import PopulationConfig
@@ -206,7 +211,13 @@ def parse_modes(data: Mapping[str, Any], source: str = "modes") -> Modes:
     """Modes from a parsed TOML document, its [default] laid over the built-in table;
     ModesError names ``source`` and the key's table."""
     _check_keys(data, {"default", "modes"}, source, "the top level")
-    default_table = _merge(built_in_table(), _table(data.get("default", {}), source, "[default]"))
+    given_default = _table(data.get("default", {}), source, "[default]")
+    if "start" in given_default:
+        raise ModesError(
+            f"{source}: [default.start] a mode starts from another one by name: put it under "
+            "[modes.NAME.start]"
+        )
+    default_table = _merge(built_in_table(), given_default)
     unlisted = default_table.get("unlisted", "default")
     if unlisted not in ("default", "reject"):
         raise ModesError(f"{source}: [default] unlisted must be 'default' or 'reject'")
@@ -218,6 +229,8 @@ def parse_modes(data: Mapping[str, Any], source: str = "modes") -> Modes:
         merged = _merge(default_table, _table(table, source, f"[{path}]"))
         merged.pop("unlisted", None)
         listed[name], listed_pending[name] = _build_mode(name, merged, source, path)
+    for mode in listed.values():
+        _check_start(mode, listed, source)
     return Modes(
         default=default,
         listed=listed,
@@ -225,6 +238,28 @@ def parse_modes(data: Mapping[str, Any], source: str = "modes") -> Modes:
         default_pending=default_pending,
         listed_pending=listed_pending,
     )
+
+
+def _check_start(mode: ModeConfig, listed: Mapping[str, ModeConfig], source: str) -> None:
+    """A mode starts from another listed mode on the same rating scale (the same algorithm)."""
+    start = mode.start
+    if start is None:
+        return
+    where = f"[modes.{mode.name}.start]"
+    origin = listed.get(start.from_mode)
+    if start.from_mode == mode.name:
+        raise ModesError(f"{source}: {where} from_mode {start.from_mode!r} is the mode itself")
+    if origin is None:
+        raise ModesError(
+            f"{source}: {where} from_mode {start.from_mode!r} is not a listed mode; listed: "
+            f"{sorted(listed)}"
+        )
+    if origin.algorithm.name != mode.algorithm.name:
+        raise ModesError(
+            f"{source}: {where} from_mode {start.from_mode!r} is rated with "
+            f"{origin.algorithm.name}, this mode with {mode.algorithm.name}: a rating carries "
+            "over only on the same scale"
+        )
 
 
 def build_mode(
@@ -251,6 +286,7 @@ def _build_mode(
             "experience",
             "seasons",
             "population",
+            "start",
         }
         | algorithms,
         source,
@@ -289,7 +325,17 @@ def _build_mode(
     experience = _build(ExperienceConfig, table.get("experience", {}), source, f"{path}.experience")
     seasons = _seasons(table.get("seasons", {}), source, f"{path}.seasons")
     population = _build(PopulationConfig, table.get("population", {}), source, f"{path}.population")
-    mode = ModeConfig(name, algorithm, teams, rank_points, experience, quits, seasons, population)
+    start = None
+    if "start" in table:
+        given_start = _table(table["start"], source, f"[{path}.start]")
+        if "from_mode" not in given_start:
+            raise ModesError(
+                f"{source}: [{path}.start] from_mode is required: the mode newcomers start from"
+            )
+        start = _build(StartConfig, given_start, source, f"{path}.start")
+    mode = ModeConfig(
+        name, algorithm, teams, rank_points, experience, quits, seasons, population, start
+    )
     return mode, pending
 
 

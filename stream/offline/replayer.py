@@ -6,12 +6,14 @@ what the live pipeline computes for matches that do not overlap in time.
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from stream.config.modes import Modes
 from stream.history import HistoryMatch, SeedRating, play_order
 from stream.offline.learning import PopulationLearner
+from stream.ratings.carryover import started_from, starting_state
 from stream.ratings.engine import (
     PlayerUpdate,
     initial_state,
@@ -21,12 +23,9 @@ from stream.ratings.engine import (
     skill_at,
 )
 from stream.ratings.experience import shifted
-from stream.ratings.glicko1 import Glicko1Config
-from stream.ratings.glicko2 import SCALE, Glicko2Config
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 from stream.ratings.probability import team_win_probability
-from stream.ratings.rank_points import to_points
 from stream.ratings.resolution import rated_players
 from stream.ratings.skill import PlayerState, SkillLike
 from stream.ratings.teams import score_against
@@ -132,9 +131,7 @@ class Replayer:
         """``player_id``'s stored state in ``match``'s mode just before it (a seed applied as
         :meth:`apply` would), None for a player the mode has not seen."""
         name, mode, table = self.mode_of(match)
-        if self._seeds:
-            self._seed(name, mode, table, match)
-        return table.get(player_id)
+        return self._states(name, mode, table, match).get(player_id)
 
     def rules_of(self, match: HistoryMatch) -> ModeConfig:
         """The rules ``match`` was rated with: its mode with the population in force."""
@@ -143,8 +140,9 @@ class Replayer:
     def apply(self, match: HistoryMatch) -> dict[str, PlayerUpdate]:
         """Rate ``match`` and store the new states; returns the updates by player id."""
         name, mode, table = self.mode_of(match)
-        if self._seeds:
-            self._seed(name, mode, table, match)
+        states: Mapping[str, PlayerState] = table
+        if self._seeds or mode.start is not None:
+            states = self._states(name, mode, table, match)
         learner = self._learners[name]
         # The mode with its population in force: rate_player(mode, ..., population) as one
         # object, resolved once for the whole match (a mode that does not learn is its own).
@@ -152,13 +150,13 @@ class Replayer:
         rules = mode if population is None else learner.rules
         if match.quitters:
             plan = rated_players(rules, match.teams, match.quitters)
-            get = table.get
+            get = states.get
             updates = {
-                pid: rate_player(rules, pid, get(pid), match, table, forced)
+                pid: rate_player(rules, pid, get(pid), match, states, forced)
                 for pid, forced in plan.items()
             }
         else:
-            updates = rate_match(rules, match, table)
+            updates = rate_match(rules, match, states)
         if population is not None:
             teams = match.teams
             if not match.quitters and len(teams) == 2 and len(teams[0]) == len(teams[1]) == 1:
@@ -169,7 +167,7 @@ class Replayer:
                 actual = score_against(*match.ranks)
                 learner.observe_duel(population, rules, p, actual, updates)
             else:
-                self._observe(learner, population, rules, table, match, updates)
+                self._observe(learner, population, rules, states, match, updates)
         # Written back only after everyone is rated: each player meets the others' old states.
         for pid, update in updates.items():
             table[pid] = update.state
@@ -201,24 +199,23 @@ class Replayer:
         if all(f.how is Settled.RESULT for f in fates.values()):
             return self.apply(match)
         name, mode, table = self.mode_of(match)
-        if self._seeds:
-            self._seed(name, mode, table, match)
+        states = self._states(name, mode, table, match)
         learner = self._learners[name]
         # One population for the whole match, the one of its result's window.
         population = learner.at(match.at)
         plan = rated_players(mode, match.teams, match.quitters)
         voided = match._replace(ranks=(0,) * len(match.teams), stats=None)
-        get = table.get
+        get = states.get
         updates: dict[str, PlayerUpdate] = {}
         for team in match.teams:
             for pid in team:
                 settled = fates[pid]
                 if settled.how is not Settled.RESULT:
                     lost = voided._replace(at=settled.at)
-                    updates[pid] = rate_player(mode, pid, get(pid), lost, table, 0.0, population)
+                    updates[pid] = rate_player(mode, pid, get(pid), lost, states, 0.0, population)
                 elif pid in plan:
                     updates[pid] = rate_player(
-                        mode, pid, get(pid), match, table, plan[pid], population
+                        mode, pid, get(pid), match, states, plan[pid], population
                     )
         if learner.learns:
             learner.observe(population, learner.rules, match.teams, match.ranks, None, updates)
@@ -230,10 +227,9 @@ class Replayer:
         """(probability that team i beats team j, actual score) for every pair of teams, each
         player at their rating plus their experience offset, as the update sees them."""
         name, mode, table = self.mode_of(match)
-        if self._seeds:
-            self._seed(name, mode, table, match)
+        states = self._states(name, mode, table, match)
         rules = self.population_of(match).rules(mode)
-        teams = self._played(rules, table, match)
+        teams = self._played(rules, states, match)
         algorithm = rules.algorithm
         strategy = rules.team_rule
         edge = rules.population.size_edge
@@ -268,16 +264,28 @@ class Replayer:
             for team in match.teams
         ]
 
-    def _seed(
+    def _states(
         self, name: str, mode: ModeConfig, table: dict[str, PlayerState], match: HistoryMatch
-    ) -> None:
+    ) -> Mapping[str, PlayerState]:
+        """The states ``match`` is rated from: the mode's table, a seed stored for each
+        participant new to it, and over them, for a mode that starts from another, a new
+        participant's start from their state there now (never stored: the live worker too
+        derives it afresh until the player's first rating in the mode is stored)."""
+        seeds = self._seeds
+        start = mode.start
+        started: dict[str, PlayerState] = {}
         for team in match.teams:
             for pid in team:
                 if pid in table:
                     continue
-                seed = self._seeds.get((pid, name)) or self._seeds.get((pid, None))
+                seed = (seeds.get((pid, name)) or seeds.get((pid, None))) if seeds else None
                 if seed is not None:
                     table[pid] = seeded_state(mode, seed)
+                elif start is not None:
+                    source = self._mode_named(start.from_mode)[2].get(pid)
+                    if source is not None:
+                        started[pid] = started_from(mode, source)
+        return ChainMap(started, table) if started else table
 
     def ratings(self) -> Iterator[FinalRating]:
         """Final states, by mode name, then rating from the top."""
@@ -297,14 +305,12 @@ def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
     Games: the seed's; a seed without any is an established player (the experience term's
     settled games, so the term does not take a migrated ladder for debutants; ``replay
     --seed-games new`` gives such seeds 0 games before they get here). The values are held to
-    the mode's bounds (a deviation no larger than a new player's; Glicko-2's rating, deviation
-    and volatility bounds; Glicko-1's smallest deviation), so no seed can carry the engine
-    outside the ranges it is proven finite on: stream.offline.seeding refuses or reports every
-    seed this changes before anything is rated.
+    the mode's bounds (a deviation no larger than a new player's, then
+    :func:`stream.ratings.carryover.starting_state`), so no seed can carry the engine outside
+    the ranges it is proven finite on: stream.offline.seeding refuses or reports every seed
+    this changes before anything is rated.
     """
     fresh = initial_state(mode)
-    algorithm = mode.algorithm
-    rating = seed.rating
     # Algorithms without a deviation or a volatility ignore the seed's.
     deviation = fresh.deviation
     if seed.deviation is not None and fresh.deviation > 0.0:
@@ -312,21 +318,8 @@ def seeded_state(mode: ModeConfig, seed: SeedRating) -> PlayerState:
     volatility = fresh.volatility
     if seed.volatility is not None and fresh.volatility is not None:
         volatility = seed.volatility
-    if isinstance(algorithm, Glicko2Config):
-        low, high = algorithm.rating_bounds
-        rating = min(max(rating, low), high)
-        deviation = max(deviation, algorithm.min_deviation * SCALE)
-        if volatility is not None:
-            volatility = min(max(volatility, algorithm.min_volatility), algorithm.max_volatility)
-    elif isinstance(algorithm, Glicko1Config):
-        deviation = max(deviation, algorithm.min_deviation)
-    points = to_points(
-        mode.rank_points,
-        rating - mode.rank_points.confidence_z * deviation,
-        algorithm.rating_bounds,
-    )
     games = mode.experience.settled_games if seed.games is None else seed.games
-    return PlayerState(rating, deviation, volatility, round(points), games, None)
+    return starting_state(mode, seed.rating, deviation, volatility, games, None)
 
 
 def in_play_order(

@@ -50,6 +50,7 @@ from stream.protocol import (
     Watermark,
     rating_key,
 )
+from stream.ratings.carryover import started_from
 from stream.ratings.engine import MatchView, initial_state, rate_player
 from stream.ratings.explain import explain
 from stream.ratings.resolution import outcome_of
@@ -113,7 +114,8 @@ class PlayerProcessor:
         matches = record.matches
         if match_id in matches:
             if ctx.partition.sent_snapshot(player_id, match_id, matches[match_id]):
-                snapshot = Snapshot(match_id, player_id, _state_of(rated), False, join.started_at)
+                state = self._current(ctx, player_id, join.mode, rated)
+                snapshot = Snapshot(match_id, player_id, state, False, join.started_at)
                 ctx.out.to_match(join.home, snapshot)
             return
         grace = self.modes.pending(join.mode).grace_seconds
@@ -138,7 +140,7 @@ class PlayerProcessor:
             ):
                 ctx.out.count("duplicate_results")
             else:
-                state = None if rated is None else rated.state
+                state = self._current(ctx, player_id, rate.mode, rated)
                 update = rate_player(mode, player_id, state, match, snapshots, player.forced)
                 version = 1 if rated is None else rated.version + 1
                 recent = [] if rated is None else rated.recent
@@ -160,6 +162,23 @@ class PlayerProcessor:
                     ),
                 )
             self._release(ctx, match_id, player_id, remember=False)
+
+    def _current(
+        self, ctx: PlayerContext, player_id: str, mode: str, rated: RatingRecord | None
+    ) -> PlayerState | None:
+        """The state the player's next match in ``mode`` is rated from: their ``rated`` record's,
+        or for a newcomer to a mode that starts from another, the start from their state there
+        now (stream/ratings/carryover.py; their matches there that started earlier are settled
+        by then, later ones wait for this one, so snapshot and rating see the same), or None.
+        Replay derives it from the same state (Replayer._states)."""
+        if rated is not None:
+            return rated.state
+        config = self.modes.get(mode)
+        start = config.start
+        if start is None:
+            return None
+        source = ctx.ratings.get(rating_key(player_id, start.from_mode))
+        return None if source is None else started_from(config, source.state)
 
     def _release(
         self, ctx: PlayerContext, match_id: str, player_id: str, *, remember: bool
@@ -203,7 +222,8 @@ class PlayerProcessor:
             if index == 0 and not ahead and not partition.sent_snapshot(player_id, match_id, entry):
                 if partition.allows(entry.at):
                     rated = ctx.ratings.get(rating_key(player_id, entry.mode))
-                    snapshot = Snapshot(match_id, player_id, _state_of(rated), False, entry.at)
+                    state = self._current(ctx, player_id, entry.mode, rated)
+                    snapshot = Snapshot(match_id, player_id, state, False, entry.at)
                     ctx.out.to_match(entry.home, snapshot)
                     partition.snapped.add((player_id, match_id))
                 else:

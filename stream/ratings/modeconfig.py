@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from stream.ratings.algorithm import AlgorithmConfig, MatchAlgorithm, PairwiseAlgorithm
+from stream.ratings.carryover import StartConfig
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.population import ROSTER_PERSISTENCE, PopulationConfig
@@ -45,6 +46,9 @@ class ModeConfig:
     # The population's values (prior deviation, size edge, persistence) and whether they are
     # learned from the mode's history (stream/ratings/population.py).
     population: PopulationConfig = field(default_factory=PopulationConfig)
+    # None: a newcomer starts as new. Otherwise the mode whose rating they start from, less
+    # certain (stream/ratings/carryover.py).
+    start: StartConfig | None = None
     # Derived once: the team strategy that rates a team match (``auto`` resolved by the
     # population's persistence: rosters as composite_opponent, reshuffled teams as shared).
     team_rule: TeamStrategy = field(init=False, repr=False, compare=False)

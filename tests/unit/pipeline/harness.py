@@ -429,3 +429,16 @@ def a_match(c: Cluster, match_id: str = "m1", players: tuple[str, str] = ("a", "
 
 def _agent(topic: str) -> str:
     return "players" if topic == PLAYER_COMMANDS else "matches"
+
+
+def drain_in_order(c: Cluster, seed: int) -> None:
+    """Hold every input partition, then release them one by one in a seeded order, running
+    (and ticking) in between: each release is a partition the worker gets round to later."""
+    order = [(topic, p) for topic in (STARTED, FINISHED) for p in range(c.partitions)]
+    random.Random(seed).shuffle(order)
+    for tp in order:
+        c.hold(*tp)
+    c.run()
+    for tp in order:
+        c.release(*tp)
+        c.run()

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 from builders import T0
-from harness import FINISHED, STARTED, Cluster, epoch_ms
+from harness import FINISHED, STARTED, Cluster, drain_in_order, epoch_ms
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from replay_1v1 import Match, as_history, replayed
@@ -75,19 +75,6 @@ def live(c: Cluster) -> dict[tuple[str, str], tuple[Any, ...]]:
 
 def tps() -> list[tuple[str, int]]:
     return [(topic, p) for topic in (STARTED, FINISHED) for p in range(PARTITIONS)]
-
-
-def drain_in_order(c: Cluster, seed: int) -> None:
-    """Hold every input partition, then release them one by one in a seeded order, running
-    (and ticking) in between: each release is a partition the worker gets round to later."""
-    order = tps()
-    random.Random(seed).shuffle(order)
-    for tp in order:
-        c.hold(*tp)
-    c.run()
-    for tp in order:
-        c.release(*tp)
-        c.run()
 
 
 # Progress reported on ticks only (None), or also at the end of every batch (0.0, the way a busy
