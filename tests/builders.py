@@ -3,6 +3,13 @@ module: pyproject.toml puts tests/ on the path)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+import orjson
+
+# A duel: (match id, finish time, first player, second player, ranks).
+Duel = tuple[str, str, str, str, list[int]]
+
 # The event time the tests' matches start at. (The engine and replay tests start theirs at
 # 1_700_000_000.0, on purpose: their own T0.)
 T0 = 1_780_000_000.0
@@ -11,3 +18,14 @@ T0 = 1_780_000_000.0
 def epoch_ms(seconds: float) -> int:
     """Epoch milliseconds, as producers may send."""
     return round(seconds * 1000)
+
+
+def duel_lines(duels: Iterable[Duel], mode: str = "duel") -> str:
+    """A JSON-lines history of match-finished events (which carry match ids) of ``duels``."""
+    return "".join(
+        orjson.dumps(
+            {"match_id": m, "mode": mode, "finished_at": at, "teams": [[a], [b]], "ranks": r}
+        ).decode()
+        + "\n"
+        for m, at, a, b, r in duels
+    )

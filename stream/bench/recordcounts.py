@@ -37,6 +37,8 @@ def topic_class(topic: str, settings: Settings) -> str:
         return "outputs"
     if topic == settings.dead_letter_topic:
         return "dead letters"
+    if topic == settings.audit_topic:
+        return "corrections"
     # Faust names every table's changelog this way (Settings.changelog_topic).
     if topic.startswith(f"{settings.app_id}-") and topic.endswith("-changelog"):
         return "changelogs"

@@ -1,8 +1,10 @@
-"""`skillstream corrections void | adjust | erase`: write one correction record.
+"""`skillstream corrections void | adjust | erase | log`: write and read correction records.
 
-Each prints the record as one JSON line (append it to the corrections file that ``skillstream
-replay --corrections`` reads), after the same checks the readers make, so a record these
-commands print is always accepted. ``by`` defaults to the user running the command, ``at`` to
+Each of void, adjust and erase prints the record as one JSON line (append it to the
+corrections file that ``skillstream replay --corrections`` reads), after the same checks the
+readers make, so a record these commands print is always accepted; with ``--publish`` it goes
+to the audit topic first and is printed once the broker has it. ``log`` prints the audit
+topic's records as a corrections file. ``by`` defaults to the user running the command, ``at`` to
 now (the only wall clock in the corrections: it records when the decision was made; what a
 correction does never depends on it). What each correction does and what it cannot undo:
 docs/operations.md#correcting-the-past.
@@ -11,6 +13,7 @@ docs/operations.md#correcting-the-past.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import getpass
 import secrets
 import sys
@@ -19,7 +22,8 @@ from typing import Any
 
 import orjson
 
-from stream.cli.arguments import iso_date
+from stream.cli.arguments import iso_date, output_file
+from stream.cli.environment import settings_or_none
 from stream.corrections.pseudonyms import pseudonym, pseudonym_key
 from stream.corrections.records import correction_json, parse_correction
 from stream.errors import UserError
@@ -59,10 +63,40 @@ def cmd_correction(args: argparse.Namespace) -> int:
     else:
         record["pseudonym"] = pseudonym(pseudonym_key(), args.player)
     try:
-        checked = correction_json(parse_correction(record))
+        correction = parse_correction(record)
     except ValueError as exc:
         raise UserError(f"{args.action}: {exc}") from None
+    checked = correction_json(correction)
+    if args.publish:
+        from stream.corrections.audit import publish
+
+        settings = settings_or_none(f"corrections {args.action}")
+        if settings is None:
+            return 2
+        checked = asyncio.run(publish(settings, correction))
     sys.stdout.write(orjson.dumps(checked).decode() + "\n")
+    return 0
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    """The audit topic's corrections, in the order they were made, as JSON lines."""
+    from stream.corrections.audit import read_log
+
+    settings = settings_or_none("corrections log")
+    if settings is None:
+        return 2
+    records = asyncio.run(read_log(settings))
+    lines = b"".join(
+        orjson.dumps(correction_json(c), option=orjson.OPT_APPEND_NEWLINE) for _, c in records
+    )
+    if args.out is not None:
+        args.out.write_bytes(lines)
+    else:
+        sys.stdout.buffer.write(lines)
+    print(
+        f"skillstream corrections log: {len(records):,} corrections from {settings.audit_topic!r}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -77,6 +111,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         parser.add_argument("--reason", required=True, help="why (kept with the record)")
         parser.add_argument("--by", help="who decided (default: the user running this)")
         parser.add_argument("--id", help="the record's id (default: c-<time>-<random>)")
+        parser.add_argument(
+            "--publish",
+            action="store_true",
+            help="append it to the audit topic (SKILLSTREAM_TOPIC_AUDIT) before printing it",
+        )
         parser.set_defaults(func=cmd_correction)
 
     void = actions.add_parser("void", help="matches that count as never played")
@@ -105,3 +144,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     erase.add_argument("player")
     common(erase)
+
+    log = actions.add_parser(
+        "log", help="the audit topic's corrections as a corrections file (JSON lines)"
+    )
+    log.add_argument("--out", type=output_file(".jsonl"), help="FILE.jsonl (default: stdout)")
+    log.set_defaults(func=cmd_log)

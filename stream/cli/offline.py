@@ -30,6 +30,7 @@ from stream.history.source import display_name
 from stream.offline.corrected import Rated, load_ledger, rated_in_order, refuse_unmatched
 from stream.offline.evaluation import Tally, evaluate_in_detail
 from stream.offline.intake import Intake
+from stream.offline.leaderboard_change import BOARDS
 from stream.offline.pairing import Side, compare, side_from_file, side_of
 from stream.offline.predictions import Prediction, predictions
 from stream.offline.predictions_file import read_predictions, write_predictions
@@ -39,6 +40,14 @@ from stream.offline.seeding import SeedBounds, SeedGames, check_seeds, with_game
 from stream.offline.tuned_section import tuned_toml
 from stream.offline.tuning import Plan, Trial, planned_trials, tune
 from stream.ratings.algorithm import ALGORITHMS
+
+SAME_MODES, BUILT_IN = "same", "built-in"
+
+
+def _baseline(text: str) -> Path | str:
+    """A modes file to compare with (``same``: the replay's own modes; ``built-in``: the
+    built-in defaults)."""
+    return text if text in (SAME_MODES, BUILT_IN) else existing_file(text)
 
 
 class UsageError(UserError):
@@ -190,16 +199,45 @@ def cmd_replay(args: argparse.Namespace) -> int:
     rated = rated_in_order(matches, replayer, play_order=args.in_play_order, ledger=ledger)
     if args.explain is not None:
         return _explain(args, replayer, rated, ledger)
+    if args.leaderboard_change is not None and str(args.history) == "-":
+        raise UsageError("--leaderboard-change rates the history twice: give a file, not '-'")
+    apply_all(replayer, rated)
+    refuse_unmatched(ledger)
+    if args.leaderboard_change is not None:
+        return _leaderboard_change(args, replayer)
+    with ExitStack() as stack:
+        out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
+        for final in replayer.ratings():
+            out.write(orjson.dumps(final.to_json(), option=orjson.OPT_APPEND_NEWLINE))
+    return 0
+
+
+def apply_all(replayer: Replayer, rated: Iterable[Rated]) -> None:
     for match, fates in rated:
         if fates is None:
             replayer.apply(match)
         else:
             replayer.apply_settled(match, fates)
-    refuse_unmatched(ledger)
+
+
+def _leaderboard_change(args: argparse.Namespace, replayer: Replayer) -> int:
+    """``--leaderboard-change [BASELINE]``: the history replayed again as it is rated today
+    (the BASELINE modes file, or the same modes, and no corrections), and the boards of the
+    two compared: what a re-rate would change, before it is done."""
+    from stream.offline.leaderboard_change import change_lines, leaderboard_changes
+
+    baseline_args = argparse.Namespace(**vars(args))
+    if args.leaderboard_change == BUILT_IN:
+        baseline_args.modes_file = None
+    elif args.leaderboard_change != SAME_MODES:
+        baseline_args.modes_file = args.leaderboard_change
+    baseline = make_replayer(baseline_args)
+    matches = stream_history(args.history, "replay", baseline, baseline_args)
+    apply_all(baseline, rated_in_order(matches, baseline, play_order=args.in_play_order))
+    changes = leaderboard_changes(baseline.tables, replayer.tables, args.board, args.top)
     with ExitStack() as stack:
         out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
-        for final in replayer.ratings():
-            out.write(orjson.dumps(final.to_json(), option=orjson.OPT_APPEND_NEWLINE))
+        out.write("".join(line + "\n" for line in change_lines(changes, args.board)).encode())
     return 0
 
 
@@ -446,6 +484,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="FILE",
         help="JSON lines of corrections (void, adjust, erase) to apply: the ratings as if the "
         "voided matches had never been played (docs/operations.md#correcting-the-past)",
+    )
+    replay.add_argument(
+        "--leaderboard-change",
+        nargs="?",
+        const=SAME_MODES,
+        type=_baseline,
+        metavar="BASELINE",
+        help="print how the boards change instead of the ratings: this replay (its modes file, "
+        "its --corrections) against the history rated with the BASELINE modes file ('built-in' "
+        "for the built-in defaults; default: the same) and no corrections: a re-rate's dry run",
+    )
+    replay.add_argument(
+        "--board",
+        choices=BOARDS,
+        default=BOARDS[0],
+        help="with --leaderboard-change: the board to show (default rank_points)",
+    )
+    replay.add_argument(
+        "--top", type=positive_int, default=20, help="with --leaderboard-change: how many"
     )
     replay.add_argument(
         "--explain",

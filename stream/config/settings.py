@@ -81,6 +81,9 @@ class Settings:
     match_finished_topic: str = "match-finished"
     rating_changed_topic: str = "rating-changed"
     dead_letter_topic: str = "skillstream-dlq"
+    # Operators' corrections (void, adjust, erase), one partition, kept for good:
+    # stream/corrections/audit.py.
+    audit_topic: str = "skillstream-audit"
     store: str = "memory"
     data_dir: Path = Path("skillstream-data")
     batch_size: int = 500
@@ -187,6 +190,7 @@ class Settings:
             (self.match_finished_topic, "SKILLSTREAM_TOPIC_MATCH_FINISHED"),
             (self.rating_changed_topic, "SKILLSTREAM_TOPIC_RATING_CHANGED"),
             (self.dead_letter_topic, "SKILLSTREAM_TOPIC_DLQ"),
+            (self.audit_topic, "SKILLSTREAM_TOPIC_AUDIT"),
             (self.match_commands_topic, f"the match commands ({app})"),
             (self.player_commands_topic, f"the player commands ({app})"),
             *((self.changelog_topic(t), f"the {t} table's changelog ({app})") for t in TABLES),
@@ -300,6 +304,7 @@ class Settings:
                 "SKILLSTREAM_TOPIC_RATING_CHANGED", defaults.rating_changed_topic
             ),
             dead_letter_topic=reader.name("SKILLSTREAM_TOPIC_DLQ", defaults.dead_letter_topic),
+            audit_topic=reader.name("SKILLSTREAM_TOPIC_AUDIT", defaults.audit_topic),
             store=store,
             data_dir=Path(env.get("SKILLSTREAM_DATA_DIR", str(defaults.data_dir))),
             batch_size=reader.integer("SKILLSTREAM_BATCH_SIZE", defaults.batch_size),

@@ -37,9 +37,9 @@ class TopicSpec:
 
 
 def topic_specs(settings: Settings) -> list[TopicSpec]:
-    """Every topic of the deployment: inputs, output, dead letters, internal commands, and the
-    tables' changelogs (compacted: each keeps the latest value per key for ever, which is what
-    recovery and ``cache rebuild`` read)."""
+    """Every topic of the deployment: inputs, output, dead letters, the audit log of
+    corrections, internal commands, and the tables' changelogs (compacted: each keeps the
+    latest value per key for ever, which is what recovery and ``cache rebuild`` read)."""
     p, r = settings.partitions, settings.replication_factor
     week = str(7 * DAY_MS)
     # With three or more replicas an acknowledged write survives the loss of one broker.
@@ -51,6 +51,8 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         TopicSpec(settings.match_finished_topic, p, r, {**delete, "retention.ms": week}),
         TopicSpec(settings.rating_changed_topic, p, r, {**delete, "retention.ms": week}),
         TopicSpec(settings.dead_letter_topic, p, r, {**delete, "retention.ms": str(30 * DAY_MS)}),
+        # One partition: the corrections have one order. Kept for good: it is the audit trail.
+        TopicSpec(settings.audit_topic, 1, r, {**delete, "retention.ms": "-1"}),
         TopicSpec(settings.match_commands_topic, p, r, {**delete, "retention.ms": week}),
         TopicSpec(settings.player_commands_topic, p, r, {**delete, "retention.ms": week}),
         *(TopicSpec(settings.changelog_topic(t), p, r, compact) for t in TABLES),

@@ -28,6 +28,7 @@ def test_every_topic_of_the_deployment_has_its_class() -> None:
         "match-finished": "inputs",
         "rating-changed": "outputs",
         "skillstream-dlq": "dead letters",
+        "skillstream-audit": "corrections",
         "rate-match-commands": "commands",
         "rate-player-commands": "commands",
         "rate-matches-changelog": "changelogs",

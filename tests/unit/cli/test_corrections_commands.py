@@ -7,12 +7,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from builders import Duel, duel_lines
 
 from stream.cli.main import main
 from stream.corrections.pseudonyms import pseudonym
 from stream.corrections.records import Erase, Void, parse_correction
 
-MATCHES = [
+MATCHES: list[Duel] = [
     ("m1", "2026-03-01T10:00:00Z", "alice", "bob", [0, 1]),
     ("m2", "2026-03-01T11:00:00Z", "bob", "carol", [1, 0]),
     ("m3", "2026-03-02T10:00:00Z", "alice", "carol", [0, 0]),
@@ -21,14 +22,7 @@ MATCHES = [
 
 def lines(skip: str = "") -> str:
     """The history as JSON lines of match-finished events (which carry match ids)."""
-    return "".join(
-        orjson.dumps(
-            {"match_id": m, "mode": "duel", "finished_at": at, "teams": [[a], [b]], "ranks": r}
-        ).decode()
-        + "\n"
-        for m, at, a, b, r in MATCHES
-        if m != skip
-    )
+    return duel_lines(d for d in MATCHES if d[0] != skip)
 
 
 KEY = "0123456789abcdef-key"

@@ -147,7 +147,10 @@ def test_topics_cover_the_changelogs_compacted_and_durable_with_three_replicas()
         assert changelog.config["cleanup.policy"] == "compact"
         assert changelog.config["min.insync.replicas"] == "2"
     assert specs["match-finished"].config["retention.ms"] == str(7 * 86_400_000)
-    assert {t.partitions for t in specs.values()} == {8}
+    # The audit log has one order: one partition; every other topic has the worker's count.
+    assert specs["skillstream-audit"].partitions == 1
+    assert specs["skillstream-audit"].config["retention.ms"] == "-1"
+    assert {t.partitions for name, t in specs.items() if name != "skillstream-audit"} == {8}
     single = topic_specs(Settings())
     assert all("min.insync.replicas" not in t.config for t in single)
 
@@ -179,6 +182,7 @@ TOPIC_VARIABLES = (
     "SKILLSTREAM_TOPIC_MATCH_FINISHED",
     "SKILLSTREAM_TOPIC_RATING_CHANGED",
     "SKILLSTREAM_TOPIC_DLQ",
+    "SKILLSTREAM_TOPIC_AUDIT",
 )
 
 

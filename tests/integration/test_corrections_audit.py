@@ -1,0 +1,98 @@
+"""The audit topic on the real broker (stream/corrections/audit.py): corrections published by
+`skillstream corrections ... --publish` come back from `corrections log` in the order they
+were made, as a corrections file replay applies; a record that is not a correction, or a
+missing topic, is one line and exit 2."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from aiokafka import AIOKafkaProducer
+from builders import Duel, duel_lines
+
+from stream.config.settings import Settings
+from stream.local.stack import LocalStack
+from stream.pipeline.topics import ensure_topics, topic_specs
+
+HISTORY: list[Duel] = [
+    ("m1", "2026-03-01T10:00:00Z", "alice", "bob", [0, 1]),
+    ("m2", "2026-03-01T11:00:00Z", "bob", "carol", [1, 0]),
+    ("m3", "2026-03-02T10:00:00Z", "alice", "carol", [0, 1]),
+]
+
+
+def skillstream(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "stream", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        check=False,
+        timeout=60,
+    )
+
+
+async def test_published_corrections_come_back_in_order_and_replay_applies_them(
+    stack: LocalStack, tmp_path: Path
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    env = {
+        "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap_servers,
+        "SKILLSTREAM_TOPIC_AUDIT": f"audit-{tag}",
+        "SKILLSTREAM_PSEUDONYM_KEY": "a key of at least sixteen",
+    }
+    missing = skillstream(env, "corrections", "log")
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+    assert f"topic 'audit-{tag}' does not exist" in missing.stderr
+    settings = Settings.from_env(env)
+    created = await ensure_topics(
+        settings, [s for s in topic_specs(settings) if s.name == settings.audit_topic]
+    )
+    assert created == [f"audit-{tag}"]
+    made = []
+    for args in (
+        ["void", "--matches", "m3", "--reason", "cheater banned"],
+        [
+            "adjust",
+            "duel",
+            "bob",
+            "--shift",
+            "-40",
+            "--effective",
+            "2026-03-01T10:30:00Z",
+            "--reason",
+            "refund",
+        ],
+        ["erase", "carol", "--reason", "GDPR art. 17"],
+    ):
+        done = skillstream(env, "corrections", *args, "--by", "ops", "--publish")
+        assert done.returncode == 0, done.stderr
+        made.append(done.stdout)
+    log = tmp_path / "log.jsonl"
+    listed = skillstream(env, "corrections", "log", "--out", str(log))
+    assert listed.returncode == 0, listed.stderr
+    assert log.read_text() == "".join(made)
+    assert "carol" not in log.read_text()
+    history = tmp_path / "h.jsonl"
+    history.write_text(duel_lines(HISTORY))
+    from_log = skillstream(env, "replay", str(history), "--corrections", str(log))
+    printed = tmp_path / "printed.jsonl"
+    printed.write_text("".join(made))
+    from_file = skillstream(env, "replay", str(history), "--corrections", str(printed))
+    assert from_log.returncode == 0, from_log.stderr
+    assert from_log.stdout == from_file.stdout and "carol" not in from_log.stdout
+    # Anything else on the topic stops the log at its offset: a log with a hole would apply
+    # other corrections than were made.
+    producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap_servers)
+    await producer.start()
+    try:
+        await producer.send_and_wait(f"audit-{tag}", b'{"id": "x"}')
+    finally:
+        await producer.stop()
+    broken = skillstream(env, "corrections", "log")
+    assert broken.returncode == 2 and broken.stderr.count("\n") == 1, broken.stderr
+    assert f"audit topic 'audit-{tag}' offset 3: missing 'by'" in broken.stderr
