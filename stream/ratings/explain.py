@@ -43,10 +43,6 @@ __all__ = ["Explanation", "describe", "explain"]
 
 # A surprise smaller than this moves a rating by less than float noise: no step is derived.
 _NO_SURPRISE = 1e-9
-# Keys of the compact form, the only ones a reader accepts.
-_KEYS = frozenset(
-    {"reset", "inactive", "offset", "score", "expected", "step", "bound", "correction"}
-)
 # Beyond this no engine goes (the cache's own bound on every number it reads).
 _MAX_MAGNITUDE = 1e7
 
@@ -86,12 +82,11 @@ class Explanation:
     @classmethod
     def from_json(cls, value: object) -> Explanation:
         """Read the compact form back; ValueError names what is wrong (the cache writer trusts
-        nothing on the topic, so every number is checked to be finite and in range)."""
+        nothing on the topic, so every number is checked to be finite and in range). Fields
+        this version does not know are ignored, as the schema asks of every consumer: a newer
+        worker may add a term during a rolling upgrade."""
         if not isinstance(value, Mapping):
             raise ValueError(f"'why' must be an object, got {type(value).__name__}")
-        unknown = sorted(set(value) - _KEYS)
-        if unknown:
-            raise ValueError(f"'why' has unknown field(s): {', '.join(map(str, unknown))}")
         reset = value.get("reset")
         if reset is not None:
             if not isinstance(reset, list) or len(reset) != 2:
