@@ -120,7 +120,12 @@ def test_a_record_of_a_stack_that_is_gone_does_not_stop_up(tmp_path: Path) -> No
 def test_topics_create_is_idempotent_and_refuses_another_partition_count(
     stack: LocalStack,
 ) -> None:
-    env = {**environment(stack), "SKILLSTREAM_APP_ID": "provision"}
+    env = {
+        **environment(stack),
+        "SKILLSTREAM_APP_ID": "provision",
+        # Its own audit topic: the default one may exist already on this stack.
+        "SKILLSTREAM_TOPIC_AUDIT": "provision-audit",
+    }
     command = [sys.executable, "-m", "stream", "topics", "create"]
 
     def run(*extra: str, **over: str) -> subprocess.CompletedProcess[str]:
@@ -136,10 +141,12 @@ def test_topics_create_is_idempotent_and_refuses_another_partition_count(
     plan = run("--dry-run", KAFKA_BOOTSTRAP_SERVERS="127.0.0.1:9")  # nothing listens there
     assert plan.returncode == 0, plan.stderr
     assert "provision-ratings-changelog" in plan.stdout and "cleanup.policy=compact" in plan.stdout
+    audit = next(line for line in plan.stdout.splitlines() if "provision-audit" in line)
+    assert "retention.ms=-1" in audit
     first = run()
     assert first.returncode == 0, first.stderr
     created = [line for line in first.stdout.splitlines() if line.startswith("created")]
-    assert len(created) == 10  # 6 topics + 4 changelogs
+    assert len(created) == 11  # 7 topics (the audit log one) + 4 changelogs
     second = run()
     assert second.returncode == 0, second.stderr
     assert all(line.startswith("exists") for line in second.stdout.splitlines())
