@@ -3,7 +3,9 @@ module: pyproject.toml puts tests/ on the path)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
 
 import orjson
 
@@ -28,4 +30,16 @@ def duel_lines(duels: Iterable[Duel], mode: str = "duel") -> str:
         ).decode()
         + "\n"
         for m, at, a, b, r in duels
+    )
+
+
+def skillstream(env: Mapping[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``skillstream ARGS...`` as a user runs it, with exactly ``env``, at most a minute."""
+    return subprocess.run(
+        [sys.executable, "-m", "stream", *args],
+        capture_output=True,
+        text=True,
+        env=dict(env),
+        check=False,
+        timeout=60,
     )

@@ -19,6 +19,7 @@ from stream.errors import UserError
 _MODULES = {
     "offline": ("replay", "evaluate", "tune"),
     "corrections": ("corrections",),
+    "inputs": ("inputs",),
     "simulate": ("simulate",),
     "bench": ("bench",),
     "demo": ("demo",),

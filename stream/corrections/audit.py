@@ -16,12 +16,17 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaProducer, TopicPartition
 
 from stream.config.settings import Settings
 from stream.corrections.records import Correction, correction_json, parse_correction
 from stream.errors import UserError
-from stream.pipeline.reachability import kafka_errors, kafka_within_timeout, quiet_kafka_logs
+from stream.pipeline.reachability import (
+    kafka_errors,
+    kafka_within_timeout,
+    log_reader,
+    quiet_kafka_logs,
+)
 
 __all__ = ["AuditLogError", "publish", "read_log"]
 
@@ -58,14 +63,7 @@ async def read_log(settings: Settings) -> list[tuple[int, Correction]]:
     with its offset; AuditLogError for a missing topic, a record that is not a correction and
     an id used twice."""
     topic = settings.audit_topic
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=settings.bootstrap_servers,
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",
-        fetch_max_wait_ms=50,
-        request_timeout_ms=max(round(settings.connect_timeout_seconds * 1000), 5000),
-        **settings.kafka_security.aiokafka_options(),
-    )
+    consumer = log_reader(settings)
     found: list[tuple[int, Correction]] = []
     with quiet_kafka_logs(), kafka_errors(settings):
         await kafka_within_timeout(settings, consumer.start())

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager, nullcontext
 from typing import TypeVar
 
+from aiokafka import AIOKafkaConsumer
 from aiokafka.client import AIOKafkaClient
 from aiokafka.errors import (
     KafkaConnectionError,
@@ -160,6 +161,20 @@ def quiet_kafka_logs() -> Iterator[None]:
         yield
     finally:
         logger.setLevel(level)
+
+
+def log_reader(settings: Settings) -> AIOKafkaConsumer:
+    """A consumer for the commands that read whole topics from their start (the audit log, the
+    retained inputs): no group, nothing committed, requests bounded by the connect timeout
+    (at least 5 s: a fetch of a large topic takes longer than a connect)."""
+    return AIOKafkaConsumer(
+        bootstrap_servers=settings.bootstrap_servers,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=50,
+        request_timeout_ms=max(round(settings.connect_timeout_seconds * 1000), 5000),
+        **settings.kafka_security.aiokafka_options(),
+    )
 
 
 def redis_client(settings: Settings) -> Redis:

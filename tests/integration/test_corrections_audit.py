@@ -6,13 +6,11 @@ missing topic, is one line and exit 2."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 from aiokafka import AIOKafkaProducer
-from builders import Duel, duel_lines
+from builders import Duel, duel_lines, skillstream
 
 from stream.config.settings import Settings
 from stream.local.stack import LocalStack
@@ -25,22 +23,12 @@ HISTORY: list[Duel] = [
 ]
 
 
-def skillstream(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "stream", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        check=False,
-        timeout=60,
-    )
-
-
 async def test_published_corrections_come_back_in_order_and_replay_applies_them(
     stack: LocalStack, tmp_path: Path
 ) -> None:
     tag = uuid.uuid4().hex[:8]
     env = {
+        **os.environ,
         "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap_servers,
         "SKILLSTREAM_TOPIC_AUDIT": f"audit-{tag}",
         "SKILLSTREAM_PSEUDONYM_KEY": "a key of at least sixteen",

@@ -1,0 +1,170 @@
+"""`skillstream inputs export` on the real broker: the retained inputs become a history replay
+rates as the live pipeline would (starts joined to finishes, times as sent), and what a history
+cannot hold is counted. (Inputs that retention has cut are refused: tested in
+tests/unit/test_retained_inputs.py, since Tansu 0.6.0 closes the connection on DeleteRecords
+and keeps every record, so no partition here can start above offset 0.)"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import orjson
+from aiokafka import AIOKafkaProducer
+from builders import skillstream
+from pipeline_env import create_topics
+
+from stream.config.modes import Modes
+from stream.history import HistoryMatch
+from stream.local.stack import LocalStack, environment
+from stream.offline.replayer import Replayer, in_play_order
+
+T = 1_780_000_000_000  # epoch ms
+
+
+async def test_the_retained_inputs_replay_as_played(stack: LocalStack, tmp_path: Path) -> None:
+    tag = uuid.uuid4().hex[:8]
+    started, finished = f"started-{tag}", f"finished-{tag}"
+    await create_topics(stack, started, finished, partitions=2)
+    env = {
+        **environment(stack),
+        "SKILLSTREAM_TOPIC_MATCH_STARTED": started,
+        "SKILLSTREAM_TOPIC_MATCH_FINISHED": finished,
+    }
+    sends: list[tuple[str, dict[str, object] | bytes]] = [
+        # m1: a finish without teams, which its start gives; an RFC 3339 time with a fraction.
+        (started, {"match_id": "m1", "mode": "1v1", "started_at": T, "teams": [["a"], ["b"]]}),
+        (
+            finished,
+            {
+                "match_id": "m1",
+                "mode": "1v1",
+                "finished_at": "2026-05-28T20:30:00.5Z",
+                "ranks": [0, 1],
+            },
+        ),
+        # m2 overlaps m3 for b: started before m1 ended, so the order of play matters.
+        (
+            started,
+            {"match_id": "m2", "mode": "1v1", "started_at": T + 600_000, "teams": [["b"], ["c"]]},
+        ),
+        (
+            started,
+            {"match_id": "m3", "mode": "1v1", "started_at": T + 900_000, "teams": [["c"], ["a"]]},
+        ),
+        (
+            finished,
+            {
+                "match_id": "m3",
+                "mode": "1v1",
+                "finished_at": T + 1_000_000,
+                "teams": [["c"], ["a"]],
+                "ranks": [1, 0],
+            },
+        ),
+        (
+            finished,
+            {
+                "match_id": "m2",
+                "mode": "1v1",
+                "finished_at": T + 1_100_000,
+                "teams": [["b"], ["c"]],
+                "ranks": [0, 0],
+            },
+        ),
+        # m4: a finish without a start, with its line-up; m5: a start that never finished.
+        (
+            finished,
+            {
+                "match_id": "m4",
+                "mode": "1v1",
+                "finished_at": T + 2_000_000,
+                "teams": [["a"], ["d"]],
+                "ranks": [1, 0],
+            },
+        ),
+        (
+            started,
+            {"match_id": "m5", "mode": "1v1", "started_at": T + 2_100_000, "teams": [["d"], ["b"]]},
+        ),
+        # A repeated finish and an event no worker accepts.
+        (
+            finished,
+            {
+                "match_id": "m3",
+                "mode": "1v1",
+                "finished_at": T + 1_000_000,
+                "teams": [["c"], ["a"]],
+                "ranks": [0, 1],
+            },
+        ),
+        (finished, b'{"match_id": "m9"'),
+    ]
+    producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap_servers)
+    await producer.start()
+    try:
+        for topic, value in sends:
+            raw = value if isinstance(value, bytes) else orjson.dumps(value)
+            await producer.send_and_wait(topic, raw, key=b"m-key")
+    finally:
+        await producer.stop()
+    out = tmp_path / "h.jsonl"
+    done = skillstream(env, "inputs", "export", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "skillstream inputs export: 4 finished matches written, from 10 input records",
+        "skillstream inputs export: 1 started and never finished (live settles them; left out)",
+        "skillstream inputs export: 1 unreadable events (the workers dead-letter them; left out)",
+        "skillstream inputs export: 1 repeated finishes (live rates the first; left out)",
+    ]
+    lines = [orjson.loads(line) for line in out.read_text().splitlines()]
+    assert lines[0]["teams"] == [["a"], ["b"]] and lines[0]["started_at"] == T
+    assert lines[0]["finished_at"] == "2026-05-28T20:30:00.5Z"
+    # What replay makes of the export is what it makes of the same matches given by hand.
+    replayed = skillstream(env, "replay", str(out), "--in-play-order")
+    assert replayed.returncode == 0, replayed.stderr
+    by_hand = [
+        HistoryMatch(
+            0, "m1", "1v1", 1_780_000_200.5, (("a",), ("b",)), (0, 1), None, frozenset(), T / 1000
+        ),
+        HistoryMatch(
+            1,
+            "m3",
+            "1v1",
+            (T + 1_000_000) / 1000,
+            (("c",), ("a",)),
+            (1, 0),
+            None,
+            frozenset(),
+            (T + 900_000) / 1000,
+        ),
+        HistoryMatch(
+            2,
+            "m2",
+            "1v1",
+            (T + 1_100_000) / 1000,
+            (("b",), ("c",)),
+            (0, 0),
+            None,
+            frozenset(),
+            (T + 600_000) / 1000,
+        ),
+        HistoryMatch(
+            3,
+            "m4",
+            "1v1",
+            (T + 2_000_000) / 1000,
+            (("a",), ("d",)),
+            (1, 0),
+            None,
+            frozenset(),
+            None,
+        ),
+    ]
+    replayer = Replayer(Modes())
+    for match, fates in in_play_order(by_hand, replayer):
+        replayer.apply_settled(match, fates)
+    expected = b"".join(
+        orjson.dumps(r.to_json(), option=orjson.OPT_APPEND_NEWLINE) for r in replayer.ratings()
+    )
+    assert replayed.stdout.encode() == expected
