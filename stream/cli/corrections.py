@@ -103,7 +103,7 @@ def cmd_log(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     corrections = sub.add_parser(
         "corrections",
-        help="write a correction record: void matches, adjust a rating, erase a player",
+        help="corrections of the past (void, adjust, erase) and their audit log",
     )
     actions = corrections.add_subparsers(dest="action", required=True, metavar="ACTION")
 
