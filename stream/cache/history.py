@@ -17,7 +17,7 @@ from stream.cache.codec import CacheFormatError, text
 from stream.cache.entry import CachedRating
 from stream.ratings.explain import Explanation, describe
 
-__all__ = ["HistoryEntry", "decode_history", "encode_history", "worded"]
+__all__ = ["HistoryEntry", "decode_history", "encode_history", "entry_of", "worded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +38,23 @@ class HistoryEntry:
     at_ms: int
     why: Explanation | None = None
     before: tuple[float, float] | None = None
+
+
+def entry_of(change: CachedRating) -> HistoryEntry:
+    """The history element the writer would keep for ``change``, without a round trip."""
+    return HistoryEntry(
+        version=change.version,
+        match_id=change.match_id,
+        outcome=change.outcome,
+        season=change.season,
+        rating=change.rating,
+        deviation=change.deviation,
+        rank_points=change.rank_points,
+        games=change.games,
+        at_ms=change.updated_at_ms,
+        why=change.why,
+        before=change.before,
+    )
 
 
 def encode_history(entry: CachedRating) -> str:

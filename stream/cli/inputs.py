@@ -18,7 +18,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     settings = settings_or_none("inputs export")
     if settings is None:
         return 2
-    starts, finishes, _ = asyncio.run(read_inputs(settings))
+    starts, finishes = asyncio.run(read_inputs(settings))
     report = ExportReport()
     lines = b"".join(export_lines(starts, finishes, settings.limits, report))
     if args.out is not None:

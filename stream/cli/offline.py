@@ -247,38 +247,23 @@ def _explain(
     """``--explain PLAYER``: the player's rating-changed events (JSON lines), or with
     ``--worded`` each change worded for a support agent; exit 1 when the player has none.
     Everything is rated first, so a void that voids nothing stops it before any output."""
-    from stream.cache.history import HistoryEntry, worded
+    from stream.cache.entry import CachedRating
+    from stream.cache.history import entry_of, worded
     from stream.offline.explaining import explained_changes
-    from stream.ratings.explain import Explanation
 
     player = args.explain if ledger is None else ledger.name(args.explain)
     events = list(explained_changes(rated, replayer, player))
     refuse_unmatched(ledger)
-    found = 0
     with ExitStack() as stack:
         out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
         for event in events:
-            found += 1
             if not args.worded:
                 out.write(orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE))
                 continue
-            previous = event["previous"]
-            entry = HistoryEntry(
-                version=event["version"],
-                match_id=event["match_id"],
-                outcome=event["outcome"],
-                season=event.get("season"),
-                rating=event["rating"],
-                deviation=event["deviation"],
-                rank_points=event["rank_points"],
-                games=event["games"],
-                at_ms=0,
-                why=Explanation.from_json(event["why"]),
-                before=(previous["rating"], previous["deviation"]),
-            )
+            entry = entry_of(CachedRating.from_rating_changed(event))
             lines = [f"{event['at']} {event['mode']}:", *worded(entry, args.explain), ""]
             out.write("\n".join(lines).encode() + b"\n")
-    if not found:
+    if not events:
         print(f"skillstream replay: {args.explain!r} played no rated match", file=sys.stderr)
         return 1
     return 0

@@ -78,7 +78,6 @@ class Ledger:
         self._key = key
         self._erased = frozenset(erased)
         self._names: dict[str, str] = {}
-        self.voided_count = 0
 
     def admit(self, match: HistoryMatch, mode: str) -> HistoryMatch | None:
         """``match`` as it is rated (erased ids read as pseudonyms), or None when it is void.
@@ -93,7 +92,6 @@ class Ledger:
                 self._hits.add(line)
                 void = True
         if void:
-            self.voided_count += 1
             return None
         if not self._erased:
             return match

@@ -185,18 +185,13 @@ def _adjust(obj: Mapping[str, Any], audit: Audit) -> Adjust:
 def _text(obj: Mapping[str, Any], name: str, longest: int = MAX_ID) -> str:
     if name not in obj:
         raise ValueError(f"missing '{name}'")
-    value = obj[name]
+    return _id(obj[name], name, longest)
+
+
+def _id(value: object, name: str, longest: int = MAX_ID) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > longest:
         raise ValueError(
             f"'{name}' must be a string of 1 to {longest} characters, got {describe_value(value)}"
-        )
-    return value
-
-
-def _id(value: object, name: str) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_ID:
-        raise ValueError(
-            f"'{name}' must be a string of 1 to {MAX_ID} characters, got {describe_value(value)}"
         )
     return value
 

@@ -21,8 +21,8 @@ commits nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -55,7 +55,6 @@ class ExportReport:
     repeated_finishes: int = 0
     without_line_up: int = 0
     records: int = 0
-    first_offsets: dict[str, int] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         out = [f"{self.matches:,} finished matches written, from {self.records:,} input records"]
@@ -123,10 +122,10 @@ def export_lines(
 
 async def read_inputs(
     settings: Settings,
-) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]], dict[tuple[str, int], int]]:
-    """Every retained record of match-started and match-finished (offset, value), read to the
-    end offsets of when the read began, and each partition's first offset. NotRetainedError
-    when a topic is missing or a partition no longer starts at 0."""
+) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
+    """Every retained record of match-started and of match-finished (offset, value), read to
+    the end offsets of when the read began. NotRetainedError when a topic is missing or a
+    partition no longer starts at 0."""
     consumer = log_reader(settings)
     topics = (settings.match_started_topic, settings.match_finished_topic)
     values: dict[str, list[tuple[int, bytes]]] = {t: [] for t in topics}
@@ -147,8 +146,7 @@ async def read_inputs(
             consumer.assign(tps)
             await consumer.seek_to_beginning(*tps)
             firsts = await consumer.beginning_offsets(tps)
-            first_offsets = {(tp.topic, tp.partition): firsts[tp] for tp in tps}
-            problem = retention_problem(first_offsets)
+            problem = retention_problem({(tp.topic, tp.partition): firsts[tp] for tp in tps})
             if problem is not None:
                 raise NotRetainedError(problem)
             ends = await consumer.end_offsets(tps)
@@ -163,11 +161,14 @@ async def read_inputs(
                         remaining.discard(tp)
         finally:
             await consumer.stop()
-    return values[topics[0]], values[topics[1]], first_offsets
+    return values[topics[0]], values[topics[1]]
 
 
 def _event(
-    raw: bytes, parse: Any, limits: EventLimits, report: ExportReport
+    raw: bytes,
+    parse: Callable[[object, EventLimits], object],
+    limits: EventLimits,
+    report: ExportReport,
 ) -> dict[str, Any] | None:
     """The event as sent (a JSON object) when the workers would accept it, else None."""
     report.records += 1

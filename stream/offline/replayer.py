@@ -108,7 +108,7 @@ class Replayer:
         name, config, table = self._mode_named(mode)
         state = table.get(player_id)
         if state is None:
-            seed = self._seeds.get((player_id, name)) or self._seeds.get((player_id, None))
+            seed = self._seed_of(player_id, name)
             state = initial_state(config) if seed is None else seeded_state(config, seed)
         table[player_id] = change(config, state)
 
@@ -140,9 +140,7 @@ class Replayer:
     def apply(self, match: HistoryMatch) -> dict[str, PlayerUpdate]:
         """Rate ``match`` and store the new states; returns the updates by player id."""
         name, mode, table = self.mode_of(match)
-        states: Mapping[str, PlayerState] = table
-        if self._seeds or mode.start is not None:
-            states = self._states(name, mode, table, match)
+        states = self._states(name, mode, table, match)
         learner = self._learners[name]
         # The mode with its population in force: rate_player(mode, ..., population) as one
         # object, resolved once for the whole match (a mode that does not learn is its own).
@@ -264,6 +262,10 @@ class Replayer:
             for team in match.teams
         ]
 
+    def _seed_of(self, player_id: str, mode: str) -> SeedRating | None:
+        """The player's seed for ``mode``, or their seed for every mode."""
+        return self._seeds.get((player_id, mode)) or self._seeds.get((player_id, None))
+
     def _states(
         self, name: str, mode: ModeConfig, table: dict[str, PlayerState], match: HistoryMatch
     ) -> Mapping[str, PlayerState]:
@@ -273,12 +275,15 @@ class Replayer:
         derives it afresh until the player's first rating in the mode is stored)."""
         seeds = self._seeds
         start = mode.start
+        if not seeds and start is None:
+            # Nearly every replay and evaluation: nothing to look up per participant.
+            return table
         started: dict[str, PlayerState] = {}
         for team in match.teams:
             for pid in team:
                 if pid in table:
                     continue
-                seed = (seeds.get((pid, name)) or seeds.get((pid, None))) if seeds else None
+                seed = self._seed_of(pid, name) if seeds else None
                 if seed is not None:
                     table[pid] = seeded_state(mode, seed)
                 elif start is not None:
