@@ -9,6 +9,8 @@ import orjson
 import pytest
 from builders import Duel, duel_lines
 
+from stream.cache.entry import CachedRating
+from stream.cache.history import entry_of, worded
 from stream.cli.main import main
 from stream.corrections.pseudonyms import pseudonym
 from stream.corrections.records import Erase, Void, parse_correction
@@ -164,3 +166,25 @@ def test_each_mistake_is_one_line(
         *run(["corrections", "void", "--matches", "m1", "--reason", " "], capsys)[::2],
         "'reason' must be a string",
     )
+
+
+def test_replay_words_each_change_of_a_player_as_ratings_explain_does(
+    history: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, events, err = run(["replay", str(history), "--explain", "bob"], capsys)
+    assert code == 0, err
+    changes = [orjson.loads(line) for line in events.splitlines()]
+    assert [c["match_id"] for c in changes] == ["m1", "m2"]
+    code, text, err = run(["replay", str(history), "--explain", "bob", "--worded"], capsys)
+    assert code == 0, err
+    blocks = text.strip("\n").split("\n\n")
+    assert len(blocks) == 2
+    for block, change in zip(blocks, changes, strict=True):
+        head, *sentences = block.splitlines()
+        assert head == f"{change['at']} duel:"
+        assert sentences == worded(entry_of(CachedRating.from_rating_changed(change)), "bob")
+    assert blocks[0].splitlines()[1] == "Before match m1 (a loss), bob was rated 1500 " + (
+        "(uncertainty 139)."
+    )
+    code, _, err = run(["replay", str(history), "--explain", "dave"], capsys)
+    assert code == 1 and err == "skillstream replay: 'dave' played no rated match\n"
