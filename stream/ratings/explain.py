@@ -41,8 +41,10 @@ from stream.ratings.skill import PlayerState, Result
 
 __all__ = ["Explanation", "describe", "explain"]
 
-# A surprise smaller than this moves a rating by less than float noise: no step is derived.
-_NO_SURPRISE = 1e-9
+# A surprise smaller than this moves a rating by well under a thousandth of a point, a change
+# whose last digits are float rounding: the step derived from it would be noise (a draw
+# between ratings 1e-6 apart gave an Elo step of 32.00007), so none is.
+_NO_SURPRISE = 1e-6
 # Beyond this no engine goes (the cache's own bound on every number it reads).
 _MAX_MAGNITUDE = 1e7
 
