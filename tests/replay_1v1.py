@@ -92,3 +92,14 @@ def assert_as_played(records: list[Any], matches: list[Match]) -> None:
     assert live.keys() == want.keys(), "every (player, match) rated once"
     differ = sorted(key for key in want if live[key] != want[key])
     assert not differ, f"{len(differ)} of {len(want)} differ from replay: {differ[:5]}"
+
+
+def live_states(ratings: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[Any, ...]]:
+    """The rating-changed events a worker wrote, as :func:`replayed` gives them: each (player,
+    match) once (a second one fails the test)."""
+    out: dict[tuple[str, str], tuple[Any, ...]] = {}
+    for e in ratings:
+        key = (e["player_id"], e["match_id"])
+        assert key not in out, f"{key} rated twice"
+        out[key] = (e["rating"], e["deviation"], e["volatility"], e["rank_points"], e["games"])
+    return out

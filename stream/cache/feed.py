@@ -49,6 +49,7 @@ from redis.exceptions import RedisError
 
 from stream.cache.entry import CachedRating
 from stream.cache.keys import KeyLayout
+from stream.cache.population import event_population
 from stream.cache.writer import CacheWriter
 from stream.commits import close_batch
 from stream.config.modes import Modes
@@ -56,6 +57,7 @@ from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, Origin, reason_kind
 from stream.delivery import Delivery, letter_record
 from stream.quality import PredictionQuality
+from stream.ratings.population import Population
 from stream.retry import Backoff, Outage
 
 log = logging.getLogger("skillstream.cache")
@@ -117,6 +119,8 @@ class CacheFeed:
         self.batch_size = batch_size
         self.stats = FeedStats()
         self._stopping = asyncio.Event()
+        # Each learning mode's population as this feed last wrote it.
+        self._populations: dict[str, Population] = {}
         options = client_options or {}
         self._consumer = AIOKafkaConsumer(
             topic,
@@ -220,6 +224,8 @@ class CacheFeed:
     async def _handle(self, batches: dict[TopicPartition, list[Any]]) -> None:
         entries: list[CachedRating] = []
         events: list[dict[str, Any]] = []
+        # Per learning mode, the population of its latest event (stream/cache/population.py).
+        populations: dict[str, tuple[int, Population]] = {}
         letters: list[DeadLetter] = []
         offsets: dict[TopicPartition, int] = {}
         oldest: int | None = None
@@ -238,6 +244,11 @@ class CacheFeed:
                     continue
                 entries.append(entry)
                 events.append(event)
+                population = event_population(event)
+                if population is not None:
+                    latest = populations.get(entry.mode)
+                    if latest is None or entry.updated_at_ms > latest[0]:
+                        populations[entry.mode] = (entry.updated_at_ms, population)
                 published = record.timestamp if record.timestamp else entry.updated_at_ms
                 if oldest is None or published < oldest:
                     oldest = published
@@ -247,7 +258,7 @@ class CacheFeed:
         # The commit protocol (stream/commits.py): dead letters in Kafka, then Redis, then the
         # offsets.
         written = await close_batch(
-            partial(self._dead_letter, letters), partial(self._write, entries)
+            partial(self._dead_letter, letters), partial(self._write, entries, populations)
         )
         if not written:
             return  # stopping: the batch stays uncommitted and is read again next time
@@ -263,12 +274,20 @@ class CacheFeed:
             log.info("cache feed: commit after a rebalance failed; events will be rewritten")
         self.stats.oldest_pending_ms = None
 
-    async def _write(self, entries: list[CachedRating]) -> bool:
-        """Write until Redis has the batch (True) or the feed is stopping (False)."""
+    async def _write(
+        self, entries: list[CachedRating], populations: dict[str, tuple[int, Population]]
+    ) -> bool:
+        """Write until Redis has the batch (True) or the feed is stopping (False). A learning
+        mode's population goes along only when it differs from the last this feed wrote."""
+        changed = {
+            mode: found
+            for mode, found in populations.items()
+            if self._populations.get(mode) != found[1]
+        }
         backoff = Backoff()
         while True:
             try:
-                result = await self.writer.write(entries)
+                result = await self.writer.write(entries, changed)
             except (RedisError, OSError) as exc:
                 # The error and the outage's start are recorded together, before the next await:
                 # a reader of the stats must never see the one without the other.
@@ -282,6 +301,8 @@ class CacheFeed:
                 await backoff.wait(self._stopping)
                 continue
             self._redis.recovered()
+            for mode, (_, population) in changed.items():
+                self._populations[mode] = population
             self.stats.outage_since = None
             self.stats.written += result.applied
             self.stats.stale += result.stale

@@ -85,6 +85,10 @@ class KeyLayout:
     def player(self, mode: str, player_id: str) -> str:
         return f"{self.mode_base(mode)}:player:{check_id(player_id, 'player_id')}"
 
+    def population(self, mode: str) -> str:
+        """A learning mode's population as the workers rate with it (stream/cache/population.py)."""
+        return f"{self.mode_base(mode)}:population"
+
     def by_rating(self, mode: str) -> str:
         return f"{self.mode_base(mode)}:by-rating"
 

@@ -18,11 +18,14 @@ from stream.cache.codec import decode_entry, encode_float, score_pairs, text
 from stream.cache.entry import CachedRating
 from stream.cache.history import HistoryEntry, decode_history
 from stream.cache.keys import DEFAULT_LAYOUT, Board, KeyLayout, check_id
+from stream.cache.population import rules_from
 from stream.config.modes import Modes
 from stream.ratings import probability
+from stream.ratings.algorithm import AlgorithmConfig
 from stream.ratings.engine import initial_state
 from stream.ratings.modeconfig import ModeConfig
-from stream.ratings.skill import Skill
+from stream.ratings.skill import Skill, SkillLike
+from stream.ratings.teams import TeamStrategy
 
 __all__ = [
     "AROUND_SCRIPT",
@@ -35,6 +38,10 @@ __all__ = [
     "nearest_first",
 ]
 
+# A measure of two teams: probability.team_win_probability or probability.match_quality.
+TeamMeasure = Callable[
+    [AlgorithmConfig, Sequence[SkillLike], Sequence[SkillLike], TeamStrategy, float, float], float
+]
 T = TypeVar("T")
 U = TypeVar("U")
 
@@ -109,19 +116,38 @@ class RatingQueries:
                 "unlisted modes"
             ) from None
 
+    def rules(self, mode: str) -> Plan[ModeConfig]:
+        """The mode as the workers rate it now: for a mode that learns its population, with the
+        population of its latest cached event in force (stream/cache/population.py)."""
+        config = self.mode_config(mode)
+        if not config.population.learns:
+            return Plan((), lambda replies: config)
+        return Plan(
+            (("HGETALL", self.layout.population(mode)),),
+            lambda replies: rules_from(config, replies[0]),
+        )
+
     def get_many(self, mode: str, player_ids: Iterable[str]) -> Plan[dict[str, CachedRating]]:
+        return self._players(mode, player_ids).then(lambda found: found[1])
+
+    def _players(
+        self, mode: str, player_ids: Iterable[str]
+    ) -> Plan[tuple[ModeConfig, dict[str, CachedRating]]]:
+        """The mode's rules and each player's entry (an unknown player: the rules' defaults)."""
         ids = _unique_ids(player_ids)
-        default = initial_state(self.mode_config(mode))
         commands = tuple(("HGETALL", self.layout.player(mode, p)) for p in ids)
 
-        def decode(replies: Sequence[Any]) -> dict[str, CachedRating]:
+        def decode(
+            rules: ModeConfig, replies: Sequence[Any]
+        ) -> tuple[ModeConfig, dict[str, CachedRating]]:
+            default = initial_state(rules)
             found: dict[str, CachedRating] = {}
             for player_id, reply in zip(ids, replies, strict=True):
                 entry = decode_entry(mode, player_id, reply)
                 found[player_id] = entry or CachedRating.unknown_default(mode, player_id, default)
-            return found
+            return rules, found
 
-        return Plan(commands, decode)
+        return joined(self.rules(mode), Plan(commands, list)).then(lambda both: decode(*both))
 
     def window(
         self, mode: str, rating: float, width: float, limit: int = 100
@@ -147,39 +173,42 @@ class RatingQueries:
         return Plan(commands, decode)
 
     def win_probability(self, mode: str, a: str, b: str) -> Plan[float]:
-        config = self.mode_config(mode)
-        algorithm, experience = config.algorithm, config.experience
-        decisiveness = config.population.decisiveness
-        return self.get_many(mode, (a, b)).then(
-            lambda found: probability.win_probability(
-                algorithm,
+        def decide(rules: ModeConfig, found: dict[str, CachedRating]) -> float:
+            experience = rules.experience
+            return probability.win_probability(
+                rules.algorithm,
                 found[a].effective_skill(experience),
                 found[b].effective_skill(experience),
-                decisiveness,
+                rules.population.decisiveness,
             )
-        )
+
+        return self._players(mode, (a, b)).then(lambda both: decide(*both))
 
     def team_win_probability(
         self, mode: str, team_a: Sequence[str], team_b: Sequence[str]
     ) -> Plan[float]:
         """As the mode rates the teams: its team strategy, size edge and decisiveness."""
-        config = self.mode_config(mode)
-        algorithm, strategy, population = config.algorithm, config.team_rule, config.population
-        edge, decisive = population.size_edge, population.decisiveness
-        return self._teams(mode, team_a, team_b).then(
-            lambda teams: probability.team_win_probability(
-                algorithm, *teams, strategy, edge, decisive
-            )
-        )
+        return self._team_plan(mode, team_a, team_b, probability.team_win_probability)
 
     def match_quality(self, mode: str, team_a: Sequence[str], team_b: Sequence[str]) -> Plan[float]:
         """As the mode rates the teams: its team strategy, size edge and decisiveness."""
-        config = self.mode_config(mode)
-        algorithm, strategy, population = config.algorithm, config.team_rule, config.population
-        edge, decisive = population.size_edge, population.decisiveness
-        return self._teams(mode, team_a, team_b).then(
-            lambda teams: probability.match_quality(algorithm, *teams, strategy, edge, decisive)
-        )
+        return self._team_plan(mode, team_a, team_b, probability.match_quality)
+
+    def _team_plan(
+        self, mode: str, team_a: Sequence[str], team_b: Sequence[str], measure: TeamMeasure
+    ) -> Plan[float]:
+        """``measure`` of the two teams with the mode's rules as the workers rate now."""
+
+        def decide(rules: ModeConfig, a: list[Skill], b: list[Skill]) -> float:
+            population = rules.population
+            strategy, edge, decisive = (
+                rules.team_rule,
+                population.size_edge,
+                population.decisiveness,
+            )
+            return measure(rules.algorithm, a, b, strategy, edge, decisive)
+
+        return self._teams(mode, team_a, team_b).then(lambda found: decide(*found))
 
     def top(
         self,
@@ -277,18 +306,33 @@ class RatingQueries:
 
     def _teams(
         self, mode: str, team_a: Sequence[str], team_b: Sequence[str]
-    ) -> Plan[tuple[list[Skill], list[Skill]]]:
-        """Both teams' skills as the rating engine plays them: experience offsets included."""
+    ) -> Plan[tuple[ModeConfig, list[Skill], list[Skill]]]:
+        """The mode's rules and both teams' skills as the rating engine plays them: experience
+        offsets included."""
         for name, team in (("team_a", team_a), ("team_b", team_b)):
             if isinstance(team, str) or not team:
                 raise ValueError(f"{name} must be a non-empty sequence of player ids")
-        experience = self.mode_config(mode).experience
-        return self.get_many(mode, (*team_a, *team_b)).then(
-            lambda found: (
+
+        def skills(
+            rules: ModeConfig, found: dict[str, CachedRating]
+        ) -> tuple[ModeConfig, list[Skill], list[Skill]]:
+            experience = rules.experience
+            return (
+                rules,
                 [found[p].effective_skill(experience) for p in team_a],
                 [found[p].effective_skill(experience) for p in team_b],
             )
-        )
+
+        return self._players(mode, (*team_a, *team_b)).then(lambda both: skills(*both))
+
+
+def joined(first: Plan[T], second: Plan[U]) -> Plan[tuple[T, U]]:
+    """Both plans' commands in one pipeline, and both answers."""
+    n = len(first.commands)
+    return Plan(
+        first.commands + second.commands,
+        lambda replies: (first.decode(replies[:n]), second.decode(replies[n:])),
+    )
 
 
 def nearest_first(

@@ -17,7 +17,7 @@ a few per write, in event time (docs/seasons.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -27,7 +27,9 @@ from stream.cache.codec import encode_fields, encode_float
 from stream.cache.entry import MAX_COUNT, CachedRating, entry_problem
 from stream.cache.history import encode_history
 from stream.cache.keys import DEFAULT_LAYOUT, KeyLayout
+from stream.cache.population import POPULATION_SCRIPT, encode_population_args
 from stream.config.modes import Modes
+from stream.ratings.population import Population
 
 __all__ = ["SCRIPT_VERSION", "WRITE_SCRIPT", "CacheWriter", "WriteResult"]
 
@@ -228,9 +230,16 @@ class CacheWriter:
         self.modes = modes
         self.season_grace_seconds = season_grace_seconds
         self._script = redis.register_script(WRITE_SCRIPT)
+        self._population = redis.register_script(POPULATION_SCRIPT)
 
-    async def write(self, ratings: Sequence[CachedRating]) -> WriteResult:
-        """Cache ``ratings``, each only if it is newer than what the cache holds.
+    async def write(
+        self,
+        ratings: Sequence[CachedRating],
+        populations: Mapping[str, tuple[int, Population]] | None = None,
+    ) -> WriteResult:
+        """Cache ``ratings``, each only if it is newer than what the cache holds, and each
+        learning mode's ``populations`` (mode: (event time in ms, population)), each only if
+        its time is later than the cached one's (stream/cache/population.py).
 
         Of several entries for one (mode, player) only the highest version is written (the
         first of equal versions), or the highest of each season when they span several, so a
@@ -255,7 +264,8 @@ class CacheWriter:
         for entry in ratings:
             self.check(entry)
             versions.setdefault((entry.mode, entry.player_id), {}).setdefault(entry.version, entry)
-        if not versions:
+        populations = populations or {}
+        if not versions and not populations:
             return WriteResult(applied=0, stale=0)
         # Keys and arguments first: a bad id raises before a pipeline exists.
         by_mode: dict[str, tuple[list[str], list[bytes]]] = {}
@@ -281,8 +291,16 @@ class CacheWriter:
                         args=[*shared, *args[first : first + CALL_ENTRIES]],
                         client=pipe,
                     )
+            calls = len(pipe.command_stack)
+            for mode, (at_ms, population) in populations.items():
+                await self._population(
+                    keys=[self.layout.population(mode)],
+                    args=encode_population_args(at_ms, population),
+                    client=pipe,
+                )
             replies = await pipe.execute()
-        applied = sum(int(reply) for reply in replies)
+        # One reply per call, the entries' first (the scripts are loaded outside the pipeline).
+        applied = sum(int(reply) for reply in replies[:calls])
         return WriteResult(applied=applied, stale=len(ratings) - applied)
 
     def check(self, entry: CachedRating) -> None:

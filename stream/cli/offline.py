@@ -22,7 +22,7 @@ from stream.cli.arguments import (
 )
 from stream.cli.evaluation_report import comparison_lines, evaluation_lines
 from stream.cli.progress import Progress
-from stream.config.modes import Modes, built_in_mode, learning_table, load_modes
+from stream.config.modes import Modes, built_in_mode, load_modes
 from stream.corrections.ledger import Ledger
 from stream.errors import UserError
 from stream.history import HistoryMatch, SeedRating, read_seed_ratings
@@ -128,18 +128,8 @@ def resolve_modes(args: argparse.Namespace) -> tuple[Modes, str | None]:
 
 
 def offline_modes(args: argparse.Namespace, path: Path) -> Modes:
-    """A modes file as the offline commands read it: a mode that learns its population is
-    rated so here, with one line on stderr saying that a worker refuses the file (live equals
-    replay only for a fixed population: docs/decisions.md)."""
-    modes = load_modes(path)
-    where = learning_table(modes)
-    if where is not None:
-        print(
-            f"skillstream {args.command}: note: {path}: [{where}] window_days above 0: the "
-            "population is learned from this history, offline only (a worker refuses this file)",
-            file=sys.stderr,
-        )
-    return modes
+    """A modes file as the offline commands read it (as a worker does)."""
+    return load_modes(path)
 
 
 def make_replayer(args: argparse.Namespace) -> Replayer:

@@ -135,34 +135,6 @@ class Modes:
         return cls(default=config)
 
 
-def learning_table(modes: Modes) -> str | None:
-    """The modes-file table whose ``[population] window_days`` above 0 makes a mode learn its
-    population from its history (``default.population`` or ``modes.NAME.population``), or None
-    when every mode's population is fixed."""
-    if modes.default.population.learns:
-        return "default.population"
-    for name, mode in modes.listed.items():
-        if mode.population.learns:
-            return f"modes.{name}.population"
-    return None
-
-
-def check_fixed_population(modes: Modes, source: str) -> None:
-    """Refuse modes that learn their population: what a worker runs with.
-
-    A worker does not carry a learned population between its partitions yet (docs/decisions.md,
-    "The learned population is offline only"), so a mode that learns would be rated live with
-    other values than ``replay`` gives it from the same file. Refusing the file at start is
-    what keeps live equal to replay. ModesError names ``source`` and the key."""
-    where = learning_table(modes)
-    if where is not None:
-        raise ModesError(
-            f"{source}: [{where}] window_days above 0 learns the population from the history, "
-            "which only the offline commands do: a worker needs window_days = 0 (skillstream "
-            "tune prints the learned values to fix)"
-        )
-
-
 def built_in_table() -> dict[str, Any]:
     """The built-in default mode as a modes-file table (a fresh copy).
 
@@ -170,8 +142,10 @@ def built_in_table() -> dict[str, Any]:
     teams against the opposing team's average (``auto`` with rosters' persistence), a newcomer
     playing 300 points below their rating for about their first 8 games, an unrated (and
     largest) Glicko-2 deviation of 0.8 (139 points) instead of INVERSUS's 2.015, a side with
-    twice the players 100 points stronger, and a fixed population (``window_days = 0``): a
-    worker rates exactly as replay does, and ``tune`` learns a mode's own population offline.
+    twice the players 100 points stronger, and a population learned from the mode's own
+    matches, one window a day (``window_days = 1``): the prior deviation, the size edge, the
+    persistence and the decisiveness start from these values and follow the mode's players,
+    live exactly as in replay (docs/defaults.md).
     """
     return {
         "algorithm": "glicko2",
@@ -179,7 +153,7 @@ def built_in_table() -> dict[str, Any]:
         "glicko2": {"unrated_deviation": 0.8},
         "experience": {"debut_offset": -300.0, "games_scale": 8.0, "provisional_games": 5},
         "population": {
-            "window_days": 0.0,
+            "window_days": 1.0,
             "size_edge": 100.0,
             "persistence": 1.0,
             "decisiveness": 1.0,

@@ -16,7 +16,7 @@ from stream.config.addresses import (
     check_redis_url,
     port_number,
 )
-from stream.config.modes import Modes, check_fixed_population, load_modes
+from stream.config.modes import Modes, load_modes
 from stream.config.security import KafkaSecurity, SecurityError
 from stream.errors import UserError
 from stream.events import EventLimits
@@ -63,7 +63,7 @@ def parse_crash_at(raw: str) -> tuple[str, int]:
 
 # The Faust tables (stream/pipeline/topology.py); each has a changelog
 # ``<app id>-<name>-changelog``.
-TABLES = ("matches", "clocks", "ratings", "pending")
+TABLES = ("matches", "clocks", "ratings", "pending", "populations")
 
 
 @dataclass(frozen=True)
@@ -210,14 +210,8 @@ class Settings:
 
     def load_modes(self) -> Modes:
         """The modes a worker (and the cache's writer and readers) rate with: the modes file's,
-        refused when a mode learns its population (only replay, evaluate and tune do)."""
-        if self.modes_file is None:
-            modes = Modes()
-            check_fixed_population(modes, "the built-in defaults")
-        else:
-            modes = load_modes(self.modes_file)
-            check_fixed_population(modes, str(self.modes_file))
-        return modes
+        or the built-in ones."""
+        return Modes() if self.modes_file is None else load_modes(self.modes_file)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -39,25 +39,27 @@ def explained_changes(
         before: PlayerState | None = None
         if playing:
             before = replayer.state_before(match, player_id)
+        # The mode with the population in force for the match, as the worker rates it.
+        rules = replayer.rules_of(match)
         updates = replayer.apply(match) if fates is None else replayer.apply_settled(match, fates)
         update = updates.get(player_id)
         if update is None:
             continue
-        name, mode, _ = replayer.mode_of(match)
+        name = replayer.mode_name(match)
         version = versions[name] = versions.get(name, 0) + 1
         fate = None if fates is None else fates.get(player_id)
         at = match.at if fate is None else fate.at
         yield rating_changed(
             player_id=player_id,
-            mode=mode,
+            mode=rules,
             match_id=match.match_id,
             outcome=_outcome(update, fate),
-            before=before or mode.initial,
+            before=before or rules.initial,
             after=update.state,
             version=version,
             expected_score=update.expected_score,
             at=at,
-            why=explain(replayer.rules_of(match), before, update, at),
+            why=explain(rules, before, update, at),
         )
 
 

@@ -12,22 +12,21 @@ from dataclasses import dataclass
 
 from stream.config.modes import Modes
 from stream.history import HistoryMatch, SeedRating, play_order
-from stream.offline.learning import PopulationLearner
+from stream.offline.learning import PopulationLearner, window_start
 from stream.ratings.carryover import started_from, starting_state
 from stream.ratings.engine import (
+    MatchView,
     PlayerUpdate,
     initial_state,
     rate_match,
     rate_player,
-    season_entered,
-    skill_at,
 )
-from stream.ratings.experience import shifted
+from stream.ratings.evidence import played_skills, rate_settled
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 from stream.ratings.probability import team_win_probability
 from stream.ratings.resolution import rated_players
-from stream.ratings.skill import PlayerState, SkillLike
+from stream.ratings.skill import PlayerState
 from stream.ratings.teams import score_against
 from stream.settling import Fate, Settled, fate, superseding_starts
 
@@ -113,14 +112,14 @@ class Replayer:
         table[player_id] = change(config, state)
 
     def population_of(self, match: HistoryMatch) -> Population:
-        """The population in force for ``match`` in its mode (a window's first match closes
-        the windows before it: stream.offline.learning)."""
+        """The population in force for ``match`` in its mode: its start's window's (a window's
+        first match folds the windows two before it: stream.offline.learning)."""
         name = self._override or match.mode or DEFAULT_MODE
         learner = self._learners.get(name)
         if learner is None:
             self.mode_of(match)
             learner = self._learners[name]
-        return learner.at(match.at)
+        return learner.at(window_start(match.started_at, match.at))
 
     @property
     def learners(self) -> Mapping[str, PopulationLearner]:
@@ -144,7 +143,9 @@ class Replayer:
         learner = self._learners[name]
         # The mode with its population in force: rate_player(mode, ..., population) as one
         # object, resolved once for the whole match (a mode that does not learn is its own).
-        population = learner.at(match.at) if learner.learns else None
+        population = (
+            learner.at(window_start(match.started_at, match.at)) if learner.learns else None
+        )
         rules = mode if population is None else learner.rules
         if match.quitters:
             plan = rated_players(rules, match.teams, match.quitters)
@@ -156,37 +157,20 @@ class Replayer:
         else:
             updates = rate_match(rules, match, states)
         if population is not None:
-            teams = match.teams
-            if not match.quitters and len(teams) == 2 and len(teams[0]) == len(teams[1]) == 1:
-                # A duel (the hot path): its prediction is the first player's expected score
-                # against the other as met, both deviations combined; nothing is looked up.
-                first = updates[teams[0][0]]
-                p = rules.algorithm.expected_score(first.own, first.opponents[0])
-                actual = score_against(*match.ranks)
-                learner.observe_duel(population, rules, p, actual, updates)
-            else:
-                self._observe(learner, population, rules, states, match, updates)
+            learner.observe(
+                population,
+                rules,
+                match.teams,
+                match.ranks,
+                match.at,
+                states,
+                updates,
+                as_played=not match.quitters,
+            )
         # Written back only after everyone is rated: each player meets the others' old states.
         for pid, update in updates.items():
             table[pid] = update.state
         return updates
-
-    def _observe(
-        self,
-        learner: PopulationLearner,
-        population: Population,
-        mode: ModeConfig,  # the rules in force: population.rules(the mode)
-        table: Mapping[str, PlayerState],
-        match: HistoryMatch,
-        updates: Mapping[str, PlayerUpdate],
-    ) -> None:
-        teams = match.teams
-        if match.quitters:
-            # Its ranks say who stayed, not who played better: no prediction to learn from.
-            learner.observe(population, mode, teams, match.ranks, None, updates)
-        else:
-            skills = self._played(mode, table, match)
-            learner.observe(population, mode, teams, match.ranks, skills, updates)
 
     def apply_settled(
         self, match: HistoryMatch, fates: Mapping[str, Fate]
@@ -199,24 +183,24 @@ class Replayer:
         name, mode, table = self.mode_of(match)
         states = self._states(name, mode, table, match)
         learner = self._learners[name]
-        # One population for the whole match, the one of its result's window.
-        population = learner.at(match.at)
-        plan = rated_players(mode, match.teams, match.quitters)
-        voided = match._replace(ranks=(0,) * len(match.teams), stats=None)
-        get = states.get
-        updates: dict[str, PlayerUpdate] = {}
-        for team in match.teams:
-            for pid in team:
-                settled = fates[pid]
-                if settled.how is not Settled.RESULT:
-                    lost = voided._replace(at=settled.at)
-                    updates[pid] = rate_player(mode, pid, get(pid), lost, states, 0.0, population)
-                elif pid in plan:
-                    updates[pid] = rate_player(
-                        mode, pid, get(pid), match, states, plan[pid], population
-                    )
-        if learner.learns:
-            learner.observe(population, learner.rules, match.teams, match.ranks, None, updates)
+        # One population for the whole match, the one of its start's window.
+        population = learner.at(window_start(match.started_at, match.at))
+        mode = population.rules(mode)
+        view = MatchView(match.teams, match.ranks, match.at, match.stats)
+        updates = rate_settled(mode, view, match.quitters, states, fates)
+        # Evidence only from a result that settles someone, as a worker counts it (a match
+        # whose players all timed out or were abandoned first is not one).
+        if learner.learns and any(f.how is Settled.RESULT for f in fates.values()):
+            learner.observe(
+                population,
+                mode,
+                match.teams,
+                match.ranks,
+                match.at,
+                states,
+                updates,
+                as_played=False,
+            )
         for pid, update in updates.items():
             table[pid] = update.state
         return updates
@@ -227,7 +211,7 @@ class Replayer:
         name, mode, table = self.mode_of(match)
         states = self._states(name, mode, table, match)
         rules = self.population_of(match).rules(mode)
-        teams = self._played(rules, states, match)
+        teams = played_skills(rules, states, match.teams, match.at)
         algorithm = rules.algorithm
         strategy = rules.team_rule
         edge = rules.population.size_edge
@@ -240,26 +224,6 @@ class Replayer:
             )
             for i in range(len(teams))
             for j in range(i + 1, len(teams))
-        ]
-
-    @staticmethod
-    def _played(
-        rules: ModeConfig, table: Mapping[str, PlayerState], match: HistoryMatch
-    ) -> list[list[SkillLike]]:
-        """Every participant's skill as the match is played: inactivity and the season's reset
-        applied, the experience offset added (a new player at the mode's initial state)."""
-        algorithm = rules.algorithm
-        fresh = initial_state(rules)
-        experience = rules.experience
-        return [
-            [
-                shifted(
-                    skill_at(algorithm, season_entered(rules, state, match.at), match.at),
-                    experience.offset(state.games),
-                )
-                for state in (table.get(pid, fresh) for pid in team)
-            ]
-            for team in match.teams
         ]
 
     def _seed_of(self, player_id: str, mode: str) -> SeedRating | None:

@@ -146,13 +146,14 @@ def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:
 
 
 def population_fixed(table: Table, config: ModeConfig, population: Population) -> Table:
-    """A copy of a mode's ``table`` (which builds ``config``) with ``population`` fixed in it:
-    ``window_days = 0``, the size edge, persistence and decisiveness, and the algorithm's new
-    player deviation (rounded to what a modes file shows: a tenth of a point, three decimals)."""
+    """A copy of a mode's ``table`` (which builds ``config``) starting from ``population``:
+    the size edge, persistence and decisiveness, and the algorithm's new player deviation
+    (rounded to what a modes file shows: a tenth of a point, three decimals). Its
+    ``window_days`` stays: a mode that learns goes on learning from these values, a fixed one
+    keeps them."""
     out = copy.deepcopy(table)
     out["population"] = {
         **out.get("population", {}),
-        "window_days": 0.0,
         "size_edge": round(population.size_edge, 1),
         "persistence": round(population.persistence, 3),
         "decisiveness": round(population.decisiveness, 3),

@@ -69,7 +69,7 @@ def _leaf(table: Table, name: str) -> object:
 
 def _learned_lines(result: TuneResult) -> Iterator[str]:
     """The population the kept configuration reached by the end of the history, per mode: what
-    a modes file may fix (``window_days = 0`` and these values) instead of learning it."""
+    a modes file may start from (or fix, with ``window_days = 0``)."""
     kept = result.kept
     for mode, population in sorted(result.learned.items()):
         rules = population.rules(kept)
@@ -84,4 +84,4 @@ def _learned_lines(result: TuneResult) -> Iterator[str]:
         how = "learned by the end of the history" if kept.population.learns else "fixed"
         yield f"# population of mode {mode!r}, {how}: {', '.join(parts)}"
     if kept.population.learns:
-        yield "# window_days above 0 learns offline only: a worker refuses it (fix these values)"
+        yield "# window_days above 0: a worker goes on learning it, live as replay does"

@@ -38,12 +38,12 @@ from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 
 # LEARNED_POPULATION is learned from the search part over windows of this many days of event
-# time, then fixed in the configuration tune prints (``window_days = 0``: what a worker rates
-# with, docs/decisions.md).
+# time, then written into the configuration tune prints as its starting values (a mode that
+# learns goes on learning from them, live as in replay; a fixed one keeps them).
 CALIBRATION_WINDOW_DAYS = 1.0
 LEARN = Knob(("population", "window_days"), (CALIBRATION_WINDOW_DAYS,), "number")
 # How the search's steps name the learned population.
-LEARNED_STEP = "population (learned on the search part, fixed)"
+LEARNED_STEP = "population (learned on the search part, as its start)"
 # Fewer scored matches than this and the verdict cannot see differences of a few thousandths.
 SMALL_SCORED = 2_000
 # A scored part where more than this share of predictions involves a newcomer mostly measures
@@ -239,8 +239,8 @@ def tune(
     steps: list[Step] = []
 
     def calibrated(table: Table) -> tuple[Table, Scores, str] | None:
-        """``table`` with the population its rules learn from the search part fixed in it, as
-        a worker can rate it (None: not one mode, or nothing learned or buildable)."""
+        """``table`` starting from the population its rules learn from the search part (None:
+        not one mode, or nothing learned or buildable)."""
         learning = run(LEARN.applied(table, CALIBRATION_WINDOW_DAYS))
         if learning is None or len(learning.learned) != 1:
             return None

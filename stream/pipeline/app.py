@@ -32,7 +32,7 @@ import orjson
 from faust.types import TP, EventT
 
 from stream.commits import Commits
-from stream.config.modes import Modes, check_fixed_population
+from stream.config.modes import Modes
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, reason_kind
 from stream.delivery import Delivery, OutRecord
@@ -41,6 +41,7 @@ from stream.pipeline.batches import (
     CLOCK_TABLE,
     MATCH_TABLE,
     PENDING_TABLE,
+    POPULATION_TABLE,
     RATING_TABLE,
     BatchReport,
     BatchRunner,
@@ -83,8 +84,6 @@ class Pipeline:
     def __init__(self, settings: Settings, modes: Modes | None = None) -> None:
         self.settings = settings
         self.modes = settings.load_modes() if modes is None else modes
-        # Modes given in code meet the same rule as a modes file: a worker never learns.
-        check_fixed_population(self.modes, "the pipeline's modes")
         s = settings
         self.app = topology.faust_app(s)
         self.matches = MatchProcessor(
@@ -119,9 +118,13 @@ class Pipeline:
             s.player_commands_topic,
         }
         self.match_in, self.player_in = topology.inputs(self.app, s)
-        self.match_table, self.clock_table, self.rating_table, self.pending_table = topology.tables(
-            self.app, s
-        )
+        (
+            self.match_table,
+            self.clock_table,
+            self.rating_table,
+            self.pending_table,
+            self.population_table,
+        ) = topology.tables(self.app, s)
         # Changelog writes wait for the commit (stream/pipeline/changelogs.py).
         self.tables = BufferedTables(
             self.app,
@@ -130,6 +133,7 @@ class Pipeline:
                 CLOCK_TABLE: self.clock_table,
                 RATING_TABLE: self.rating_table,
                 PENDING_TABLE: self.pending_table,
+                POPULATION_TABLE: self.population_table,
             },
             self.crash.reached,
         )

@@ -59,8 +59,10 @@ from stream.protocol import (
     CLOCKS,
     MATCHES,
     PENDING,
+    POPULATIONS,
     MatchCommand,
     PlayerCommand,
+    PopulationRecord,
     ProtocolError,
     decode_commands,
     decode_match_command,
@@ -76,6 +78,7 @@ C = TypeVar("C", MatchCommand, PlayerCommand)
 
 # Table names, as the app declares them.
 MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE = "matches", "clocks", "ratings", "pending"
+POPULATION_TABLE = "populations"
 # The clocks table holds a partition's latest event time so that, after a restart, event time
 # moves on from there even if no event comes (without one, nothing is ever decided). It is
 # written once the clock is known and then each time it has moved this far: a restart may
@@ -219,7 +222,11 @@ class BatchRunner:
             if value is not None and partition_for(match_id, self.matches.partitions) == number:
                 entries.append((match_id, MATCHES.value(value)))
         clock = None if stored is None else CLOCKS.value(stored)
-        found = self.match_partitions[number] = self.matches.restore(number, clock, entries, wall)
+        learned = self.tables.contents(POPULATION_TABLE).get(POPULATIONS.key_bytes(number))
+        populations = None if learned is None else POPULATIONS.value(learned)
+        found = self.match_partitions[number] = self.matches.restore(
+            number, clock, entries, wall, populations
+        )
         return found
 
     def player_partition(self, number: int, wall: float) -> PlayerPartition:
@@ -282,6 +289,7 @@ class BatchRunner:
                 )
             if partition.mark_due:
                 self.matches.mark(ctx)
+            self.matches.close_windows(ctx)
         await close_batch(
             partial(self._deliver, out, "matches"),
             partial(self._hold_matches, groups, contexts),
@@ -302,6 +310,11 @@ class BatchRunner:
                 clocks.put(number, clock)
                 await self.tables.write(CLOCK_TABLE, number, clocks.changes(), group[-1])
                 ctx.partition.stored = clock
+            if ctx.partition.populations_changed:
+                learned: StateView[int, PopulationRecord] = StateView({}, POPULATIONS)
+                learned.put(number, ctx.partition.populations)
+                await self.tables.write(POPULATION_TABLE, number, learned.changes(), group[-1])
+                ctx.partition.populations_changed = False
 
     async def player_batch(self, messages: Sequence[Message]) -> BatchReport:
         started = time.perf_counter()

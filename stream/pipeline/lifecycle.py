@@ -181,6 +181,8 @@ def snapshot(
     if is_early(entry) and snap.at is not None:
         entry.start = snap.at if entry.start is None else min(entry.start, snap.at)
     entry.snaps[pid] = snap.state
+    if snap.lineup is not None:
+        entry.lines[pid] = snap.lineup
     if snap.applied and pid not in entry.settled:
         # The player already has this match (a duplicate after the retention period).
         entry.settled.append(pid)

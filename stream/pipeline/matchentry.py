@@ -42,6 +42,7 @@ def new_entry(
     )
     if early is not None:
         entry.snaps = dict(early.snaps)
+        entry.lines = dict(early.lines)
         entry.aband = dict(early.aband)
         entry.settled = list(early.settled)
     return entry
@@ -70,6 +71,8 @@ def split_early(early: MatchEntry, players: set[str] | None) -> tuple[MatchEntry
     rest = MatchEntry(mode=early.mode, teams=None, start=early.start)
     for pid, snap in early.snaps.items():
         (mine.snaps if players is None or pid in players else rest.snaps)[pid] = snap
+    for pid, key in early.lines.items():
+        (mine.lines if players is None or pid in players else rest.lines)[pid] = key
     for pid, since in early.aband.items():
         (mine.aband if players is None or pid in players else rest.aband)[pid] = since
     mine.settled = [p for p in early.settled if players is None or p in players]

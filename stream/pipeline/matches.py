@@ -59,6 +59,7 @@ from stream.pipeline.matchentry import (
 from stream.pipeline.matchinput import read_event
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
 from stream.pipeline.partitioning import partition_for
+from stream.pipeline.populations import Populations
 from stream.pipeline.timekeeping import EventTime
 from stream.pipeline.verdicts import Verdicts
 from stream.protocol import (
@@ -69,10 +70,12 @@ from stream.protocol import (
     Join,
     MatchCommand,
     MatchEntry,
+    PopulationRecord,
     Progress,
     Snapshot,
     StoredMessage,
     Tick,
+    WindowClosed,
 )
 from stream.ratings.modeconfig import ModeConfig
 
@@ -94,7 +97,8 @@ class MatchProcessor:
         self.modes = modes
         self.partitions = partitions
         self.retention = retention_seconds
-        self.verdicts = Verdicts(modes, partitions)
+        self.populations = Populations(modes, partitions)
+        self.verdicts = Verdicts(modes, partitions, self.populations)
         self.limits = limits
         # How far out of event-time order the fleet may publish
         # (SKILLSTREAM_EVENT_LATENESS_SECONDS): every watermark is this much lower.
@@ -117,13 +121,17 @@ class MatchProcessor:
         stored_latest: float | None,
         entries: list[tuple[str, MatchEntry]],
         wall: float,
+        populations: PopulationRecord | None = None,
     ) -> MatchPartition:
-        """The partition's event time and deadlines from its tables (after assignment or
-        recovery). The other partitions' progress is not stored: decisions wait for their next
-        reports, one tick."""
+        """The partition's event time, deadlines and learned populations from its tables
+        (after assignment or recovery). The other partitions' progress is not stored: decisions
+        wait for their next reports, one tick."""
         time = EventTime(self.partitions, self.lateness, stored_latest, wall)
         partition = MatchPartition(number, time, stored_latest, stored_latest, owned_since=wall)
+        if populations is not None:
+            partition.populations = populations
         for match_id, entry in entries:
+            self._track(partition, match_id, entry)
             if entry.done is None and entry.teams is not None and entry.fin is not None:
                 partition.waits[match_id] = (wall, missing(entry))
             wait = entry.wait
@@ -212,6 +220,14 @@ class MatchProcessor:
                     entry = ctx.view.get(match_id)
                     if entry is not None:
                         self._advance(ctx, match_id, entry)
+            case WindowClosed():
+                partition = ctx.partition
+                until = self.populations.on_closed(partition.populations, command)
+                partition.populations_changed = True
+                for match_id in partition.unfolded.due(until):
+                    entry = ctx.view.get(match_id)
+                    if entry is not None:
+                        self._advance(ctx, match_id, entry)
         self.run_due(ctx)
 
     def report_due(self, partition: MatchPartition, wall: float) -> bool:
@@ -244,6 +260,33 @@ class MatchProcessor:
         if watermark is not None:
             for target in range(self.partitions):
                 ctx.out.to_player(target, watermark)
+
+    def close_windows(self, ctx: MatchContext) -> None:
+        """At the end of a batch: once every match homed here that started before a learning
+        window's end is settled, say so to every match partition, with the evidence of the
+        windows that ended (stream/pipeline/populations.py). Sent after the batch's ``rate``
+        commands, so no partition can rate with a population before the evidence it holds."""
+        if not self.populations.any_learns:
+            return
+        partition = ctx.partition
+        until = partition.sent
+        if until is None:
+            return
+        pending = partition.unsettled
+        while pending:
+            start, match_id = pending[0]
+            entry = ctx.view.get(match_id)
+            if entry is not None and entry.teams is not None and entry.done is None:
+                until = min(until, start)
+                break
+            heapq.heappop(pending)
+            partition.tracked.discard(match_id)
+        closed = self.populations.closing(partition.populations, partition.number, until)
+        if closed is None:
+            return
+        partition.populations_changed = True
+        for target in range(self.partitions):
+            ctx.out.to_match(target, closed)
 
     def run_due(self, ctx: MatchContext) -> None:
         """Act on every match whose deadline the partition's event time has passed."""
@@ -350,6 +393,7 @@ class MatchProcessor:
             case Due.KEEP:
                 pass
         ctx.view.put(match_id, entry)
+        self._track(ctx.partition, match_id, entry)
         at = self._next_deadline(entry)
         self._watch(ctx, match_id, entry, at)
         if at is not None and (now is None or at > now):
@@ -392,6 +436,16 @@ class MatchProcessor:
         since = waits.get(match_id, (ctx.wall, ""))[0]
         waits[match_id] = (since, missing(entry))
 
+    @staticmethod
+    def _track(partition: MatchPartition, match_id: str, entry: MatchEntry) -> None:
+        """Note a match with a line-up not settled yet: its start bounds the partition's
+        ``until`` (:meth:`close_windows`) until it is."""
+        if entry.teams is None or entry.done is not None or entry.start is None:
+            return
+        if match_id not in partition.tracked:
+            partition.tracked.add(match_id)
+            heapq.heappush(partition.unsettled, (entry.start, match_id))
+
     def _next_deadline(self, entry: MatchEntry) -> float | None:
         return next_deadline(entry, self._policy(entry), self.retention)
 
@@ -412,6 +466,7 @@ class MatchProcessor:
     def _join(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> None:
         """Ask every participant's partition for its snapshot (and to note the match pending)."""
         assert entry.teams is not None and entry.start is not None
+        self._track(ctx.partition, match_id, entry)
         home = ctx.partition.number
         for team in entry.teams:
             for pid in team:

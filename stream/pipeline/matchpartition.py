@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.timekeeping import Deadlines, EventTime
 from stream.pipeline.view import StateView
-from stream.protocol import MATCHES, MatchEntry
+from stream.protocol import MATCHES, MatchEntry, PopulationRecord
 
 __all__ = ["FINISHED", "STARTED", "MatchContext", "MatchPartition"]
 
@@ -59,6 +59,16 @@ class MatchPartition:
     waits: dict[str, tuple[float, str]] = field(default_factory=dict)
     # Since when (wall time) this worker has owned the partition.
     owned_since: float = 0.0
+    # The learned populations (stream/pipeline/populations.py): the partition's record (table
+    # ``populations``), whether this batch changed it, the matches held until their window's
+    # population is known (by the ``known_until`` they need), and the starts of the matches
+    # with a line-up not settled yet, earliest first (lazily deleted: check the entry), which
+    # bound the partition's ``until``.
+    populations: PopulationRecord = field(default_factory=PopulationRecord)
+    populations_changed: bool = False
+    unfolded: Deadlines = field(default_factory=Deadlines)
+    unsettled: list[tuple[float, str]] = field(default_factory=list)
+    tracked: set[str] = field(default_factory=set)
 
     def abandons_out(self, partitions: int) -> float | None:
         """Every abandon request for a start before this has arrived (None: not known yet)."""

@@ -52,7 +52,9 @@ from stream.protocol import (
 )
 from stream.ratings.carryover import started_from
 from stream.ratings.engine import MatchView, initial_state, rate_player
+from stream.ratings.evidence import is_team_match
 from stream.ratings.explain import explain
+from stream.ratings.population import lineup_key
 from stream.ratings.resolution import outcome_of
 from stream.ratings.skill import PlayerState
 
@@ -115,7 +117,8 @@ class PlayerProcessor:
         if match_id in matches:
             if ctx.partition.sent_snapshot(player_id, match_id, matches[match_id]):
                 state = self._current(ctx, player_id, join.mode, rated)
-                snapshot = Snapshot(match_id, player_id, state, False, join.started_at)
+                lineup = None if rated is None else rated.lineup
+                snapshot = Snapshot(match_id, player_id, state, False, join.started_at, lineup)
                 ctx.out.to_match(join.home, snapshot)
             return
         grace = self.modes.pending(join.mode).grace_seconds
@@ -127,10 +130,19 @@ class PlayerProcessor:
     def _rate(self, ctx: PlayerContext, rate: Rate) -> None:
         match_id = rate.match_id
         mode = self.modes.get(rate.mode)
-        match = MatchView(
-            tuple(tuple(team) for team in rate.teams), tuple(rate.ranks), rate.at, rate.stats
-        )
+        if rate.population is not None:
+            # The learned population the match partition chose for the match.
+            mode = rate.population.rules(mode)
+        teams = tuple(tuple(team) for team in rate.teams)
+        match = MatchView(teams, tuple(rate.ranks), rate.at, rate.stats)
         snapshots = {pid: s for pid, s in rate.snapshots.items() if s is not None}
+        # A learning mode keeps each player's line-up at their last team match (its
+        # persistence): replay does the same for every rated player (stream/offline/learning.py).
+        lineups = (
+            {pid: lineup_key(team) for team in teams for pid in team}
+            if mode.population.learns and is_team_match(teams)
+            else None
+        )
         for player in rate.players:
             player_id = player.player_id
             key = rating_key(player_id, rate.mode)
@@ -145,7 +157,10 @@ class PlayerProcessor:
                 version = 1 if rated is None else rated.version + 1
                 recent = [] if rated is None else rated.recent
                 recent = [*recent[-(RECENT_MATCHES - 1) :], match_id]
-                ctx.ratings.put(key, RatingRecord(update.state, version, recent))
+                lineup = None if rated is None else rated.lineup
+                if lineups is not None:
+                    lineup = lineups[player_id]
+                ctx.ratings.put(key, RatingRecord(update.state, version, recent, lineup))
                 ctx.out.rating(
                     finished_ms=rate.finished_ms,
                     event=rating_changed(
@@ -223,7 +238,8 @@ class PlayerProcessor:
                 if partition.allows(entry.at):
                     rated = ctx.ratings.get(rating_key(player_id, entry.mode))
                     state = self._current(ctx, player_id, entry.mode, rated)
-                    snapshot = Snapshot(match_id, player_id, state, False, entry.at)
+                    lineup = None if rated is None else rated.lineup
+                    snapshot = Snapshot(match_id, player_id, state, False, entry.at, lineup)
                     ctx.out.to_match(entry.home, snapshot)
                     partition.snapped.add((player_id, match_id))
                 else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from stream.events import format_time
+from stream.ratings.algorithm import PriorDeviation
 from stream.ratings.explain import Explanation
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.skill import PlayerState
@@ -32,7 +33,9 @@ def rating_changed(
     processing the same input again produces the same bytes. ``season`` (the season of the
     match's time) is there only when the mode has seasons, so a mode without them keeps the
     exact bytes it had before seasons existed. ``why`` is the change's terms
-    (stream.ratings.explain), what `skillstream ratings explain` words for a support agent."""
+    (stream.ratings.explain), what `skillstream ratings explain` words for a support agent.
+    ``mode`` is the mode with the population in force; a mode that learns its population says
+    which (``population``: the prior deviation, size edge, persistence and decisiveness)."""
     event: dict[str, Any] = {
         "player_id": player_id,
         "mode": mode.name,
@@ -61,4 +64,19 @@ def rating_changed(
     seasons = mode.seasons
     if seasons is not None:
         event["season"] = seasons.season_of(at)
+    if mode.population.learns:
+        event["population"] = population_of(mode)
     return event
+
+
+def population_of(rules: ModeConfig) -> dict[str, float | None]:
+    """The population a learning mode's match was rated with (``rules``: the mode with it in
+    force): what the cache keeps per mode for the matchmakers' predictions."""
+    algorithm = rules.algorithm
+    population = rules.population
+    return {
+        "deviation": algorithm.prior_deviation if isinstance(algorithm, PriorDeviation) else None,
+        "size_edge": population.size_edge,
+        "persistence": population.persistence,
+        "decisiveness": population.decisiveness,
+    }

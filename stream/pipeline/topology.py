@@ -77,8 +77,9 @@ def inputs(app: faust.App, s: Settings) -> tuple[faust.TopicT, faust.TopicT]:
     return match_in, topic(s.player_commands_topic)
 
 
-def tables(app: faust.App, s: Settings) -> tuple[Any, Any, Any, Any]:
-    """The tables ``matches``, ``clocks``, ``ratings`` and ``pending`` (raw bytes)."""
+def tables(app: faust.App, s: Settings) -> tuple[Any, Any, Any, Any, Any]:
+    """The tables ``matches``, ``clocks``, ``ratings``, ``pending`` and ``populations`` (raw
+    bytes)."""
 
     def table(name: str) -> Any:
         return app.Table(
@@ -90,7 +91,13 @@ def tables(app: faust.App, s: Settings) -> tuple[Any, Any, Any, Any]:
             partitions=s.partitions,
         )
 
-    return table("matches"), table("clocks"), table("ratings"), table("pending")
+    return (
+        table("matches"),
+        table("clocks"),
+        table("ratings"),
+        table("pending"),
+        table("populations"),
+    )
 
 
 class Wiring(Protocol):

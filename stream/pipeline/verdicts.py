@@ -17,12 +17,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from stream.config.modes import Modes
+from stream.config.modes import Modes, PendingConfig
 from stream.pipeline.matchentry import tuples
 from stream.pipeline.matchpartition import MatchContext
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
+from stream.pipeline.populations import Populations
 from stream.protocol import Cancel, MatchEntry, Rate, RatedPlayer
+from stream.ratings.engine import MatchView
+from stream.ratings.evidence import match_evidence, rate_settled
+from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.population import Population
 from stream.ratings.resolution import Outcome, rated_players
 from stream.settling import Settled, fate, may_be_superseded
 
@@ -32,9 +37,10 @@ __all__ = ["Verdicts"]
 class Verdicts:
     """Settles the players of the match partitions' entries (one per worker)."""
 
-    def __init__(self, modes: Modes, partitions: int) -> None:
+    def __init__(self, modes: Modes, partitions: int, populations: Populations) -> None:
         self.modes = modes
         self.partitions = partitions
+        self.populations = populations
 
     def settle(
         self, ctx: MatchContext, match_id: str, entry: MatchEntry, teams: list[list[str]]
@@ -50,6 +56,15 @@ class Verdicts:
         fin = entry.fin
         pending = self.modes.pending(entry.mode)
         assert entry.start is not None  # an entry with teams has its start
+        record = ctx.partition.populations
+        known, population = self.populations.population_for(record, entry.mode, entry.start)
+        if not known:
+            # A mode that learns its population: wait until every partition has closed the
+            # windows it folds (stream/pipeline/populations.py).
+            needs = self.populations.needs(entry.mode, entry.start)
+            assert needs is not None  # only a learning mode waits
+            ctx.partition.unfolded.add(needs, match_id)
+            return
         if (
             fin is not None
             and may_be_superseded(entry.start, fin.at, pending.grace_seconds)
@@ -83,7 +98,9 @@ class Verdicts:
         )
         for since, pid in abandoned:
             rated_player = RatedPlayer(pid, 0.0, Outcome.ABANDONED.value)
-            self._send(out, match_id, entry, teams, since, [rated_player], [], settled, False)
+            self._send(
+                out, match_id, entry, teams, since, [rated_player], [], settled, False, population
+            )
             settled.add(pid)
         timed_out = [
             RatedPlayer(pid, 0.0, Outcome.TIMEOUT.value)
@@ -92,7 +109,9 @@ class Verdicts:
         ]
         if timed_out:
             timeout_at = entry.start + pending.timeout_seconds
-            self._send(out, match_id, entry, teams, timeout_at, timed_out, [], settled, False)
+            self._send(
+                out, match_id, entry, teams, timeout_at, timed_out, [], settled, False, population
+            )
             settled.update(p.player_id for p in timed_out)
             out.count("timed_out_matches")
         if fin is not None:
@@ -100,7 +119,11 @@ class Verdicts:
             rated = rated_players(mode, tuples(teams), fin.quitters)
             to_rate = [RatedPlayer(pid, rated[pid], None) for pid in players if pid in rated]
             to_cancel = [pid for pid in players if pid not in rated]
-            self._send(out, match_id, entry, teams, fin.at, to_rate, to_cancel, settled, True)
+            if population is not None and len(settled) < len(players):
+                self._evidence(ctx, entry, teams, mode, population, pending)
+            self._send(
+                out, match_id, entry, teams, fin.at, to_rate, to_cancel, settled, True, population
+            )
             settled.update(players)
         entry.settled = [pid for pid in players if pid in settled]
         if len(settled) == len(players):
@@ -109,6 +132,53 @@ class Verdicts:
             else:
                 assert now is not None  # without a result only event time settles anyone
                 entry.done = now
+
+    def _evidence(
+        self,
+        ctx: MatchContext,
+        entry: MatchEntry,
+        teams: list[list[str]],
+        mode: ModeConfig,
+        population: Population,
+        pending: PendingConfig,
+    ) -> None:
+        """A result that settles at least one player: the match's evidence about its mode's
+        population, computed as each player partition will rate it and as replay does (every
+        player's fate by event time, the snapshots, the line-ups), added to its start's window."""
+        fin, start = entry.fin, entry.start
+        assert fin is not None and start is not None
+        fates = {
+            pid: fate(
+                start,
+                fin.at,
+                entry.aband.get(pid),
+                grace_seconds=pending.grace_seconds,
+                timeout_seconds=pending.timeout_seconds,
+            )
+            for team in teams
+            for pid in team
+        }
+        rules = population.rules(mode)
+        states = {pid: s for pid, s in entry.snaps.items() if s is not None}
+        match = MatchView(tuples(teams), tuple(fin.ranks), fin.at, fin.stats)
+        decided = {pid: f for pid, f in fates.items() if f is not None}
+        updates = rate_settled(rules, match, fin.quitters, states, decided)
+        as_played = not fin.quitters and all(f.how is Settled.RESULT for f in decided.values())
+        found = match_evidence(
+            rules,
+            population,
+            match.teams,
+            match.ranks,
+            fin.at,
+            states,
+            updates,
+            entry.lines,
+            as_played=as_played,
+        )
+        record = ctx.partition.populations
+        if not self.populations.add(record, entry.mode, start, found):
+            ctx.out.count("late_evidence")
+        ctx.partition.populations_changed = True
 
     def _awaits_abandons(self, ctx: MatchContext, match_id: str, since: float) -> bool:
         """Whether an abandon request for a start before ``since`` may still be on its way; if
@@ -130,10 +200,13 @@ class Verdicts:
         to_cancel: list[str],
         settled: set[str],
         by_result: bool,
+        population: Population | None,
     ) -> None:
         """One rate and one cancel command per player partition, skipping settled players.
         ``by_result``: rated from the result (else an abandonment or timeout, rated the same
-        whether or not a result was read, so that read order cannot change it)."""
+        whether or not a result was read, so that read order cannot change it).
+        ``population``: a learning mode's population in force for the match (None: the mode's
+        configured values)."""
         fin = entry.fin if by_result else None
         ranks = fin.ranks if fin is not None else [0] * len(teams)
         by_partition: defaultdict[int, list[RatedPlayer]] = defaultdict(list)
@@ -153,6 +226,7 @@ class Verdicts:
                     snapshots=entry.snaps,
                     players=items,
                     finished_ms=None if fin is None else fin.ts,
+                    population=population,
                 ),
             )
         cancels: defaultdict[int, list[str]] = defaultdict(list)

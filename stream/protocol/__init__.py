@@ -7,11 +7,12 @@ written and read here only, as typed values in the code:
 
 - match side commands: :class:`Snapshot` (``snap``), :class:`Abandon` (``abandon``),
   :class:`Forward` (``fwd``), :class:`Tick` (``tick``), :class:`Progress` (``progress``),
-  :class:`AbandonWatermark` (``awm``);
+  :class:`AbandonWatermark` (``awm``), :class:`WindowClosed` (``closed``);
 - player side commands: :class:`Join` (``join``), :class:`Rate` (``rate``), :class:`Cancel`
   (``cancel``), :class:`Watermark` (``wm``);
 - table records: :class:`RatingRecord` (table ``ratings``), :class:`PendingRecord` (table
-  ``pending``), :class:`MatchEntry` (table ``matches``).
+  ``pending``), :class:`MatchEntry` (table ``matches``), :class:`PopulationRecord` (table
+  ``populations``).
 
 The package is split by trust: ``checks.py`` (checked reading of parsed JSON),
 ``state.py`` (player states, keys, stored messages), ``commands.py`` (checked: they arrive on a
@@ -48,6 +49,7 @@ from stream.protocol.commands import (
     Snapshot,
     Tick,
     Watermark,
+    WindowClosed,
     decode_commands,
     decode_match_command,
     decode_player_command,
@@ -66,13 +68,16 @@ from stream.protocol.tables import (
     CLOCKS,
     MATCHES,
     PENDING,
+    POPULATIONS,
     RATINGS,
     RECENT_MATCHES,
     Finish,
     MatchEntry,
     PendingMatch,
     PendingRecord,
+    PopulationRecord,
     RatingRecord,
+    StoredChain,
     TableCodec,
     Waiting,
     decode_match,
@@ -84,6 +89,7 @@ __all__ = [
     "CLOCKS",
     "MATCHES",
     "PENDING",
+    "POPULATIONS",
     "PROTOCOL_VERSION",
     "RATINGS",
     "RECENT_MATCHES",
@@ -99,17 +105,20 @@ __all__ = [
     "PendingMatch",
     "PendingRecord",
     "PlayerCommand",
+    "PopulationRecord",
     "Progress",
     "ProtocolError",
     "Rate",
     "RatedPlayer",
     "RatingRecord",
     "Snapshot",
+    "StoredChain",
     "StoredMessage",
     "TableCodec",
     "Tick",
     "Waiting",
     "Watermark",
+    "WindowClosed",
     "decode_commands",
     "decode_match",
     "decode_match_command",

@@ -83,4 +83,6 @@ def kind_of(data: object) -> str:
 def arity(items: list[object], what: str, *counts: int) -> None:
     if len(items) not in counts:
         expected = " or ".join(str(c) for c in counts)
+        if len(counts) > 2 and list(counts) == list(range(counts[0], counts[-1] + 1)):
+            expected = f"{counts[0]} to {counts[-1]}"
         raise ProtocolError(f"{what}: expected {expected} elements, got {len(items)}")

@@ -29,13 +29,17 @@ from stream.protocol.state import (
     StoredMessage,
     decode_message,
     decode_optional_state,
+    decode_population,
     decode_stats,
     decode_teams,
     encode_message,
     encode_optional_state,
+    encode_population,
     encode_stats,
 )
+from stream.ratings.evidence import Evidence
 from stream.ratings.fastinit import fast_init
+from stream.ratings.population import Population
 from stream.ratings.skill import PlayerState, PlayerStats
 
 # Version 1: ``rate`` had 9 elements. Version 2 added the 10th, the finish's Kafka timestamp
@@ -47,8 +51,12 @@ from stream.ratings.skill import PlayerState, PlayerStats
 # result timed after an abandonment is settled by event time, not by arrival), with the same
 # upgrade rule. Version 5 added the match's start as the 6th ``snap`` element (a match side
 # that reads a snapshot before its start keeps it until the start comes), same rule: a version
-# 4 worker dead-letters those snapshots as malformed.
-PROTOCOL_VERSION = 5
+# 4 worker dead-letters those snapshots as malformed. Version 6 added the learned population:
+# the player's line-up key as the 7th ``snap`` element, the population as the 11th ``rate``
+# element (both written only when the mode learns its population) and ``closed`` (a match
+# partition's settled evidence, docs/defaults.md); same rule: a version 5 worker dead-letters
+# ``closed`` as unknown and rates a learning mode's match with its configured population.
+PROTOCOL_VERSION = 6
 
 
 # --- match side commands -------------------------------------------------------------------------
@@ -60,13 +68,16 @@ class Snapshot:
     """A player's state for a match (None: no rating yet); ``applied``: the player already
     has this match (a duplicate after the retention period); ``at``: the match's start, as the
     join gave it (None from workers before it was sent: a match side that reads the snapshot
-    before the start keeps it until the start comes, see stream/pipeline/matches.py)."""
+    before the start keeps it until the start comes, see stream/pipeline/matches.py);
+    ``lineup``: the line-up key of the player's previous team match in the mode, for a mode
+    that learns its population (None: none, or the mode does not learn)."""
 
     match_id: str
     player_id: str
     state: PlayerState | None
     applied: bool
     at: float | None = None
+    lineup: int | None = None
 
 
 @fast_init
@@ -129,7 +140,22 @@ class AbandonWatermark:
     at: float
 
 
-MatchCommand = Snapshot | Abandon | Forward | Tick | Progress | AbandonWatermark
+@fast_init
+@dataclass(frozen=True, slots=True)
+class WindowClosed:
+    """Match partition ``source`` has settled every match homed there that started before
+    ``until`` (and read every start before it), and adds, per mode and learning window, the
+    evidence of the windows that ended since its previous ``closed`` (sent to every match
+    partition, itself included, when ``until`` passes the end of a window; stream/pipeline/
+    populations.py). A window's population is known once every partition has closed the
+    windows it folds."""
+
+    source: int
+    until: float
+    evidence: dict[str, dict[int, Evidence]]
+
+
+MatchCommand = Snapshot | Abandon | Forward | Tick | Progress | AbandonWatermark | WindowClosed
 
 
 # --- player side commands ------------------------------------------------------------------------
@@ -171,6 +197,9 @@ class Rate:
     players: list[RatedPlayer]
     # The finish's Kafka timestamp (ms); absent in version 1 commands.
     finished_ms: int | None = None
+    # The mode's learned population in force for the match (None: the mode's configured
+    # values): the player partition rates with exactly what the match partition chose.
+    population: Population | None = None
 
 
 @fast_init
@@ -270,6 +299,36 @@ def _encode_players(players: list[RatedPlayer]) -> object:
     return [[p.player_id, p.forced, p.label] for p in players]
 
 
+def _encode_population(population: Population | None) -> object:
+    return None if population is None else encode_population(population)
+
+
+def _population(data: object, what: str) -> Population | None:
+    return None if data is None else decode_population(data, what)
+
+
+def _encode_evidence(evidence: dict[str, dict[int, Evidence]]) -> object:
+    return {
+        mode: [[window, found.encode()] for window, found in sorted(windows.items())]
+        for mode, windows in evidence.items()
+    }
+
+
+def _evidence(data: object, what: str) -> dict[str, dict[int, Evidence]]:
+    out: dict[str, dict[int, Evidence]] = {}
+    for mode, windows in as_dict(data, what).items():
+        found: dict[int, Evidence] = {}
+        for item in as_list(windows, what):
+            pair = as_list(item, what)
+            arity(pair, what, 2)
+            try:
+                found[as_int(pair[0], what)] = Evidence.decode(as_ints(pair[1], what))
+            except ValueError as exc:
+                raise ProtocolError(f"{what}: {exc}") from None
+        out[mode] = found
+    return out
+
+
 STR = Element(_same, as_str)
 INT = Element(_same, as_int)
 NUMBER = Element(_same, as_number)
@@ -286,7 +345,8 @@ DECLARATIONS = (
             STR,
             Element(encode_optional_state, _state),
             BOOL,
-            Element(_same, as_number, optional=True, omit_none=True),
+            Element(_same, as_optional_number, optional=True, omit_none=True),
+            Element(_same, _optional_int, optional=True, omit_none=True),
         ),
     ),
     Declaration("abandon", Abandon, "match", (STR, STR, NUMBER)),
@@ -296,6 +356,9 @@ DECLARATIONS = (
         "progress", Progress, "match", (INT, NUMBER, MAYBE_NUMBER, MAYBE_NUMBER, MAYBE_NUMBER)
     ),
     Declaration("awm", AbandonWatermark, "match", (INT, NUMBER)),
+    Declaration(
+        "closed", WindowClosed, "match", (INT, NUMBER, Element(_encode_evidence, _evidence))
+    ),
     Declaration("join", Join, "player", (STR, STR, STR, NUMBER, INT)),
     Declaration(
         "rate",
@@ -312,6 +375,8 @@ DECLARATIONS = (
             Element(_encode_players, _players),
             # Absent in version 1 commands; always written since version 2.
             Element(_same, _optional_int, optional=True),
+            # Since version 6, for a mode that learns its population only.
+            Element(_encode_population, _population, optional=True, omit_none=True),
         ),
         open_ended=True,
     ),
@@ -333,8 +398,15 @@ def _encoder(declaration: Declaration) -> Callable[[Any], list[object]]:
         scope[f"e{n}"] = element.encode
         parts.append(f"c.{name}" if element.encode is _same else f"e{n}(c.{name})")
     body = f"    v = [kind, {', '.join(parts)}]\n"
-    if declaration.elements[-1].omit_none:
-        body += "    if v[-1] is None:\n        v.pop()\n"
+    # Trailing elements that are left out when None (and every None after them).
+    trailing = 0
+    for element in reversed(declaration.elements):
+        if not element.omit_none:
+            break
+        trailing += 1
+    if trailing:
+        keep = 1 + len(declaration.elements) - trailing
+        body += f"    while len(v) > {keep} and v[-1] is None:\n        v.pop()\n"
     encode: Callable[[Any], list[object]] = _compile(
         f"def encode(c):\n{body}    return v\n", "encode", scope
     )

@@ -20,6 +20,7 @@ from stream.protocol.checks import (
     required,
 )
 from stream.ratings.fastinit import fast_init
+from stream.ratings.population import Population
 from stream.ratings.skill import PlayerState, PlayerStats
 
 # --- player states and table keys -------------------------------------------------------------
@@ -96,6 +97,31 @@ def decode_stats(data: object, what: str) -> dict[str, PlayerStats] | None:
 
 def decode_teams(data: object, what: str) -> list[list[str]]:
     return [as_strings(team, what) for team in as_list(data, what)]
+
+
+# --- a mode's population ---------------------------------------------------------------------
+
+
+def encode_population(population: Population) -> list[object]:
+    """[deviation | None, size_edge, persistence, decisiveness]"""
+    return [
+        population.deviation,
+        population.size_edge,
+        population.persistence,
+        population.decisiveness,
+    ]
+
+
+def decode_population(data: object, what: str) -> Population:
+    items = as_list(data, what)
+    arity(items, what, 4)
+    deviation = items[0]
+    return Population(
+        None if deviation is None else as_number(deviation, what),
+        as_number(items[1], what),
+        as_number(items[2], what),
+        as_number(items[3], what),
+    )
 
 
 # --- an input message kept or forwarded --------------------------------------------------------

@@ -1,11 +1,12 @@
-"""The table records (``ratings``, ``pending``, ``matches``, ``clocks``) and their codecs:
+"""The table records (``ratings``, ``pending``, ``matches``, ``clocks``, ``populations``) and
+their codecs:
 trusted, since only this package's encoders write them."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Generic, NotRequired, TypedDict, TypeVar, cast
+from dataclasses import dataclass, field, fields
+from typing import Any, Generic, NotRequired, TypedDict, TypeVar, cast
 
 import orjson
 
@@ -16,12 +17,17 @@ from stream.protocol.checks import (
 from stream.protocol.state import (
     StoredMessage,
     decode_message,
+    decode_population,
     decode_state,
     encode_message,
     encode_optional_state,
+    encode_population,
     encode_state,
     encode_stats,
 )
+from stream.ratings.evidence import Evidence
+from stream.ratings.population import PopulationStats
+from stream.ratings.populationchain import Chain, Step
 from stream.ratings.skill import PlayerState, PlayerStats
 
 # How many of a player's latest match ids the rating record keeps to recognise redeliveries.
@@ -44,6 +50,7 @@ class _RatingFields(TypedDict):
     s: list[object]
     v: int
     r: NotRequired[list[str]]
+    l: NotRequired[int]  # noqa: E741 (the record's short key)
 
 
 class _PendingMatchFields(TypedDict):
@@ -82,6 +89,7 @@ class _MatchFields(TypedDict):
     aband: dict[str, float]
     settled: list[str]
     done: float | None
+    lines: NotRequired[dict[str, int]]
 
 
 def _malformed(what: str, data: object, exc: Exception) -> ProtocolError:
@@ -90,22 +98,31 @@ def _malformed(what: str, data: object, exc: Exception) -> ProtocolError:
 
 @dataclass(slots=True)
 class RatingRecord:
-    """Table ``ratings``, per (player, mode): ``{"s": state, "v": version, "r": recent ids}``.
-    The recent match ids are what make a redelivered result a no-op."""
+    """Table ``ratings``, per (player, mode): ``{"s": state, "v": version, "r": recent ids}``,
+    and ``"l"``, the line-up key of the player's last team match in a mode that learns its
+    population (stream/ratings/population.py ``lineup_key``; its persistence). The recent
+    match ids are what make a redelivered result a no-op."""
 
     state: PlayerState
     version: int
     recent: list[str]
+    lineup: int | None = None
 
 
 def encode_rating(record: RatingRecord) -> dict[str, object]:
-    return {"s": encode_state(record.state), "v": record.version, "r": record.recent}
+    out: dict[str, object] = {"s": encode_state(record.state), "v": record.version}
+    out["r"] = record.recent
+    if record.lineup is not None:
+        out["l"] = record.lineup
+    return out
 
 
 def decode_rating(data: object) -> RatingRecord:
     try:
         fields = cast("_RatingFields", data)
-        return RatingRecord(decode_state(fields["s"]), fields["v"], fields.get("r", []))
+        return RatingRecord(
+            decode_state(fields["s"]), fields["v"], fields.get("r", []), fields.get("l")
+        )
     except (KeyError, TypeError, AttributeError) as exc:
         raise _malformed("rating record", data, exc) from None
 
@@ -195,11 +212,13 @@ class MatchEntry:
     aband: dict[str, float] = field(default_factory=dict)  # player id: newer match's start
     settled: list[str] = field(default_factory=list)
     done: float | None = None  # event time it was settled at
+    # A learning mode's players' line-up keys at their previous team match, from the snapshots.
+    lines: dict[str, int] = field(default_factory=dict)
 
 
 def encode_match(entry: MatchEntry) -> dict[str, object]:
     fin, wait = entry.fin, entry.wait
-    return {
+    out: dict[str, object] = {
         "mode": entry.mode,
         "teams": entry.teams,
         "start": entry.start,
@@ -220,6 +239,9 @@ def encode_match(entry: MatchEntry) -> dict[str, object]:
         "settled": entry.settled,
         "done": entry.done,
     }
+    if entry.lines:
+        out["lines"] = entry.lines
+    return out
 
 
 def decode_match(data: object) -> MatchEntry:
@@ -247,9 +269,118 @@ def decode_match(data: object) -> MatchEntry:
             aband=fields["aband"],
             settled=fields["settled"],
             done=fields["done"],
+            lines=fields.get("lines", {}),
         )
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise _malformed("match entry", data, exc) from None
+
+
+@dataclass(slots=True)
+class StoredChain:
+    """A learning mode's population chain as a match partition keeps it
+    (:class:`stream.ratings.populationchain.Chain`), with the ``settings`` it was learned
+    under (a chain learned under other settings is started again)."""
+
+    settings: str
+    chain: Chain
+
+
+@dataclass(slots=True)
+class PopulationRecord:
+    """Table ``populations``, per match partition: its side of the learned populations
+    (stream/pipeline/populations.py).
+
+    ``until``: the last ``closed`` it sent (every match homed here that started before it is
+    settled); ``own``: per mode and window, the evidence of its settled matches not sent yet;
+    ``marks``: per match partition, the latest ``closed`` read from it; ``heard``: per mode,
+    window and source partition, the evidence read and not folded yet; ``chains``: per mode,
+    the chain folded from every partition's evidence.
+    """
+
+    until: float | None = None
+    own: dict[str, dict[int, Evidence]] = field(default_factory=dict)
+    marks: dict[int, float] = field(default_factory=dict)
+    heard: dict[str, dict[int, dict[int, Evidence]]] = field(default_factory=dict)
+    chains: dict[str, StoredChain] = field(default_factory=dict)
+
+
+def _encode_stats(stats: PopulationStats) -> list[float]:
+    return [float(getattr(stats, f.name)) for f in fields(PopulationStats)]
+
+
+def _decode_stats(data: list[float]) -> PopulationStats:
+    if len(data) != 9:
+        raise ValueError(f"population stats: expected 9 numbers, got {len(data)}")
+    a, b, c, d, e, same_pairs, pairs, f, g = data
+    return PopulationStats(a, b, c, d, e, int(same_pairs), int(pairs), f, g)
+
+
+def _encode_chain(stored: StoredChain) -> dict[str, object]:
+    chain = stored.chain
+    return {
+        "set": stored.settings,
+        "i": encode_population(chain.initial),
+        "c": encode_population(chain.current),
+        "s": _encode_stats(chain.seen),
+        "k": _encode_stats(chain.carried),
+        "f": chain.folded,
+        "st": [[step.window, encode_population(step.population)] for step in chain.steps],
+    }
+
+
+def _decode_chain(data: dict[str, Any]) -> StoredChain:
+    what = "population chain"
+    chain = Chain(
+        decode_population(data["i"], what),
+        decode_population(data["c"], what),
+        _decode_stats(data["s"]),
+        _decode_stats(data["k"]),
+        data["f"],
+        [Step(window, decode_population(p, what)) for window, p in data["st"]],
+    )
+    return StoredChain(data["set"], chain)
+
+
+def encode_populations(record: PopulationRecord) -> dict[str, object]:
+    return {
+        "u": record.until,
+        "own": {
+            mode: [[w, e.encode()] for w, e in sorted(windows.items())]
+            for mode, windows in record.own.items()
+        },
+        "m": {str(source): until for source, until in record.marks.items()},
+        "h": {
+            mode: [
+                [w, source, e.encode()]
+                for w, sources in sorted(windows.items())
+                for source, e in sorted(sources.items())
+            ]
+            for mode, windows in record.heard.items()
+        },
+        "ch": {mode: _encode_chain(stored) for mode, stored in record.chains.items()},
+    }
+
+
+def decode_populations(data: object) -> PopulationRecord:
+    try:
+        fields = cast("dict[str, Any]", data)
+        heard: dict[str, dict[int, dict[int, Evidence]]] = {}
+        for mode, items in fields["h"].items():
+            windows = heard[mode] = {}
+            for w, source, e in items:
+                windows.setdefault(w, {})[source] = Evidence.decode(e)
+        return PopulationRecord(
+            fields["u"],
+            {
+                mode: {w: Evidence.decode(e) for w, e in items}
+                for mode, items in fields["own"].items()
+            },
+            {int(source): until for source, until in fields["m"].items()},
+            heard,
+            {mode: _decode_chain(chain) for mode, chain in fields["ch"].items()},
+        )
+    except (KeyError, TypeError, AttributeError, ValueError, ProtocolError) as exc:
+        raise _malformed("population record", data, exc) from None
 
 
 # --- table codecs --------------------------------------------------------------------------------
@@ -297,3 +428,7 @@ RATINGS: TableCodec[str, RatingRecord] = TableCodec(_same, encode_rating, decode
 PENDING: TableCodec[str, PendingRecord] = TableCodec(_same, encode_pending, decode_pending)
 # Table ``clocks``: a match partition's event time, keyed by the partition number.
 CLOCKS: TableCodec[int, float] = TableCodec(_partition, _encode_clock, _decode_clock)
+# Table ``populations``: a match partition's side of the learned populations, keyed likewise.
+POPULATIONS: TableCodec[int, PopulationRecord] = TableCodec(
+    _partition, encode_populations, decode_populations
+)

@@ -146,7 +146,7 @@ def test_topics_create_is_idempotent_and_refuses_another_partition_count(
     first = run()
     assert first.returncode == 0, first.stderr
     created = [line for line in first.stdout.splitlines() if line.startswith("created")]
-    assert len(created) == 11  # 7 topics (the audit log one) + 4 changelogs
+    assert len(created) == 12  # 7 topics (the audit log one) + 5 changelogs
     second = run()
     assert second.returncode == 0, second.stderr
     assert all(line.startswith("exists") for line in second.stdout.splitlines())

@@ -21,6 +21,7 @@ from stream.protocol import (
     CLOCKS,
     MATCHES,
     PENDING,
+    POPULATIONS,
     PROTOCOL_VERSION,
     RATINGS,
     Abandon,
@@ -66,6 +67,11 @@ MATCH_COMMANDS = [
     b'["progress",0,1780000170.25,0.0,0.0,null]',
     # Version 4: a player partition's abandon requests are out up to a start.
     b'["awm",1,1780000099.5]',
+    # Version 6: a learning mode's snapshot carries the player's last line-up key; a match
+    # partition's closed windows and their evidence (nine integers per mode and window).
+    b'["snap","m","p",' + STATE + b",false,1780000100.5,1234567890123]",
+    b'["closed",2,1780012800.0,{"ranked":[[20601,[-5,7,4294967296,0,0,3,4,11,12]]]}]',
+    b'["closed",0,1780012800.0,{}]',
 ]
 PLAYER_COMMANDS = [
     b'["join","sim5-1","p000001","1v1",1780000000.0,0]',
@@ -76,6 +82,10 @@ PLAYER_COMMANDS = [
     b'[["p000000",null,null],["p000001",0.0,"abandoned"]],1780000250123]',
     b'["cancel","sim5-4",["p000001"]]',
     b'["wm",2,1780000099.5]',
+    # Version 6: a learning mode's rate carries the population in force.
+    b'["rate","sim5-7","1v1",1780000300.0,[["p000000"],["p000001"]],[0,1],null,'
+    b'{"p000000":null,"p000001":null},[["p000000",null,null]],1780000300123,'
+    b"[250.5,100.0,0.25,1.05]]",
 ]
 MATCH_ENTRIES = [
     b'{"mode":"1v1","teams":[["p000001"],["p000000"]],"start":1780000750.0,"snaps":{"p000001":'
@@ -89,11 +99,26 @@ MATCH_ENTRIES = [
     b'1780000100250]},"until":1780000220.0},"aband":{},"settled":[],"done":null}',
     b'{"mode":"2v2","teams":[["a","b"],["c","d"]],"start":1780000000.0,"snaps":{"a":null},'
     b'"fin":null,"wait":null,"aband":{"b":1780000300.0},"settled":["b"],"done":null}',
+    # Version 6: a learning mode's entry keeps its players' line-up keys from the snapshots.
+    b'{"mode":"2v2","teams":[["a","b"],["c","d"]],"start":1780000000.0,"snaps":{"a":null},'
+    b'"fin":null,"wait":null,"aband":{},"settled":[],"done":null,"lines":{"a":42}}',
+]
+# A match partition's side of the learned populations (version 6).
+POPULATION_RECORDS = [
+    b'{"u":null,"own":{},"m":{},"h":{},"ch":{}}',
+    b'{"u":1780012800.0,"own":{"ranked":[[20602,[1,2,3,4,5,6,7,8,9]]]},"m":{"0":1780012800.0,'
+    b'"3":1780009200.0},"h":{"ranked":[[20601,0,[-5,7,4294967296,0,0,3,4,11,12]],'
+    b'[20601,3,[0,0,0,0,0,1,1,0,0]]]},"ch":{"ranked":{"set":"1.0|100.0|1.0|1.0|x",'
+    b'"i":[138.97424,100.0,1.0,1.0],"c":[150.25,100.0,0.5,1.0625],'
+    b'"s":[0.5,1.0,2.0,0.0,0.0,3.0,4.0,0.25,0.125],"k":[0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0],'
+    b'"f":20600,"st":[[20602,[150.25,100.0,0.5,1.0625]]]}}}',
 ]
 RATING_RECORDS = [
     b'{"s":[1006.0143978592619,72.81300287645881,0.05992031170168974,1625,99,1780012400.0],'
     b'"v":99,"r":["sim5-2","sim5-3"]}',
     b'{"s":[1016.0,0.0,null,12,1,null],"v":1,"r":["m"]}',
+    # Version 6: a learning mode's record keeps the line-up key of the last team match.
+    b'{"s":[1016.0,0.0,null,12,1,null],"v":1,"r":["m"],"l":18446744073709551615}',
 ]
 PENDING_RECORDS = [
     b'{"m":{},"done":["sim5-12","sim5-14","sim5-39"]}',
@@ -119,6 +144,7 @@ def test_player_commands_round_trip_byte_for_byte(raw: bytes) -> None:
         *((RATINGS, raw) for raw in RATING_RECORDS),
         *((PENDING, raw) for raw in PENDING_RECORDS),
         (CLOCKS, b"1780000100.25"),
+        *((POPULATIONS, raw) for raw in POPULATION_RECORDS),
     ],
 )
 def test_table_records_round_trip_byte_for_byte(codec: TableCodec[Any, Any], raw: bytes) -> None:
@@ -176,14 +202,14 @@ def test_commands_stay_immutable_values(raw: bytes) -> None:
 
 def test_a_rate_command_from_version_1_still_decodes() -> None:
     # Written before the finish's timestamp was added: 9 elements.
-    assert PROTOCOL_VERSION == 5
+    assert PROTOCOL_VERSION == 6
     old = orjson.loads(PLAYER_COMMANDS[1])[:9]
     rate = decode_player_command(old)
     assert isinstance(rate, Rate) and rate.finished_ms is None
     assert rate.players == [RatedPlayer("p000001", None, None)]
     # And one from a later version, with an element this one does not know.
-    newer = decode_player_command([*orjson.loads(PLAYER_COMMANDS[2]), "later"])
-    assert newer == decode_player_command(orjson.loads(PLAYER_COMMANDS[2]))
+    newer = decode_player_command([*orjson.loads(PLAYER_COMMANDS[5]), "later"])
+    assert newer == decode_player_command(orjson.loads(PLAYER_COMMANDS[5]))
 
 
 def test_a_match_entry_from_before_the_latency_metric_has_no_timestamp() -> None:
@@ -202,7 +228,7 @@ def test_the_rating_key_names_player_and_mode_unambiguously() -> None:
 @pytest.mark.parametrize(
     ("decode", "data", "reason"),
     [
-        (decode_match_command, ["snap"], "snap command: expected 5 or 6 elements, got 1"),
+        (decode_match_command, ["snap"], "snap command: expected 5 to 7 elements, got 1"),
         (decode_match_command, ["bogus", 2], "unknown match command 'bogus'"),
         (decode_match_command, 7, "match command: expected a list, got int"),
         (decode_match_command, [], "match command: expected a list led by its kind"),
@@ -270,6 +296,8 @@ def test_a_stored_message_keeps_any_key_bytes(
         (PENDING, b"[]", "pending record"),
         (MATCHES, b'{"mode":"x","teams":null}', "match entry"),
         (MATCHES, b"null", "match entry"),
+        (POPULATIONS, b'{"u":null}', "population record"),
+        (POPULATIONS, b'{"u":null,"own":{"m":[[1,[1,2]]]},"m":{},"h":{},"ch":{}}', "population"),
     ],
 )
 def test_a_table_record_of_another_shape_is_refused(
@@ -295,7 +323,7 @@ def test_every_command_is_declared_once_with_one_element_per_field() -> None:
 
 
 def test_a_rate_command_from_a_later_version_is_read_without_its_new_elements() -> None:
-    raw = orjson.loads(PLAYER_COMMANDS[1])
-    assert raw[0] == "rate" and len(raw) == 10
+    raw = orjson.loads(PLAYER_COMMANDS[5])
+    assert raw[0] == "rate" and len(raw) == 11
     later = decode_player_command([*raw, {"a": "field this version does not know"}])
     assert later == decode_player_command(raw)

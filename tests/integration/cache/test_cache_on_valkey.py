@@ -35,6 +35,7 @@ from stream.config.modes import Modes, parse_modes
 from stream.local.stack import free_port
 from stream.ratings import probability
 from stream.ratings.engine import initial_state
+from stream.ratings.population import Population
 
 LAYOUT = KeyLayout()
 MODES = parse_modes({"modes": {"elo-duel": {"algorithm": "elo"}}})
@@ -501,3 +502,37 @@ def test_the_fixture_stops_exactly_its_server() -> None:
         os.kill(server.pid, 0)
     with pytest.raises(ProcessLookupError):
         os.kill(server.pid, 0)
+
+
+# --- a learning mode's population -------------------------------------------------------------
+
+
+async def test_the_population_of_the_latest_event_is_kept_and_read_back(aredis: AsyncRedis) -> None:
+    """The writer keeps each learning mode's population of its latest event time; an older
+    one, written after it, changes nothing; the readers predict with it."""
+    writer = CacheWriter(aredis, LAYOUT)
+    newer = Population(300.0, 40.0, 0.1, 1.25)
+    older = Population(150.0, 90.0, 0.9, 0.75)
+    result = await writer.write([rating("p", 1)], {MODE: (2_000, newer)})
+    assert result == WriteResult(applied=1, stale=0)
+    assert await writer.write([], {MODE: (1_000, older)}) == WriteResult(0, 0)
+    stored = await aredis.hgetall(LAYOUT.population(MODE))
+    assert stored == {
+        b"at": b"2000",
+        b"deviation": b"300.0",
+        b"size_edge": b"40.0",
+        b"persistence": b"0.1",
+        b"decisiveness": b"1.25",
+    }
+    cache = RatingCache(aredis, Modes(), LAYOUT)
+    unknown = (await cache.get_many(MODE, ["new"]))["new"]
+    assert unknown.unknown and unknown.deviation == 300.0
+    rules = newer.rules(Modes().get(MODE))
+    known = (await cache.get_many(MODE, ["p"]))["p"]
+    experience = rules.experience
+    assert await cache.win_probability(MODE, "new", "p") == probability.win_probability(
+        rules.algorithm,
+        unknown.effective_skill(experience),
+        known.effective_skill(experience),
+        1.25,
+    )

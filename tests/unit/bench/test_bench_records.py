@@ -35,6 +35,7 @@ def test_every_topic_of_the_deployment_has_its_class() -> None:
         "rate-clocks-changelog": "changelogs",
         "rate-ratings-changelog": "changelogs",
         "rate-pending-changelog": "changelogs",
+        "rate-populations-changelog": "changelogs",
     }
     assert topic_class("rate-__assignor-__leader", s) == "other"
     assert topic_class("another-app-ratings-changelog", s) == "other"

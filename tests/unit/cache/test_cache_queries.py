@@ -38,14 +38,20 @@ def known(player_id: str, rating: float, deviation: float = 50.0) -> CachedRatin
     return CachedRating(player_id, "elo-duel", rating, deviation, None, 10, 3, 4, 1, "x")
 
 
+# The reply for a mode's population key when the cache holds none (stream/cache/population.py):
+# every mode here learns its population (the built-in default), so every plan reads it first.
+NO_POPULATION: dict[str, str] = {}
+
+
 def test_get_many_sends_one_hgetall_per_distinct_player() -> None:
     plan = QUERIES.get_many("elo-duel", ["a", "b", "a"])
     assert plan.commands == (
+        ("HGETALL", "t:{elo-duel}:population"),
         ("HGETALL", "t:{elo-duel}:player:a"),
         ("HGETALL", "t:{elo-duel}:player:b"),
     )
     a = known("a", 1600.0)
-    found = plan.decode([hash_reply(a), {}])
+    found = plan.decode([NO_POPULATION, hash_reply(a), {}])
     assert list(found) == ["a", "b"]
     assert found["a"] == a
     default = initial_state(MODES.get("elo-duel"))
@@ -53,8 +59,12 @@ def test_get_many_sends_one_hgetall_per_distinct_player() -> None:
     assert found["b"].unknown and found["b"].rating == EloConfig().initial().rating
 
 
-def test_empty_get_many_needs_no_round_trip() -> None:
+def test_empty_get_many_needs_no_players() -> None:
     plan = QUERIES.get_many("m", [])
+    assert plan.commands == (("HGETALL", "t:{m}:population"),)
+    assert plan.decode([NO_POPULATION]) == {}
+    fixed = parse_modes({"default": {"population": {"window_days": 0.0}}})
+    plan = RatingQueries(fixed, KeyLayout("t")).get_many("m", [])
     assert plan.commands == () and plan.decode([]) == {}
 
 
@@ -106,7 +116,7 @@ def test_window_refuses_bad_arguments(rating: float, width: float, limit: int) -
 def test_win_probability_uses_the_modes_algorithm() -> None:
     plan = QUERIES.win_probability("elo-duel", "a", "b")
     a = known("a", 1700.0)
-    got = plan.decode([hash_reply(a), {}])
+    got = plan.decode([NO_POPULATION, hash_reply(a), {}])
     default = EloConfig().initial()
     # Both at rating + the mode's experience offset: a has 3 games, unknown b none.
     offset = MODES.get("elo-duel").experience.offset
@@ -118,9 +128,9 @@ def test_win_probability_uses_the_modes_algorithm() -> None:
 
 def test_team_plans_fetch_each_player_once() -> None:
     plan = QUERIES.match_quality("elo-duel", ["a", "b"], ["c", "a"])
-    assert len(plan.commands) == 3
+    assert len(plan.commands) == 4  # the population and three players
     a, b, c = known("a", 1600.0), known("b", 1400.0), known("c", 1550.0, 80.0)
-    replies = [hash_reply(a), hash_reply(b), hash_reply(c)]
+    replies = [NO_POPULATION, hash_reply(a), hash_reply(b), hash_reply(c)]
     algorithm = MODES.get("elo-duel").algorithm
     assert plan.decode(replies) == probability.match_quality(algorithm, [a, b], [c, a])
     plan = QUERIES.team_win_probability("elo-duel", ["a", "b"], ["c", "a"])
@@ -136,7 +146,7 @@ def test_team_plans_see_the_teams_as_the_mode_rates_them() -> None:
         p: CachedRating(p, "casual", r, 0.0, None, 10, 30, 4, 1, "x")
         for p, r in (("a", 1600.0), ("b", 1400.0), ("c", 1550.0))
     }
-    replies = [hash_reply(entries[p]) for p in "abc"]
+    replies = [NO_POPULATION, *(hash_reply(entries[p]) for p in "abc")]
     mode = modes.get("casual")
     a, b, c = (entries[p].effective_skill(mode.experience) for p in "abc")
     plan = queries.team_win_probability("casual", ["a", "b"], ["c"])
@@ -186,3 +196,55 @@ def test_around() -> None:
 
 def test_default_modes_accept_any_mode() -> None:
     assert RatingQueries(Modes()).get_many("anything", ["p"]).commands
+
+
+def population_reply(deviation: str, edge: float, persistence: float, decisive: float) -> object:
+    """The population hash as HGETALL returns it (bytes, as redis-py without decoding)."""
+    fields = {
+        "at": "1780000000000",
+        "deviation": deviation,
+        "size_edge": repr(edge),
+        "persistence": repr(persistence),
+        "decisiveness": repr(decisive),
+    }
+    return {k.encode(): v.encode() for k, v in fields.items()}
+
+
+def test_predictions_use_the_population_the_workers_learned() -> None:
+    """A learning mode's cached population: an unknown player has its prior deviation, and the
+    predictions its size edge, decisiveness and the strategy its persistence makes ``auto``."""
+    queries = RatingQueries(Modes(), KeyLayout("t"))
+    config = Modes().get("m")
+    learned = population_reply("300.0", 40.0, 0.1, 1.3)
+    found = queries.get_many("m", ["new"]).decode([learned, {}])["new"]
+    assert found.unknown and found.deviation == pytest.approx(300.0)
+    assert found.deviation != initial_state(config).deviation
+    entries = {
+        p: CachedRating(p, "m", r, 60.0, 0.06, 10, 30, 4, 1, "x")
+        for p, r in (("a", 1600.0), ("b", 1400.0), ("c", 1550.0))
+    }
+    replies = [learned, *(hash_reply(entries[p]) for p in "abc")]
+    a, b, c = (entries[p].effective_skill(config.experience) for p in "abc")
+    got = queries.team_win_probability("m", ["a", "b"], ["c"]).decode(replies)
+    want = probability.team_win_probability(
+        config.algorithm, [a, b], [c], TeamStrategy.SHARED, size_edge=40.0, decisiveness=1.3
+    )
+    assert got == pytest.approx(want, abs=1e-12)
+    before = queries.team_win_probability("m", ["a", "b"], ["c"]).decode([{}, *replies[1:]])
+    assert before != got  # without the key: the modes file's values
+    assert queries.win_probability("m", "a", "c").decode(
+        [learned, hash_reply(entries["a"]), hash_reply(entries["c"])]
+    ) == probability.win_probability(config.algorithm, a, c, 1.3)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {b"at": b"1", b"deviation": b"x", b"size_edge": b"1", b"persistence": b"1"},
+        {b"deviation": b"", b"size_edge": b"nan", b"persistence": b"0.5", b"decisiveness": b"1"},
+        {b"deviation": b"", b"size_edge": b"1", b"persistence": b"7", b"decisiveness": b"1"},
+    ],
+)
+def test_a_population_key_the_readers_cannot_use_is_ignored(reply: object) -> None:
+    queries = RatingQueries(Modes(), KeyLayout("t"))
+    assert queries.rules("m").decode([reply]) == Modes().get("m")

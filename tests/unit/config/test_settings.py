@@ -159,8 +159,14 @@ def test_the_app_tables_are_the_changelogs_topics_create_makes() -> None:
     from stream.pipeline.app import build_worker
 
     pipeline = build_worker(Settings(app_id="names", cache_writer="off"))
-    tables = [pipeline.match_table, pipeline.clock_table, pipeline.rating_table]
-    names = {t.changelog_topic.get_topic_name() for t in [*tables, pipeline.pending_table]}
+    tables = [
+        pipeline.match_table,
+        pipeline.clock_table,
+        pipeline.rating_table,
+        pipeline.pending_table,
+        pipeline.population_table,
+    ]
+    names = {t.changelog_topic.get_topic_name() for t in tables}
     assert names == {f"names-{table}-changelog" for table in TABLES}
     assert Settings(app_id="names").ratings_changelog_topic in names
 

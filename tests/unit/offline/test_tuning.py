@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stream.config.modes import Modes, PendingConfig, check_fixed_population, parse_modes
+from stream.config.modes import Modes, PendingConfig, parse_modes
 from stream.history import HistoryMatch, read_history
 from stream.offline.comparison import Z_EVIDENCE
 from stream.offline.evaluation import evaluate
@@ -236,32 +236,39 @@ def test_tune_learns_the_population_and_prints_it_fixed_as_a_worker_rates_it(
     out = tune(lambda: reader(path), built_in, Plan(600, rounds=1), (LEARNED_POPULATION,))
     (step,) = out.steps
     assert step.knob == LEARNED_STEP and step.paired.verdict == "better"
-    assert out.best.population.window_days == 0.0
+    # The built-in default learns: the winner goes on learning, from what the search learned.
+    assert out.best.population.window_days == 1.0
     assert out.best.population.persistence < 0.3
     assert out.best.team_rule is TeamStrategy.SHARED
     text = tuned_toml(out, "default", "pickup.jsonl", "search", "verdict")
     assert f"# step {LEARNED_STEP} as configured -> prior " in text
-    assert "# population of mode '3v3', fixed: prior deviation" in text
+    assert "# population of mode '3v3', learned by the end of the history: prior" in text
     assert "(teams auto: shared)" in text
     # The section builds the winner again, as a modes file a worker accepts.
     printed = parse_modes(tomllib.loads(text))
-    check_fixed_population(printed, "tuned")
     assert printed.default == dataclasses.replace(out.best, name="default")
 
 
-def test_the_learned_population_is_fixed_in_the_table_as_a_modes_file_shows_it() -> None:
-    mode = Modes().default
+@pytest.mark.parametrize("window_days", [1.0, 0.0])
+def test_the_learned_population_is_the_tables_start_as_a_modes_file_shows_it(
+    window_days: float,
+) -> None:
+    """A mode that learns goes on learning from the values; a fixed one keeps them."""
+    given = dataclasses.replace(
+        Modes().default.population, window_days=window_days, decisiveness=0.5
+    )
+    mode = dataclasses.replace(Modes().default, population=given)
     table = mode_table(mode, PendingConfig())
     learned = Population(250.0, 67.25, 0.9234, 1.4567)
     fixed = population_fixed(table, mode, learned)
     assert fixed["population"] == {
-        "window_days": 0.0,
+        "window_days": window_days,
         "size_edge": 67.2,
         "persistence": 0.923,
         "decisiveness": 1.457,
     }
     assert fixed["glicko2"]["unrated_deviation"] == round(250.0 / SCALE, 3)
-    assert table["population"]["window_days"] == 0.0  # the given table is left alone
+    assert table["population"]["decisiveness"] == 0.5  # the given table is left alone
     # Elo has no prior deviation: its table keeps its own.
     elo = ModeConfig("e", EloConfig())
     elo_table = mode_table(elo, PendingConfig())

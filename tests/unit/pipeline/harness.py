@@ -38,6 +38,7 @@ from stream.pipeline.batches import (
     CLOCK_TABLE,
     MATCH_TABLE,
     PENDING_TABLE,
+    POPULATION_TABLE,
     RATING_TABLE,
     BatchRunner,
     Message,
@@ -59,7 +60,8 @@ class MemoryTables:
 
     def __init__(self) -> None:
         self.tables: dict[str, dict[bytes, bytes]] = {
-            name: {} for name in (MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE)
+            name: {}
+            for name in (MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE, POPULATION_TABLE)
         }
         # (table, key): the changelog partition it was last written to.
         self.partitions: dict[tuple[str, bytes], int] = {}

@@ -34,7 +34,7 @@ def test_malformed_commands_are_dead_lettered_alone_with_their_reason() -> None:
     c.run()
     reasons = [(letter.value, letter.reason) for letter in c.dead_letters]
     assert reasons == [
-        (b'["snap"]', "malformed command: snap command: expected 5 or 6 elements, got 1"),
+        (b'["snap"]', "malformed command: snap command: expected 5 to 7 elements, got 1"),
         (b'["bogus",2]', "malformed command: unknown match command 'bogus'"),
         (b"7", "malformed command: match command: expected a list, got int"),
         (b'["rate"]', "malformed command: rate command: expected at least 9 elements, got 1"),
@@ -103,14 +103,17 @@ def test_state_is_written_only_after_the_outputs_are_delivered() -> None:
         )
 
     asyncio.run(redo())
-    assert attempts == [1, 1]  # both joins packed in one message, sent again whole
+    # Both joins packed in one message, and the partition's first ``closed`` (its learned
+    # population, stream/pipeline/populations.py): sent again whole.
+    assert attempts == [2, 2]
     assert len(c.match_table) == 1 and len(c.store.tables["clocks"]) == 1
     # Delivered once: the failed attempt reached nobody.
-    waiting, delivered = c.queue
+    waiting, *delivered = c.queue
     assert waiting[0] == FINISHED
-    assert delivered[0] == PLAYER_COMMANDS
+    assert sorted(item[0] for item in delivered) == [MATCH_COMMANDS, PLAYER_COMMANDS]
     # Both joins, and the watermark the batch's own progress report allowed, after them.
-    kinds = [command[0] for command in orjson.loads(delivered[3])]
+    (joins,) = [item for item in delivered if item[0] == PLAYER_COMMANDS]
+    kinds = [command[0] for command in orjson.loads(joins[3])]
     assert kinds == ["join", "join", "wm"]
 
 

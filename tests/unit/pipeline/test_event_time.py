@@ -13,7 +13,7 @@ from builders import T0
 from harness import FINISHED, STARTED, Cluster, drain_in_order, epoch_ms
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from replay_1v1 import Match, as_history, replayed
+from replay_1v1 import Match, as_history, live_states, replayed
 
 from stream.config.modes import Modes
 from stream.deadletters import Origin
@@ -65,12 +65,7 @@ def send_all(c: Cluster, matches: list[Match]) -> None:
 
 
 def live(c: Cluster) -> dict[tuple[str, str], tuple[Any, ...]]:
-    out: dict[tuple[str, str], tuple[Any, ...]] = {}
-    for e in c.ratings:
-        key = (e["player_id"], e["match_id"])
-        assert key not in out, f"{key} rated twice"
-        out[key] = (e["rating"], e["deviation"], e["volatility"], e["rank_points"], e["games"])
-    return out
+    return live_states(c.ratings)
 
 
 def tps() -> list[tuple[str, int]]:

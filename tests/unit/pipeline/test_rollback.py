@@ -19,6 +19,7 @@ from harness import FINISHED, STARTED, Cluster, epoch_ms
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from stream.config.modes import Modes, parse_modes
 from stream.protocol import MATCHES, PENDING
 
 # Every test with one message per runner call and with batches (tests/conftest.py, batched).
@@ -72,21 +73,26 @@ def ratings(c: Cluster) -> dict[tuple[str, str], bytes]:
     return seen
 
 
-def played(events: list[tuple[str, dict[str, Any]]]) -> Cluster:
-    c = Cluster()
+def played(events: list[tuple[str, dict[str, Any]]], modes: Modes | None = None) -> Cluster:
+    c = Cluster(modes)
     for topic, event in events:
         c.send(topic, event)
     return c
 
 
 def rolled_back_rates_as_before(
-    events: list[tuple[str, dict[str, Any]]], before: int, after: int, killed: set[int], order: int
+    events: list[tuple[str, dict[str, Any]]],
+    before: int,
+    after: int,
+    killed: set[int],
+    order: int,
+    modes: Modes | None = None,
 ) -> None:
     """``events`` run once cleanly, and once with the ``killed`` partitions rolled back to a
     commit taken after ``before`` steps, ``after`` steps later: the same ratings."""
-    clean = played(events)
+    clean = played(events, modes)
     clean.run()
-    crashed = played(events)
+    crashed = played(events, modes)
     crashed.step(before)
     commit = crashed.checkpoint()
     crashed.step(after)
@@ -139,3 +145,24 @@ def test_finishes_without_starts_rolled_back_to_the_last_commit_are_rated_once_a
     """A restored partition rebuilds which finishes still wait with a line-up (their joins are
     not out yet): the watermarks it sends after the restart must not promise them."""
     rolled_back_rates_as_before(finishes_only(backlog(seed)), before, after, killed, order)
+
+
+# Windows of five minutes: the backlog above spans six of them, and the population the rate
+# commands carry moves from window to window (its decisiveness, from every prediction).
+LEARNING = parse_modes({"default": {"population": {"window_days": 5 / 1440}}}, "test modes")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 3),
+    before=st.integers(0, 1500),
+    after=st.integers(1, 1500),
+    killed=st.sets(st.integers(0, 3), min_size=1),
+    order=st.integers(0, 2**16),
+)
+def test_a_learning_mode_rolled_back_to_the_last_commit_rates_every_match_once_as_before(
+    seed: int, before: int, after: int, killed: set[int], order: int
+) -> None:
+    """The partitions' population records roll back with their match entries; the evidence
+    they send again is the same, and every rating as without the crash."""
+    rolled_back_rates_as_before(backlog(seed), before, after, killed, order, LEARNING)

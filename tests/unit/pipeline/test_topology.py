@@ -25,6 +25,7 @@ async def test_each_agent_reads_its_inputs_one_batch_at_a_time() -> None:
         "clocks",
         "matches",
         "pending",
+        "populations",
         "ratings",
     ]
     assert {"/metrics", "/health", "/ready"} <= set(app.web.views)

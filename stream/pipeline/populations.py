@@ -1,0 +1,206 @@
+"""The match side of a learned population: evidence in, closed windows out, chains folded.
+
+A mode that learns its population (``[population] window_days`` above 0) is rated live with
+exactly the population replay gives it (stream/offline/learning.py): the population of a match
+is its mode's chain (:mod:`stream.ratings.populationchain`) at the window of the match's start,
+folded from the evidence of every match of the windows two before it, wherever it was homed.
+
+How the evidence goes round (docs/decisions.md, "The learned population live"):
+
+1. **Evidence where the result is.** When a match partition sends the ``rate`` commands of a
+   result, it computes the match's evidence (:func:`stream.ratings.evidence.match_evidence`,
+   from the snapshots, each player's fate and line-up: what each player partition is about to
+   compute, and what replay computes) and adds it, in integers, to the window of the match's
+   start (:meth:`Populations.add`). It is kept in the partition's ``populations`` record, in
+   the same batch as the match entry it settles, so a crash rolls both back together.
+2. **Closing.** A partition's ``until`` is the time before which every match homed there is
+   settled: the lower of its joins' watermark (every start before it has been read and joined)
+   and the start of its oldest unsettled match. When ``until`` passes the end of a learning
+   window, the partition sends :class:`WindowClosed` to every match partition, itself
+   included: its ``until`` and the evidence of the windows that ended since its previous one.
+3. **Folding.** Every match partition keeps every partition's latest ``until`` and the
+   evidence it heard; once the lowest ``until`` passes the end of a window, no partition can
+   add to it, and the window is folded into the mode's chain. Every partition folds the same
+   integers in the same order, so all hold the same chain.
+4. **Rating.** A match of window ``w`` is rated once the lowest ``until`` has passed the end of
+   window ``w - 2`` (:meth:`Populations.population_for`); until then it is held
+   (``MatchPartition.unfolded``) and looked at again after the next fold. The ``rate``
+   commands carry the population, so each player partition rates with exactly it.
+
+On replay: a ``closed`` read again replaces the same source's same evidence (a partition that
+settles the same matches again computes the same integers); an older ``until`` is ignored. A
+start read after its window was closed here (published later than the lateness allows) adds its
+evidence to the first window not closed, which replay does not: counted, as every late start is.
+"""
+
+from __future__ import annotations
+
+from stream.config.modes import Modes
+from stream.protocol import PopulationRecord, StoredChain, WindowClosed
+from stream.ratings.evidence import NONE, Evidence
+from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.population import Population, PopulationConfig
+from stream.ratings.populationchain import LAG, Chain
+
+__all__ = ["Populations", "settings_of"]
+
+_SECONDS_PER_DAY = 86_400.0
+
+
+def settings_of(mode: ModeConfig) -> str:
+    """What a chain is learned under (a chain stored under other settings starts again)."""
+    c = mode.population
+    first = Chain.of(mode).initial
+    return f"{c.window_days!r}|{c.size_edge!r}|{c.persistence!r}|{c.decisiveness!r}|{first!r}"
+
+
+def _length(config: PopulationConfig) -> float:
+    return config.window_days * _SECONDS_PER_DAY
+
+
+class Populations:
+    """The learned populations of the match partitions a worker owns (one per worker)."""
+
+    def __init__(self, modes: Modes, partitions: int) -> None:
+        self.modes = modes
+        self.partitions = partitions
+        # Every learning window length a mode may have (listed modes and the default, which
+        # unlisted modes take): ``until`` crossing the end of any of them sends a ``closed``.
+        lengths = {_length(mode.population) for mode in (modes.default, *modes.listed.values())}
+        self.lengths = sorted(length for length in lengths if length > 0)
+
+    @property
+    def any_learns(self) -> bool:
+        return bool(self.lengths)
+
+    def _learning(self, mode_name: str) -> ModeConfig | None:
+        try:
+            mode = self.modes.get(mode_name)
+        except KeyError:
+            return None  # a mode the modes file no longer accepts
+        return mode if mode.population.learns else None
+
+    def chain(self, record: PopulationRecord, mode_name: str, mode: ModeConfig) -> Chain:
+        """The mode's chain in ``record``; a new one for a mode seen for the first time, or
+        stored under other settings (a modes file changed between deployments)."""
+        settings = settings_of(mode)
+        stored = record.chains.get(mode_name)
+        if stored is None or stored.settings != settings:
+            stored = record.chains[mode_name] = StoredChain(settings, Chain.of(mode))
+        return stored.chain
+
+    def known_until(self, record: PopulationRecord) -> float | None:
+        """Every match partition has settled every match that started before this (None: not
+        every partition has said yet)."""
+        marks = record.marks
+        return min(marks.values()) if len(marks) == self.partitions else None
+
+    def needs(self, mode_name: str, started_at: float) -> float | None:
+        """The ``known_until`` a match of ``mode_name`` started at ``started_at`` waits for
+        (the end of the window two before its own); None for a mode that does not learn."""
+        mode = self._learning(mode_name)
+        if mode is None:
+            return None
+        config = mode.population
+        return (config.window_of(started_at) - LAG + 1) * _length(config)
+
+    def population_for(
+        self, record: PopulationRecord, mode_name: str, started_at: float
+    ) -> tuple[bool, Population | None]:
+        """(known, population) for a match of ``mode_name`` started at ``started_at``: (True,
+        None) for a mode that does not learn (its configured values), (False, None) while its
+        population is not known yet."""
+        mode = self._learning(mode_name)
+        if mode is None:
+            return True, None
+        config = mode.population
+        window = config.window_of(started_at)
+        until = self.known_until(record)
+        if until is None or until < (window - LAG + 1) * _length(config):
+            return False, None
+        return True, self.chain(record, mode_name, mode).at(window)
+
+    def add(
+        self, record: PopulationRecord, mode_name: str, started_at: float, evidence: Evidence
+    ) -> bool:
+        """Add a settled match's evidence to its start's window; False when its window was
+        already closed here (a late start: added to the first window not closed)."""
+        mode = self._learning(mode_name)
+        if mode is None or not evidence:
+            return True
+        config = mode.population
+        window = config.window_of(started_at)
+        on_time = True
+        if record.until is not None and (window + 1) * _length(config) <= record.until:
+            window = config.window_of(record.until)
+            on_time = False
+        windows = record.own.setdefault(mode_name, {})
+        windows[window] = windows.get(window, NONE) + evidence
+        return on_time
+
+    def closing(self, record: PopulationRecord, source: int, until: float) -> WindowClosed | None:
+        """The ``closed`` to send now that every match homed here that started before
+        ``until`` is settled: the first time, and whenever ``until`` passes a window's end
+        (None: nothing new to say)."""
+        before = record.until
+        if before is not None and (
+            until <= before or all(until // n == before // n for n in self.lengths)
+        ):
+            return None
+        evidence: dict[str, dict[int, Evidence]] = {}
+        for mode_name, windows in list(record.own.items()):
+            mode = self._learning(mode_name)
+            if mode is None:
+                del record.own[mode_name]
+                continue
+            length = _length(mode.population)
+            ended = {w: e for w, e in windows.items() if (w + 1) * length <= until}
+            if ended:
+                evidence[mode_name] = ended
+                for w in ended:
+                    del windows[w]
+            if not windows:
+                del record.own[mode_name]
+        record.until = until
+        return WindowClosed(source, until, evidence)
+
+    def on_closed(self, record: PopulationRecord, closed: WindowClosed) -> float | None:
+        """A partition's ``closed``: note it and fold every window every partition has closed.
+        Returns the new ``known_until`` when it moved (held matches may now be rated)."""
+        before = self.known_until(record)
+        mark = record.marks.get(closed.source)
+        if mark is None or closed.until > mark:
+            record.marks[closed.source] = closed.until
+        for mode_name, windows in closed.evidence.items():
+            heard = record.heard.setdefault(mode_name, {})
+            for window, evidence in windows.items():
+                heard.setdefault(window, {})[closed.source] = evidence
+        until = self.known_until(record)
+        if until is None:
+            return None
+        self._fold(record, until)
+        return until if before is None or until > before else None
+
+    def _fold(self, record: PopulationRecord, until: float) -> None:
+        for mode_name, windows in list(record.heard.items()):
+            mode = self._learning(mode_name)
+            if mode is None:
+                del record.heard[mode_name]
+                continue
+            config = mode.population
+            length = _length(config)
+            chain = self.chain(record, mode_name, mode)
+            for window in sorted(windows):
+                if (window + 1) * length > until:
+                    break
+                total = NONE
+                for evidence in windows.pop(window).values():
+                    total = total + evidence
+                if chain.folded is not None and window <= chain.folded:
+                    continue  # folded already: evidence read again after a restart
+                chain.fold(config, window, total)
+            if not windows:
+                del record.heard[mode_name]
+            # Only windows from this partition's own ``until`` on are rated here any more.
+            if record.until is not None:
+                chain.forget_before(config.window_of(record.until))

@@ -1,0 +1,270 @@
+"""A rated match's evidence about its mode's population, in integers: one function for the live
+match side and for replay, and sums that do not depend on the order they are added in.
+
+Floating-point addition is not associative: partitions adding their parts in whatever order
+the broker delivers them would reach sums that differ in the last bits from replay's, and a
+population computed from them could differ from replay's. So every part is quantised once, where
+it is made (each player's update, each match's predictions and line-ups), to integers in units
+of ``2**-32`` (:data:`SCALE`), and only integers are added. Quantising one part twice gives the
+same integers, so live (stream/pipeline) and replay (stream/offline/learning.py) reach the same
+sums bit for bit whenever they see the same parts.
+
+Which parts a match has: every rated player's update (:func:`update_part`: the prior
+deviation's evidence, newcomers only), and once per match with a result, rated as played
+(no quitters, nobody abandoned or timed out first), its predictions and sides
+(:func:`match_part`: the decisiveness, the size edge) and its teammates' previous line-ups
+(the persistence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from stream.ratings.engine import (
+    MatchView,
+    PlayerUpdate,
+    initial_state,
+    rate_player,
+    season_entered,
+    skill_at,
+)
+from stream.ratings.experience import shifted
+from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.population import (
+    SETTLED_GAMES,
+    Population,
+    PopulationStats,
+    lineup_evidence,
+    prediction_evidence,
+    predictions_evidence,
+    size_evidence,
+    update_evidence,
+)
+from stream.ratings.resolution import rated_players
+from stream.ratings.skill import PlayerState, SkillLike
+from stream.ratings.teams import score_against
+from stream.settling import Fate, Settled
+
+__all__ = [
+    "NONE",
+    "SCALE",
+    "Evidence",
+    "is_team_match",
+    "match_evidence",
+    "match_part",
+    "played_skills",
+    "quantised",
+    "rate_settled",
+    "update_part",
+]
+
+# One unit of a quantised sum: 2**-32. A window's sums stay far below 2**63 units (orjson's
+# integer limit) for any real mode: a prior score of 1e8 would be 4e17 units.
+SCALE = 1 << 32
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """:class:`PopulationStats` in integer units (the counts of pairs as they are)."""
+
+    prior_score: int = 0
+    prior_information: int = 0
+    newcomer_updates: int = 0
+    edge_score: int = 0
+    edge_information: int = 0
+    same_pairs: int = 0
+    pairs: int = 0
+    decisiveness_score: int = 0
+    decisiveness_information: int = 0
+
+    def __add__(self, other: Evidence) -> Evidence:
+        return Evidence(
+            self.prior_score + other.prior_score,
+            self.prior_information + other.prior_information,
+            self.newcomer_updates + other.newcomer_updates,
+            self.edge_score + other.edge_score,
+            self.edge_information + other.edge_information,
+            self.same_pairs + other.same_pairs,
+            self.pairs + other.pairs,
+            self.decisiveness_score + other.decisiveness_score,
+            self.decisiveness_information + other.decisiveness_information,
+        )
+
+    def __bool__(self) -> bool:
+        return self != NONE
+
+    def stats(self) -> PopulationStats:
+        """The sums as the population's update reads them (exact: a division by 2**32)."""
+        return PopulationStats(
+            self.prior_score / SCALE,
+            self.prior_information / SCALE,
+            self.newcomer_updates / SCALE,
+            self.edge_score / SCALE,
+            self.edge_information / SCALE,
+            self.same_pairs,
+            self.pairs,
+            self.decisiveness_score / SCALE,
+            self.decisiveness_information / SCALE,
+        )
+
+    def encode(self) -> list[int]:
+        return [
+            self.prior_score,
+            self.prior_information,
+            self.newcomer_updates,
+            self.edge_score,
+            self.edge_information,
+            self.same_pairs,
+            self.pairs,
+            self.decisiveness_score,
+            self.decisiveness_information,
+        ]
+
+    @classmethod
+    def decode(cls, data: Sequence[int]) -> Evidence:
+        """From :meth:`encode`'s list (ValueError when it is not nine integers)."""
+        if len(data) != 9 or not all(isinstance(n, int) and not isinstance(n, bool) for n in data):
+            raise ValueError(f"evidence: expected 9 integers, got {list(data)!r:.80}")
+        return cls(*data)
+
+
+NONE = Evidence()
+
+
+def quantised(stats: PopulationStats) -> Evidence:
+    """``stats`` in integer units (round half to even, as ``round`` does)."""
+    return Evidence(
+        round(stats.prior_score * SCALE),
+        round(stats.prior_information * SCALE),
+        round(stats.newcomer_updates * SCALE),
+        round(stats.edge_score * SCALE),
+        round(stats.edge_information * SCALE),
+        stats.same_pairs,
+        stats.pairs,
+        round(stats.decisiveness_score * SCALE),
+        round(stats.decisiveness_information * SCALE),
+    )
+
+
+def update_part(rules: ModeConfig, population: Population, update: PlayerUpdate) -> Evidence:
+    """One player's update (rated with ``rules``, the mode with ``population`` in force): what
+    it says about the prior deviation (nothing once the player is settled)."""
+    if update.state.games > SETTLED_GAMES:
+        return NONE
+    found = update_evidence(rules, population, update)
+    return NONE if not found.newcomer_updates else quantised(found)
+
+
+def match_evidence(
+    rules: ModeConfig,
+    population: Population,
+    teams: Sequence[Sequence[str]],
+    ranks: Sequence[int],
+    at: float,
+    states: Mapping[str, PlayerState],
+    updates: Mapping[str, PlayerUpdate],
+    lineups: Mapping[str, int],
+    *,
+    as_played: bool,
+) -> Evidence:
+    """Everything a match with a result says about its mode's population: every rated
+    player's update in ``updates`` (rated with ``rules``, the mode with ``population`` in
+    force, from the participants' ``states`` before the match), its teammates' previous
+    line-ups (``lineups``: each player's line-up key at their previous team match) and, when
+    it was rated ``as_played`` (no quitters, nobody abandoned or timed out first), its
+    predictions and sides at ``at``."""
+    found = NONE
+    duel = len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1
+    if as_played and duel:
+        # The duel's prediction is its first player's expected score against the other as
+        # met (both deviations combined, the experience offsets applied): nothing to look up.
+        first = updates.get(teams[0][0])
+        if first is not None and first.opponents:
+            p = rules.algorithm.expected_score(first.own, first.opponents[0])
+            if 0.0 < p < 1.0:
+                actual = score_against(ranks[0], ranks[1])
+                found = quantised(prediction_evidence(p, actual, population.decisiveness))
+    elif as_played or is_team_match(teams):
+        skills = played_skills(rules, states, teams, at) if as_played else None
+        found = match_part(rules, population, teams, ranks, skills, lineups)
+    for update in updates.values():
+        # Settled players say nothing about the prior: skip them without a call.
+        if update.state.games <= SETTLED_GAMES:
+            found = found + update_part(rules, population, update)
+    return found
+
+
+def match_part(
+    rules: ModeConfig,
+    population: Population,
+    teams: Sequence[Sequence[str]],
+    ranks: Sequence[int],
+    skills: Sequence[Sequence[SkillLike]] | None,
+    lineups: Mapping[str, int],
+) -> Evidence:
+    """A match's predictions and sides from the participants' ``skills`` as played
+    (:func:`played_skills`; None: not rated as played, no prediction) and its teammates'
+    previous line-ups (none for a 1v1), quantised together."""
+    stats = PopulationStats()
+    if skills is not None:
+        stats = stats + predictions_evidence(rules, population, skills, ranks)
+        if len({len(team) for team in teams}) > 1:
+            stats = stats + size_evidence(rules, skills, ranks)
+    if is_team_match(teams):
+        stats = stats + lineup_evidence(teams, lineups)
+    return quantised(stats)
+
+
+def is_team_match(teams: Sequence[Sequence[str]]) -> bool:
+    """Whether a match has teammates (or more than two sides): only such a match has a line-up
+    that the persistence counts, and only its players' line-up keys change."""
+    return len(teams) > 2 or any(len(team) > 1 for team in teams)
+
+
+def played_skills(
+    rules: ModeConfig, states: Mapping[str, PlayerState], teams: Sequence[Sequence[str]], at: float
+) -> list[list[SkillLike]]:
+    """Every participant's skill as the match is played at ``at``: inactivity and the season's
+    reset applied, the experience offset added (a player not in ``states``: the mode's initial
+    state). What predictions are made from, offline and live."""
+    algorithm = rules.algorithm
+    fresh = initial_state(rules)
+    experience = rules.experience
+    return [
+        [
+            shifted(
+                skill_at(algorithm, season_entered(rules, state, at), at),
+                experience.offset(state.games),
+            )
+            for state in (states.get(pid, fresh) for pid in team)
+        ]
+        for team in teams
+    ]
+
+
+def rate_settled(
+    rules: ModeConfig,
+    match: MatchView,
+    quitters: Collection[str],
+    states: Mapping[str, PlayerState],
+    fates: Mapping[str, Fate],
+) -> dict[str, PlayerUpdate]:
+    """Every rated player's update in a match with a result, as each was settled (``fates``):
+    a player abandoned or timed out takes a loss at that fate's time, without the result's
+    ranks or stats; the others are rated from the result (``rules``: the mode with its
+    population in force; a quitter may be cancelled, and is left out). What the live player
+    partitions compute, one ``rate`` command each, and replay of the same match."""
+    teams = match.teams
+    plan = rated_players(rules, teams, quitters)
+    lost = (0,) * len(teams)
+    updates: dict[str, PlayerUpdate] = {}
+    for team in teams:
+        for pid in team:
+            settled = fates[pid]
+            if settled.how is not Settled.RESULT:
+                view = MatchView(teams, lost, settled.at)
+                updates[pid] = rate_player(rules, pid, states.get(pid), view, states, 0.0)
+            elif pid in plan:
+                updates[pid] = rate_player(rules, pid, states.get(pid), match, states, plan[pid])
+    return updates

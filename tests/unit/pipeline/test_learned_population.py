@@ -1,0 +1,187 @@
+"""A mode that learns its population, live (stream/pipeline/populations.py): every rating equals
+replay of the same history with the same modes file, whatever order the partitions are read
+in, while the population moves window after window; every partition folds the same chain."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import orjson
+import pytest
+from harness import FINISHED, STARTED, Cluster, drain_in_order, epoch_ms
+from replay_1v1 import live_states, replayed_history
+
+from stream.config.modes import Modes, parse_modes
+from stream.history import HistoryMatch
+from stream.offline.replayer import Replayer, in_play_order
+from stream.protocol import POPULATIONS
+from stream.simulation import SimulationConfig, simulate
+
+# Every test with one message per runner call and with batches (tests/conftest.py, batched).
+pytestmark = pytest.mark.usefixtures("batched")
+
+PARTITIONS = 4
+# Windows of two hours: the histories below span a dozen of them.
+WINDOW_DAYS = 2 / 24
+
+
+def learning(**population: Any) -> Modes:
+    table: dict[str, Any] = {"window_days": WINDOW_DAYS, **population}
+    return parse_modes({"default": {"population": table}}, "test modes")
+
+
+def simulated(seed: int, **config: Any) -> list[HistoryMatch]:
+    """A history with its starts (each match started ``seconds`` before its finish), mode
+    ``m``: broad skills and many newcomers, so the prior has evidence in every window."""
+    settings: dict[str, Any] = {
+        "matches": 700,
+        "players": 500,
+        "initial_players": 60,
+        "skill_sd": 450.0,
+        "matches_per_second": 700 / (24 * 3600.0),
+        "match_seconds": 600.0,
+        "mode": "m",
+        "seed": seed,
+        **config,
+    }
+    out = []
+    for row, m in enumerate(simulate(SimulationConfig(**settings)), 1):
+        start = round(m.at - m.seconds, 3)
+        out.append(
+            HistoryMatch(row, m.match_id, m.mode, m.at, m.teams, m.ranks, None, m.quitters, start)
+        )
+    return out
+
+
+def send_all(c: Cluster, history: list[HistoryMatch]) -> None:
+    """Every event at its own time, in the order a fleet publishes them."""
+    events: list[tuple[float, str, dict[str, Any]]] = []
+    for m in history:
+        ids: dict[str, Any] = {"match_id": m.match_id, "mode": m.mode}
+        teams = [list(team) for team in m.teams]
+        assert m.started_at is not None
+        started = {**ids, "started_at": epoch_ms(m.started_at), "teams": teams}
+        finished = {**ids, "finished_at": epoch_ms(m.at), "ranks": list(m.ranks)}
+        if m.quitters:
+            finished["quitters"] = sorted(m.quitters)
+        events.append((m.started_at, STARTED, started))
+        events.append((m.at, FINISHED, finished))
+    for _, topic, event in sorted(events, key=lambda e: e[0]):
+        c.send(topic, event)
+
+
+def live(c: Cluster) -> dict[tuple[str, str], tuple[Any, ...]]:
+    return live_states(c.ratings)
+
+
+def learned_steps(modes: Modes, history: list[HistoryMatch]) -> int:
+    replayer = Replayer(modes)
+    for match, fates in in_play_order(history, replayer):
+        replayer.apply_settled(match, fates)
+    return len(replayer.learners["m"].steps)
+
+
+def chains(c: Cluster) -> list[tuple[object, ...]]:
+    """Every match partition's chain of mode ``m`` as stored: what it folded (the steps it
+    still needs, and where it stands)."""
+    table = c.store.tables["populations"]
+    found: list[tuple[object, ...]] = []
+    for p in range(PARTITIONS):
+        chain = POPULATIONS.value(table[POPULATIONS.key_bytes(p)]).chains["m"].chain
+        found.append((chain.folded, chain.current, chain.seen, chain.steps[-1:]))
+    return found
+
+
+def carried(c: Cluster) -> set[tuple[object, ...]]:
+    """The populations the rate commands carried."""
+    return {
+        tuple(cmd[10])
+        for (topic, _), log in c.logs.items()
+        if topic.endswith("player-commands")
+        for value in log
+        for cmd in orjson.loads(value)
+        if cmd[0] == "rate" and len(cmd) > 10
+    }
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_learning_mode_rates_live_as_replay_with_the_population_moving(seed: int) -> None:
+    modes = learning()
+    history = simulated(seed)
+    assert learned_steps(modes, history) >= 3  # the population moved during the history
+    c = Cluster(modes, partitions=PARTITIONS)
+    send_all(c, history)
+    c.run()
+    assert not c.dead_letters
+    assert live(c) == replayed_history(history, modes)
+    steps = chains(c)
+    assert all(s == steps[0] for s in steps)
+    assert len(carried(c)) >= 3
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_backlog_of_a_learning_mode_read_in_any_order_equals_replay(seed: int) -> None:
+    modes = learning()
+    history = simulated(10 + seed, matches=400, players=300)
+    c = Cluster(modes, partitions=PARTITIONS)
+    send_all(c, history)
+    drain_in_order(c, seed)
+    assert not c.dead_letters
+    assert live(c) == replayed_history(history, modes)
+
+
+def test_teams_uneven_sides_and_reshuffled_lineups_learn_live_as_in_replay() -> None:
+    """The size edge, the persistence (line-up keys carried in the players' records) and the
+    decisiveness move too; live equals replay throughout."""
+    modes = learning(persistence=1.0)
+    history = simulated(
+        3,
+        matches=500,
+        players=400,
+        size_range=(1, 4),
+        uneven_rate=0.4,
+        party_rate=0.0,
+        teams=2,
+    )
+    replayer = Replayer(modes)
+    for match, fates in in_play_order(history, replayer):
+        replayer.apply_settled(match, fates)
+    learned = replayer.learners["m"].current
+    assert learned.persistence < 0.6 and learned.size_edge != 100.0
+    c = Cluster(modes, partitions=PARTITIONS)
+    send_all(c, history)
+    c.run()
+    assert not c.dead_letters
+    assert live(c) == replayed_history(history, modes)
+    assert len(carried(c)) >= 3  # the rate commands carried several populations
+
+
+def test_a_match_waits_for_its_population_until_every_partition_has_closed_its_windows() -> None:
+    """A partition that has not read its inputs holds back every other partition's matches of
+    the windows its own settled matches decide; once it catches up they are rated, as replay."""
+    modes = learning()
+    history = simulated(4, matches=300, players=200)
+    c = Cluster(modes, partitions=PARTITIONS)
+    send_all(c, history)
+    held = (STARTED, 2)
+    c.hold(*held)
+    c.run()
+    assert c.counts  # the others ran
+    rated = len(c.ratings)
+    windows = [int((m.started_at or 0.0) // (WINDOW_DAYS * 86_400)) for m in history]
+    assert max(windows) - min(windows) >= 4
+    assert rated < len(replayed_history(history, modes))
+    c.release(*held)
+    c.run()
+    assert live(c) == replayed_history(history, modes)
+
+
+def test_a_shuffled_partition_order_still_folds_the_same_chain_everywhere() -> None:
+    modes = learning()
+    history = simulated(5, matches=400, players=300)
+    c = Cluster(modes, partitions=PARTITIONS)
+    send_all(c, history)
+    drain_in_order(c, random.Random(5).randrange(100))
+    steps = chains(c)
+    assert all(s == steps[0] for s in steps)
