@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from stream.ratings.engine import PlayerUpdate
-from stream.ratings.evidence import NONE, Evidence, is_team_match, match_evidence
+from stream.ratings.evidence import NONE, Evidence, add_match_evidence, is_team_match
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population, PopulationStats, lineup_key, start
 from stream.ratings.populationchain import LAG, Chain, Step
@@ -48,8 +48,9 @@ class PopulationLearner:
         self.current = start(mode)
         # The mode with the current population in force (rebuilt only when it changes).
         self.rules = self.current.rules(mode)
-        # Evidence per window not folded yet.
-        self._open: dict[int, Evidence] = {}
+        # Evidence per window not folded yet, as Evidence.encode's nine integers (added in
+        # place: replay's hot path).
+        self._open: dict[int, list[int]] = {}
         self._lineups: dict[str, int] = {}
         # The window the last match fell in, and its end in epoch seconds: most matches fall
         # in the same window as the one before, and need no window arithmetic.
@@ -75,21 +76,24 @@ class PopulationLearner:
         self._from, self._until = window * length, (window + 1) * length
         ready = sorted(k for k in self._open if k <= window - LAG)
         for k in ready:
-            self.chain.fold(self.config, k, self._open.pop(k))
+            self.chain.fold(self.config, k, Evidence(*self._open.pop(k)))
         found = self.chain.at(window)
         if found != self.current:
             self.current = found
             self.rules = found.rules(self.mode)
         return found
 
-    def _add(self, evidence: Evidence) -> None:
-        if not evidence:
-            return
+    def _sums(self) -> list[int]:
+        """The open window's sums that the current match adds to (a window already folded,
+        in a history not in time order: the first one not folded)."""
         window = self._window
         folded = self.chain.folded
         if folded is not None and window <= folded:
             window = folded + 1
-        self._open[window] = self._open.get(window, NONE) + evidence
+        found = self._open.get(window)
+        if found is None:
+            found = self._open[window] = [0] * 9
+        return found
 
     def observe(
         self,
@@ -110,10 +114,17 @@ class PopulationLearner:
         if not self.learns:
             return
         lineups = self._lineups
-        self._add(
-            match_evidence(
-                rules, population, teams, ranks, at, states, updates, lineups, as_played=as_played
-            )
+        add_match_evidence(
+            self._sums(),
+            rules,
+            population,
+            teams,
+            ranks,
+            at,
+            states,
+            updates,
+            lineups,
+            as_played=as_played,
         )
         if is_team_match(teams):
             for team in teams:
@@ -126,5 +137,5 @@ class PopulationLearner:
         """Everything the learner has been shown (folded windows and open ones)."""
         total = NONE
         for found in self._open.values():
-            total = total + found
+            total = total + Evidence(*found)
         return self.chain.seen + self.chain.carried + total.stats()

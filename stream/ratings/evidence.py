@@ -9,8 +9,8 @@ of ``2**-32`` (:data:`SCALE`), and only integers are added. Quantising one part 
 same integers, so live (stream/pipeline) and replay (stream/offline/learning.py) reach the same
 sums bit for bit whenever they see the same parts.
 
-Which parts a match has: every rated player's update (:func:`update_part`: the prior
-deviation's evidence, newcomers only), and once per match with a result, rated as played
+Which parts a match has: every rated player's update (the prior deviation's evidence,
+newcomers only), and once per match with a result, rated as played
 (no quitters, nobody abandoned or timed out first), its predictions and sides
 (:func:`match_part`: the decisiveness, the size edge) and its teammates' previous line-ups
 (the persistence).
@@ -18,6 +18,7 @@ deviation's evidence, newcomers only), and once per match with a result, rated a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -36,27 +37,25 @@ from stream.ratings.population import (
     Population,
     PopulationStats,
     lineup_evidence,
-    prediction_evidence,
     predictions_evidence,
     size_evidence,
     update_evidence,
 )
 from stream.ratings.resolution import rated_players
 from stream.ratings.skill import PlayerState, SkillLike
-from stream.ratings.teams import score_against
 from stream.settling import Fate, Settled
 
 __all__ = [
     "NONE",
     "SCALE",
     "Evidence",
+    "add_match_evidence",
     "is_team_match",
     "match_evidence",
     "match_part",
     "played_skills",
     "quantised",
     "rate_settled",
-    "update_part",
 ]
 
 # One unit of a quantised sum: 2**-32. A window's sums stay far below 2**63 units (orjson's
@@ -147,15 +146,6 @@ def quantised(stats: PopulationStats) -> Evidence:
     )
 
 
-def update_part(rules: ModeConfig, population: Population, update: PlayerUpdate) -> Evidence:
-    """One player's update (rated with ``rules``, the mode with ``population`` in force): what
-    it says about the prior deviation (nothing once the player is settled)."""
-    if update.state.games > SETTLED_GAMES:
-        return NONE
-    found = update_evidence(rules, population, update)
-    return NONE if not found.newcomer_updates else quantised(found)
-
-
 def match_evidence(
     rules: ModeConfig,
     population: Population,
@@ -174,7 +164,29 @@ def match_evidence(
     line-ups (``lineups``: each player's line-up key at their previous team match) and, when
     it was rated ``as_played`` (no quitters, nobody abandoned or timed out first), its
     predictions and sides at ``at``."""
-    found = NONE
+    sums = [0] * 9
+    add_match_evidence(
+        sums, rules, population, teams, ranks, at, states, updates, lineups, as_played=as_played
+    )
+    return Evidence(*sums)
+
+
+def add_match_evidence(
+    sums: list[int],
+    rules: ModeConfig,
+    population: Population,
+    teams: Sequence[Sequence[str]],
+    ranks: Sequence[int],
+    at: float,
+    states: Mapping[str, PlayerState],
+    updates: Mapping[str, PlayerUpdate],
+    lineups: Mapping[str, int],
+    *,
+    as_played: bool,
+) -> None:
+    """:func:`match_evidence` added in place to ``sums`` (:meth:`Evidence.encode`'s order):
+    integers, so adding each part where it is made equals adding the match's total. Replay's
+    hot path (a duel of settled players adds two integers)."""
     duel = len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1
     if as_played and duel:
         # The duel's prediction is its first player's expected score against the other as
@@ -183,16 +195,25 @@ def match_evidence(
         if first is not None and first.opponents:
             p = rules.algorithm.expected_score(first.own, first.opponents[0])
             if 0.0 < p < 1.0:
-                actual = score_against(ranks[0], ranks[1])
-                found = quantised(prediction_evidence(p, actual, population.decisiveness))
+                # prediction_evidence's two sums, quantised (0 < p < 1: no clamp needed).
+                logit = math.log(p / (1.0 - p))
+                sharp = 1.0 / (1.0 + math.exp(-population.decisiveness * logit))
+                actual = 1.0 if ranks[0] < ranks[1] else 0.0 if ranks[0] > ranks[1] else 0.5
+                sums[7] += round((actual - sharp) * logit * SCALE)
+                sums[8] += round(sharp * (1.0 - sharp) * logit * logit * SCALE)
     elif as_played or is_team_match(teams):
         skills = played_skills(rules, states, teams, at) if as_played else None
         found = match_part(rules, population, teams, ranks, skills, lineups)
+        for index, units in enumerate(found.encode()):
+            sums[index] += units
     for update in updates.values():
         # Settled players say nothing about the prior: skip them without a call.
         if update.state.games <= SETTLED_GAMES:
-            found = found + update_part(rules, population, update)
-    return found
+            stats = update_evidence(rules, population, update)
+            if stats.newcomer_updates:
+                sums[0] += round(stats.prior_score * SCALE)
+                sums[1] += round(stats.prior_information * SCALE)
+                sums[2] += round(stats.newcomer_updates * SCALE)
 
 
 def match_part(
