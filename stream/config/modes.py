@@ -143,9 +143,9 @@ def built_in_table() -> dict[str, Any]:
     playing 300 points below their rating for about their first 8 games, an unrated (and
     largest) Glicko-2 deviation of 0.8 (139 points) instead of INVERSUS's 2.015, a side with
     twice the players 100 points stronger, and a population learned from the mode's own
-    matches, one window a day (``window_days = 1``): the prior deviation, the size edge, the
-    persistence and the decisiveness start from these values and follow the mode's players,
-    live exactly as in replay (docs/defaults.md).
+    matches, a window every six hours (``window_days = 0.25``): the prior deviation, the size
+    edge, the persistence and the decisiveness start from these values and follow the mode's
+    players, live exactly as in replay (docs/defaults.md).
     """
     return {
         "algorithm": "glicko2",
@@ -153,7 +153,7 @@ def built_in_table() -> dict[str, Any]:
         "glicko2": {"unrated_deviation": 0.8},
         "experience": {"debut_offset": -300.0, "games_scale": 8.0, "provisional_games": 5},
         "population": {
-            "window_days": 1.0,
+            "window_days": 0.25,
             "size_edge": 100.0,
             "persistence": 1.0,
             "decisiveness": 1.0,

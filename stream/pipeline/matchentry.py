@@ -158,13 +158,20 @@ class Due(Enum):
 
 
 def due(
-    entry: MatchEntry, now: float | None, pending: PendingConfig | None, retention: float
+    entry: MatchEntry,
+    now: float | None,
+    pending: PendingConfig | None,
+    retention: float,
+    *,
+    kept: bool = False,
 ) -> Due:
     """The decision on ``entry`` at event time ``now`` (None: not known yet), with no effect:
-    the match side applies it (stream/pipeline/matches.py, ``_advance``)."""
+    the match side applies it (stream/pipeline/matches.py, ``_advance``). ``kept``: a settled
+    match whose evidence about its mode's population has not gone out yet stays until it has
+    (stream/pipeline/populations.py), past its retention."""
     if entry.done is not None:
         past = now is not None and now >= entry.done + retention
-        return Due.FORGET if past else Due.KEEP
+        return Due.FORGET if past and not kept else Due.KEEP
     if is_early(entry):
         until = next_deadline(entry, pending, retention)
         # Event time has passed every start these commands could answer.

@@ -77,6 +77,7 @@ from stream.protocol import (
     Tick,
     WindowClosed,
 )
+from stream.ratings.evidence import NONE, Evidence
 from stream.ratings.modeconfig import ModeConfig
 
 
@@ -281,12 +282,42 @@ class MatchProcessor:
                 break
             heapq.heappop(pending)
             partition.tracked.discard(match_id)
-        closed = self.populations.closing(partition.populations, partition.number, until)
+        record = partition.populations
+        before = record.until
+        gathered: list[str] = []
+
+        def gather(mode: str, window: int) -> Evidence:
+            """The window's settled matches' evidence, summed; they may go now."""
+            ids = partition.evidence.get(mode, {}).pop(window, set())
+            total = NONE
+            for match_id in sorted(ids):
+                entry = ctx.view.get(match_id)
+                if entry is not None and entry.ev is not None:
+                    total = total + Evidence.decode(entry.ev)
+                    gathered.append(match_id)
+                    if before is not None and not self._new_window(mode, entry, before):
+                        ctx.out.count("late_evidence")
+            return total
+
+        pending_windows = {mode: list(windows) for mode, windows in partition.evidence.items()}
+        closed = self.populations.closing(record, partition.number, until, pending_windows, gather)
         if closed is None:
             return
         partition.populations_changed = True
         for target in range(self.partitions):
             ctx.out.to_match(target, closed)
+        # Settled matches kept for their evidence alone may go now.
+        for match_id in gathered:
+            entry = ctx.view.get(match_id)
+            if entry is not None:
+                self._advance(ctx, match_id, entry)
+
+    def _new_window(self, mode: str, entry: MatchEntry, before: float) -> bool:
+        """Whether ``entry``'s window ended after ``before`` (else it is a late start's)."""
+        assert entry.start is not None
+        window = self.populations.window_of(mode, entry.start)
+        first = self.populations.window_of(mode, before)
+        return window is None or first is None or window >= first
 
     def run_due(self, ctx: MatchContext) -> None:
         """Act on every match whose deadline the partition's event time has passed."""
@@ -375,7 +406,8 @@ class MatchProcessor:
         now = ctx.now
         if entry.done is not None:
             ctx.partition.waits.pop(match_id, None)
-        match due(entry, now, self._policy(entry), self.retention):
+        kept = entry.ev is not None and not self._evidence_out(ctx.partition, entry)
+        match due(entry, now, self._policy(entry), self.retention, kept=kept):
             case Due.FORGET:
                 ctx.view.delete(match_id)
                 return
@@ -436,15 +468,29 @@ class MatchProcessor:
         since = waits.get(match_id, (ctx.wall, ""))[0]
         waits[match_id] = (since, missing(entry))
 
-    @staticmethod
-    def _track(partition: MatchPartition, match_id: str, entry: MatchEntry) -> None:
-        """Note a match with a line-up not settled yet: its start bounds the partition's
-        ``until`` (:meth:`close_windows`) until it is."""
-        if entry.teams is None or entry.done is not None or entry.start is None:
+    def _track(self, partition: MatchPartition, match_id: str, entry: MatchEntry) -> None:
+        """Note a match with a line-up not settled yet (its start bounds the partition's
+        ``until``, :meth:`close_windows`), or a settled one whose evidence has not gone out."""
+        if entry.teams is None or entry.start is None:
             return
-        if match_id not in partition.tracked:
-            partition.tracked.add(match_id)
-            heapq.heappush(partition.unsettled, (entry.start, match_id))
+        if entry.done is None:
+            if match_id not in partition.tracked:
+                partition.tracked.add(match_id)
+                heapq.heappush(partition.unsettled, (entry.start, match_id))
+            return
+        if entry.ev is None or self.populations.sent(
+            partition.populations, entry.mode, entry.start
+        ):
+            return
+        window = self.populations.window_of(entry.mode, entry.start)
+        if window is not None:
+            partition.evidence.setdefault(entry.mode, {}).setdefault(window, set()).add(match_id)
+
+    def _evidence_out(self, partition: MatchPartition, entry: MatchEntry) -> bool:
+        """Whether a settled match's evidence has gone out in a ``closed`` (or its mode does
+        not learn): until then the entry is kept, whatever its retention."""
+        assert entry.start is not None  # a settled match has its start
+        return self.populations.sent(partition.populations, entry.mode, entry.start)
 
     def _next_deadline(self, entry: MatchEntry) -> float | None:
         return next_deadline(entry, self._policy(entry), self.retention)

@@ -61,14 +61,16 @@ class MatchPartition:
     owned_since: float = 0.0
     # The learned populations (stream/pipeline/populations.py): the partition's record (table
     # ``populations``), whether this batch changed it, the matches held until their window's
-    # population is known (by the ``known_until`` they need), and the starts of the matches
-    # with a line-up not settled yet, earliest first (lazily deleted: check the entry), which
-    # bound the partition's ``until``.
+    # population is known (by the ``known_until`` they need), the starts of the matches with a
+    # line-up not settled yet, earliest first (lazily deleted: check the entry), which bound
+    # the partition's ``until``, and per mode and window the settled matches whose evidence
+    # has not gone out yet (rebuilt from the entries after an assignment).
     populations: PopulationRecord = field(default_factory=PopulationRecord)
     populations_changed: bool = False
     unfolded: Deadlines = field(default_factory=Deadlines)
     unsettled: list[tuple[float, str]] = field(default_factory=list)
     tracked: set[str] = field(default_factory=set)
+    evidence: dict[str, dict[int, set[str]]] = field(default_factory=dict)
 
     def abandons_out(self, partitions: int) -> float | None:
         """Every abandon request for a start before this has arrived (None: not known yet)."""

@@ -35,6 +35,8 @@ evidence to the first window not closed, which replay does not: counted, as ever
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Mapping
+
 from stream.config.modes import Modes
 from stream.protocol import PopulationRecord, StoredChain, WindowClosed
 from stream.ratings.evidence import NONE, Evidence
@@ -45,6 +47,11 @@ from stream.ratings.populationchain import LAG, Chain
 __all__ = ["Populations", "settings_of"]
 
 _SECONDS_PER_DAY = 86_400.0
+# The steps of a chain a partition keeps: a match is rated with its window's population, and
+# after a crash a partition may settle again matches whose windows its ``until`` had passed
+# (the record reached the changelog, the entries did not), so steps are not dropped by time;
+# 64 daily windows cover any redo, and a start read two months late is a late start anyway.
+KEPT_STEPS = 64
 
 
 def settings_of(mode: ModeConfig) -> str:
@@ -120,47 +127,63 @@ class Populations:
             return False, None
         return True, self.chain(record, mode_name, mode).at(window)
 
-    def add(
-        self, record: PopulationRecord, mode_name: str, started_at: float, evidence: Evidence
-    ) -> bool:
-        """Add a settled match's evidence to its start's window; False when its window was
-        already closed here (a late start: added to the first window not closed)."""
+    def window_of(self, mode_name: str, started_at: float) -> int | None:
+        """The learning window of a match of ``mode_name`` started at ``started_at`` (None: a
+        mode that does not learn)."""
         mode = self._learning(mode_name)
-        if mode is None or not evidence:
+        return None if mode is None else mode.population.window_of(started_at)
+
+    def sent(self, record: PopulationRecord, mode_name: str, started_at: float) -> bool:
+        """Whether this partition has closed the window of such a match (its evidence went
+        out in a ``closed``; True for a mode that does not learn): its entry may go."""
+        mode = self._learning(mode_name)
+        if mode is None:
             return True
         config = mode.population
-        window = config.window_of(started_at)
-        on_time = True
-        if record.until is not None and (window + 1) * _length(config) <= record.until:
-            window = config.window_of(record.until)
-            on_time = False
-        windows = record.own.setdefault(mode_name, {})
-        windows[window] = windows.get(window, NONE) + evidence
-        return on_time
+        end = (config.window_of(started_at) + 1) * _length(config)
+        return record.until is not None and end <= record.until
 
-    def closing(self, record: PopulationRecord, source: int, until: float) -> WindowClosed | None:
+    def closing(
+        self,
+        record: PopulationRecord,
+        source: int,
+        until: float,
+        pending: Mapping[str, Collection[int]],
+        gather: Callable[[str, int], Evidence],
+    ) -> WindowClosed | None:
         """The ``closed`` to send now that every match homed here that started before
         ``until`` is settled: the first time, and whenever ``until`` passes a window's end
-        (None: nothing new to say)."""
+        (None: nothing new to say). ``pending`` names, per mode, the windows whose settled
+        matches' evidence has not gone out yet; ``gather(mode, window)`` sums it and lets
+        those matches go. A window this partition closed before (a start read after its window
+        was closed here) goes into the first window this message closes, or waits for it."""
         before = record.until
         if before is not None and (
             until <= before or all(until // n == before // n for n in self.lengths)
         ):
             return None
         evidence: dict[str, dict[int, Evidence]] = {}
-        for mode_name, windows in list(record.own.items()):
+        for mode_name, windows in pending.items():
             mode = self._learning(mode_name)
             if mode is None:
-                del record.own[mode_name]
                 continue
-            length = _length(mode.population)
-            ended = {w: e for w, e in windows.items() if (w + 1) * length <= until}
-            if ended:
-                evidence[mode_name] = ended
-                for w in ended:
-                    del windows[w]
-            if not windows:
-                del record.own[mode_name]
+            config = mode.population
+            length = _length(config)
+            first_open = None if before is None else config.window_of(before)
+            found: dict[int, Evidence] = {}
+            for window in sorted(windows):
+                if (window + 1) * length > until:
+                    continue
+                target = window
+                if first_open is not None and window < first_open:
+                    if (first_open + 1) * length > until:
+                        continue  # late, and the window it joins is not closed yet
+                    target = first_open
+                part = gather(mode_name, window)
+                if part:
+                    found[target] = found.get(target, NONE) + part
+            if found:
+                evidence[mode_name] = found
         record.until = until
         return WindowClosed(source, until, evidence)
 
@@ -174,7 +197,10 @@ class Populations:
         for mode_name, windows in closed.evidence.items():
             heard = record.heard.setdefault(mode_name, {})
             for window, evidence in windows.items():
-                heard.setdefault(window, {})[closed.source] = evidence
+                # The first a source says of a window stands: it is the whole (every match of
+                # the window was settled there); one sent again after a crash may lack what
+                # the partition forgot since.
+                heard.setdefault(window, {}).setdefault(closed.source, evidence)
         until = self.known_until(record)
         if until is None:
             return None
@@ -201,6 +227,4 @@ class Populations:
                 chain.fold(config, window, total)
             if not windows:
                 del record.heard[mode_name]
-            # Only windows from this partition's own ``until`` on are rated here any more.
-            if record.until is not None:
-                chain.forget_before(config.window_of(record.until))
+            chain.keep_last(KEPT_STEPS)

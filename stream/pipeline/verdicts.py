@@ -120,7 +120,7 @@ class Verdicts:
             to_rate = [RatedPlayer(pid, rated[pid], None) for pid in players if pid in rated]
             to_cancel = [pid for pid in players if pid not in rated]
             if population is not None and len(settled) < len(players):
-                self._evidence(ctx, entry, teams, mode, population, pending)
+                self._evidence(entry, teams, mode, population, pending)
             self._send(
                 out, match_id, entry, teams, fin.at, to_rate, to_cancel, settled, True, population
             )
@@ -133,9 +133,8 @@ class Verdicts:
                 assert now is not None  # without a result only event time settles anyone
                 entry.done = now
 
+    @staticmethod
     def _evidence(
-        self,
-        ctx: MatchContext,
         entry: MatchEntry,
         teams: list[list[str]],
         mode: ModeConfig,
@@ -144,7 +143,8 @@ class Verdicts:
     ) -> None:
         """A result that settles at least one player: the match's evidence about its mode's
         population, computed as each player partition will rate it and as replay does (every
-        player's fate by event time, the snapshots, the line-ups), added to its start's window."""
+        player's fate by event time, the snapshots, the line-ups), kept in the entry until the
+        partition sends it with its window (stream/pipeline/populations.py)."""
         fin, start = entry.fin, entry.start
         assert fin is not None and start is not None
         fates = {
@@ -175,10 +175,7 @@ class Verdicts:
             entry.lines,
             as_played=as_played,
         )
-        record = ctx.partition.populations
-        if not self.populations.add(record, entry.mode, start, found):
-            ctx.out.count("late_evidence")
-        ctx.partition.populations_changed = True
+        entry.ev = found.encode()
 
     def _awaits_abandons(self, ctx: MatchContext, match_id: str, since: float) -> bool:
         """Whether an abandon request for a start before ``since`` may still be on its way; if

@@ -90,6 +90,7 @@ class _MatchFields(TypedDict):
     settled: list[str]
     done: float | None
     lines: NotRequired[dict[str, int]]
+    ev: NotRequired[list[int]]
 
 
 def _malformed(what: str, data: object, exc: Exception) -> ProtocolError:
@@ -214,6 +215,10 @@ class MatchEntry:
     done: float | None = None  # event time it was settled at
     # A learning mode's players' line-up keys at their previous team match, from the snapshots.
     lines: dict[str, int] = field(default_factory=dict)
+    # A learning mode's match settled by its result: its evidence about the mode's population
+    # (stream.ratings.evidence, nine integers), kept until this partition has sent it in a
+    # ``closed`` (stream/pipeline/populations.py).
+    ev: list[int] | None = None
 
 
 def encode_match(entry: MatchEntry) -> dict[str, object]:
@@ -241,6 +246,8 @@ def encode_match(entry: MatchEntry) -> dict[str, object]:
     }
     if entry.lines:
         out["lines"] = entry.lines
+    if entry.ev is not None:
+        out["ev"] = entry.ev
     return out
 
 
@@ -270,6 +277,7 @@ def decode_match(data: object) -> MatchEntry:
             settled=fields["settled"],
             done=fields["done"],
             lines=fields.get("lines", {}),
+            ev=fields.get("ev"),
         )
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise _malformed("match entry", data, exc) from None
@@ -291,14 +299,14 @@ class PopulationRecord:
     (stream/pipeline/populations.py).
 
     ``until``: the last ``closed`` it sent (every match homed here that started before it is
-    settled); ``own``: per mode and window, the evidence of its settled matches not sent yet;
-    ``marks``: per match partition, the latest ``closed`` read from it; ``heard``: per mode,
-    window and source partition, the evidence read and not folded yet; ``chains``: per mode,
-    the chain folded from every partition's evidence.
+    settled; the evidence of those matches went out with it: until then each match entry keeps
+    its own, so no crash can count it twice or lose it); ``marks``: per match partition, the
+    latest ``closed`` read from it; ``heard``: per mode, window and source partition, the
+    evidence read and not folded yet; ``chains``: per mode, the chain folded from every
+    partition's evidence.
     """
 
     until: float | None = None
-    own: dict[str, dict[int, Evidence]] = field(default_factory=dict)
     marks: dict[int, float] = field(default_factory=dict)
     heard: dict[str, dict[int, dict[int, Evidence]]] = field(default_factory=dict)
     chains: dict[str, StoredChain] = field(default_factory=dict)
@@ -344,10 +352,6 @@ def _decode_chain(data: dict[str, Any]) -> StoredChain:
 def encode_populations(record: PopulationRecord) -> dict[str, object]:
     return {
         "u": record.until,
-        "own": {
-            mode: [[w, e.encode()] for w, e in sorted(windows.items())]
-            for mode, windows in record.own.items()
-        },
         "m": {str(source): until for source, until in record.marks.items()},
         "h": {
             mode: [
@@ -371,10 +375,6 @@ def decode_populations(data: object) -> PopulationRecord:
                 windows.setdefault(w, {})[source] = Evidence.decode(e)
         return PopulationRecord(
             fields["u"],
-            {
-                mode: {w: Evidence.decode(e) for w, e in items}
-                for mode, items in fields["own"].items()
-            },
             {int(source): until for source, until in fields["m"].items()},
             heard,
             {mode: _decode_chain(chain) for mode, chain in fields["ch"].items()},

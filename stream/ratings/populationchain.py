@@ -89,12 +89,10 @@ class Chain:
                 return step.population
         return self.initial
 
-    def forget_before(self, window: int) -> None:
-        """Drop the steps no window from ``window`` on needs (the one in force there stays)."""
-        keep = 0
-        for index, step in enumerate(self.steps):
-            if step.window <= window:
-                keep = index
-        if keep:
-            self.initial = self.steps[keep - 1].population
-            del self.steps[:keep]
+    def keep_last(self, count: int) -> None:
+        """Keep the last ``count`` steps: windows from the oldest of them on are answered as
+        before (and those just before it too, from the step it replaced)."""
+        drop = len(self.steps) - count
+        if drop > 0:
+            self.initial = self.steps[drop - 1].population
+            del self.steps[:drop]

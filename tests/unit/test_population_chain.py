@@ -135,15 +135,16 @@ def test_the_chain_folds_what_next_population_makes_of_each_window() -> None:
     assert chain.steps[-1].window == 7 + LAG
 
 
-def test_forgetting_old_steps_keeps_every_window_from_there() -> None:
+def test_keeping_the_last_steps_answers_their_windows_as_before() -> None:
     chain = Chain.of(MODE)
     moves = quantised(PopulationStats(decisiveness_score=30.0, decisiveness_information=50.0))
     for window in range(10):
         chain.fold(MODE.population, window, moves)
+    assert len(chain.steps) == 10
     wanted = {w: chain.at(w) for w in range(6, 15)}
-    chain.forget_before(6)
+    chain.keep_last(7)
+    assert len(chain.steps) == 7 and chain.steps[0].window == 3 + LAG
     assert {w: chain.at(w) for w in range(6, 15)} == wanted
-    assert len(chain.steps) < 10
 
 
 def player(rating: float, games: int) -> PlayerState:

@@ -102,11 +102,14 @@ MATCH_ENTRIES = [
     # Version 6: a learning mode's entry keeps its players' line-up keys from the snapshots.
     b'{"mode":"2v2","teams":[["a","b"],["c","d"]],"start":1780000000.0,"snaps":{"a":null},'
     b'"fin":null,"wait":null,"aband":{},"settled":[],"done":null,"lines":{"a":42}}',
+    b'{"mode":"1v1","teams":[["a"],["b"]],"start":1780000000.0,"snaps":{"a":null,"b":null},'
+    b'"fin":{"at":1780000060.0,"ts":null,"ranks":[0,1],"quitters":[],"stats":null},"wait":null,'
+    b'"aband":{},"settled":["a","b"],"done":1780000060.0,"ev":[-5,7,4294967296,0,0,0,0,11,12]}',
 ]
 # A match partition's side of the learned populations (version 6).
 POPULATION_RECORDS = [
-    b'{"u":null,"own":{},"m":{},"h":{},"ch":{}}',
-    b'{"u":1780012800.0,"own":{"ranked":[[20602,[1,2,3,4,5,6,7,8,9]]]},"m":{"0":1780012800.0,'
+    b'{"u":null,"m":{},"h":{},"ch":{}}',
+    b'{"u":1780012800.0,"m":{"0":1780012800.0,'
     b'"3":1780009200.0},"h":{"ranked":[[20601,0,[-5,7,4294967296,0,0,3,4,11,12]],'
     b'[20601,3,[0,0,0,0,0,1,1,0,0]]]},"ch":{"ranked":{"set":"1.0|100.0|1.0|1.0|x",'
     b'"i":[138.97424,100.0,1.0,1.0],"c":[150.25,100.0,0.5,1.0625],'
@@ -297,7 +300,7 @@ def test_a_stored_message_keeps_any_key_bytes(
         (MATCHES, b'{"mode":"x","teams":null}', "match entry"),
         (MATCHES, b"null", "match entry"),
         (POPULATIONS, b'{"u":null}', "population record"),
-        (POPULATIONS, b'{"u":null,"own":{"m":[[1,[1,2]]]},"m":{},"h":{},"ch":{}}', "population"),
+        (POPULATIONS, b'{"u":null,"m":{},"h":{"m":[[1,0,[1,2]]]},"ch":{}}', "population"),
     ],
 )
 def test_a_table_record_of_another_shape_is_refused(

@@ -25,9 +25,9 @@ def test_a_worker_takes_a_modes_file_whose_modes_learn(tmp_path: Path, text: str
     assert modes.get("duel").population.learns
 
 
-def test_the_built_in_default_learns_its_population_every_day() -> None:
+def test_the_built_in_default_learns_its_population_every_six_hours() -> None:
     population = Modes().default.population
-    assert population.learns and population.window_days == 1.0
+    assert population.learns and population.window_days == 0.25
     assert Settings.from_env({}).load_modes() == Modes()
 
 

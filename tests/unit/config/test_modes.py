@@ -44,7 +44,7 @@ def test_built_in_defaults() -> None:
     # Until the mode's history says its teams are reshuffled: rosters.
     assert mode.team_rule is TeamStrategy.COMPOSITE_OPPONENT
     # Fixed, as a worker rates it; tune learns a mode's own (docs/defaults.md).
-    assert mode.population == PopulationConfig(window_days=1.0, size_edge=100.0, persistence=1.0)
+    assert mode.population == PopulationConfig(window_days=0.25, size_edge=100.0, persistence=1.0)
     assert mode.experience == ExperienceConfig(-300.0, 8.0, 5)
     assert modes.pending("anything") == PendingConfig(grace_seconds=60.0, timeout_seconds=7200.0)
     assert mode.quits is QuitPolicy.CANCEL

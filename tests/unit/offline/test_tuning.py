@@ -237,7 +237,7 @@ def test_tune_learns_the_population_and_prints_it_fixed_as_a_worker_rates_it(
     (step,) = out.steps
     assert step.knob == LEARNED_STEP and step.paired.verdict == "better"
     # The built-in default learns: the winner goes on learning, from what the search learned.
-    assert out.best.population.window_days == 1.0
+    assert out.best.population.window_days == 0.25
     assert out.best.population.persistence < 0.3
     assert out.best.team_rule is TeamStrategy.SHARED
     text = tuned_toml(out, "default", "pickup.jsonl", "search", "verdict")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter, deque
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,16 +246,35 @@ class Cluster:
         positions = {tp: self.positions.position(*tp) or 0 for tp in self.logs}
         return Checkpoint(tables, len(self.delivered), positions)
 
-    def roll_back(self, partitions: set[int], to: Checkpoint, rng: random.Random) -> None:
+    def roll_back(
+        self,
+        partitions: set[int],
+        to: Checkpoint,
+        rng: random.Random,
+        *,
+        flushed: float = 0.0,
+        kept_tables: Collection[str] = (),
+    ) -> None:
         """A worker that owned ``partitions`` (their match and player sides) killed after its
         commit at ``to``, and the rebalance that follows: those partitions' table records go
         back to what they were then, and what they read since is read again, each input in
         order but the inputs interleaved at random, as the next owner's consumer may serve
-        them. What they sent stays sent. Every partition's memory is rebuilt from the tables."""
+        them. What they sent stays sent. Every partition's memory is rebuilt from the tables.
+
+        ``flushed``: the share of the records changed since the commit that reached their
+        changelog anyway, each drawn at random (a worker killed in the middle of the next
+        commit's flush: the changelogs are written table by table, a record batch at a time,
+        so any subset of the records may have arrived while the offsets were not committed).
+        ``kept_tables``: tables whose every record reached its changelog (the others' did not,
+        but for ``flushed``)."""
         store = self.store
         for name, table in store.tables.items():
+            if name in kept_tables:
+                continue
             then = to.tables[name]
-            for key in {*table, *then}:
+            for key in sorted({*table, *then}):
+                if table.get(key) != then.get(key) and rng.random() < flushed:
+                    continue
                 if store.partitions.get((name, key)) in partitions:
                     if key in then:
                         table[key] = then[key]

@@ -12,6 +12,8 @@ from harness import FINISHED, MATCH_COMMANDS, PLAYER_COMMANDS, STARTED, Cluster,
 
 from stream.config.modes import Modes, parse_modes
 from stream.deadletters import DeadLetter, Origin
+from stream.history import HistoryMatch
+from stream.offline.replayer import Replayer, in_play_order
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.view import StateView
@@ -81,12 +83,27 @@ def test_non_overlapping_history_equals_sequential_replay_exactly(team_size: int
         c.send(FINISHED, finish(m.match_id, list(m.ranks), m.at, m.mode, teams=teams))
     c.run()
     modes = Modes()
-    states: dict[str, PlayerState] = {}
-    for m in history:
-        view = MatchView(m.teams, m.ranks, round(m.at * 1000) / 1000, m.stats)
-        for pid, update in rate_match(modes.get(m.mode), view, states).items():
-            states[pid] = update.state
+    # Replay in the order of play, the mode's population learned as it goes (the history spans
+    # several of the built-in six-hour windows).
+    replayer = Replayer(modes)
+    played = [
+        HistoryMatch(
+            row,
+            m.match_id,
+            m.mode,
+            round(m.at * 1000) / 1000,
+            m.teams,
+            m.ranks,
+            m.stats,
+            frozenset(),
+            round((m.at - 0.001) * 1000) / 1000,
+        )
+        for row, m in enumerate(history, 1)
+    ]
+    for match, fates in in_play_order(played, replayer):
+        replayer.apply_settled(match, fates)
     mode = history[0].mode
+    states = dict(replayer.tables[mode])
     # The built-in mode has the experience term on: each player sees the others only through
     # their snapshots' games counts, and must still equal the replay bit for bit.
     assert modes.get(mode).experience.active

@@ -87,6 +87,7 @@ def rolled_back_rates_as_before(
     killed: set[int],
     order: int,
     modes: Modes | None = None,
+    flushed: float = 0.0,
 ) -> None:
     """``events`` run once cleanly, and once with the ``killed`` partitions rolled back to a
     commit taken after ``before`` steps, ``after`` steps later: the same ratings."""
@@ -96,7 +97,7 @@ def rolled_back_rates_as_before(
     crashed.step(before)
     commit = crashed.checkpoint()
     crashed.step(after)
-    crashed.roll_back(killed, commit, random.Random(order))
+    crashed.roll_back(killed, commit, random.Random(order), flushed=flushed)
     crashed.run()
     assert ratings(crashed) == ratings(clean)
     # Nothing left waiting: every match settled, no player pending, no early entry kept.
@@ -166,3 +167,47 @@ def test_a_learning_mode_rolled_back_to_the_last_commit_rates_every_match_once_a
     """The partitions' population records roll back with their match entries; the evidence
     they send again is the same, and every rating as without the crash."""
     rolled_back_rates_as_before(backlog(seed), before, after, killed, order, LEARNING)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 3),
+    before=st.integers(0, 1500),
+    after=st.integers(1, 1500),
+    killed=st.sets(st.integers(0, 3), min_size=1),
+    order=st.integers(0, 2**16),
+    flushed=st.sampled_from([0.25, 0.5, 0.75]),
+)
+# Found by the broker test (tests/e2e/test_population_on_the_broker.py): killed during the first
+# flush, the match entries of settled matches reached their changelog and the partition's
+# evidence did not; until the evidence lived in the entries, it was lost (and doubled the
+# other way round), and every later population differed from replay.
+@example(seed=0, before=0, after=1200, killed={0, 1, 2, 3}, order=0, flushed=0.5)
+def test_a_learning_mode_killed_in_the_middle_of_a_flush_rates_every_match_once_as_before(
+    seed: int, before: int, after: int, killed: set[int], order: int, flushed: float
+) -> None:
+    """Any subset of the records changed since the commit reached the changelogs: the
+    partitions' evidence, until and chains stay consistent with their match entries."""
+    rolled_back_rates_as_before(backlog(seed), before, after, killed, order, LEARNING, flushed)
+
+
+@pytest.mark.parametrize("kept", ["populations", "matches"])
+@pytest.mark.parametrize("seed", range(3))
+def test_one_table_flushed_and_the_others_not_rates_every_match_once_as_before(
+    kept: str, seed: int
+) -> None:
+    """A worker killed between two tables of its flush: the partitions' populations record
+    reached the changelog (its ``until`` past matches whose entries did not: they are settled
+    again, with their windows' populations), or the match entries did (with their evidence, not
+    sent yet)."""
+    events = backlog(seed)
+    clean = played(events, LEARNING)
+    clean.run()
+    for before, after in ((200, 600), (500, 700), (50, 1200)):
+        crashed = played(events, LEARNING)
+        crashed.step(before)
+        commit = crashed.checkpoint()
+        crashed.step(after)
+        crashed.roll_back({0, 1, 2, 3}, commit, random.Random(seed), kept_tables={kept})
+        crashed.run()
+        assert ratings(crashed) == ratings(clean)
