@@ -271,7 +271,8 @@ class MatchProcessor:
             return
         partition = ctx.partition
         until = partition.sent
-        if until is None:
+        # The oldest unsettled start can only lower ``until``: nothing to close below ``sent``.
+        if until is None or not self.populations.may_close(partition.populations, until):
             return
         pending = partition.unsettled
         while pending:

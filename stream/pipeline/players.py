@@ -54,7 +54,8 @@ from stream.ratings.carryover import started_from
 from stream.ratings.engine import MatchView, initial_state, rate_player
 from stream.ratings.evidence import is_team_match
 from stream.ratings.explain import explain
-from stream.ratings.population import lineup_key
+from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.population import Population, lineup_key
 from stream.ratings.resolution import outcome_of
 from stream.ratings.skill import PlayerState
 
@@ -70,6 +71,8 @@ class PlayerProcessor:
         # every watermark, now several a tick, they cost a fifth more worker CPU per match
         # (docs/benchmarks.md, "The tick").
         self.announce_seconds = announce_seconds
+        # A learning mode's rules per population the rate commands carried (_rules).
+        self._populations: dict[tuple[object, ...], tuple[ModeConfig, ModeConfig]] = {}
 
     def restore(
         self, number: int, records: Iterable[tuple[str, PendingRecord]], wall: float = 0.0
@@ -132,7 +135,7 @@ class PlayerProcessor:
         mode = self.modes.get(rate.mode)
         if rate.population is not None:
             # The learned population the match partition chose for the match.
-            mode = rate.population.rules(mode)
+            mode = self._rules(mode, rate.population)
         teams = tuple(tuple(team) for team in rate.teams)
         match = MatchView(teams, tuple(rate.ranks), rate.at, rate.stats)
         snapshots = {pid: s for pid, s in rate.snapshots.items() if s is not None}
@@ -177,6 +180,23 @@ class PlayerProcessor:
                     ),
                 )
             self._release(ctx, match_id, player_id, remember=False)
+
+    def _rules(self, mode: ModeConfig, population: Population) -> ModeConfig:
+        """``mode`` with ``population`` in force, built once per population (each rate command
+        decodes its own; a mode's population changes a few times a day)."""
+        key = (
+            mode.name,
+            population.deviation,
+            population.size_edge,
+            population.persistence,
+            population.decisiveness,
+        )
+        found = self._populations.get(key)
+        if found is None or found[0] is not mode:
+            if len(self._populations) > 256:
+                self._populations.clear()
+            found = self._populations[key] = (mode, population.rules(mode))
+        return found[1]
 
     def _current(
         self, ctx: PlayerContext, player_id: str, mode: str, rated: RatingRecord | None

@@ -75,6 +75,8 @@ class Populations:
         # unlisted modes take): ``until`` crossing the end of any of them sends a ``closed``.
         lengths = {_length(mode.population) for mode in (modes.default, *modes.listed.values())}
         self.lengths = sorted(length for length in lengths if length > 0)
+        # Each mode's settings_of, made once (a string compared at every match settled).
+        self._settings: dict[str, tuple[ModeConfig, str]] = {}
 
     @property
     def any_learns(self) -> bool:
@@ -90,7 +92,10 @@ class Populations:
     def chain(self, record: PopulationRecord, mode_name: str, mode: ModeConfig) -> Chain:
         """The mode's chain in ``record``; a new one for a mode seen for the first time, or
         stored under other settings (a modes file changed between deployments)."""
-        settings = settings_of(mode)
+        known = self._settings.get(mode_name)
+        if known is None or known[0] is not mode:
+            known = self._settings[mode_name] = (mode, settings_of(mode))
+        settings = known[1]
         stored = record.chains.get(mode_name)
         if stored is None or stored.settings != settings:
             stored = record.chains[mode_name] = StoredChain(settings, Chain.of(mode))
@@ -143,6 +148,13 @@ class Populations:
         end = (config.window_of(started_at) + 1) * _length(config)
         return record.until is not None and end <= record.until
 
+    def may_close(self, record: PopulationRecord, until: float) -> bool:
+        """Whether ``until`` would close anything (cheap: the batch's end asks every time)."""
+        before = record.until
+        return before is None or (
+            until > before and any(until // n != before // n for n in self.lengths)
+        )
+
     def closing(
         self,
         record: PopulationRecord,
@@ -157,11 +169,9 @@ class Populations:
         matches' evidence has not gone out yet; ``gather(mode, window)`` sums it and lets
         those matches go. A window this partition closed before (a start read after its window
         was closed here) goes into the first window this message closes, or waits for it."""
-        before = record.until
-        if before is not None and (
-            until <= before or all(until // n == before // n for n in self.lengths)
-        ):
+        if not self.may_close(record, until):
             return None
+        before = record.until
         evidence: dict[str, dict[int, Evidence]] = {}
         for mode_name, windows in pending.items():
             mode = self._learning(mode_name)

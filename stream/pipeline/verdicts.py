@@ -25,7 +25,7 @@ from stream.pipeline.partitioning import partition_for
 from stream.pipeline.populations import Populations
 from stream.protocol import Cancel, MatchEntry, Rate, RatedPlayer
 from stream.ratings.engine import MatchView
-from stream.ratings.evidence import match_evidence, rate_settled
+from stream.ratings.evidence import match_evidence, newcomers_of, rate_settled
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 from stream.ratings.resolution import Outcome, rated_players
@@ -162,7 +162,9 @@ class Verdicts:
         states = {pid: s for pid, s in entry.snaps.items() if s is not None}
         match = MatchView(tuples(teams), tuple(fin.ranks), fin.at, fin.stats)
         decided = {pid: f for pid, f in fates.items() if f is not None}
-        updates = rate_settled(rules, match, fin.quitters, states, decided)
+        # Only newcomers' updates say anything of the prior: the others are not rated here.
+        only = newcomers_of(match.teams, states)
+        updates = rate_settled(rules, match, fin.quitters, states, decided, only)
         as_played = not fin.quitters and all(f.how is Settled.RESULT for f in decided.values())
         found = match_evidence(
             rules,

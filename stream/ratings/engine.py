@@ -395,6 +395,28 @@ def rate_duel(
     )
 
 
+def duel_met(
+    mode: ModeConfig, state_a: PlayerState | None, state_b: PlayerState | None, at: float
+) -> tuple[SkillLike, Result]:
+    """The first player of a duel at ``at`` (inactivity and the season's reset applied) and the
+    second as the first meets them (their experience offsets' difference applied): what the
+    duel's prediction is made from, the steps :func:`rate_duel` takes without the update."""
+    if state_a is None:
+        state_a = initial_state(mode)
+    if state_b is None:
+        state_b = initial_state(mode)
+    if mode.seasons is not None:
+        state_a = season_entered(mode, state_a, at)
+        state_b = season_entered(mode, state_b, at)
+    experience = mode.experience
+    shift = None
+    if experience.active:
+        shift = experience.offset(state_b.games) - experience.offset(state_a.games)
+    a, _ = _met(mode, state_a, at, None)
+    b, b_rating = _met(mode, state_b, at, shift)
+    return a, Result(b_rating, b.deviation, 0.5)
+
+
 def _team_of(teams: tuple[tuple[str, ...], ...], player_id: str) -> int:
     for index, team in enumerate(teams):
         if player_id in team:

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from stream.ratings.engine import (
     MatchView,
     PlayerUpdate,
+    duel_met,
     initial_state,
+    rate_match,
     rate_player,
     season_entered,
     skill_at,
@@ -53,6 +55,7 @@ __all__ = [
     "is_team_match",
     "match_evidence",
     "match_part",
+    "newcomers_of",
     "played_skills",
     "quantised",
     "rate_settled",
@@ -190,10 +193,12 @@ def add_match_evidence(
     duel = len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1
     if as_played and duel:
         # The duel's prediction is its first player's expected score against the other as
-        # met (both deviations combined, the experience offsets applied): nothing to look up.
-        first = updates.get(teams[0][0])
-        if first is not None and first.opponents:
-            p = rules.algorithm.expected_score(first.own, first.opponents[0])
+        # met (both deviations combined, the experience offsets applied), without the update:
+        # a settled player's is not needed.
+        (a,), (b,) = teams
+        if rules.pairwise is not None and a != b:
+            own, met = duel_met(rules, states.get(a), states.get(b), at)
+            p = rules.algorithm.expected_score(own, met)
             if 0.0 < p < 1.0:
                 # prediction_evidence's two sums, quantised (0 < p < 1: no clamp needed).
                 logit = math.log(p / (1.0 - p))
@@ -207,7 +212,8 @@ def add_match_evidence(
         for index, units in enumerate(found.encode()):
             sums[index] += units
     for update in updates.values():
-        # Settled players say nothing about the prior: skip them without a call.
+        # Settled players say nothing about the prior: skip them without a call (and
+        # ``updates`` may leave them out: newcomers_of).
         if update.state.games <= SETTLED_GAMES:
             stats = update_evidence(rules, population, update)
             if stats.newcomer_updates:
@@ -264,24 +270,43 @@ def played_skills(
     ]
 
 
+def newcomers_of(teams: Sequence[Sequence[str]], states: Mapping[str, PlayerState]) -> set[str]:
+    """The players whose update can say something about the prior (fewer than
+    SETTLED_GAMES games before the match): the only updates match_evidence reads."""
+    return {
+        pid
+        for team in teams
+        for pid in team
+        if (state := states.get(pid)) is None or state.games < SETTLED_GAMES
+    }
+
+
 def rate_settled(
     rules: ModeConfig,
     match: MatchView,
     quitters: Collection[str],
     states: Mapping[str, PlayerState],
     fates: Mapping[str, Fate],
+    only: Collection[str] | None = None,
 ) -> dict[str, PlayerUpdate]:
     """Every rated player's update in a match with a result, as each was settled (``fates``):
     a player abandoned or timed out takes a loss at that fate's time, without the result's
     ranks or stats; the others are rated from the result (``rules``: the mode with its
     population in force; a quitter may be cancelled, and is left out). What the live player
-    partitions compute, one ``rate`` command each, and replay of the same match."""
+    partitions compute, one ``rate`` command each, and replay of the same match. ``only``: rate
+    just these players (None: all)."""
     teams = match.teams
+    if only is None and not quitters and all(f.how is Settled.RESULT for f in fates.values()):
+        # Everyone rated from the result: rate_match, bit for bit the same (its 1v1 path rates
+        # both players in one call).
+        return rate_match(rules, match, states)
     plan = rated_players(rules, teams, quitters)
     lost = (0,) * len(teams)
     updates: dict[str, PlayerUpdate] = {}
     for team in teams:
         for pid in team:
+            if only is not None and pid not in only:
+                continue
             settled = fates[pid]
             if settled.how is not Settled.RESULT:
                 view = MatchView(teams, lost, settled.at)
