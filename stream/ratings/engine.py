@@ -373,13 +373,7 @@ def rate_duel(
     pairwise = mode.pairwise
     if pairwise is None:
         raise ValueError(f"{mode.algorithm.name} rates a whole match from its stats, not a duel")
-    if state_a is None:
-        state_a = initial_state(mode)
-    if state_b is None:
-        state_b = initial_state(mode)
-    if mode.seasons is not None:
-        state_a = season_entered(mode, state_a, at)
-        state_b = season_entered(mode, state_b, at)
+    state_a, state_b = _duel_entered(mode, state_a, state_b, at)
     experience = mode.experience
     shift_a = shift_b = None
     if experience.active:
@@ -395,12 +389,11 @@ def rate_duel(
     )
 
 
-def duel_met(
+def _duel_entered(
     mode: ModeConfig, state_a: PlayerState | None, state_b: PlayerState | None, at: float
-) -> tuple[SkillLike, Result]:
-    """The first player of a duel at ``at`` (inactivity and the season's reset applied) and the
-    second as the first meets them (their experience offsets' difference applied): what the
-    duel's prediction is made from, the steps :func:`rate_duel` takes without the update."""
+) -> tuple[PlayerState, PlayerState]:
+    """Both duellists' states as they enter the match at ``at``: a new player's initial state,
+    the season's reset applied (what rate_duel and duel_met both start from)."""
     if state_a is None:
         state_a = initial_state(mode)
     if state_b is None:
@@ -408,6 +401,16 @@ def duel_met(
     if mode.seasons is not None:
         state_a = season_entered(mode, state_a, at)
         state_b = season_entered(mode, state_b, at)
+    return state_a, state_b
+
+
+def duel_met(
+    mode: ModeConfig, state_a: PlayerState | None, state_b: PlayerState | None, at: float
+) -> tuple[SkillLike, Result]:
+    """The first player of a duel at ``at`` (inactivity and the season's reset applied) and the
+    second as the first meets them (their experience offsets' difference applied): what the
+    duel's prediction is made from, the steps :func:`rate_duel` takes without the update."""
+    state_a, state_b = _duel_entered(mode, state_a, state_b, at)
     experience = mode.experience
     shift = None
     if experience.active:
