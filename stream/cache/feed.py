@@ -227,12 +227,19 @@ class CacheFeed:
         # Per learning mode, the population of its latest event (stream/cache/population.py).
         populations: dict[str, tuple[int, Population]] = {}
         letters: list[DeadLetter] = []
+        removals: list[tuple[str, str, int]] = []
         offsets: dict[TopicPartition, int] = {}
         oldest: int | None = None
         for tp, records in batches.items():
             for record in records:
                 try:
                     event = orjson.loads(record.value or b"")
+                    if isinstance(event, dict) and "retracted" in event:
+                        # A re-rate's retraction (stream/corrections/handover.py): only one
+                        # that leaves the player without a rating changes the cache.
+                        if event.get("removed") is True:
+                            removals.append(_removal(event))
+                        continue
                     entry = CachedRating.from_rating_changed(event)
                     self._refuse(entry)
                 except (ValueError, TypeError) as exc:
@@ -258,7 +265,8 @@ class CacheFeed:
         # The commit protocol (stream/commits.py): dead letters in Kafka, then Redis, then the
         # offsets.
         written = await close_batch(
-            partial(self._dead_letter, letters), partial(self._write, entries, populations)
+            partial(self._dead_letter, letters),
+            partial(self._write, entries, populations, removals),
         )
         if not written:
             return  # stopping: the batch stays uncommitted and is read again next time
@@ -275,7 +283,10 @@ class CacheFeed:
         self.stats.oldest_pending_ms = None
 
     async def _write(
-        self, entries: list[CachedRating], populations: dict[str, tuple[int, Population]]
+        self,
+        entries: list[CachedRating],
+        populations: dict[str, tuple[int, Population]],
+        removals: list[tuple[str, str, int]] | None = None,
     ) -> bool:
         """Write until Redis has the batch (True) or the feed is stopping (False). A learning
         mode's population goes along only when it differs from the last this feed wrote."""
@@ -288,6 +299,9 @@ class CacheFeed:
         while True:
             try:
                 result = await self.writer.write(entries, changed)
+                if removals:
+                    # After the batch's changes: a removal never takes a newer version away.
+                    await self.writer.remove(removals)
             except (RedisError, OSError) as exc:
                 # The error and the outage's start are recorded together, before the next await:
                 # a reader of the stats must never see the one without the other.
@@ -424,3 +438,13 @@ def feed_from_settings(settings: Settings) -> CacheFeed:
         modes=modes,
         max_request_bytes=settings.max_request_bytes,
     )
+
+
+def _removal(event: dict[str, Any]) -> tuple[str, str, int]:
+    """(mode, player id, version) of a removal; ValueError when a field is wrong."""
+    mode, player, version = event.get("mode"), event.get("player_id"), event.get("version")
+    if not isinstance(mode, str) or not isinstance(player, str):
+        raise ValueError("a retraction needs the mode and player_id as strings")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"a retraction's version must be a whole number >= 1, got {version!r}")
+    return mode, player, version

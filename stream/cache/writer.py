@@ -181,6 +181,31 @@ class WriteResult:
     stale: int
 
 
+# A re-rate's removal of a player left without any rating (stream/corrections/handover.py):
+# KEYS 1-7 the mode's keys (KeyLayout.mode_keys: the current boards, season, seasons, clock),
+# 8 the player's hash, 9 their history; ARGV 1 the removal's version, 2 the player id, 3 the
+# mode's key base. Only a cached version below the removal's is removed: a later change stays.
+# The archived seasons' standings lose them too: a re-rate that leaves a player no rating
+# leaves them none in any season (and an erased id must leave no trace).
+REMOVE_SCRIPT = """-- skillstream rating cache removal, script version 1
+local stored = redis.call('HGET', KEYS[8], 'version')
+if stored and tonumber(stored) ~= nil and tonumber(stored) >= tonumber(ARGV[1]) then
+  return 0
+end
+for i = 1, 4 do
+  redis.call('ZREM', KEYS[i], ARGV[2])
+end
+local names = {'by-rating', 'by-rank-points', 'by-conservative'}
+for _, season in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
+  for i = 1, 3 do
+    redis.call('ZREM', ARGV[3] .. ':season:' .. season .. ':' .. names[i], ARGV[2])
+  end
+end
+redis.call('DEL', KEYS[8], KEYS[9])
+return 1
+"""
+
+
 class CacheWriter:
     """Applies batches of ratings to the cache; used by the worker that consumes rating-changed.
 
@@ -231,6 +256,25 @@ class CacheWriter:
         self.season_grace_seconds = season_grace_seconds
         self._script = redis.register_script(WRITE_SCRIPT)
         self._population = redis.register_script(POPULATION_SCRIPT)
+        self._remove = redis.register_script(REMOVE_SCRIPT)
+
+    async def remove(self, removals: Sequence[tuple[str, str, int]]) -> int:
+        """Remove each (mode, player id, version) a re-rate left without any rating: their hash,
+        history and places on the current boards and the archived seasons' standings, unless
+        the cache holds a version at or above the removal's.
+        Returns how many were removed. Idempotent; redis errors propagate (retry the batch);
+        ValueError for an id KeyLayout refuses, before anything is sent."""
+        if not removals:
+            return 0
+        calls = []
+        for mode, player, version in removals:
+            keys = [*self.layout.mode_keys(mode), *self.layout.player_keys(mode, player)]
+            calls.append((keys, [str(version), player, self.layout.mode_base(mode)]))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for keys, args in calls:
+                await self._remove(keys=keys, args=args, client=pipe)
+            replies = await pipe.execute()
+        return sum(int(reply) for reply in replies)
 
     async def write(
         self,

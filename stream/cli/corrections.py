@@ -18,6 +18,8 @@ import getpass
 import secrets
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -86,17 +88,100 @@ def cmd_log(args: argparse.Namespace) -> int:
     if settings is None:
         return 2
     records = asyncio.run(read_log(settings))
-    lines = b"".join(
-        orjson.dumps(correction_json(c), option=orjson.OPT_APPEND_NEWLINE) for _, c in records
-    )
-    if args.out is not None:
-        args.out.write_bytes(lines)
-    else:
-        sys.stdout.buffer.write(lines)
+    _write_corrections([c for _, c in records], args.out)
     print(
         f"skillstream corrections log: {len(records):,} corrections from {settings.audit_topic!r}",
         file=sys.stderr,
     )
+    return 0
+
+
+def _write_corrections(corrections: list[Any], out: Path | None) -> None:
+    """The corrections as a corrections file: to ``out``, or stdout."""
+    lines = b"".join(
+        orjson.dumps(correction_json(c), option=orjson.OPT_APPEND_NEWLINE) for c in corrections
+    )
+    if out is not None:
+        out.write_bytes(lines)
+    else:
+        sys.stdout.buffer.write(lines)
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    """A corrections file with its window voids as match ids, from the retained inputs."""
+    from stream.corrections.corrections_file import read_corrections
+    from stream.corrections.resolve import resolved
+    from stream.history.retained import read_inputs
+
+    settings = settings_or_none("corrections resolve")
+    if settings is None:
+        return 2
+    corrections = read_corrections(args.file)
+    starts, finishes = asyncio.run(read_inputs(settings))
+    found = resolved(corrections, _finished(starts, finishes, settings), str(args.file))
+    _write_corrections(found, args.out)
+    print(
+        f"skillstream corrections resolve: {len(found):,} corrections, "
+        f"from {len(finishes):,} retained finishes",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _finished(
+    starts: list[tuple[int, bytes]], finishes: list[tuple[int, bytes]], settings: Any
+) -> Iterator[tuple[str, str, float, frozenset[str]]]:
+    from stream.events import EventError, decode_match_finished, decode_match_started
+
+    teams: dict[str, frozenset[str]] = {}
+    for _, raw in starts:
+        try:
+            started = decode_match_started(raw, settings.limits)
+        except EventError:
+            continue
+        teams.setdefault(started.match_id, frozenset(p for t in started.teams for p in t))
+    for _, raw in finishes:
+        try:
+            finished = decode_match_finished(raw, settings.limits)
+        except EventError:
+            continue
+        players = (
+            frozenset(p for t in finished.teams for p in t)
+            if finished.teams is not None
+            else teams.get(finished.match_id, frozenset())
+        )
+        yield finished.match_id, finished.mode, finished.finished_at, players
+
+
+def cmd_cutover(args: argparse.Namespace) -> int:
+    """The re-rated generation takes over rating-changed (stream/corrections/cutover.py)."""
+    import signal
+
+    from stream.corrections.cutover import cut_over
+
+    settings = settings_or_none("corrections cutover")
+    if settings is None:
+        return 2
+    if args.generation < 2:
+        raise UserError(f"--generation: a re-rate's generation is 2 or more, got {args.generation}")
+
+    async def run() -> int:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        return await cut_over(
+            settings,
+            shadow=args.shadow,
+            group=args.group,
+            generation=args.generation,
+            reason=args.reason,
+            stop=stop,
+            follow=not args.no_follow,
+        )
+
+    published = asyncio.run(run())
+    print(f"skillstream corrections cutover: {published:,} records published", file=sys.stderr)
     return 0
 
 
@@ -150,3 +235,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     log.add_argument("--out", type=output_file(".jsonl"), help="FILE.jsonl (default: stdout)")
     log.set_defaults(func=cmd_log)
+
+    resolve = actions.add_parser(
+        "resolve",
+        help="a corrections file with voids by player and window as match ids (retained inputs)",
+    )
+    resolve.add_argument("file", type=Path, help="the corrections file (corrections log --out)")
+    resolve.add_argument("--out", type=output_file(".jsonl"), help="FILE.jsonl (default: stdout)")
+    resolve.set_defaults(func=cmd_resolve)
+
+    cutover = actions.add_parser(
+        "cutover",
+        help="a re-rating deployment's shadow topic takes over rating-changed (runs until stopped)",
+    )
+    cutover.add_argument("--shadow", required=True, help="the re-rating deployment's output topic")
+    cutover.add_argument("--group", required=True, help="the re-rating deployment's app id")
+    cutover.add_argument(
+        "--generation", type=int, required=True, help="this re-rate's generation (2, then 3...)"
+    )
+    cutover.add_argument("--reason", required=True, help="why (carried by every correction)")
+    cutover.add_argument(
+        "--no-follow",
+        action="store_true",
+        help="stop once the shadow's past is copied (default: go on copying until stopped)",
+    )
+    cutover.set_defaults(func=cmd_cutover)

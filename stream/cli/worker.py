@@ -51,9 +51,12 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     import uvloop
 
     from stream.cache.service import CacheFeedService
+    from stream.corrections.inputs import load_input_corrections
     from stream.pipeline.app import build_worker
     from stream.pipeline.logs import logging_config
 
+    # A mistake in the file is the user's: said before any server is asked anything.
+    load_input_corrections(settings.corrections_file)
     check_web_address(settings)
     if settings.cache_writer == "worker":
         check_redis(settings)

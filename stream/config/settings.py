@@ -84,6 +84,9 @@ class Settings:
     # Operators' corrections (void, adjust, erase), one partition, kept for good:
     # stream/corrections/audit.py.
     audit_topic: str = "skillstream-audit"
+    # A re-rating deployment's corrections (voids by match id, erasures), applied to every input
+    # it reads (stream/corrections/inputs.py; docs/operations.md#correcting-the-past-live).
+    corrections_file: Path | None = None
     store: str = "memory"
     data_dir: Path = Path("skillstream-data")
     batch_size: int = 500
@@ -283,6 +286,11 @@ class Settings:
             kafka_security=kafka_security,
             log_format=log_format,
             modes_file=None if modes_file is None else Path(modes_file),
+            corrections_file=(
+                Path(env["SKILLSTREAM_CORRECTIONS_FILE"])
+                if env.get("SKILLSTREAM_CORRECTIONS_FILE")
+                else None
+            ),
             app_id=reader.name("SKILLSTREAM_APP_ID", defaults.app_id),
             partitions=reader.integer("SKILLSTREAM_PARTITIONS", defaults.partitions),
             replication_factor=reader.integer(
@@ -363,6 +371,10 @@ class Settings:
         )
         if settings.modes_file is not None and not settings.modes_file.is_file():
             raise SettingsError(f"SKILLSTREAM_MODES_FILE: no such file: {settings.modes_file}")
+        if settings.corrections_file is not None and not settings.corrections_file.is_file():
+            raise SettingsError(
+                f"SKILLSTREAM_CORRECTIONS_FILE: no such file: {settings.corrections_file}"
+            )
         _refuse_shared_topics(settings)
         if store == "rocksdb" and importlib.util.find_spec("rocksdict") is None:
             raise SettingsError(

@@ -34,6 +34,7 @@ from faust.types import TP, EventT
 from stream.commits import Commits
 from stream.config.modes import Modes
 from stream.config.settings import Settings
+from stream.corrections.inputs import load_input_corrections
 from stream.deadletters import DeadLetter, reason_kind
 from stream.delivery import Delivery, OutRecord
 from stream.pipeline import topology, workarounds
@@ -94,6 +95,7 @@ class Pipeline:
             max_future_seconds=s.max_future_seconds,
             lateness_seconds=s.event_lateness_seconds,
             report_seconds=s.progress_seconds,
+            corrections=load_input_corrections(s.corrections_file),
         )
         self.players = PlayerProcessor(
             self.modes, partitions=s.partitions, announce_seconds=s.tick_seconds

@@ -37,6 +37,7 @@ import heapq
 from collections import defaultdict
 
 from stream.config.modes import Modes, PendingConfig
+from stream.corrections.inputs import InputCorrections
 from stream.deadletters import DeadLetter, Origin
 from stream.events import (
     DEFAULT_LIMITS,
@@ -94,8 +95,11 @@ class MatchProcessor:
         max_future_seconds: float | None = None,
         lateness_seconds: float = 0.0,
         report_seconds: float | None = None,
+        corrections: InputCorrections | None = None,
     ) -> None:
         self.modes = modes
+        # A re-rating worker's voids and erasures (stream/corrections/inputs.py); None: none.
+        self.corrections = corrections
         self.partitions = partitions
         self.retention = retention_seconds
         self.populations = Populations(modes, partitions)
@@ -167,6 +171,9 @@ class MatchProcessor:
     ) -> None:
         """A match-started or match-finished message (``kind``), or one ``forwarded`` home."""
         out, wall = ctx.out, ctx.wall
+        corrections = self.corrections
+        if corrections is not None and value is not None:
+            value = corrections.renamed(value)
         read = read_event(
             kind,
             key,
@@ -182,6 +189,11 @@ class MatchProcessor:
         event, mode, at = read.event, read.mode, read.at
         partition = ctx.partition
         eventtime.observe(partition, kind, at, wall, forwarded=forwarded)
+        if corrections is not None and corrections.is_void(event.match_id):
+            # Left out as if never sent; its time still counts, as every event's read does.
+            out.count("voided")
+            self.run_due(ctx)
+            return
         home = partition_for(event.match_id, self.partitions)
         if home != partition.number:
             # Sent before this partition's next progress report, on the same partition: the

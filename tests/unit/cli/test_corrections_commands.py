@@ -188,3 +188,37 @@ def test_replay_words_each_change_of_a_player_as_ratings_explain_does(
     )
     code, _, err = run(["replay", str(history), "--explain", "dave"], capsys)
     assert code == 1 and err == "skillstream replay: 'dave' played no rated match\n"
+
+
+def test_each_mistake_of_a_live_re_rate_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused before anything connects: a generation below 2, the shadow named as
+    rating-changed itself, a corrections file that is missing; and a worker given a
+    corrections file it cannot apply."""
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1")
+    cutover = ["corrections", "cutover", "--group", "g2", "--reason", "r"]
+    one_line(
+        *run([*cutover, "--shadow", "s", "--generation", "1"], capsys)[::2],
+        "--generation: a re-rate's generation is 2 or more, got 1",
+    )
+    one_line(
+        *run([*cutover, "--shadow", "rating-changed", "--generation", "2"], capsys)[::2],
+        "--shadow: 'rating-changed' is rating-changed itself",
+    )
+    missing = tmp_path / "none.jsonl"
+    one_line(*run(["corrections", "resolve", str(missing)], capsys)[::2], str(missing))
+    c = tmp_path / "c.jsonl"
+    c.write_text(
+        '{"id":"c-1","by":"ops","at":"2026-11-25T08:00:00Z","reason":"r","kind":"void",'
+        '"player":"p","from":"2026-03-01T00:00:00Z","until":"2026-03-02T00:00:00Z"}\n'
+    )
+    monkeypatch.setenv("SKILLSTREAM_CORRECTIONS_FILE", str(c))
+    one_line(
+        *run(["worker"], capsys)[::2],
+        f"SKILLSTREAM_CORRECTIONS_FILE {c} line 1: void 'c-1' names a player and a time window",
+    )
+    monkeypatch.setenv("SKILLSTREAM_CORRECTIONS_FILE", str(missing))
+    one_line(
+        *run(["worker"], capsys)[::2], f"SKILLSTREAM_CORRECTIONS_FILE: no such file: {missing}"
+    )

@@ -1,0 +1,140 @@
+"""Corrections as a re-rating worker applies them to its inputs, before anything is rated.
+
+A worker that re-rates the retained inputs (``SKILLSTREAM_CORRECTIONS_FILE``,
+docs/operations.md#correcting-the-past-live) reads every match event through this: a voided
+match's start and finish are left out (the event still moves event time, as any event read
+does: when a decision is taken never changes what it is), and an erased player's id is read as
+their pseudonym in the event's bytes, so everything downstream (the tables, the stored
+messages, rating-changed, the cache) only ever sees the pseudonym. Pure: no I/O, no clock.
+
+What it takes: voids by match id and erasures. A void by player and time window is decided by
+the finish time, which a worker does not know when the start arrives (the start already holds
+a snapshot and may supersede the player's other matches), so it is resolved to match ids from
+the retained inputs first (``skillstream corrections resolve``); an adjustment applies at an
+event time on the player's side, which the workers do not do yet. Both are refused with the
+file's line (:func:`input_corrections`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import orjson
+
+from stream.corrections.pseudonyms import pseudonym
+from stream.corrections.records import Adjust, Correction, Erase, Void
+from stream.errors import UserError
+
+__all__ = ["InputCorrections", "input_corrections", "load_input_corrections"]
+
+
+class InputCorrections:
+    """Which matches are void and which ids are erased (module docstring)."""
+
+    def __init__(
+        self,
+        voided: frozenset[str] = frozenset(),
+        erased: frozenset[str] = frozenset(),
+        key: bytes | None = None,
+    ) -> None:
+        if erased and key is None:
+            raise ValueError("erasures need the pseudonym key")
+        self.voided = voided
+        self._erased = erased
+        self._key = key
+        self._names: dict[str, str] = {}
+
+    def is_void(self, match_id: str) -> bool:
+        return match_id in self.voided
+
+    def name(self, player_id: str) -> str:
+        """The id ``player_id`` is rated under: its pseudonym once erased, else itself."""
+        found = self._names.get(player_id)
+        if found is None:
+            assert self._key is not None
+            made = pseudonym(self._key, player_id)
+            found = made if made in self._erased else player_id
+            if len(self._names) < 1_000_000:
+                self._names[player_id] = found
+        return found
+
+    def renamed(self, value: bytes) -> bytes:
+        """The event's bytes with every erased id in ``teams``, ``quitters`` and ``stats`` read
+        as its pseudonym; the same bytes when it names none (or is not a JSON object: the
+        checks after this refuse it as they would have)."""
+        if not self._erased:
+            return value
+        try:
+            event = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+        if not isinstance(event, dict):
+            return value
+        changed = False
+        name = self.name
+        teams = event.get("teams")
+        if isinstance(teams, list):
+            new_teams = [
+                [name(p) if isinstance(p, str) else p for p in team]
+                if isinstance(team, list)
+                else team
+                for team in teams
+            ]
+            if new_teams != teams:
+                event["teams"], changed = new_teams, True
+        quitters = event.get("quitters")
+        if isinstance(quitters, list):
+            new_quitters = [name(p) if isinstance(p, str) else p for p in quitters]
+            if new_quitters != quitters:
+                event["quitters"], changed = new_quitters, True
+        stats = event.get("stats")
+        if isinstance(stats, dict):
+            new_stats = {name(p): s for p, s in stats.items()}
+            if list(new_stats) != list(stats):
+                event["stats"], changed = new_stats, True
+        return orjson.dumps(event) if changed else value
+
+
+def input_corrections(
+    corrections: Sequence[tuple[int, Correction]], key: bytes | None, source: str
+) -> InputCorrections:
+    """The corrections of a file as a worker applies them; UserError (one line naming the
+    file's line) for a void by player window or an adjustment (module docstring), and for
+    erasures without the key."""
+    voided: set[str] = set()
+    erased: set[str] = set()
+    for line, correction in corrections:
+        if isinstance(correction, Void):
+            if correction.player is not None:
+                raise UserError(
+                    f"{source} line {line}: void {correction.audit.id!r} names a player and a "
+                    "time window; a worker takes match ids only: resolve it with "
+                    "`skillstream corrections resolve` first"
+                )
+            voided.update(correction.matches)
+        elif isinstance(correction, Erase):
+            erased.add(correction.pseudonym)
+        elif isinstance(correction, Adjust):
+            raise UserError(
+                f"{source} line {line}: adjust {correction.audit.id!r}: a re-rating worker does "
+                "not apply adjustments yet (replay --corrections does)"
+            )
+    if erased and key is None:
+        raise UserError(f"{source}: holds erasures; set SKILLSTREAM_PSEUDONYM_KEY")
+    return InputCorrections(frozenset(voided), frozenset(erased), key)
+
+
+def load_input_corrections(path: Path | None) -> InputCorrections | None:
+    """The corrections of ``SKILLSTREAM_CORRECTIONS_FILE`` (None: no file, nothing corrected);
+    UserError names the file's line of the first problem."""
+    if path is None:
+        return None
+    from stream.corrections.corrections_file import read_corrections
+    from stream.corrections.pseudonyms import pseudonym_key
+
+    corrections = read_corrections(path)
+    erases = any(isinstance(c, Erase) for _, c in corrections)
+    return input_corrections(
+        corrections, pseudonym_key() if erases else None, f"SKILLSTREAM_CORRECTIONS_FILE {path}"
+    )
