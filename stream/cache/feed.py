@@ -48,7 +48,7 @@ from aiokafka.errors import CommitFailedError, KafkaError
 from redis.exceptions import RedisError
 
 from stream.cache.entry import CachedRating
-from stream.cache.keys import KeyLayout
+from stream.cache.keys import KeyLayout, check_id
 from stream.cache.population import event_population
 from stream.cache.writer import CacheWriter
 from stream.commits import close_batch
@@ -443,8 +443,11 @@ def feed_from_settings(settings: Settings) -> CacheFeed:
 def _removal(event: dict[str, Any]) -> tuple[str, str, int]:
     """(mode, player id, version) of a removal; ValueError when a field is wrong."""
     mode, player, version = event.get("mode"), event.get("player_id"), event.get("version")
-    if not isinstance(mode, str) or not isinstance(player, str):
-        raise ValueError("a retraction needs the mode and player_id as strings")
+    # The key layout's own checks, here: an id it refuses is dead-lettered, not raised in the
+    # Redis write (which retries only Redis errors).
+    check_id(mode, "mode")
+    check_id(player, "player_id")
+    assert isinstance(mode, str) and isinstance(player, str)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ValueError(f"a retraction's version must be a whole number >= 1, got {version!r}")
     return mode, player, version

@@ -54,3 +54,15 @@ async def test_a_removal_takes_the_player_off_past_seasons_standings(aredis: Asy
     assert await writer.remove([(mode, "gone", 2)]) == 1
     assert await aredis.zscore(past, "gone") is None
     assert await aredis.zscore(past, "kept") == 1400.0
+
+
+def test_a_removal_with_an_id_the_cache_refuses_is_refused_before_any_write() -> None:
+    """The feed dead-letters it (a ValueError there) instead of failing in the Redis write."""
+    import pytest
+
+    from stream.cache.feed import _removal
+
+    event = {"mode": "1v1", "player_id": "x" * 5000, "version": 3, "retracted": [], "removed": True}
+    with pytest.raises(ValueError, match="player_id"):
+        _removal(event)
+    assert _removal({**event, "player_id": "p1"}) == ("1v1", "p1", 3)
