@@ -4,15 +4,19 @@ publishes for them, and the check that the rating-changed records a worker wrote
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
 
 from stream.chaos.verify import event_fields
 from stream.config.modes import Modes
+from stream.corrections.ledger import Ledger
 from stream.history import HistoryMatch
-from stream.offline.replayer import Replayer, in_play_order
+from stream.offline.corrected import rated_in_order
+from stream.offline.replayer import Replayer
+from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.skill import PlayerState
 
 Match = tuple[str, float, float, list[list[str]], list[int]]
 
@@ -60,22 +64,39 @@ def replayed(matches: list[Match]) -> dict[tuple[str, str], tuple[Any, ...]]:
 
 
 def replayed_history(
-    history: list[HistoryMatch], modes: Modes
+    history: list[HistoryMatch], modes: Modes, ledger: Ledger | None = None
 ) -> dict[tuple[str, str], tuple[Any, ...]]:
-    """:func:`replayed` for any history (modes, teams) rated with ``modes``."""
+    """:func:`replayed` for any history (modes, teams) rated with ``modes``; with ``ledger``,
+    as `replay --in-play-order --corrections` rates it, each adjustment's state keyed by its
+    id as the worker publishes it."""
     replayer = Replayer(modes)
     out: dict[tuple[str, str], tuple[Any, ...]] = {}
-    for match, fates in in_play_order(history, replayer):
+    if ledger is not None and ledger.adjustments:
+        plain_adjust = replayer.adjust
+        ids = iter(a.audit.id for _, a in ledger.adjustments)
+
+        def adjust(
+            player_id: str, mode: str, change: Callable[[ModeConfig, PlayerState], PlayerState]
+        ) -> tuple[ModeConfig, PlayerState, PlayerState]:
+            adjust_id = next(ids)
+
+            def recorded(config: ModeConfig, state: PlayerState) -> PlayerState:
+                s = change(config, state)
+                out[(player_id, adjust_id)] = _fields(s)
+                return s
+
+            return plain_adjust(player_id, mode, recorded)
+
+        replayer.adjust = adjust  # type: ignore[method-assign]
+    for match, fates in rated_in_order(history, replayer, play_order=True, ledger=ledger):
+        assert fates is not None
         for pid, update in replayer.apply_settled(match, fates).items():
-            s = update.state
-            out[(pid, match.match_id)] = (
-                s.rating,
-                s.deviation,
-                s.volatility,
-                s.rank_points,
-                s.games,
-            )
+            out[(pid, match.match_id)] = _fields(update.state)
     return out
+
+
+def _fields(s: PlayerState) -> tuple[Any, ...]:
+    return (s.rating, s.deviation, s.volatility, s.rank_points, s.games)
 
 
 def assert_as_played(records: list[Any], matches: list[Match]) -> None:

@@ -73,6 +73,8 @@ class CachedRating:
     outcome: str | None = field(default=None, compare=False)
     why: Explanation | None = field(default=None, compare=False)
     before: tuple[float, float] | None = field(default=None, compare=False)
+    # An operator's adjustment (outcome ``adjusted``): who made it and why.
+    adjusted: tuple[str, str] | None = field(default=None, compare=False)
 
     @property
     def skill(self) -> Skill:
@@ -144,14 +146,28 @@ class CachedRating:
 
 
 def _explained(event: Mapping[str, Any]) -> dict[str, Any]:
-    # Events written before the explanation have none: they are cached without it.
+    # Events written before the explanation have none: they are cached without it. An
+    # adjustment has no terms: who made it and why, and the rating before, explain it.
     why = event.get("why")
-    if why is None:
+    adjustment = event.get("adjustment")
+    if why is None and adjustment is None:
         return {}
-    try:
-        explanation = Explanation.from_json(why)
-    except ValueError as exc:
-        raise ValueError(f"rating-changed field {exc}") from None
+    explanation = None
+    if why is not None:
+        try:
+            explanation = Explanation.from_json(why)
+        except ValueError as exc:
+            raise ValueError(f"rating-changed field {exc}") from None
+    adjusted = None
+    if adjustment is not None:
+        by = adjustment.get("by") if isinstance(adjustment, Mapping) else None
+        reason = adjustment.get("reason") if isinstance(adjustment, Mapping) else None
+        if not (isinstance(by, str) and isinstance(reason, str) and len(by) + len(reason) < 700):
+            raise ValueError(
+                "rating-changed field 'adjustment': expected an object with 'by' and 'reason' "
+                f"(strings), got {describe_value(adjustment)}"
+            )
+        adjusted = (by, reason)
     previous = event.get("previous")
     before = None
     if isinstance(previous, Mapping) and "rating" in previous and "deviation" in previous:
@@ -159,10 +175,7 @@ def _explained(event: Mapping[str, Any]) -> dict[str, Any]:
             _number(previous, "rating", -MAX_MAGNITUDE),
             _number(previous, "deviation", 0.0),
         )
-    return {
-        "why": explanation,
-        "before": before,
-    }
+    return {"why": explanation, "before": before, "adjusted": adjusted}
 
 
 def _optional_integer(event: Mapping[str, Any], name: str) -> int | None:

@@ -38,6 +38,7 @@ class HistoryEntry:
     at_ms: int
     why: Explanation | None = None
     before: tuple[float, float] | None = None
+    adjusted: tuple[str, str] | None = None  # an operator's adjustment: (by, reason)
 
 
 def entry_of(change: CachedRating) -> HistoryEntry:
@@ -54,6 +55,7 @@ def entry_of(change: CachedRating) -> HistoryEntry:
         at_ms=change.updated_at_ms,
         why=change.why,
         before=change.before,
+        adjusted=change.adjusted,
     )
 
 
@@ -72,6 +74,7 @@ def encode_history(entry: CachedRating) -> str:
             "at_ms": entry.updated_at_ms,
             "why": None if entry.why is None else entry.why.to_json(),
             "before": entry.before,
+            **({} if entry.adjusted is None else {"adjusted": list(entry.adjusted)}),
         }
     ).decode()
 
@@ -101,6 +104,7 @@ def _entry(element: str) -> HistoryEntry:
             at_ms=int(fields["at_ms"]),
             why=None if fields.get("why") is None else Explanation.from_json(fields["why"]),
             before=_pair(fields.get("before")),
+            adjusted=_adjusted(fields.get("adjusted")),
         )
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise CacheFormatError(f"unreadable history entry {element[:80]!r}: {exc!r}") from None
@@ -110,6 +114,13 @@ def worded(entry: HistoryEntry, player_id: str) -> list[str]:
     """``entry``'s change worded for a support agent (stream.ratings.explain.describe); a
     change cached before explanations existed says only where it went."""
     after = (entry.rating, entry.deviation)
+    if entry.adjusted is not None:
+        by, reason = entry.adjusted
+        lines = [f"An operator ({by}) adjusted {player_id}'s rating ({entry.match_id}): {reason}."]
+        if entry.before is not None:
+            lines.append(f"Before it: {entry.before[0]:.0f} (uncertainty {entry.before[1]:.0f}).")
+        lines.append(f"After it: {after[0]:.0f} (uncertainty {after[1]:.0f}).")
+        return lines
     if entry.why is None:
         return [
             f"Match {entry.match_id} ({entry.outcome or 'result unknown'}) left {player_id} at "
@@ -124,6 +135,14 @@ def worded(entry: HistoryEntry, player_id: str) -> list[str]:
         before=entry.before,
         after=after,
     )
+
+
+def _adjusted(value: object) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 2:
+        raise ValueError(f"'adjusted' must be [by, reason], got {value!r}")
+    return (str(value[0]), str(value[1]))
 
 
 def _pair(value: object) -> tuple[float, float] | None:

@@ -178,6 +178,7 @@ def cmd_cutover(args: argparse.Namespace) -> int:
             reason=args.reason,
             stop=stop,
             follow=not args.no_follow,
+            by=args.by or getpass.getuser(),
         )
 
     published = asyncio.run(run())
@@ -254,6 +255,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--generation", type=int, required=True, help="this re-rate's generation (2, then 3...)"
     )
     cutover.add_argument("--reason", required=True, help="why (carried by every correction)")
+    cutover.add_argument("--by", help="who, for the audit record (default: the current user)")
     cutover.add_argument(
         "--no-follow",
         action="store_true",

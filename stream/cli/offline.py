@@ -27,7 +27,13 @@ from stream.corrections.ledger import Ledger
 from stream.errors import UserError
 from stream.history import HistoryMatch, SeedRating, read_seed_ratings
 from stream.history.source import display_name
-from stream.offline.corrected import Rated, load_ledger, rated_in_order, refuse_unmatched
+from stream.offline.corrected import (
+    Applied,
+    Rated,
+    load_ledger,
+    rated_in_order,
+    refuse_unmatched,
+)
 from stream.offline.evaluation import Tally, evaluate_in_detail
 from stream.offline.intake import Intake
 from stream.offline.leaderboard_change import BOARDS
@@ -186,9 +192,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
         ledger = load_ledger(args.corrections, *replayer.mode_choice)
     matches: Iterable[HistoryMatch] = stream_history(args.history, "replay", replayer, args)
     # --in-play-order: the live pipeline's order and its rule for overlapping matches.
-    rated = rated_in_order(matches, replayer, play_order=args.in_play_order, ledger=ledger)
+    # Adjustments as applied, for --explain (each is a rating change of its own).
+    applied: list[Applied] = []
+    rated = rated_in_order(
+        matches,
+        replayer,
+        play_order=args.in_play_order,
+        ledger=ledger,
+        on_adjust=lambda *adjustment: applied.append(adjustment),
+    )
     if args.explain is not None:
-        return _explain(args, replayer, rated, ledger)
+        return _explain(args, replayer, rated, ledger, applied)
     if args.leaderboard_change is not None and str(args.history) == "-":
         raise UsageError("--leaderboard-change rates the history twice: give a file, not '-'")
     apply_all(replayer, rated)
@@ -232,7 +246,11 @@ def _leaderboard_change(args: argparse.Namespace, replayer: Replayer) -> int:
 
 
 def _explain(
-    args: argparse.Namespace, replayer: Replayer, rated: Iterable[Rated], ledger: Ledger | None
+    args: argparse.Namespace,
+    replayer: Replayer,
+    rated: Iterable[Rated],
+    ledger: Ledger | None,
+    applied: list[Applied],
 ) -> int:
     """``--explain PLAYER``: the player's rating-changed events (JSON lines), or with
     ``--worded`` each change worded for a support agent; exit 1 when the player has none.
@@ -242,7 +260,7 @@ def _explain(
     from stream.offline.explaining import explained_changes
 
     player = args.explain if ledger is None else ledger.name(args.explain)
-    events = list(explained_changes(rated, replayer, player))
+    events = list(explained_changes(rated, replayer, player, applied))
     refuse_unmatched(ledger)
     with ExitStack() as stack:
         out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer

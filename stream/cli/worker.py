@@ -56,7 +56,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     from stream.pipeline.logs import logging_config
 
     # A mistake in the file is the user's: said before any server is asked anything.
-    load_input_corrections(settings.corrections_file)
+    load_input_corrections(settings.corrections_file, settings.load_modes())
     check_web_address(settings)
     if settings.cache_writer == "worker":
         check_redis(settings)

@@ -7,10 +7,12 @@ The steps (docs/operations.md#correcting-the-past-live), each with a progress li
 2. wait until the re-rating deployment's group (``--group``, its app id) has committed every
    input record up to the inputs' end offsets as of now: the old deployment is stopped, so
    nothing it rated is missing from the shadow once it has;
-3. copy the shadow (``--shadow``, the re-rating deployment's SKILLSTREAM_TOPIC_RATING_CHANGED)
+3. record the re-rate on the audit topic (kind ``rerate``: the generation, the deployment, the
+   shadow, who and why; once: a run again finds it there);
+4. copy the shadow (``--shadow``, the re-rating deployment's SKILLSTREAM_TOPIC_RATING_CHANGED)
    from its first offset to its end, as the handover decides, then the retractions and the
    latest changes left out;
-4. go on copying what the shadow receives, until SIGTERM or SIGINT (the live service now rates
+5. go on copying what the shadow receives, until SIGTERM or SIGINT (the live service now rates
    through the re-rating deployment; this process is its last step).
 
 On failure or a crash at any point, run it again with the same arguments: it reads what
@@ -35,6 +37,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from stream.config.settings import Settings
 from stream.corrections.handover import Handover
+from stream.corrections.records import Audit, Rerate
 from stream.errors import UserError
 from stream.history.retained import NotRetainedError, retention_problem
 from stream.pipeline.reachability import (
@@ -66,8 +69,10 @@ async def cut_over(
     stop: asyncio.Event,
     say: Say = _stderr,
     follow: bool = True,
+    by: str = "skillstream",
 ) -> int:
-    """Run the cut-over (module docstring); returns how many records it published."""
+    """Run the cut-over (module docstring); returns how many records it published. ``by``:
+    who runs it, for the audit record."""
     if shadow == settings.rating_changed_topic:
         raise UserError(f"--shadow: {shadow!r} is rating-changed itself; name the shadow topic")
     handover = Handover(generation, reason)
@@ -114,6 +119,7 @@ async def cut_over(
                 )
             if stop.is_set():
                 return published
+            await _record(settings, generation, group, shadow, reason, by, say)
 
             async def send(record: dict[str, Any]) -> None:
                 nonlocal published
@@ -144,6 +150,21 @@ async def cut_over(
             await producer.stop()
             await reader.stop()
     return published
+
+
+async def _record(
+    settings: Settings, generation: int, group: str, shadow: str, reason: str, by: str, say: Say
+) -> None:
+    """The re-rate's audit record, unless the audit topic has this generation's already."""
+    from stream.corrections.audit import publish, read_log
+
+    for _, correction in await read_log(settings):
+        if isinstance(correction, Rerate) and correction.generation == generation:
+            say(f"cutover: the audit topic has generation {generation}'s record already")
+            return
+    audit = Audit(f"rerate-{generation}", by, time.time(), reason)
+    await publish(settings, Rerate(audit, generation, group, shadow))
+    say(f"cutover: recorded generation {generation} on {settings.audit_topic!r}")
 
 
 async def _ends(

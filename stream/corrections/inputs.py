@@ -7,18 +7,21 @@ does: when a decision is taken never changes what it is), and an erased player's
 their pseudonym in the event's bytes, so everything downstream (the tables, the stored
 messages, rating-changed, the cache) only ever sees the pseudonym. Pure: no I/O, no clock.
 
-What it takes: voids by match id and erasures. A void by player and time window is decided by
-the finish time, which a worker does not know when the start arrives (the start already holds
-a snapshot and may supersede the player's other matches), so it is resolved to match ids from
-the retained inputs first (``skillstream corrections resolve``); an adjustment applies at an
-event time on the player's side, which the workers do not do yet. Both are refused with the
-file's line (:func:`input_corrections`).
+What it takes: voids by match id, erasures and adjustments (these the player side applies at
+their effective time: stream/pipeline/players.py). A void by player and time window is decided
+by the finish time, which a worker does not know when the start arrives (the start already
+holds a snapshot and may supersede the player's other matches), so it is resolved to match ids
+from the retained inputs first (``skillstream corrections resolve``) and refused here with the
+file's line (:func:`input_corrections`), as is an adjustment in a mode the modes file does not
+rate.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -26,17 +29,22 @@ from stream.corrections.pseudonyms import pseudonym
 from stream.corrections.records import Adjust, Correction, Erase, Void
 from stream.errors import UserError
 
+if TYPE_CHECKING:
+    from stream.config.modes import Modes
+
 __all__ = ["InputCorrections", "input_corrections", "load_input_corrections"]
 
 
 class InputCorrections:
-    """Which matches are void and which ids are erased (module docstring)."""
+    """Which matches are void, which ids are erased and the adjustments, each naming the
+    player as rated (their pseudonym once erased), in the file's order (module docstring)."""
 
     def __init__(
         self,
         voided: frozenset[str] = frozenset(),
         erased: frozenset[str] = frozenset(),
         key: bytes | None = None,
+        adjustments: Sequence[Adjust] = (),
     ) -> None:
         if erased and key is None:
             raise ValueError("erasures need the pseudonym key")
@@ -44,12 +52,17 @@ class InputCorrections:
         self._erased = erased
         self._key = key
         self._names: dict[str, str] = {}
+        self.adjustments = tuple(
+            dataclasses.replace(a, player=self.name(a.player)) for a in adjustments
+        )
 
     def is_void(self, match_id: str) -> bool:
         return match_id in self.voided
 
     def name(self, player_id: str) -> str:
         """The id ``player_id`` is rated under: its pseudonym once erased, else itself."""
+        if not self._erased:
+            return player_id
         found = self._names.get(player_id)
         if found is None:
             assert self._key is not None
@@ -97,13 +110,17 @@ class InputCorrections:
 
 
 def input_corrections(
-    corrections: Sequence[tuple[int, Correction]], key: bytes | None, source: str
+    corrections: Sequence[tuple[int, Correction]],
+    key: bytes | None,
+    source: str,
+    modes: Modes | None = None,
 ) -> InputCorrections:
     """The corrections of a file as a worker applies them; UserError (one line naming the
-    file's line) for a void by player window or an adjustment (module docstring), and for
-    erasures without the key."""
+    file's line) for a void by player window, an adjustment in a mode ``modes`` does not rate
+    (module docstring), and for erasures without the key."""
     voided: set[str] = set()
     erased: set[str] = set()
+    adjustments: list[Adjust] = []
     for line, correction in corrections:
         if isinstance(correction, Void):
             if correction.player is not None:
@@ -116,16 +133,20 @@ def input_corrections(
         elif isinstance(correction, Erase):
             erased.add(correction.pseudonym)
         elif isinstance(correction, Adjust):
-            raise UserError(
-                f"{source} line {line}: adjust {correction.audit.id!r}: a re-rating worker does "
-                "not apply adjustments yet (replay --corrections does)"
-            )
+            if modes is not None and not modes.accepts(correction.mode):
+                raise UserError(
+                    f"{source} line {line}: adjust {correction.audit.id!r}: mode "
+                    f"{correction.mode!r} is not in the modes file"
+                )
+            adjustments.append(correction)
     if erased and key is None:
         raise UserError(f"{source}: holds erasures; set SKILLSTREAM_PSEUDONYM_KEY")
-    return InputCorrections(frozenset(voided), frozenset(erased), key)
+    return InputCorrections(frozenset(voided), frozenset(erased), key, adjustments)
 
 
-def load_input_corrections(path: Path | None) -> InputCorrections | None:
+def load_input_corrections(
+    path: Path | None, modes: Modes | None = None
+) -> InputCorrections | None:
     """The corrections of ``SKILLSTREAM_CORRECTIONS_FILE`` (None: no file, nothing corrected);
     UserError names the file's line of the first problem."""
     if path is None:
@@ -136,5 +157,8 @@ def load_input_corrections(path: Path | None) -> InputCorrections | None:
     corrections = read_corrections(path)
     erases = any(isinstance(c, Erase) for _, c in corrections)
     return input_corrections(
-        corrections, pseudonym_key() if erases else None, f"SKILLSTREAM_CORRECTIONS_FILE {path}"
+        corrections,
+        pseudonym_key() if erases else None,
+        f"SKILLSTREAM_CORRECTIONS_FILE {path}",
+        modes,
     )

@@ -10,7 +10,8 @@ How each acts on a history (docs/operations.md#correcting-the-past):
 - an adjustment applies to the player's state just before the first match (in the order the
   history is rated) whose time is at or after its ``effective`` time, or after the last match
   when none is; ``set`` replaces the rating, ``shift`` adds to it, the deviation, games and
-  Rank Points stay (:func:`adjusted`).
+  Rank Points stay (:func:`adjusted`);
+- a re-rate's record changes nothing (what it applied is in the records before it).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 from stream.corrections.pseudonyms import pseudonym
-from stream.corrections.records import Adjust, Correction, Erase, Void
+from stream.corrections.records import Adjust, Correction, Erase, Rerate, Void
 from stream.errors import UserError
 from stream.events import format_time
 from stream.history.model import HistoryMatch
@@ -68,8 +69,10 @@ class Ledger:
                     )
             elif isinstance(correction, Erase):
                 erased.add(correction.pseudonym)
-            else:
+            elif isinstance(correction, Adjust):
                 self.adjustments.append((line, correction))
+            else:
+                assert isinstance(correction, Rerate)  # a record only (records.py)
         self.adjustments.sort(key=lambda item: (item[1].effective, item[0]))
         if erased and key is None:
             raise UserError(

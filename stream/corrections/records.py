@@ -10,7 +10,11 @@ wall time), ``reason`` (why) and what it does:
   adjusted rating);
 - ``erase``: a player forgotten: every occurrence of their id in the inputs is read as
   ``pseudonym`` (stream.corrections.pseudonyms), so their opponents' ratings stay as they are
-  and no output names them. The record holds only the pseudonym, never the id.
+  and no output names them. The record holds only the pseudonym, never the id;
+- ``rerate``: a re-rated ``generation`` took over rating-changed (``skillstream corrections
+  cutover``), from the deployment ``group`` through its output topic ``shadow``. A record of
+  what was done, not an instruction: what it applied are the corrections before it and the
+  re-rating deployment's modes file, so replay passes over it.
 
 The same records are the lines of a corrections file (``skillstream replay --corrections``) and
 the values of the audit topic, so a correction is applied identically wherever it is read.
@@ -27,7 +31,16 @@ from typing import Any
 from stream.events import describe_value, format_time, parse_time
 from stream.ratings.ranges import MAX_ABS_RATING
 
-__all__ = ["Adjust", "Audit", "Correction", "Erase", "Void", "correction_json", "parse_correction"]
+__all__ = [
+    "Adjust",
+    "Audit",
+    "Correction",
+    "Erase",
+    "Rerate",
+    "Void",
+    "correction_json",
+    "parse_correction",
+]
 
 # A reason is for people: a sentence or two. Ids are at most the events' own limit.
 MAX_REASON = 500
@@ -81,7 +94,17 @@ class Erase:
     pseudonym: str
 
 
-Correction = Void | Adjust | Erase
+@dataclass(frozen=True, slots=True)
+class Rerate:
+    """A re-rated ``generation`` took over from deployment ``group`` via topic ``shadow``."""
+
+    audit: Audit
+    generation: int
+    group: str
+    shadow: str
+
+
+Correction = Void | Adjust | Erase | Rerate
 
 
 def parse_correction(obj: object) -> Correction:
@@ -106,7 +129,12 @@ def parse_correction(obj: object) -> Correction:
             # An erase record that also names the player would keep what it erases.
             raise ValueError(f"an erase holds only its pseudonym; unexpected: {', '.join(extra)}")
         return Erase(audit, _text(obj, "pseudonym"))
-    raise ValueError(f"'kind' must be void, adjust or erase, got {describe_value(kind)}")
+    if kind == "rerate":
+        generation = obj.get("generation")
+        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 2:
+            raise ValueError(f"'generation' must be an integer of 2 or more, got {generation!r}")
+        return Rerate(audit, generation, _text(obj, "group"), _text(obj, "shadow"))
+    raise ValueError(f"'kind' must be void, adjust, erase or rerate, got {describe_value(kind)}")
 
 
 def correction_json(correction: Correction) -> dict[str, Any]:
@@ -117,6 +145,8 @@ def correction_json(correction: Correction) -> dict[str, Any]:
         out["kind"] = "void"
     elif isinstance(correction, Adjust):
         out["kind"] = "adjust"
+    elif isinstance(correction, Rerate):
+        out["kind"] = "rerate"
     else:
         out["kind"] = "erase"
     out.update(by=audit.by, at=format_time(audit.at), reason=audit.reason)
@@ -135,6 +165,9 @@ def correction_json(correction: Correction) -> dict[str, Any]:
         out.update(mode=correction.mode, player=correction.player)
         out["shift" if correction.shift else "set"] = correction.value
         out["effective"] = format_time(correction.effective)
+    elif isinstance(correction, Rerate):
+        out.update(generation=correction.generation, group=correction.group)
+        out["shadow"] = correction.shadow
     else:
         out["pseudonym"] = correction.pseudonym
     return out

@@ -3,7 +3,7 @@ corrections of a corrections file applied (stream.corrections.ledger)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from stream.config.modes import Modes
@@ -16,11 +16,17 @@ from stream.history import HistoryMatch
 from stream.history.model import HistoryError
 from stream.history.source import display_name
 from stream.offline.replayer import Replayer, in_play_order
+from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.skill import PlayerState
 from stream.settling import Fate
 
-__all__ = ["Rated", "load_ledger", "rated_in_order", "refuse_unmatched"]
+__all__ = ["Applied", "OnAdjust", "Rated", "load_ledger", "rated_in_order", "refuse_unmatched"]
 
 Rated = tuple[HistoryMatch, Mapping[str, Fate] | None]
+# An adjustment as applied: the player as rated, it, the mode's configuration, the states
+# before and after.
+Applied = tuple[str, Adjust, ModeConfig, PlayerState, PlayerState]
+OnAdjust = Callable[[str, Adjust, ModeConfig, PlayerState, PlayerState], None]
 
 
 def load_ledger(path: Path, modes: Modes, override: str | None) -> Ledger:
@@ -47,12 +53,14 @@ def rated_in_order(
     *,
     play_order: bool,
     ledger: Ledger | None = None,
+    on_adjust: OnAdjust | None = None,
 ) -> Iterator[Rated]:
     """Each match to rate, in file order (fates None: rated from its result) or, with
     ``play_order``, in the live pipeline's order with each player's fate; voided matches left
     out, erased ids read as pseudonyms, and each adjustment applied to ``replayer`` just before
     the first match at or after its effective time (the match's start in the order of play,
-    its finish in file order)."""
+    its finish in file order). ``on_adjust`` hears of each adjustment as it is applied: the
+    player as rated, the adjustment, the mode's configuration, the states before and after."""
     if ledger is not None:
         matches = _admitted(matches, replayer, ledger)
     rated: Iterable[Rated] = (
@@ -69,9 +77,12 @@ def rated_in_order(
         return match.at
 
     def apply(adjust: Adjust) -> None:
-        replayer.adjust(
-            ledger.name(adjust.player), adjust.mode, lambda mode, s: adjusted(mode, s, adjust)
+        player = ledger.name(adjust.player)
+        config, before, after = replayer.adjust(
+            player, adjust.mode, lambda mode, s: adjusted(mode, s, adjust)
         )
+        if on_adjust is not None:
+            on_adjust(player, adjust, config, before, after)
 
     yield from interleaved(rated, time_of, ledger.adjustments, apply)
 

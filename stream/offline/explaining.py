@@ -14,8 +14,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from stream.history import HistoryMatch
+from stream.offline.corrected import Applied
 from stream.offline.replayer import Replayer
-from stream.pipeline.ratingchanged import rating_changed
+from stream.pipeline.ratingchanged import adjustment_changed, rating_changed
 from stream.ratings.engine import PlayerUpdate
 from stream.ratings.explain import explain
 from stream.ratings.resolution import outcome_of
@@ -29,12 +30,33 @@ def explained_changes(
     rated: Iterable[tuple[HistoryMatch, Mapping[str, Fate] | None]],
     replayer: Replayer,
     player_id: str,
+    applied: list[Applied] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Rate every match of ``rated`` with ``replayer`` (a match with fates is settled by them,
     :meth:`Replayer.apply_settled`; None applies its result) and yield the rating-changed event
-    of each change of ``player_id``, in the order applied."""
+    of each change of ``player_id``, in the order applied. ``applied``: where ``rated`` puts
+    the adjustments it applies (stream.offline.corrected ``on_adjust``), each a change of its
+    own, as the worker publishes it."""
     versions: dict[str, int] = {}
+    pending = [] if applied is None else applied
+
+    def adjustments() -> Iterator[dict[str, Any]]:
+        for player, adjust, config, before, after in pending:
+            if player == player_id:
+                version = versions[config.name] = versions.get(config.name, 0) + 1
+                yield adjustment_changed(
+                    player_id=player,
+                    mode=config,
+                    adjust=adjust,
+                    before=before,
+                    after=after,
+                    version=version,
+                )
+        pending.clear()
+
     for match, fates in rated:
+        # The adjustments applied before this match (the iterator applies them first).
+        yield from adjustments()
         playing = any(player_id in team for team in match.teams)
         before: PlayerState | None = None
         if playing:
@@ -61,6 +83,8 @@ def explained_changes(
             at=at,
             why=explain(rules, before, update, at),
         )
+    # Those after the last match.
+    yield from adjustments()
 
 
 def _outcome(update: PlayerUpdate, fate: Fate | None) -> str:

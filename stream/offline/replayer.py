@@ -101,15 +101,17 @@ class Replayer:
 
     def adjust(
         self, player_id: str, mode: str, change: Callable[[ModeConfig, PlayerState], PlayerState]
-    ) -> None:
+    ) -> tuple[ModeConfig, PlayerState, PlayerState]:
         """Replace ``player_id``'s state in ``mode`` (a new player: the mode's initial state,
-        or their seed) by ``change(mode config, state)``: an operator's adjustment."""
+        or their seed) by ``change(mode config, state)``: an operator's adjustment. Returns
+        the mode's configuration and the states before and after."""
         name, config, table = self._mode_named(mode)
         state = table.get(player_id)
         if state is None:
             seed = self._seed_of(player_id, name)
             state = initial_state(config) if seed is None else seeded_state(config, seed)
-        table[player_id] = change(config, state)
+        after = table[player_id] = change(config, state)
+        return config, state, after
 
     def population_of(self, match: HistoryMatch) -> Population:
         """The population in force for ``match`` in its mode: its start's window's (a window's

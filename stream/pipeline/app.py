@@ -87,6 +87,7 @@ class Pipeline:
         self.modes = settings.load_modes() if modes is None else modes
         s = settings
         self.app = topology.faust_app(s)
+        corrections = load_input_corrections(s.corrections_file, self.modes)
         self.matches = MatchProcessor(
             self.modes,
             partitions=s.partitions,
@@ -95,10 +96,13 @@ class Pipeline:
             max_future_seconds=s.max_future_seconds,
             lateness_seconds=s.event_lateness_seconds,
             report_seconds=s.progress_seconds,
-            corrections=load_input_corrections(s.corrections_file),
+            corrections=corrections,
         )
         self.players = PlayerProcessor(
-            self.modes, partitions=s.partitions, announce_seconds=s.tick_seconds
+            self.modes,
+            partitions=s.partitions,
+            announce_seconds=s.tick_seconds,
+            adjustments=() if corrections is None else corrections.adjustments,
         )
         self.metrics = WorkerMetrics()
         self.crash = CrashPoints(s.crash_at)

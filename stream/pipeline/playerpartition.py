@@ -38,6 +38,9 @@ class PlayerPartition:
     # The liveness monitor's view (stream/pipeline/liveness.py): per player waiting for the
     # watermarks, since when (wall time) and the start they must pass. In memory only.
     waits: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # (effective time, player) of the operator's adjustments to players of this partition
+    # (PlayerProcessor.restore): each player is looked at once the watermarks pass it.
+    adjusting: list[tuple[float, str]] = field(default_factory=list)
 
     def sent_snapshot(self, player_id: str, match_id: str, pending: PendingMatch) -> bool:
         """Whether the player's snapshot for this pending match has gone out (this worker's
@@ -69,6 +72,17 @@ class PlayerPartition:
             item = heapq.heappop(self.waiting)
             self.queued.discard(item)
             players[item[1]] = None
+        return list(players)
+
+    def adjustments_due(self) -> list[str]:
+        """The players with an adjustment the watermarks have now passed (each once; callers
+        check whether it applies yet and whether it was applied before)."""
+        if not self.adjusting or len(self.marks) < self.partitions:
+            return []
+        floor = min(self.marks.values())
+        players: dict[str, None] = {}
+        while self.adjusting and self.adjusting[0][0] < floor:
+            players[heapq.heappop(self.adjusting)[1]] = None
         return list(players)
 
 

@@ -20,6 +20,14 @@ abandon request a start before it can cause has been sent, and the partition say
 match partition (:class:`stream.protocol.AbandonWatermark`): a result timed after a possible
 abandonment waits for it there.
 
+An operator's adjustment (a re-rating worker's corrections file,
+docs/operations.md#correcting-the-past-live) is applied as replay applies it: after every match
+of the player that started before its effective time and before any that started at or after
+it, so once the watermarks have passed that time and no older match of the player is pending
+(:meth:`PlayerProcessor._adjust`). It is published as a rating change of its own (outcome
+``adjusted``); the rating record keeps the ids of the adjustments applied, so one is applied
+once however often it is looked at again.
+
 On replay: a result whose match id is in the rating record's recent list, or whose snapshot of
 the player has fewer games than the record (:func:`_applied_since`), is skipped; a join
 for a match already pending re-sends the snapshot; a cancel for a match not pending does
@@ -29,13 +37,17 @@ tables' writes cannot apply a result twice or lose it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
 
 from stream.config.modes import Modes
+from stream.corrections.ledger import adjusted
+from stream.corrections.records import Adjust
 from stream.history.model import play_order
 from stream.pipeline import eventtime
+from stream.pipeline.partitioning import partition_for
 from stream.pipeline.playerpartition import PlayerContext, PlayerPartition
-from stream.pipeline.ratingchanged import rating_changed
+from stream.pipeline.ratingchanged import adjustment_changed, rating_changed
 from stream.protocol import (
     RECENT_MATCHES,
     Abandon,
@@ -63,7 +75,16 @@ from stream.ratings.skill import PlayerState
 class PlayerProcessor:
     """Handles player commands for the player partitions this worker owns."""
 
-    def __init__(self, modes: Modes, *, partitions: int, announce_seconds: float = 0.0) -> None:
+    def __init__(
+        self,
+        modes: Modes,
+        *,
+        partitions: int,
+        announce_seconds: float = 0.0,
+        adjustments: Sequence[Adjust] = (),
+    ) -> None:
+        """``adjustments``: the operator's, each naming the player as rated (an erased player's
+        pseudonym), in the corrections file's order."""
         self.modes = modes
         self.partitions = partitions
         # AbandonWatermarks go out at most this often (the worker: its tick). They hold only
@@ -73,6 +94,10 @@ class PlayerProcessor:
         self.announce_seconds = announce_seconds
         # A learning mode's rules per population the rate commands carried (_rules).
         self._populations: dict[tuple[object, ...], tuple[ModeConfig, ModeConfig]] = {}
+        # Each player's adjustments by effective time, then as given (replay's order).
+        self._adjusting: dict[str, list[Adjust]] = {}
+        for adjust in sorted(adjustments, key=lambda a: a.effective):
+            self._adjusting.setdefault(adjust.player, []).append(adjust)
 
     def restore(
         self, number: int, records: Iterable[tuple[str, PendingRecord]], wall: float = 0.0
@@ -85,6 +110,10 @@ class PlayerProcessor:
                 # A snapshot or an abandon request may be waiting: look again at the oldest.
                 at, _ = min(play_order(m.at, mid) for mid, m in record.matches.items())
                 partition.wait(at, player_id, wall)
+        for player_id, adjusts in self._adjusting.items():
+            if partition_for(player_id, self.partitions) == number:
+                for adjust in adjusts:
+                    heapq.heappush(partition.adjusting, (adjust.effective, player_id))
         return partition
 
     def on_command(self, ctx: PlayerContext, command: PlayerCommand) -> None:
@@ -101,6 +130,8 @@ class PlayerProcessor:
                     record = ctx.pending.get(player_id)
                     if record is not None:
                         self._reconcile(ctx, player_id, record, changed=False)
+                for player_id in ctx.partition.adjustments_due():
+                    self._adjust(ctx, player_id, ctx.pending.get(player_id))
                 announcement = eventtime.announce(ctx.partition, ctx.wall, self.announce_seconds)
                 if announcement is not None:
                     for target in range(self.partitions):
@@ -163,7 +194,8 @@ class PlayerProcessor:
                 lineup = None if rated is None else rated.lineup
                 if lineups is not None:
                     lineup = lineups[player_id]
-                ctx.ratings.put(key, RatingRecord(update.state, version, recent, lineup))
+                applied = [] if rated is None else rated.adjusted
+                ctx.ratings.put(key, RatingRecord(update.state, version, recent, lineup, applied))
                 ctx.out.rating(
                     finished_ms=rate.finished_ms,
                     event=rating_changed(
@@ -180,6 +212,41 @@ class PlayerProcessor:
                     ),
                 )
             self._release(ctx, match_id, player_id, remember=False)
+
+    def _adjust(self, ctx: PlayerContext, player_id: str, record: PendingRecord | None) -> None:
+        """Apply the player's adjustments that are due (module docstring) and not applied yet.
+        A player without a rating in the mode gets the mode's initial state adjusted, as replay
+        does (not a start from another mode: that is a first match's)."""
+        adjusts = self._adjusting.get(player_id)
+        if not adjusts:
+            return
+        oldest = min((m.at for m in record.matches.values()), default=None) if record else None
+        for adjust in adjusts:
+            effective = adjust.effective
+            if not ctx.partition.allows(effective) or (oldest is not None and oldest < effective):
+                return  # the rest are later still
+            key = rating_key(player_id, adjust.mode)
+            rated = ctx.ratings.get(key)
+            if rated is not None and adjust.audit.id in rated.adjusted:
+                continue
+            mode = self.modes.get(adjust.mode)
+            before = initial_state(mode) if rated is None else rated.state
+            after = adjusted(mode, before, adjust)
+            version = 1 if rated is None else rated.version + 1
+            recent = [] if rated is None else rated.recent
+            lineup = None if rated is None else rated.lineup
+            applied = [*([] if rated is None else rated.adjusted), adjust.audit.id]
+            ctx.ratings.put(key, RatingRecord(after, version, recent, lineup, applied))
+            ctx.out.rating(
+                adjustment_changed(
+                    player_id=player_id,
+                    mode=mode,
+                    adjust=adjust,
+                    before=before,
+                    after=after,
+                    version=version,
+                )
+            )
 
     def _rules(self, mode: ModeConfig, population: Population) -> ModeConfig:
         """``mode`` with ``population`` in force, built once per population (each rate command
@@ -244,6 +311,8 @@ class PlayerProcessor:
         reported for abandonment, once, with the start of the match that superseded it (the
         player's next start, so only once the watermarks have passed it).
         """
+        if self._adjusting:
+            self._adjust(ctx, player_id, record)
         matches = record.matches
         partition = ctx.partition
         order = sorted(matches.items(), key=lambda item: play_order(item[1].at, item[0]))

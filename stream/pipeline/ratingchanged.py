@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from stream.corrections.records import Adjust
 from stream.events import format_time
 from stream.ratings.algorithm import PriorDeviation
 from stream.ratings.explain import Explanation
@@ -36,7 +37,68 @@ def rating_changed(
     (stream.ratings.explain), what `skillstream ratings explain` words for a support agent.
     ``mode`` is the mode with the population in force; a mode that learns its population says
     which (``population``: the prior deviation, size edge, persistence and decisiveness)."""
-    event: dict[str, Any] = {
+    event = _change(player_id, mode, match_id, outcome, before, after, version, expected_score)
+    event["at"] = format_time(at)
+    event["why"] = why.to_json()
+    seasons = mode.seasons
+    if seasons is not None:
+        event["season"] = seasons.season_of(at)
+    if mode.population.learns:
+        event["population"] = population_of(mode)
+    return event
+
+
+def population_of(rules: ModeConfig) -> dict[str, float | None]:
+    """The population a learning mode's match was rated with (``rules``: the mode with it in
+    force): what the cache keeps per mode for the matchmakers' predictions."""
+    algorithm = rules.algorithm
+    population = rules.population
+    return {
+        "deviation": algorithm.prior_deviation if isinstance(algorithm, PriorDeviation) else None,
+        "size_edge": population.size_edge,
+        "persistence": population.persistence,
+        "decisiveness": population.decisiveness,
+    }
+
+
+def adjustment_changed(
+    *,
+    player_id: str,
+    mode: ModeConfig,
+    adjust: Adjust,
+    before: PlayerState,
+    after: PlayerState,
+    version: int,
+) -> dict[str, Any]:
+    """The rating-changed event of an operator's adjustment (stream.corrections.records.Adjust):
+    ``outcome`` ``adjusted``, ``match_id`` the adjustment's id, ``at`` its effective time,
+    ``expected_score`` null (no match was predicted) and ``adjustment``: who, why and what.
+    Replay builds the same bytes (stream.offline.explaining)."""
+    event = _change(player_id, mode, adjust.audit.id, "adjusted", before, after, version, None)
+    event["at"] = format_time(adjust.effective)
+    event["adjustment"] = {
+        "by": adjust.audit.by,
+        "reason": adjust.audit.reason,
+        ("shift" if adjust.shift else "set"): adjust.value,
+    }
+    seasons = mode.seasons
+    if seasons is not None:
+        event["season"] = seasons.season_of(adjust.effective)
+    return event
+
+
+def _change(
+    player_id: str,
+    mode: ModeConfig,
+    match_id: str,
+    outcome: str,
+    before: PlayerState,
+    after: PlayerState,
+    version: int,
+    expected_score: float | None,
+) -> dict[str, Any]:
+    """The fields every rating change has, in the order the events have always had them."""
+    return {
         "player_id": player_id,
         "mode": mode.name,
         "match_id": match_id,
@@ -58,25 +120,4 @@ def rating_changed(
         "effective_rating": after.rating + mode.experience.offset(after.games),
         "provisional": mode.experience.provisional(after.games),
         "algorithm": mode.algorithm.name,
-        "at": format_time(at),
-        "why": why.to_json(),
-    }
-    seasons = mode.seasons
-    if seasons is not None:
-        event["season"] = seasons.season_of(at)
-    if mode.population.learns:
-        event["population"] = population_of(mode)
-    return event
-
-
-def population_of(rules: ModeConfig) -> dict[str, float | None]:
-    """The population a learning mode's match was rated with (``rules``: the mode with it in
-    force): what the cache keeps per mode for the matchmakers' predictions."""
-    algorithm = rules.algorithm
-    population = rules.population
-    return {
-        "deviation": algorithm.prior_deviation if isinstance(algorithm, PriorDeviation) else None,
-        "size_edge": population.size_edge,
-        "persistence": population.persistence,
-        "decisiveness": population.decisiveness,
     }

@@ -51,6 +51,7 @@ class _RatingFields(TypedDict):
     v: int
     r: NotRequired[list[str]]
     l: NotRequired[int]  # noqa: E741 (the record's short key)
+    a: NotRequired[list[str]]
 
 
 class _PendingMatchFields(TypedDict):
@@ -102,12 +103,14 @@ class RatingRecord:
     """Table ``ratings``, per (player, mode): ``{"s": state, "v": version, "r": recent ids}``,
     and ``"l"``, the line-up key of the player's last team match in a mode that learns its
     population (stream/ratings/population.py ``lineup_key``; its persistence). The recent
-    match ids are what make a redelivered result a no-op."""
+    match ids are what make a redelivered result a no-op; ``"a"``, the ids of the operator's
+    adjustments applied to it (every one: they are few), what makes one applied once."""
 
     state: PlayerState
     version: int
     recent: list[str]
     lineup: int | None = None
+    adjusted: list[str] = field(default_factory=list)
 
 
 def encode_rating(record: RatingRecord) -> dict[str, object]:
@@ -115,6 +118,8 @@ def encode_rating(record: RatingRecord) -> dict[str, object]:
     out["r"] = record.recent
     if record.lineup is not None:
         out["l"] = record.lineup
+    if record.adjusted:
+        out["a"] = record.adjusted
     return out
 
 
@@ -122,7 +127,11 @@ def decode_rating(data: object) -> RatingRecord:
     try:
         fields = cast("_RatingFields", data)
         return RatingRecord(
-            decode_state(fields["s"]), fields["v"], fields.get("r", []), fields.get("l")
+            decode_state(fields["s"]),
+            fields["v"],
+            fields.get("r", []),
+            fields.get("l"),
+            fields.get("a", []),
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise _malformed("rating record", data, exc) from None

@@ -1,11 +1,13 @@
 """Correcting the past live, on the real broker (docs/operations.md#correcting-the-past-live):
 while matches keep coming, a second deployment re-rates the retained inputs with three matches
-voided and one player erased (or with a new modes file), the first deployment is SIGKILLed,
-and `skillstream corrections cutover` (itself SIGKILLed once and started again) hands
-rating-changed over. rating-changed, read as a consumer is told to (per player and match the
-highest version, retractions applied), then equals replay of the corrected history, nothing
-is published twice, the cache holds the corrected ratings, and the erased id is in none of the
-new deployment's topics or the cache."""
+voided, one player erased and three ratings adjusted (or with a new modes file), and is
+SIGKILLed while it catches up and started again; the first deployment is SIGKILLed, and
+`skillstream corrections cutover` (itself SIGKILLed once and started again) hands
+rating-changed over and records the re-rate on the audit topic once. rating-changed, read as a
+consumer is told to (per player and match the highest version, retractions applied), then
+equals replay of the corrected history, nothing is published twice, the cache holds the
+corrected ratings, and the erased id is in none of the new deployment's topics or the
+cache."""
 
 from __future__ import annotations
 
@@ -24,7 +26,10 @@ from replay_1v1 import Match, as_history, replayed_history, timed_events
 
 from stream.cache.keys import KeyLayout
 from stream.config.modes import load_modes
+from stream.corrections.corrections_file import read_corrections
+from stream.corrections.ledger import Ledger
 from stream.corrections.pseudonyms import pseudonym
+from stream.events import format_time
 from stream.local.stack import LocalStack
 from stream.local.workers import WorkerProcess
 
@@ -63,17 +68,6 @@ def generation_two(records: list[Any]) -> int:
     return sum(1 for r in records if b'"generation":2' in r.value())
 
 
-def corrected(matches: list[Match], voided: set[str]) -> list[Match]:
-    """The history as the corrections make it: voided matches left out, the erased id read as
-    its pseudonym."""
-    name = pseudonym(KEY.encode(), ERASED)
-    return [
-        (m, s, f, [[name if p == ERASED else p for p in team] for team in teams], ranks)
-        for m, s, f, teams, ranks in matches
-        if m not in voided
-    ]
-
-
 def consumed(records: list[Any]) -> dict[tuple[str, str], tuple[Any, ...]]:
     """rating-changed as a consumer reads it: per (player, match) the change of the highest
     version; a retraction drops the matches it names (all of the player's when ``removed``)."""
@@ -106,10 +100,12 @@ def test_a_rerate_live_hands_over_exactly(stack: LocalStack, tmp_path: Path, cha
     history rated with new settings."""
     modes_file = tmp_path / "modes.toml"
     modes_file.write_text(MODES_TOML, encoding="utf-8")
+    own = own_topics_env(stack, "v")
     old = {
-        **own_topics_env(stack, "v"),
+        **own,
         "SKILLSTREAM_MODES_FILE": str(modes_file),
         "SKILLSTREAM_CACHE_WRITER": "off",
+        "SKILLSTREAM_TOPIC_AUDIT": "audit-" + own["SKILLSTREAM_APP_ID"],
     }
     servers = old["KAFKA_BOOTSTRAP_SERVERS"]
     matches = timeline(seed=30, count=240, pauses={120: 240.0, 200: 240.0})
@@ -138,7 +134,32 @@ def test_a_rerate_live_hands_over_exactly(stack: LocalStack, tmp_path: Path, cha
                 "pseudonym": pseudonym(KEY.encode(), ERASED),
             }
         ).decode()
-        + "\n",
+        + "\n"
+        + "".join(
+            orjson.dumps(
+                {
+                    "id": f"adj-{n}",
+                    "kind": "adjust",
+                    "by": "support",
+                    "at": "2026-11-28T00:00:00Z",
+                    "reason": "refund",
+                    "mode": "1v1",
+                    "player": player,
+                    how: value,
+                    # Within the first deployment's matches, during the catch-up, and the
+                    # erased player's (applied to their pseudonym).
+                    "effective": format_time(matches[index][1]),
+                }
+            ).decode()
+            + "\n"
+            for n, (player, how, value, index) in enumerate(
+                [
+                    ("p020", "set", 1700.0, 60),
+                    ("p031", "shift", -50.0, 150),
+                    (ERASED, "shift", 30.0, 90),
+                ]
+            )
+        ),
         encoding="utf-8",
     )
     new_modes = tmp_path / "new-modes.toml"
@@ -200,6 +221,15 @@ def test_a_rerate_live_hands_over_exactly(stack: LocalStack, tmp_path: Path, cha
         reader.until(2 * 100, timeout=180.0)
         second = WorkerProcess(new, "rerate-new").start()
         processes.append(second)
+        # The re-rating deployment SIGKILLed while it catches up, and started again.
+        shadow_reader = Reader(servers, new["SKILLSTREAM_TOPIC_RATING_CHANGED"], 4)
+        try:
+            shadow_reader.until(20, timeout=120.0)
+        finally:
+            shadow_reader.close()
+        second.kill()
+        second = WorkerProcess(new, "rerate-new-2").start()
+        processes.append(second)
         publish(during)  # matches keep coming while the re-rate catches up
         reader.until(2 * 150, timeout=180.0)
         first.kill()  # the old deployment goes, mid-flow
@@ -219,7 +249,8 @@ def test_a_rerate_live_hands_over_exactly(stack: LocalStack, tmp_path: Path, cha
         assert "took over" in again.output(), again.output()[-2000:]
         publish(after)  # rated by the new generation alone, through the cut-over
         if change == "corrections":
-            want = replayed_history(as_history(corrected(matches, voided)), load_modes(modes_file))
+            ledger = Ledger(read_corrections(corrections), KEY.encode())
+            want = replayed_history(as_history(matches), load_modes(modes_file), ledger)
         else:
             want = replayed_history(as_history(matches), load_modes(new_modes))
 
@@ -246,6 +277,11 @@ def test_a_rerate_live_hands_over_exactly(stack: LocalStack, tmp_path: Path, cha
                 f"{[line for line in second.output().splitlines() if 'counts:' in line][-1:]}"
                 f"; dead letters: {dead_letters(servers, old['SKILLSTREAM_TOPIC_DLQ'])}"
             )
+        audit = Reader(servers, old["SKILLSTREAM_TOPIC_AUDIT"], 1)
+        try:
+            recorded = [orjson.loads(r.value()) for r in audit.read_until(lambda _: False, 3.0)]
+        finally:
+            audit.close()
         cached = cached_ratings(old, want, got)
         erased_in_cache = erased_keys(old)
         shadow_and_tables = topics_naming(servers, new, ERASED)
@@ -278,9 +314,15 @@ def test_a_rerate_live_hands_over_exactly(stack: LocalStack, tmp_path: Path, cha
             marks[mark] = record.value()
             if "retracted" not in e and "correction" in e:
                 assert e["correction"]["reason"] == "cheater banned; GDPR request"
+    # The re-rate on the audit topic once, though its hand-over ran twice.
+    assert [(r["kind"], r["generation"], r["shadow"]) for r in recorded] == [
+        ("rerate", 2, new["SKILLSTREAM_TOPIC_RATING_CHANGED"])
+    ]
     if change != "corrections":
         return
     assert any("retracted" in orjson.loads(r.value()) for r in records)
+    adjusted = {k: v for k, v in got.items() if k[1].startswith("adj-")}
+    assert len(adjusted) == 3 and adjusted[("p020", "adj-0")][0] == 1700.0
     assert cached == {}, f"cache differs from replay for {sorted(cached)[:5]}"
     assert erased_in_cache == [], erased_in_cache
     assert shadow_and_tables == [], shadow_and_tables
@@ -294,7 +336,8 @@ def cached_ratings(
     final: dict[str, tuple[int, float]] = {}
     for (player, _match), fields in want.items():
         games, rating = fields[4], fields[0]
-        if player not in final or final[player][0] < games:
+        # An adjustment adds no game: of equal games, the later applied (want is in order).
+        if player not in final or final[player][0] <= games:
             final[player] = (games, rating)
     client = redis.Redis.from_url(env["REDIS_URL"], decode_responses=True)
     layout = KeyLayout(env["SKILLSTREAM_CACHE_PREFIX"])

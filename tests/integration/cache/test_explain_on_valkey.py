@@ -16,7 +16,8 @@ from redis.asyncio import Redis as AsyncRedis
 from stream.cache import CachedRating, CacheWriter, KeyLayout, RatingCache, SyncRatingCache
 from stream.cache.history import worded
 from stream.config.modes import parse_modes
-from stream.pipeline.ratingchanged import rating_changed
+from stream.corrections.records import Adjust, Audit
+from stream.pipeline.ratingchanged import adjustment_changed, rating_changed
 from stream.ratings.engine import MatchView, rate_match
 from stream.ratings.explain import explain
 from stream.ratings.modeconfig import ModeConfig
@@ -109,3 +110,45 @@ def test_the_command_words_a_change_for_a_support_agent(
     assert "keeps no match 'm-404' of 'b'" in missing.stderr
     empty = run("", "b")
     assert empty.returncode == 2 and empty.stderr.count("\n") == 1
+
+
+def test_an_adjustment_is_cached_and_worded_with_who_and_why(
+    sredis: Redis, valkey: ValkeyServer
+) -> None:
+    events = two_matches()
+    a_m2 = next(e for e in events if e["player_id"] == "a" and e["match_id"] == "m-2")
+    before = PlayerState(a_m2["rating"], a_m2["deviation"], a_m2["volatility"], games=2)
+    audit = Audit("adj-7", "support-ana", T0, "refund: server crash in m-2")
+    adjust = Adjust(audit, MODE, "a", 1650.0, False, T0 + 300 * 86_400.0)
+    adjusted = adjustment_changed(
+        player_id="a",
+        mode=RULES,
+        adjust=adjust,
+        before=before,
+        after=PlayerState(1650.0, before.deviation, before.volatility, games=2),
+        version=3,
+    )
+
+    async def fill() -> None:
+        client = AsyncRedis.from_url(valkey.url)
+        try:
+            changes = [orjson.loads(orjson.dumps(e)) for e in [*events, adjusted]]
+            await CacheWriter(client, LAYOUT).write(
+                [CachedRating.from_rating_changed(e) for e in changes]
+            )
+        finally:
+            await client.aclose()
+
+    asyncio.run(fill())
+    entry = SyncRatingCache(sredis, MODES).explanation(MODE, "a")
+    assert entry is not None and entry.match_id == "adj-7" and entry.outcome == "adjusted"
+    shown = cache_command(valkey.url, "ratings", "explain", MODE, "a")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == [
+        "An operator (support-ana) adjusted a's rating (adj-7): refund: server crash in m-2.",
+        f"Before it: {before.rating:.0f} (uncertainty {before.deviation:.0f}).",
+        f"After it: 1650 (uncertainty {before.deviation:.0f}).",
+    ]
+    # The match before it is still explained as a match.
+    earlier = cache_command(valkey.url, "ratings", "explain", MODE, "a", "m-2")
+    assert earlier.stdout.startswith("Before match m-2 (a win), a was rated ")

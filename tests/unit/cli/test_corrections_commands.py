@@ -222,3 +222,16 @@ def test_each_mistake_of_a_live_re_rate_is_one_line(
     one_line(
         *run(["worker"], capsys)[::2], f"SKILLSTREAM_CORRECTIONS_FILE: no such file: {missing}"
     )
+    c.write_text(
+        '{"id":"c-2","by":"ops","at":"2026-11-25T08:00:00Z","reason":"r","kind":"adjust",'
+        '"mode":"duels","player":"p","set":1500,"effective":"2026-03-01T00:00:00Z"}\n'
+    )
+    modes = tmp_path / "modes.toml"
+    modes.write_text('[default]\nunlisted = "reject"\n[modes.ranked]\n')
+    monkeypatch.setenv("SKILLSTREAM_CORRECTIONS_FILE", str(c))
+    monkeypatch.setenv("SKILLSTREAM_MODES_FILE", str(modes))
+    one_line(
+        *run(["worker"], capsys)[::2],
+        f"SKILLSTREAM_CORRECTIONS_FILE {c} line 1: adjust 'c-2': mode 'duels' is not in the "
+        "modes file",
+    )

@@ -18,6 +18,7 @@ from stream.corrections.records import (
     Audit,
     Correction,
     Erase,
+    Rerate,
     Void,
     correction_json,
     parse_correction,
@@ -50,12 +51,16 @@ def test_each_kind_reads_as_written() -> None:
     assert parse_correction(record(kind="erase", pseudonym="erased-ab")) == Erase(
         audit, "erased-ab"
     )
+    rerate = parse_correction(record(kind="rerate", generation=2, group="g2", shadow="rc-g2"))
+    assert rerate == Rerate(audit, 2, "g2", "rc-g2")
 
 
 @pytest.mark.parametrize(
     ("fields", "named"),
     [
-        ({"kind": "undo", "matches": ["m"]}, "'kind' must be void, adjust or erase"),
+        ({"kind": "undo", "matches": ["m"]}, "'kind' must be void, adjust, erase or rerate"),
+        ({"kind": "rerate", "generation": 1, "group": "g", "shadow": "s"}, "'generation' must"),
+        ({"kind": "rerate", "generation": 2, "shadow": "s"}, "missing 'group'"),
         ({"kind": "void"}, "a void names 'matches'"),
         ({"kind": "void", "matches": []}, "'matches' must be a list of 1 to 100,000 match ids"),
         ({"kind": "void", "matches": [""]}, "'matches[]' must be a string"),
@@ -100,7 +105,7 @@ times = st.integers(200_000_000, 4_000_000_000).map(lambda s: s / 1.0)
 @st.composite
 def corrections(draw: st.DrawFn) -> Correction:
     audit = Audit(draw(ids), draw(ids), draw(times), draw(ids))
-    kind = draw(st.sampled_from(["ids", "window", "adjust", "erase"]))
+    kind = draw(st.sampled_from(["ids", "window", "adjust", "erase", "rerate"]))
     if kind == "ids":
         return Void(audit, matches=frozenset(draw(st.lists(ids, min_size=1, max_size=4))))
     if kind == "window":
@@ -115,6 +120,8 @@ def corrections(draw: st.DrawFn) -> Correction:
     if kind == "adjust":
         value = draw(st.floats(-1e6, 1e6))
         return Adjust(audit, draw(ids), draw(ids), value, draw(st.booleans()), draw(times))
+    if kind == "rerate":
+        return Rerate(audit, draw(st.integers(2, 10**6)), draw(ids), draw(ids))
     return Erase(audit, "erased-" + draw(ids))
 
 

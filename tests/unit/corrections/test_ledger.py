@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from stream.config.modes import Modes
 from stream.corrections.ledger import Ledger, adjusted
 from stream.corrections.pseudonyms import pseudonym
-from stream.corrections.records import Adjust, Audit, Correction, Erase, Void
+from stream.corrections.records import Adjust, Audit, Correction, Erase, Rerate, Void
 from stream.history import HistoryMatch
 from stream.offline.corrected import rated_in_order
 from stream.offline.replayer import Replayer
@@ -112,6 +112,13 @@ def test_an_adjustment_after_the_last_match_moves_one_rating_and_nothing_else(
     assert after.pop(player) == expected
     before.pop(player, None)
     assert after == before
+
+
+@settings(max_examples=30)
+@given(histories(), st.booleans())
+def test_a_rerate_record_changes_nothing(history: list[HistoryMatch], play_order: bool) -> None:
+    rerate = Rerate(AUDIT, 2, "skillstream-g2", "rating-changed-g2")
+    assert final(history, [rerate], play_order=play_order) == final(history, play_order=play_order)
 
 
 def test_an_adjustment_rates_the_players_later_matches_from_the_adjusted_rating() -> None:
