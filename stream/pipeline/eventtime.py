@@ -30,6 +30,10 @@ from stream.pipeline.matchpartition import FINISHED, STARTED, MatchPartition
 from stream.pipeline.playerpartition import PlayerPartition
 from stream.protocol import AbandonWatermark, Progress, Watermark
 
+# How far event time may move within SETTLE_TICKS ticks (0.5 s of wall time by default) and
+# still count as moving with the wall clock rather than leaping (mark).
+LEAP_SECONDS = 2.0
+
 __all__ = [
     "announce",
     "mark",
@@ -64,6 +68,7 @@ def on_tick(partition: MatchPartition, round_wall: float, wall: float) -> None:
     that this partition's next report answers."""
     partition.time.clock.tick(wall)
     partition.ticked = round_wall
+    partition.settling.append(partition.time.now)
 
 
 def on_progress(partition: MatchPartition, progress: Progress, wall: float) -> None:
@@ -132,6 +137,14 @@ def mark(partition: MatchPartition, unjoined: Callable[[str], bool]) -> Watermar
     (``unjoined(match_id)``: that match's finish still waits for its start)."""
     partition.mark_due = False
     joined = partition.time.now
+    if joined is not None:
+        # Event time that leapt (a burst read one topic ahead of the other, or a backlog)
+        # promises only what it has stood at for SETTLE_TICKS ticks: the other topic's part of
+        # a burst may not have been fetched yet. Moving as the wall clock does, it promises at
+        # once (no latency added in steady state).
+        settled = partition.settled()
+        if settled is None or joined - settled > LEAP_SECONDS:
+            joined = settled
     waiting = partition.unjoined
     while waiting:
         at, match_id = waiting[0]

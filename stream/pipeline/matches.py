@@ -432,6 +432,10 @@ class MatchProcessor:
             case Due.NO_START:
                 if not self._stand_in(ctx, match_id, entry):
                     return
+                # Snapshots read before the stand-in (a crash after an earlier stand-in of it:
+                # its joins' answers, read again first) settle it now; none: nothing yet.
+                assert entry.teams is not None
+                self.verdicts.settle(ctx, match_id, entry, entry.teams)
             case Due.SETTLE:
                 assert entry.teams is not None
                 self.verdicts.settle(ctx, match_id, entry, entry.teams)

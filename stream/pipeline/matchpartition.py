@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -12,7 +13,15 @@ from stream.pipeline.timekeeping import Deadlines, EventTime
 from stream.pipeline.view import StateView
 from stream.protocol import MATCHES, MatchEntry, PopulationRecord
 
-__all__ = ["FINISHED", "STARTED", "MatchContext", "MatchPartition"]
+__all__ = ["FINISHED", "SETTLE_TICKS", "STARTED", "MatchContext", "MatchPartition"]
+
+# How many of the leader's ticks (SKILLSTREAM_TICK_SECONDS apart: 0.1 s by default) event time
+# must have stood past a deadline before the match side decides on it (MatchContext.now). An
+# input partition that looks read to its end may only not have been fetched since records
+# arrived: a fleet that sends minutes of buffered events at once writes the two topics
+# milliseconds apart, and the one fetched first moves event time past deadlines whose events
+# are in the other (docs/event-time.md, "A burst read one topic ahead of the other").
+SETTLE_TICKS = 5
 
 # The two input topics, as a partition names them (its ``read`` positions, ``Forward.kind``).
 STARTED = "started"
@@ -71,6 +80,22 @@ class MatchPartition:
     unsettled: list[tuple[float, str]] = field(default_factory=list)
     tracked: set[str] = field(default_factory=set)
     evidence: dict[str, dict[int, set[str]]] = field(default_factory=dict)
+    # Event time (``time.now``) as it stood at each of the last SETTLE_TICKS ticks.
+    settling: deque[float | None] = field(default_factory=lambda: deque(maxlen=SETTLE_TICKS))
+
+    def settled(self) -> float | None:
+        """The event time decisions use (None: not known yet): the lowest event time stood at
+        over the last SETTLE_TICKS ticks and now, so a decision waits until event time has
+        stood past its deadline that long (a few tenths of a second of wall time)."""
+        current = self.time.now
+        samples = self.settling
+        if current is None or len(samples) < SETTLE_TICKS:
+            return None
+        for sample in samples:
+            if sample is None:
+                return None
+            current = min(current, sample)
+        return current
 
     def abandons_out(self, partitions: int) -> float | None:
         """Every abandon request for a start before this has arrived (None: not known yet)."""
@@ -96,5 +121,5 @@ class MatchContext:
 
     @property
     def now(self) -> float | None:
-        """The event time decisions use (None: not known yet)."""
-        return self.partition.time.now
+        """The event time decisions use: :meth:`MatchPartition.settled`."""
+        return self.partition.settled()

@@ -41,6 +41,9 @@ class PlayerPartition:
     # (effective time, player) of the operator's adjustments to players of this partition
     # (PlayerProcessor.restore): each player is looked at once the watermarks pass it.
     adjusting: list[tuple[float, str]] = field(default_factory=list)
+    # (player, adjustment id) whose ``adj`` command this worker has sent (in memory only:
+    # after a restart one may be sent again, and applies once).
+    requested: set[tuple[str, str]] = field(default_factory=set)
 
     def sent_snapshot(self, player_id: str, match_id: str, pending: PendingMatch) -> bool:
         """Whether the player's snapshot for this pending match has gone out (this worker's

@@ -23,10 +23,14 @@ abandonment waits for it there.
 An operator's adjustment (a re-rating worker's corrections file,
 docs/operations.md#correcting-the-past-live) is applied as replay applies it: after every match
 of the player that started before its effective time and before any that started at or after
-it, so once the watermarks have passed that time and no older match of the player is pending
-(:meth:`PlayerProcessor._adjust`). It is published as a rating change of its own (outcome
-``adjusted``); the rating record keeps the ids of the adjustments applied, so one is applied
-once however often it is looked at again.
+it. Once the watermarks have passed that time and no older match of the player is pending, the
+partition sends itself an ``adj`` command (:meth:`PlayerProcessor._request`) and applies the
+adjustment when it reads it back; a snapshot for a match started at or after the effective
+time waits until then. Through the partition's own log, an adjustment comes after every
+command already there, as it does when the log is read again after a crash (when the pending
+record may be ahead of the rating record: a result read again then still comes first). It is
+published as a rating change of its own (outcome ``adjusted``); the rating record keeps the
+ids of the adjustments applied, so one is applied once however often it is asked for.
 
 On replay: a result whose match id is in the rating record's recent list, or whose snapshot of
 the player has fewer games than the record (:func:`_applied_since`), is skipped; a join
@@ -51,6 +55,7 @@ from stream.pipeline.ratingchanged import adjustment_changed, rating_changed
 from stream.protocol import (
     RECENT_MATCHES,
     Abandon,
+    Adjusting,
     Cancel,
     Join,
     PendingMatch,
@@ -125,13 +130,15 @@ class PlayerProcessor:
             case Cancel(match_id, players):
                 for player_id in players:
                     self._release(ctx, match_id, player_id, remember=True)
+            case Adjusting(player_id, adjust_id):
+                self._apply(ctx, player_id, adjust_id)
             case Watermark(source, at):
                 for player_id in eventtime.on_watermark(ctx.partition, source, at):
                     record = ctx.pending.get(player_id)
                     if record is not None:
                         self._reconcile(ctx, player_id, record, changed=False)
                 for player_id in ctx.partition.adjustments_due():
-                    self._adjust(ctx, player_id, ctx.pending.get(player_id))
+                    self._request(ctx, player_id, ctx.pending.get(player_id))
                 announcement = eventtime.announce(ctx.partition, ctx.wall, self.announce_seconds)
                 if announcement is not None:
                     for target in range(self.partitions):
@@ -213,40 +220,74 @@ class PlayerProcessor:
                 )
             self._release(ctx, match_id, player_id, remember=False)
 
-    def _adjust(self, ctx: PlayerContext, player_id: str, record: PendingRecord | None) -> None:
-        """Apply the player's adjustments that are due (module docstring) and not applied yet.
-        A player without a rating in the mode gets the mode's initial state adjusted, as replay
-        does (not a start from another mode: that is a first match's)."""
+    def _request(self, ctx: PlayerContext, player_id: str, record: PendingRecord | None) -> None:
+        """Ask for the player's adjustments that are due (module docstring), not applied and
+        not asked for yet by this worker; the first not due ends it (they are in order)."""
         adjusts = self._adjusting.get(player_id)
         if not adjusts:
             return
+        partition = ctx.partition
         oldest = min((m.at for m in record.matches.values()), default=None) if record else None
         for adjust in adjusts:
             effective = adjust.effective
-            if not ctx.partition.allows(effective) or (oldest is not None and oldest < effective):
-                return  # the rest are later still
-            key = rating_key(player_id, adjust.mode)
-            rated = ctx.ratings.get(key)
-            if rated is not None and adjust.audit.id in rated.adjusted:
+            if not partition.allows(effective) or (oldest is not None and oldest < effective):
+                return
+            mark = (player_id, adjust.audit.id)
+            if mark in partition.requested or self._applied(ctx, player_id, adjust):
                 continue
-            mode = self.modes.get(adjust.mode)
-            before = initial_state(mode) if rated is None else rated.state
-            after = adjusted(mode, before, adjust)
-            version = 1 if rated is None else rated.version + 1
-            recent = [] if rated is None else rated.recent
-            lineup = None if rated is None else rated.lineup
-            applied = [*([] if rated is None else rated.adjusted), adjust.audit.id]
-            ctx.ratings.put(key, RatingRecord(after, version, recent, lineup, applied))
-            ctx.out.rating(
-                adjustment_changed(
-                    player_id=player_id,
-                    mode=mode,
-                    adjust=adjust,
-                    before=before,
-                    after=after,
-                    version=version,
-                )
+            partition.requested.add(mark)
+            ctx.out.to_player(partition.number, Adjusting(player_id, adjust.audit.id))
+
+    def _unapplied(self, ctx: PlayerContext, player_id: str) -> float | None:
+        """The effective time of the player's earliest adjustment not applied yet (None:
+        none): a snapshot for a match started at or after it waits."""
+        for adjust in self._adjusting.get(player_id, ()):
+            if not self._applied(ctx, player_id, adjust):
+                return adjust.effective
+        return None
+
+    def _applied(self, ctx: PlayerContext, player_id: str, adjust: Adjust) -> bool:
+        rated = ctx.ratings.get(rating_key(player_id, adjust.mode))
+        return rated is not None and adjust.audit.id in rated.adjusted
+
+    def _apply(self, ctx: PlayerContext, player_id: str, adjust_id: str) -> None:
+        """An ``adj`` command read back: apply the adjustment unless it was (a repeat, or a
+        second request after a restart), then let a snapshot waiting for it go. A player
+        without a rating in the mode gets the mode's initial state adjusted, as replay does
+        (not a start from another mode: that is a first match's)."""
+        adjust = next(
+            (a for a in self._adjusting.get(player_id, ()) if a.audit.id == adjust_id), None
+        )
+        if adjust is None:
+            # Not in this worker's corrections file (a file changed under a running re-rate).
+            ctx.out.count("unknown_adjustments")
+            return
+        key = rating_key(player_id, adjust.mode)
+        rated = ctx.ratings.get(key)
+        if rated is not None and adjust_id in rated.adjusted:
+            ctx.out.count("duplicate_adjustments")
+            return
+        mode = self.modes.get(adjust.mode)
+        before = initial_state(mode) if rated is None else rated.state
+        after = adjusted(mode, before, adjust)
+        version = 1 if rated is None else rated.version + 1
+        recent = [] if rated is None else rated.recent
+        lineup = None if rated is None else rated.lineup
+        applied = [*([] if rated is None else rated.adjusted), adjust_id]
+        ctx.ratings.put(key, RatingRecord(after, version, recent, lineup, applied))
+        ctx.out.rating(
+            adjustment_changed(
+                player_id=player_id,
+                mode=mode,
+                adjust=adjust,
+                before=before,
+                after=after,
+                version=version,
             )
+        )
+        record = ctx.pending.get(player_id)
+        if record is not None and record.matches:
+            self._reconcile(ctx, player_id, record, changed=False)
 
     def _rules(self, mode: ModeConfig, population: Population) -> ModeConfig:
         """``mode`` with ``population`` in force, built once per population (each rate command
@@ -311,8 +352,11 @@ class PlayerProcessor:
         reported for abandonment, once, with the start of the match that superseded it (the
         player's next start, so only once the watermarks have passed it).
         """
-        if self._adjusting:
-            self._adjust(ctx, player_id, record)
+        # A snapshot for a match at or after an adjustment not applied yet waits for it.
+        held_from = None
+        if self._adjusting and player_id in self._adjusting:
+            self._request(ctx, player_id, record)
+            held_from = self._unapplied(ctx, player_id)
         matches = record.matches
         partition = ctx.partition
         order = sorted(matches.items(), key=lambda item: play_order(item[1].at, item[0]))
@@ -323,7 +367,12 @@ class PlayerProcessor:
         ahead = any(partition.sent_snapshot(player_id, m, e) for m, e in order[1:])
         waiting = False
         for index, (match_id, entry) in enumerate(order):
-            if index == 0 and not ahead and not partition.sent_snapshot(player_id, match_id, entry):
+            if (
+                index == 0
+                and not ahead
+                and not partition.sent_snapshot(player_id, match_id, entry)
+                and (held_from is None or entry.at < held_from)
+            ):
                 if partition.allows(entry.at):
                     rated = ctx.ratings.get(rating_key(player_id, entry.mode))
                     state = self._current(ctx, player_id, entry.mode, rated)

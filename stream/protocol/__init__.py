@@ -9,7 +9,7 @@ written and read here only, as typed values in the code:
   :class:`Forward` (``fwd``), :class:`Tick` (``tick``), :class:`Progress` (``progress``),
   :class:`AbandonWatermark` (``awm``), :class:`WindowClosed` (``closed``);
 - player side commands: :class:`Join` (``join``), :class:`Rate` (``rate``), :class:`Cancel`
-  (``cancel``), :class:`Watermark` (``wm``);
+  (``cancel``), :class:`Watermark` (``wm``), :class:`Adjusting` (``adj``);
 - table records: :class:`RatingRecord` (table ``ratings``), :class:`PendingRecord` (table
   ``pending``), :class:`MatchEntry` (table ``matches``), :class:`PopulationRecord` (table
   ``populations``).
@@ -37,6 +37,7 @@ from stream.protocol.commands import (
     PROTOCOL_VERSION,
     Abandon,
     AbandonWatermark,
+    Adjusting,
     Cancel,
     Command,
     Forward,
@@ -95,6 +96,7 @@ __all__ = [
     "RECENT_MATCHES",
     "Abandon",
     "AbandonWatermark",
+    "Adjusting",
     "Cancel",
     "Command",
     "Finish",

@@ -56,7 +56,10 @@ from stream.ratings.skill import PlayerState, PlayerStats
 # element (both written only when the mode learns its population) and ``closed`` (a match
 # partition's settled evidence, docs/defaults.md); same rule: a version 5 worker dead-letters
 # ``closed`` as unknown and rates a learning mode's match with its configured population.
-PROTOCOL_VERSION = 6
+# Version 7 added ``adj`` (an operator's adjustment a re-rating worker's player partition sends
+# itself, stream/pipeline/players.py): only a worker with a corrections file holding
+# adjustments writes it.
+PROTOCOL_VERSION = 7
 
 
 # --- match side commands -------------------------------------------------------------------------
@@ -222,7 +225,18 @@ class Watermark:
     at: float
 
 
-PlayerCommand = Join | Rate | Cancel | Watermark
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Adjusting:
+    """Apply the operator's adjustment ``adjust_id`` to ``player_id`` (stream/pipeline/
+    players.py): sent by the player's partition to itself once the adjustment is due, so it is
+    applied after every command already in the partition's log, as read again after a crash."""
+
+    player_id: str
+    adjust_id: str
+
+
+PlayerCommand = Join | Rate | Cancel | Watermark | Adjusting
 Command = MatchCommand | PlayerCommand
 
 
@@ -382,6 +396,7 @@ DECLARATIONS = (
     ),
     Declaration("cancel", Cancel, "player", (STR, Element(_same, as_strings))),
     Declaration("wm", Watermark, "player", (INT, NUMBER)),
+    Declaration("adj", Adjusting, "player", (STR, STR)),
 )
 
 

@@ -25,6 +25,7 @@ from stream.protocol import (
     PROTOCOL_VERSION,
     RATINGS,
     Abandon,
+    Adjusting,
     Cancel,
     Forward,
     Join,
@@ -86,6 +87,8 @@ PLAYER_COMMANDS = [
     b'["rate","sim5-7","1v1",1780000300.0,[["p000000"],["p000001"]],[0,1],null,'
     b'{"p000000":null,"p000001":null},[["p000000",null,null]],1780000300123,'
     b"[250.5,100.0,0.25,1.05]]",
+    # Version 7: a re-rating worker's adjustment, sent by the player's partition to itself.
+    b'["adj","p000001","c-42"]',
 ]
 MATCH_ENTRIES = [
     b'{"mode":"1v1","teams":[["p000001"],["p000000"]],"start":1780000750.0,"snaps":{"p000001":'
@@ -187,6 +190,7 @@ def test_the_commands_decode_to_what_they_say() -> None:
     )
     assert decode_player_command(["wm", 2, 1780000099.5]) == Watermark(2, 1780000099.5)
     assert decode_player_command(["cancel", "m", ["a", "b"]]) == Cancel("m", ["a", "b"])
+    assert decode_player_command(["adj", "p", "c-42"]) == Adjusting("p", "c-42")
 
 
 @pytest.mark.parametrize("raw", MATCH_COMMANDS + PLAYER_COMMANDS)
@@ -205,7 +209,7 @@ def test_commands_stay_immutable_values(raw: bytes) -> None:
 
 def test_a_rate_command_from_version_1_still_decodes() -> None:
     # Written before the finish's timestamp was added: 9 elements.
-    assert PROTOCOL_VERSION == 6
+    assert PROTOCOL_VERSION == 7
     old = orjson.loads(PLAYER_COMMANDS[1])[:9]
     rate = decode_player_command(old)
     assert isinstance(rate, Rate) and rate.finished_ms is None

@@ -44,6 +44,7 @@ from stream.pipeline.batches import (
     Message,
 )
 from stream.pipeline.matches import MatchProcessor
+from stream.pipeline.matchpartition import SETTLE_TICKS
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.positions import InputPositions
@@ -355,14 +356,17 @@ class Cluster:
         await self._drain()
         while self.unstick():
             await self._drain()
+        quiet = 0
         for round_ in range(self.tick_rounds):
             before = self._fingerprint()
             self.tick(self.wall + 0.001)
             await self._drain()
             while self.unstick():
                 await self._drain()
-            # Three rounds at least: progress reports, then watermarks, then what they allow.
-            if round_ >= 2 and self._fingerprint() == before:
+            quiet = quiet + 1 if self._fingerprint() == before else 0
+            # Three rounds at least: progress reports, then watermarks, then what they allow;
+            # and decisions wait until event time has stood past them for SETTLE_TICKS ticks.
+            if round_ >= 2 and quiet > SETTLE_TICKS:
                 break
 
     def _next(self, agent: str | None = None) -> Item | None:

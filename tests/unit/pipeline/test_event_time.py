@@ -19,8 +19,9 @@ from stream.config.modes import Modes
 from stream.deadletters import Origin
 from stream.offline.explaining import explained_changes
 from stream.offline.replayer import Replayer, in_play_order
+from stream.pipeline import eventtime
 from stream.pipeline.matches import MatchProcessor
-from stream.pipeline.matchpartition import MatchContext
+from stream.pipeline.matchpartition import SETTLE_TICKS, MatchContext
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.playerpartition import PlayerContext
@@ -156,6 +157,8 @@ def test_a_restored_partition_still_holds_its_watermark_below_a_waiting_finish()
     # Only the finish with a line-up will send joins dated at its finish.
     assert restored.unjoined == [(T0 + 20, "m2")]
     restored.time.report(0, None, None, T0 + 100, wall)
+    for _ in range(SETTLE_TICKS):  # event time has stood there a while
+        eventtime.on_tick(restored, wall, wall)
     assert restored.time.now is not None and restored.time.now > T0 + 20
     out = Outbox()
     matches.mark(MatchContext.of(restored, table, out, wall))
@@ -523,3 +526,54 @@ def test_a_player_partition_announces_its_abandon_watermark_at_most_once_a_tick(
     assert watermarks(10.2, 102.0) == [AbandonWatermark(0, 101.0)] * 2
     assert watermarks(10.4, 102.0) == [AbandonWatermark(0, 102.0)] * 2
     assert watermarks(10.6, 102.0) == []  # nothing new to say
+
+
+def burst(c: Cluster, matches: list[Match], cut: float, first: str) -> None:
+    """The events of ``matches`` before ``cut`` published as played, then the rest from a
+    fleet that buffered them and sent them at once: the broker has the ``first`` topic's
+    records a moment before the other's, the workers read them to its end (the other topic
+    looks read to its end too: its records are not there yet), and the leader ticks
+    SETTLE_TICKS - 1 times before the other topic's records arrive."""
+    events: list[tuple[float, str, dict[str, Any]]] = []
+    for match_id, start, finish, teams, ranks in matches:
+        ids = {"match_id": match_id, "mode": "1v1"}
+        events.append((start, STARTED, {**ids, "started_at": epoch_ms(start), "teams": teams}))
+        events.append((finish, FINISHED, {**ids, "finished_at": epoch_ms(finish), "ranks": ranks}))
+    events.sort(key=lambda e: e[0])
+    for _, topic, event in (e for e in events if e[0] < cut):
+        c.send(topic, event)
+    c.run()
+    later = [(topic, event) for at, topic, event in events if at >= cut]
+    second = FINISHED if first == STARTED else STARTED
+    for topic, event in later:
+        if topic == first:
+            c.send(topic, event)
+    c.tick_rounds = 0
+    c.run()
+    for _ in range(SETTLE_TICKS - 1):
+        c.tick(c.wall + 0.001)
+        c.run()
+    for topic, event in later:
+        if topic == second:
+            c.send(topic, event)
+    c.tick_rounds = 50
+    c.run()
+
+
+@pytest.mark.parametrize("first", [FINISHED, STARTED])
+@pytest.mark.parametrize("shape", ["in turn", "overlapping"])
+@pytest.mark.parametrize("seed", range(4))
+def test_a_burst_read_one_topic_ahead_of_the_other_is_rated_as_played(
+    first: str, shape: str, seed: int
+) -> None:
+    """Found by the re-rate's e2e test (docs/event-time.md): the last 30 of 40 matches, 8 to
+    20 minutes of play, sent at once to a running worker. Event time leaps with the topic read
+    first; decisions wait until it has stood there SETTLE_TICKS ticks, and so do the
+    watermarks, so the other topic's records, read meanwhile, count: no finish is taken for
+    one without a start, no result for an abandonment, and the order of play is kept."""
+    matches = history(seed, matches=40) if shape == "in turn" else overlapping(seed, 40)
+    c = Cluster(partitions=PARTITIONS)
+    burst(c, matches, matches[10][1], first)
+    assert not c.dead_letters
+    assert c.counts["late_joins"] == 0
+    assert live(c) == replayed(matches)

@@ -5,7 +5,14 @@ test_event_time.py on the in-memory harness."""
 from __future__ import annotations
 
 from stream.pipeline import eventtime
-from stream.pipeline.matchpartition import FINISHED, STARTED, MatchPartition
+from stream.pipeline.matchpartition import (
+    FINISHED,
+    SETTLE_TICKS,
+    STARTED,
+    MatchContext,
+    MatchPartition,
+)
+from stream.pipeline.outbox import Outbox
 from stream.pipeline.playerpartition import PlayerPartition
 from stream.pipeline.timekeeping import EventTime
 from stream.protocol import AbandonWatermark, Progress, Watermark
@@ -62,6 +69,8 @@ def test_the_watermark_to_the_players_stays_below_a_finish_waiting_for_its_start
     for source in range(PARTITIONS):
         eventtime.on_progress(p, Progress(source, 1.0, None, None, T0 + 100), 1.0)
     p.time.reports[0] = (None, None)
+    for _ in range(SETTLE_TICKS):  # event time has stood at T0 + 100 for a while
+        eventtime.on_tick(p, 1.0, 1.0)
     p.unjoined = [(T0 + 40, "waiting"), (T0 + 70, "later")]
     waiting = {"waiting"}
     assert eventtime.mark(p, lambda m: m in waiting) == Watermark(0, T0 + 40)
@@ -94,3 +103,44 @@ def test_a_player_partition_announces_the_lowest_watermark_once_per_step() -> No
     eventtime.on_watermark(p, 2, T0 + 35)
     assert eventtime.announce(p, 5.5, 1.0) is None  # too soon: a later watermark says it
     assert eventtime.announce(p, 6.0, 1.0) == AbandonWatermark(1, T0 + 30)
+
+
+def test_decisions_wait_until_event_time_has_stood_past_them_for_a_few_ticks() -> None:
+    """What a burst read one topic ahead of the other needs (docs/event-time.md): event time
+    that leaps is used for decisions, and promised to the player partitions, only once it has
+    stood there SETTLE_TICKS ticks; event time moving with the wall clock is promised at once."""
+    p = match_partition()
+    ctx = MatchContext.of(p, {}, Outbox(), 0.0)
+    wall = 1.0
+
+    def tick() -> None:
+        nonlocal wall
+        wall += 0.1
+        eventtime.on_tick(p, wall, wall)
+
+    def everyone_read(at: float) -> None:
+        eventtime.observe(p, STARTED, at, wall, forwarded=False)
+        for source in range(PARTITIONS):
+            eventtime.on_progress(p, Progress(source, wall, None, None, at), wall)
+        p.time.reports[0] = (None, None)
+
+    everyone_read(T0)
+    for _ in range(SETTLE_TICKS):
+        assert ctx.now is None  # not yet stood anywhere for long enough
+        tick()
+    assert ctx.now is not None and abs(ctx.now - T0) < 0.2
+    watermark = eventtime.mark(p, lambda m: False)
+    assert watermark is not None and watermark.at == p.time.now  # moving with the wall: at once
+    # A leap of ten minutes (a burst's first topic): neither decided on nor promised yet.
+    everyone_read(T0 + 600)
+    before = ctx.now
+    assert before is not None and before < T0 + 1
+    assert eventtime.mark(p, lambda m: False) is None
+    for _ in range(SETTLE_TICKS - 1):
+        tick()
+        assert ctx.now is not None and ctx.now < T0 + 1
+        assert eventtime.mark(p, lambda m: False) is None
+    tick()  # it has stood there long enough
+    assert ctx.now is not None and ctx.now >= T0 + 600
+    watermark = eventtime.mark(p, lambda m: False)
+    assert watermark is not None and watermark.at >= T0 + 600

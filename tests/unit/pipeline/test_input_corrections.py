@@ -165,7 +165,7 @@ def test_adjustments_live_equal_replay_with_the_corrections(seed: int) -> None:
     assert list(explained_changes(rated, replayer, player, applied)) == published
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(6))
 def test_adjustments_after_a_crash_rolled_back_to_a_commit_apply_once(seed: int) -> None:
     modes = learning()
     history = simulated(60 + seed, matches=300, players=200)
