@@ -26,13 +26,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 
-from stream.pipeline.matchpartition import FINISHED, STARTED, MatchPartition
+from stream.pipeline.matchpartition import FINISHED, LEAP_SECONDS, STARTED, MatchPartition
 from stream.pipeline.playerpartition import PlayerPartition
 from stream.protocol import AbandonWatermark, Progress, Watermark
-
-# How far event time may move within SETTLE_TICKS ticks (0.5 s of wall time by default) and
-# still count as moving with the wall clock rather than leaping (mark).
-LEAP_SECONDS = 2.0
 
 __all__ = [
     "announce",
@@ -68,7 +64,7 @@ def on_tick(partition: MatchPartition, round_wall: float, wall: float) -> None:
     that this partition's next report answers."""
     partition.time.clock.tick(wall)
     partition.ticked = round_wall
-    partition.settling.append(partition.time.now)
+    partition.settling.append((wall, partition.time.now))
 
 
 def on_progress(partition: MatchPartition, progress: Progress, wall: float) -> None:
@@ -126,7 +122,9 @@ def report(
     return progress
 
 
-def mark(partition: MatchPartition, unjoined: Callable[[str], bool]) -> Watermark | None:
+def mark(
+    partition: MatchPartition, unjoined: Callable[[str], bool], wall: float
+) -> Watermark | None:
     """What this partition's joins promise, to be sent to every player partition (at the end
     of a batch that read or made a report, after every join the batch sent); None when it has
     not moved.
@@ -139,11 +137,12 @@ def mark(partition: MatchPartition, unjoined: Callable[[str], bool]) -> Watermar
     joined = partition.time.now
     if joined is not None:
         # Event time that leapt (a burst read one topic ahead of the other, or a backlog)
-        # promises only what it has stood at for SETTLE_TICKS ticks: the other topic's part of
-        # a burst may not have been fetched yet. Moving as the wall clock does, it promises at
-        # once (no latency added in steady state).
-        settled = partition.settled()
-        if settled is None or joined - settled > LEAP_SECONDS:
+        # promises only what it has stood at a while (MatchPartition.settled): the other
+        # topic's part of a burst may not have been fetched yet, and a promise of joins
+        # that are not out yet also promises abandon requests that are not. Event time
+        # moving with the wall clock is promised at once: no latency added in steady state.
+        settled = partition.settled(wall)
+        if settled is not None and joined - settled > LEAP_SECONDS:
             joined = settled
     waiting = partition.unjoined
     while waiting:

@@ -269,7 +269,7 @@ class MatchProcessor:
             entry = ctx.view.get(match_id)
             return entry is not None and entry.teams is None and entry.wait is not None
 
-        watermark = eventtime.mark(ctx.partition, unjoined)
+        watermark = eventtime.mark(ctx.partition, unjoined, ctx.wall)
         if watermark is not None:
             for target in range(self.partitions):
                 ctx.out.to_player(target, watermark)

@@ -13,15 +13,28 @@ from stream.pipeline.timekeeping import Deadlines, EventTime
 from stream.pipeline.view import StateView
 from stream.protocol import MATCHES, MatchEntry, PopulationRecord
 
-__all__ = ["FINISHED", "SETTLE_TICKS", "STARTED", "MatchContext", "MatchPartition"]
+__all__ = [
+    "FINISHED",
+    "LEAP_SECONDS",
+    "SETTLE_SECONDS",
+    "SETTLE_TICKS",
+    "STARTED",
+    "MatchContext",
+    "MatchPartition",
+]
 
-# How many of the leader's ticks (SKILLSTREAM_TICK_SECONDS apart: 0.1 s by default) event time
-# must have stood past a deadline before the match side decides on it (MatchContext.now). An
-# input partition that looks read to its end may only not have been fetched since records
-# arrived: a fleet that sends minutes of buffered events at once writes the two topics
+# How long event time must have stood past a deadline before the match side decides on it
+# (MatchContext.now): SETTLE_TICKS of the leader's ticks (SKILLSTREAM_TICK_SECONDS apart: 0.5 s
+# by default) or SETTLE_SECONDS of wall time, whichever comes first (ticks come late under
+# load). An input partition that looks read to its end may only not have been fetched since
+# records arrived: a fleet that sends minutes of buffered events at once writes the two topics
 # milliseconds apart, and the one fetched first moves event time past deadlines whose events
 # are in the other (docs/event-time.md, "A burst read one topic ahead of the other").
 SETTLE_TICKS = 5
+SETTLE_SECONDS = 0.5
+# How far event time may move while settling and still be promised to the player partitions
+# at once (eventtime.mark): a watermark that leaps further waits as decisions do.
+LEAP_SECONDS = 10.0
 
 # The two input topics, as a partition names them (its ``read`` positions, ``Forward.kind``).
 STARTED = "started"
@@ -80,18 +93,25 @@ class MatchPartition:
     unsettled: list[tuple[float, str]] = field(default_factory=list)
     tracked: set[str] = field(default_factory=set)
     evidence: dict[str, dict[int, set[str]]] = field(default_factory=dict)
-    # Event time (``time.now``) as it stood at each of the last SETTLE_TICKS ticks.
-    settling: deque[float | None] = field(default_factory=lambda: deque(maxlen=SETTLE_TICKS))
+    # (wall time, event time ``time.now``) at each of the last SETTLE_TICKS ticks.
+    settling: deque[tuple[float, float | None]] = field(
+        default_factory=lambda: deque(maxlen=SETTLE_TICKS)
+    )
 
-    def settled(self) -> float | None:
-        """The event time decisions use (None: not known yet): the lowest event time stood at
-        over the last SETTLE_TICKS ticks and now, so a decision waits until event time has
-        stood past its deadline that long (a few tenths of a second of wall time)."""
+    def settled(self, wall: float) -> float | None:
+        """The event time decisions use at wall time ``wall`` (None: not known yet): the lowest
+        event time stood at over the last SETTLE_TICKS ticks within SETTLE_SECONDS, and now. So
+        a decision waits until event time has stood past its deadline that long."""
         current = self.time.now
-        samples = self.settling
-        if current is None or len(samples) < SETTLE_TICKS:
+        if current is None:
             return None
-        for sample in samples:
+        samples = self.settling
+        since = wall - SETTLE_SECONDS
+        if len(samples) < SETTLE_TICKS and (not samples or samples[0][0] > since):
+            return None  # a partition just taken over: not stood anywhere long enough yet
+        for at, sample in samples:
+            if at < since:
+                continue
             if sample is None:
                 return None
             current = min(current, sample)
@@ -122,4 +142,4 @@ class MatchContext:
     @property
     def now(self) -> float | None:
         """The event time decisions use: :meth:`MatchPartition.settled`."""
-        return self.partition.settled()
+        return self.partition.settled(self.wall)

@@ -103,19 +103,18 @@ def test_state_is_written_only_after_the_outputs_are_delivered() -> None:
         )
 
     asyncio.run(redo())
-    # Both joins packed in one message, sent again whole. (The partition's first ``closed``,
-    # its learned population, stream/pipeline/populations.py, waits for event time to have
-    # stood SETTLE_TICKS ticks, as every decision does.)
-    assert attempts == [1, 1]
+    # Both joins packed in one message, and the partition's first ``closed`` (its learned
+    # population, stream/pipeline/populations.py): sent again whole.
+    assert attempts == [2, 2]
     assert len(c.match_table) == 1 and len(c.store.tables["clocks"]) == 1
     # Delivered once: the failed attempt reached nobody.
     waiting, *delivered = c.queue
     assert waiting[0] == FINISHED
-    assert [item[0] for item in delivered] == [PLAYER_COMMANDS]
-    # Both joins; no watermark yet: event time has not stood anywhere for SETTLE_TICKS ticks.
+    assert sorted(item[0] for item in delivered) == [MATCH_COMMANDS, PLAYER_COMMANDS]
+    # Both joins, and the watermark the batch's own progress report allowed, after them.
     (joins,) = [item for item in delivered if item[0] == PLAYER_COMMANDS]
     kinds = [command[0] for command in orjson.loads(joins[3])]
-    assert kinds == ["join", "join"]
+    assert kinds == ["join", "join", "wm"]
 
 
 def test_the_clock_is_stored_once_known_then_each_second_of_event_time() -> None:
