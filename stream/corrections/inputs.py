@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from stream.corrections.pseudonyms import pseudonym
+from stream.corrections.pseudonyms import ErasedNames
 from stream.corrections.records import Adjust, Correction, Erase, Void
 from stream.errors import UserError
 
@@ -46,12 +46,9 @@ class InputCorrections:
         key: bytes | None = None,
         adjustments: Sequence[Adjust] = (),
     ) -> None:
-        if erased and key is None:
-            raise ValueError("erasures need the pseudonym key")
         self.voided = voided
+        self._names = ErasedNames(erased, key)
         self._erased = erased
-        self._key = key
-        self._names: dict[str, str] = {}
         self.adjustments = tuple(
             dataclasses.replace(a, player=self.name(a.player)) for a in adjustments
         )
@@ -61,16 +58,7 @@ class InputCorrections:
 
     def name(self, player_id: str) -> str:
         """The id ``player_id`` is rated under: its pseudonym once erased, else itself."""
-        if not self._erased:
-            return player_id
-        found = self._names.get(player_id)
-        if found is None:
-            assert self._key is not None
-            made = pseudonym(self._key, player_id)
-            found = made if made in self._erased else player_id
-            if len(self._names) < 1_000_000:
-                self._names[player_id] = found
-        return found
+        return self._names.name(player_id)
 
     def renamed(self, value: bytes) -> bytes:
         """The event's bytes with every erased id in ``teams``, ``quitters`` and ``stats`` read

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
-from stream.corrections.pseudonyms import pseudonym
+from stream.corrections.pseudonyms import ErasedNames
 from stream.corrections.records import Adjust, Correction, Erase, Rerate, Void
 from stream.errors import UserError
 from stream.events import format_time
@@ -78,9 +78,8 @@ class Ledger:
             raise UserError(
                 f"{source}: holds erasures; they need the key their pseudonyms were made with"
             )
-        self._key = key
         self._erased = frozenset(erased)
-        self._names: dict[str, str] = {}
+        self._names = ErasedNames(self._erased, key)
 
     def admit(self, match: HistoryMatch, mode: str) -> HistoryMatch | None:
         """``match`` as it is rated (erased ids read as pseudonyms), or None when it is void.
@@ -102,14 +101,7 @@ class Ledger:
 
     def name(self, player_id: str) -> str:
         """The id ``player_id`` is rated under: its pseudonym once erased, else itself."""
-        if not self._erased:
-            return player_id
-        found = self._names.get(player_id)
-        if found is None:
-            assert self._key is not None
-            made = pseudonym(self._key, player_id)
-            found = self._names[player_id] = made if made in self._erased else player_id
-        return found
+        return self._names.name(player_id)
 
     def unmatched(self) -> list[str]:
         """One line for every void that voided nothing in the history read so far: a match id

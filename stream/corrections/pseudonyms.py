@@ -16,7 +16,7 @@ import os
 
 from stream.errors import UserError
 
-__all__ = ["KEY_VARIABLE", "PREFIX", "pseudonym", "pseudonym_key"]
+__all__ = ["KEY_VARIABLE", "PREFIX", "ErasedNames", "pseudonym", "pseudonym_key"]
 
 KEY_VARIABLE = "SKILLSTREAM_PSEUDONYM_KEY"
 PREFIX = "erased-"
@@ -43,3 +43,28 @@ def pseudonym_key(environ: dict[str, str] | None = None) -> bytes:
             "(a short key lets pseudonyms be guessed back to ids)"
         )
     return value.encode("utf-8")
+
+
+class ErasedNames:
+    """The id each player is rated under once some are erased: the pseudonym (made with
+    ``key``) when it is one of ``erased``, else the id itself. Remembers up to a million ids
+    (one keyed hash each otherwise)."""
+
+    def __init__(self, erased: frozenset[str], key: bytes | None) -> None:
+        if erased and key is None:
+            raise ValueError("erasures need the pseudonym key")
+        self.erased = erased
+        self._key = key
+        self._names: dict[str, str] = {}
+
+    def name(self, player_id: str) -> str:
+        if not self.erased:
+            return player_id
+        found = self._names.get(player_id)
+        if found is None:
+            assert self._key is not None
+            made = pseudonym(self._key, player_id)
+            found = made if made in self.erased else player_id
+            if len(self._names) < 1_000_000:
+                self._names[player_id] = found
+        return found
