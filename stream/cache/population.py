@@ -5,10 +5,11 @@ A mode that learns its population (docs/defaults.md) rates each match with the p
 its window, and every rating-changed event says which (``population``). The cache keeps, per
 mode, the one of the latest event time it has seen (``<prefix>:{<mode>}:population``, a hash:
 ``at`` in epoch ms, ``deviation`` (empty: none), ``size_edge``, ``persistence``,
-``decisiveness``), so a matchmaker's predictions use the population the workers rate with: the
-prior deviation of an unknown player, the size edge, the team strategy ``auto`` picks from the
-persistence, the decisiveness. Without the key (a mode that does not learn, or before its
-first event) the readers use the modes file's values.
+``decisiveness``, ``drift_period`` (empty or missing: the modes file's)), so a matchmaker's
+predictions use the population the workers rate with: the prior deviation of an unknown player,
+the size edge, the team strategy ``auto`` picks from the persistence, the decisiveness, and the
+drift period a deviation grows by with inactivity. Without the key (a mode that does not learn,
+or before its first event) the readers use the modes file's values.
 
 Failure and replay: the write is one conditional script, applied only when the event time is
 later than the stored one, so writing again, or an older batch after a newer one, changes
@@ -28,15 +29,15 @@ from stream.ratings.population import Population, PopulationConfig
 __all__ = ["POPULATION_SCRIPT", "encode_population_args", "event_population", "rules_from"]
 
 # KEYS: 1 the mode's population hash. ARGV: 1 event time in ms, 2 deviation ('' for none),
-# 3 size edge, 4 persistence, 5 decisiveness. Returns 1 when written, 0 when the stored one is
-# as late or later.
-POPULATION_SCRIPT = """-- skillstream learned population, script version 1
+# 3 size edge, 4 persistence, 5 decisiveness, 6 drift period ('' for none). Returns 1 when
+# written, 0 when the stored one is as late or later.
+POPULATION_SCRIPT = """-- skillstream learned population, script version 2
 local stored = redis.call('HGET', KEYS[1], 'at')
 if stored and tonumber(stored) ~= nil and tonumber(stored) >= tonumber(ARGV[1]) then
   return 0
 end
 redis.call('HSET', KEYS[1], 'at', ARGV[1], 'deviation', ARGV[2], 'size_edge', ARGV[3],
-  'persistence', ARGV[4], 'decisiveness', ARGV[5])
+  'persistence', ARGV[4], 'decisiveness', ARGV[5], 'drift_period', ARGV[6])
 return 1
 """
 
@@ -54,6 +55,9 @@ def event_population(event: Mapping[str, Any]) -> Population | None:
         values = [given["size_edge"], given["persistence"], given["decisiveness"]]
     except KeyError:
         return None
+    period = given.get("drift_period")
+    if period is not None and not (_finite(period) and 0.0 < float(period) < 1e5):
+        return None
     numbers = [deviation, *values] if deviation is not None else values
     if not all(_finite(n) for n in numbers):
         return None
@@ -66,7 +70,11 @@ def event_population(event: Mapping[str, Any]) -> Population | None:
     ):
         return None
     return Population(
-        None if deviation is None else float(deviation), edge, persistence, decisiveness
+        None if deviation is None else float(deviation),
+        edge,
+        persistence,
+        decisiveness,
+        None if period is None else float(period),
     )
 
 
@@ -79,6 +87,7 @@ def encode_population_args(at_ms: int, population: Population) -> list[str]:
         repr(float(population.size_edge)),
         repr(float(population.persistence)),
         repr(float(population.decisiveness)),
+        "" if population.drift_period is None else repr(float(population.drift_period)),
     ]
 
 
@@ -96,6 +105,7 @@ def rules_from(config: ModeConfig, reply: object) -> ModeConfig:
             "size_edge": float(fields["size_edge"]),
             "persistence": float(fields["persistence"]),
             "decisiveness": float(fields["decisiveness"]),
+            "drift_period": float(period) if (period := fields.get("drift_period")) else None,
         }
     except (KeyError, ValueError):
         return config

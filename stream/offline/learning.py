@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from stream.ratings.engine import PlayerUpdate
-from stream.ratings.evidence import NONE, Evidence, add_match_evidence, is_team_match
+from stream.ratings.evidence import FIELDS, NONE, Evidence, add_match_evidence, is_team_match
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population, PopulationStats, lineup_key, start
 from stream.ratings.populationchain import LAG, Chain, Step
@@ -48,7 +48,7 @@ class PopulationLearner:
         self.current = start(mode)
         # The mode with the current population in force (rebuilt only when it changes).
         self.rules = self.current.rules(mode)
-        # Evidence per window not folded yet, as Evidence.encode's nine integers (added in
+        # Evidence per window not folded yet, as Evidence.encode's integers (added in
         # place: replay's hot path).
         self._open: dict[int, list[int]] = {}
         self._lineups: dict[str, int] = {}
@@ -92,7 +92,7 @@ class PopulationLearner:
             window = folded + 1
         found = self._open.get(window)
         if found is None:
-            found = self._open[window] = [0] * 9
+            found = self._open[window] = [0] * FIELDS
         return found
 
     def observe(

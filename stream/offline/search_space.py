@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from stream.config.modes import PendingConfig
-from stream.ratings.algorithm import PriorDeviation
+from stream.ratings.algorithm import DriftRate, PriorDeviation
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 from stream.ratings.teams import TeamStrategy
@@ -147,8 +147,8 @@ def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:
 
 def population_fixed(table: Table, config: ModeConfig, population: Population) -> Table:
     """A copy of a mode's ``table`` (which builds ``config``) starting from ``population``:
-    the size edge, persistence and decisiveness, and the algorithm's new player deviation
-    (rounded to what a modes file shows: a tenth of a point, three decimals). Its
+    the size edge, persistence and decisiveness, and the algorithm's new player deviation and
+    drift period (rounded to what a modes file shows: a tenth of a point, three decimals). Its
     ``window_days`` stays: a mode that learns goes on learning from these values, a fixed one
     keeps them."""
     out = copy.deepcopy(table)
@@ -159,9 +159,14 @@ def population_fixed(table: Table, config: ModeConfig, population: Population) -
         "decisiveness": round(population.decisiveness, 3),
     }
     algorithm = config.algorithm
+    given = _fields(algorithm)
+    learned = algorithm
     if population.deviation is not None and isinstance(algorithm, PriorDeviation):
-        given = _fields(algorithm)
-        moved = _fields(algorithm.with_prior_deviation(population.deviation))
+        learned = algorithm.with_prior_deviation(population.deviation)
+    if population.drift_period is not None and isinstance(learned, DriftRate):
+        learned = learned.with_drift_period(population.drift_period)
+    if learned is not algorithm:
+        moved = _fields(learned)
         out[algorithm.name] = {
             **out.get(algorithm.name, {}),
             **{k: round(v, 3) for k, v in moved.items() if v != given[k]},

@@ -185,6 +185,8 @@ def population_text(population: Population) -> str:
         f"persistence {population.persistence:.3f}",
         f"decisiveness {population.decisiveness:.3f}",
     ]
+    if population.drift_period is not None:
+        parts.append(f"drift period {population.drift_period:.2f} days")
     return ", ".join(parts)
 
 

@@ -298,6 +298,7 @@ class PlayerProcessor:
             population.size_edge,
             population.persistence,
             population.decisiveness,
+            population.drift_period,
         )
         found = self._populations.get(key)
         if found is None or found[0] is not mode:

@@ -11,7 +11,7 @@ from typing import Any
 
 from stream.corrections.records import Adjust
 from stream.events import format_time
-from stream.ratings.algorithm import PriorDeviation
+from stream.ratings.algorithm import DriftRate, PriorDeviation
 from stream.ratings.explain import Explanation
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.skill import PlayerState
@@ -36,7 +36,8 @@ def rating_changed(
     exact bytes it had before seasons existed. ``why`` is the change's terms
     (stream.ratings.explain), what `skillstream ratings explain` words for a support agent.
     ``mode`` is the mode with the population in force; a mode that learns its population says
-    which (``population``: the prior deviation, size edge, persistence and decisiveness)."""
+    which (``population``: the prior deviation, size edge, persistence, decisiveness and drift
+    period)."""
     event = _change(player_id, mode, match_id, outcome, before, after, version, expected_score)
     event["at"] = format_time(at)
     event["why"] = why.to_json()
@@ -58,6 +59,7 @@ def population_of(rules: ModeConfig) -> dict[str, float | None]:
         "size_edge": population.size_edge,
         "persistence": population.persistence,
         "decisiveness": population.decisiveness,
+        "drift_period": algorithm.drift_period if isinstance(algorithm, DriftRate) else None,
     }
 
 

@@ -58,8 +58,12 @@ from stream.ratings.skill import PlayerState, PlayerStats
 # ``closed`` as unknown and rates a learning mode's match with its configured population.
 # Version 7 added ``adj`` (an operator's adjustment a re-rating worker's player partition sends
 # itself, stream/pipeline/players.py): only a worker with a corrections file holding
-# adjustments writes it.
-PROTOCOL_VERSION = 7
+# adjustments writes it. Version 8 added the learned drift (stream/ratings/drift.py): a learning
+# mode's states carry two more elements (the drift slopes), its population a fifth (the drift
+# period) and its evidence eleven integers; decoders read version 7's forms as no slopes, the
+# algorithm's own period and no drift evidence. A version 7 worker refuses the longer states as
+# malformed: upgrade every worker of a group together.
+PROTOCOL_VERSION = 8
 
 
 # --- match side commands -------------------------------------------------------------------------

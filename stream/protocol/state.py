@@ -27,8 +27,9 @@ from stream.ratings.skill import PlayerState, PlayerStats
 
 
 def encode_state(state: PlayerState) -> list[object]:
-    """[rating, deviation, volatility | None, rank_points, games, last_played | None]"""
-    return [
+    """[rating, deviation, volatility | None, rank_points, games, last_played | None], then
+    [drift_slope, variance_slope] when either is not 0 (a mode that learns its drift)."""
+    encoded: list[object] = [
         state.rating,
         state.deviation,
         state.volatility,
@@ -36,14 +37,17 @@ def encode_state(state: PlayerState) -> list[object]:
         state.games,
         state.last_played,
     ]
+    if state.drift_slope != 0.0 or state.variance_slope != 0.0:
+        encoded += [state.drift_slope, state.variance_slope]
+    return encoded
 
 
 def decode_state(data: object) -> PlayerState:
     # The hottest decoder (every rating record and snapshot): converted as before the protocol
     # had types, a wrong element turned into ProtocolError.
-    if not isinstance(data, list) or len(data) != 6:
-        raise ProtocolError(f"state: expected a list of 6 elements, got {data!r:.80}")
-    rating, deviation, volatility, rank_points, games, last_played = data
+    if not isinstance(data, list) or len(data) not in (6, 8):
+        raise ProtocolError(f"state: expected a list of 6 or 8 elements, got {data!r:.80}")
+    rating, deviation, volatility, rank_points, games, last_played, *slopes = data
     try:
         return PlayerState(
             float(rating),
@@ -52,6 +56,7 @@ def decode_state(data: object) -> PlayerState:
             int(rank_points),
             int(games),
             None if last_played is None else float(last_played),
+            *(float(s) for s in slopes),
         )
     except (TypeError, ValueError) as exc:
         raise ProtocolError(f"state: {exc}") from None
@@ -103,24 +108,30 @@ def decode_teams(data: object, what: str) -> list[list[str]]:
 
 
 def encode_population(population: Population) -> list[object]:
-    """[deviation | None, size_edge, persistence, decisiveness]"""
+    """[deviation | None, size_edge, persistence, decisiveness, drift_period | None]"""
     return [
         population.deviation,
         population.size_edge,
         population.persistence,
         population.decisiveness,
+        population.drift_period,
     ]
 
 
 def decode_population(data: object, what: str) -> Population:
+    """From :func:`encode_population`'s list, or the four elements written before the drift
+    was learned (a drift period of None: the algorithm's own)."""
     items = as_list(data, what)
-    arity(items, what, 4)
+    if len(items) != 4:
+        arity(items, what, 5)
     deviation = items[0]
+    period = items[4] if len(items) == 5 else None
     return Population(
         None if deviation is None else as_number(deviation, what),
         as_number(items[1], what),
         as_number(items[2], what),
         as_number(items[3], what),
+        None if period is None else as_number(period, what),
     )
 
 

@@ -326,10 +326,11 @@ def _encode_stats(stats: PopulationStats) -> list[float]:
 
 
 def _decode_stats(data: list[float]) -> PopulationStats:
-    if len(data) != 9:
-        raise ValueError(f"population stats: expected 9 numbers, got {len(data)}")
-    a, b, c, d, e, same_pairs, pairs, f, g = data
-    return PopulationStats(a, b, c, d, e, int(same_pairs), int(pairs), f, g)
+    # 9 numbers: written before the drift was learned (its sums are 0).
+    if len(data) not in (9, 11):
+        raise ValueError(f"population stats: expected 11 numbers, got {len(data)}")
+    a, b, c, d, e, same_pairs, pairs, f, g, *drift = data
+    return PopulationStats(a, b, c, d, e, int(same_pairs), int(pairs), f, g, *drift)
 
 
 def _encode_chain(stored: StoredChain) -> dict[str, object]:

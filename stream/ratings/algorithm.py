@@ -67,6 +67,21 @@ class PriorDeviation(Protocol):
 
 
 @runtime_checkable
+class DriftRate(Protocol):
+    """An algorithm whose deviation grows with time (Glicko-2): how fast a mode's skills drift
+    is a population property it can learn (stream.ratings.drift)."""
+
+    @property
+    def drift_period(self) -> float:
+        """Days of inactivity that grow the deviation by one rating period's volatility."""
+        ...
+
+    def with_drift_period(self, days: float) -> AlgorithmConfig:
+        """The same parameters with ``days`` as the drift period."""
+        ...
+
+
+@runtime_checkable
 class MatchAlgorithm(RatingAlgorithm, Protocol):
     """Rates everyone in a match at once from the whole match (ZoneStats)."""
 

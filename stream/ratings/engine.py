@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from stream.ratings.algorithm import AlgorithmConfig, MatchAlgorithm, PairwiseAlgorithm
+from stream.ratings.drift import drifted, slopes_between
 from stream.ratings.experience import shifted
 from stream.ratings.fastinit import fast_init
 from stream.ratings.modeconfig import ModeConfig
@@ -186,11 +187,21 @@ def rate_player(
             score = forced_score
         else:  # score_against(), written out
             score = 1.0 if my_rank < their_rank else 0.0 if my_rank > their_rank else 0.5
-        return _versus(mode, pairwise, state, own, at, opponent_rating, opponent.deviation, score)
-    new_skill, score, opponents, upset = _rate_many(
-        mode, player_id, stored, own, match, snapshots, forced_score, own_offset
+        return _versus(
+            mode,
+            pairwise,
+            state,
+            own,
+            at,
+            opponent_rating,
+            opponent.deviation,
+            score,
+            snap,
+        )
+    new_skill, score, opponents, upset, slopes = _rate_many(
+        mode, player_id, stored, state, own, match, snapshots, forced_score, own_offset
     )
-    return _finish(mode, state, at, own, new_skill, score, opponents, upset)
+    return _finish(mode, state, at, own, new_skill, score, opponents, upset, slopes)
 
 
 def _met(
@@ -218,12 +229,24 @@ def _versus(
     opponent_rating: float,
     opponent_deviation: float,
     score: float,
+    opponent: PlayerState,
 ) -> PlayerUpdate:
     """The 1v1 fast path's rule, shared by rate_player and rate_duel: one result against the
-    opponent as the player meets them (inactivity, experience and team shifts applied)."""
+    opponent as the player meets them (inactivity, experience and team shifts applied);
+    ``opponent`` is the opponent's stored state (their drift slopes)."""
     results = (Result(opponent_rating, opponent_deviation, score),)
     new_skill = pairwise.rate(own, results)
-    return _finish(mode, state, at, own, new_skill, score, results, opponent_rating - own.rating)
+    upset = opponent_rating - own.rating
+    slopes = _NO_SLOPES
+    if mode.tracks_drift:
+        largest = mode.initial.deviation
+        met = Skill(opponent_rating, opponent_deviation)
+        moved = drifted(opponent, met, largest)
+        moved_results = (Result(moved.rating, moved.deviation, score),)
+        slopes = slopes_between(
+            new_skill, pairwise.rate(drifted(state, own, largest), moved_results)
+        )
+    return _finish(mode, state, at, own, new_skill, score, results, upset, slopes)
 
 
 def _finish(
@@ -235,9 +258,13 @@ def _finish(
     score: float,
     opponents: tuple[Rated, ...],
     upset: float,
+    slopes: tuple[float, float] = (0.0, 0.0),
 ) -> PlayerUpdate:
-    """The new state after a rated match: Rank Points, one more game, the latest play time."""
+    """The new state after a rated match: Rank Points, one more game, the latest play time,
+    and ``slopes``, its sensitivities to the mode's drift (stream.ratings.drift; 0 in a mode
+    that does not learn it)."""
     last = state.last_played
+    drift_slope, variance_slope = slopes
     rank_points = next_rank_points(
         mode.rank_points,
         mode.rating_bounds,
@@ -254,6 +281,8 @@ def _finish(
         rank_points,
         state.games + 1,
         at if last is None or at > last else last,
+        drift_slope,
+        variance_slope,
     )
     return PlayerUpdate(new_state, score, mode.algorithm, own, opponents)
 
@@ -262,17 +291,20 @@ def _rate_many(
     mode: ModeConfig,
     player_id: str,
     state: PlayerState,
+    entered: PlayerState,
     own: SkillLike,
     match: MatchLike,
     snapshots: Mapping[str, PlayerState],
     forced_score: float | None,
     own_offset: float = 0.0,
-) -> tuple[SkillLike, float, tuple[Rated, ...], float]:
-    """Teams and free-for-all: (new skill, score, opponents for the expected score, upset).
+) -> tuple[SkillLike, float, tuple[Rated, ...], float, tuple[float, float]]:
+    """Teams and free-for-all: (new skill, score, opponents for the expected score, upset,
+    drift slopes).
 
-    ``state`` is the player's stored state (only compared by identity with the snapshots);
-    ``own`` their skill at the match. ``own_offset`` is the player's experience offset: every
-    other participant is moved by their own offset minus it."""
+    ``state`` is the player's stored state (only compared by identity with the snapshots),
+    ``entered`` the same as it enters the match's season; ``own`` their skill at the match.
+    ``own_offset`` is the player's experience offset: every other participant is moved by their
+    own offset minus it."""
     at = match.at
     teams = match.teams
     team_index = _team_of(teams, player_id)
@@ -291,17 +323,44 @@ def _rate_many(
     if pairwise is None:
         whole_match = mode.whole_match
         assert whole_match is not None  # ModeConfig sets exactly one of the two
-        new_skill, opponents, upset = _rate_whole_match(
+        whole, opponents, upset = _rate_whole_match(
             whole_match, player_id, own, team_index, match, team_skills, forced_score
         )
-        return new_skill, score, opponents, upset
-    results = tuple(
-        pairwise_results(
-            mode.team_rule, own, team_index, team_skills, scores, mode.population.size_edge
-        )
-    )
+        return whole, score, opponents, upset, _NO_SLOPES
+    rule = mode.team_rule
+    edge = mode.population.size_edge
+    results = tuple(pairwise_results(rule, own, team_index, team_skills, scores, edge))
     upset = sum(r.rating for r in results) / len(results) - own.rating
-    return pairwise.rate(own, results), score, results, upset
+    new_skill = pairwise.rate(own, results)
+    slopes = _NO_SLOPES
+    if mode.tracks_drift:
+        largest = mode.initial.deviation
+        moved_own = drifted(entered, own, largest)
+        moved_teams = [
+            [
+                moved_own
+                if skill is own
+                else drifted(_entered(mode, snapshots, pid, at), skill, largest)
+                for pid, skill in zip(team, skills, strict=True)
+            ]
+            for team, skills in zip(teams, team_skills, strict=True)
+        ]
+        moved = pairwise_results(rule, moved_own, team_index, moved_teams, scores, edge)
+        slopes = slopes_between(new_skill, pairwise.rate(moved_own, moved))
+    return new_skill, score, results, upset, slopes
+
+
+_NO_SLOPES = (0.0, 0.0)
+
+
+def _entered(
+    mode: ModeConfig, snapshots: Mapping[str, PlayerState], pid: str, at: float
+) -> PlayerState | None:
+    """``pid``'s snapshot as it enters the match's season (None: a newcomer)."""
+    snap = snapshots.get(pid)
+    if snap is None or mode.seasons is None:
+        return snap
+    return season_entered(mode, snap, at)
 
 
 def _snapshot(
@@ -384,8 +443,8 @@ def rate_duel(
     a, a_rating = _met(mode, state_a, at, shift_a)
     b, b_rating = _met(mode, state_b, at, shift_b)
     return (
-        _versus(mode, pairwise, state_a, a, at, b_rating, b.deviation, score_a),
-        _versus(mode, pairwise, state_b, b, at, a_rating, a.deviation, 1.0 - score_a),
+        _versus(mode, pairwise, state_a, a, at, b_rating, b.deviation, score_a, state_b),
+        _versus(mode, pairwise, state_b, b, at, a_rating, a.deviation, 1.0 - score_a, state_a),
     )
 
 

@@ -22,6 +22,8 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from stream.ratings.drift import STEP as DRIFT_STEP
+from stream.ratings.drift import drifted, drifted_teams
 from stream.ratings.engine import (
     MatchView,
     PlayerUpdate,
@@ -38,13 +40,14 @@ from stream.ratings.population import (
     SETTLED_GAMES,
     Population,
     PopulationStats,
+    drift_evidence,
     lineup_evidence,
     predictions_evidence,
     size_evidence,
     update_evidence,
 )
 from stream.ratings.resolution import rated_players
-from stream.ratings.skill import PlayerState, SkillLike
+from stream.ratings.skill import PlayerState, Result, Skill, SkillLike
 from stream.settling import Fate, Settled
 
 __all__ = [
@@ -79,6 +82,8 @@ class Evidence:
     pairs: int = 0
     decisiveness_score: int = 0
     decisiveness_information: int = 0
+    drift_score: int = 0
+    drift_information: int = 0
 
     def __add__(self, other: Evidence) -> Evidence:
         return Evidence(
@@ -91,6 +96,8 @@ class Evidence:
             self.pairs + other.pairs,
             self.decisiveness_score + other.decisiveness_score,
             self.decisiveness_information + other.decisiveness_information,
+            self.drift_score + other.drift_score,
+            self.drift_information + other.drift_information,
         )
 
     def __bool__(self) -> bool:
@@ -108,6 +115,8 @@ class Evidence:
             self.pairs,
             self.decisiveness_score / SCALE,
             self.decisiveness_information / SCALE,
+            self.drift_score / SCALE,
+            self.drift_information / SCALE,
         )
 
     def encode(self) -> list[int]:
@@ -121,17 +130,24 @@ class Evidence:
             self.pairs,
             self.decisiveness_score,
             self.decisiveness_information,
+            self.drift_score,
+            self.drift_information,
         ]
 
     @classmethod
     def decode(cls, data: Sequence[int]) -> Evidence:
-        """From :meth:`encode`'s list (ValueError when it is not nine integers)."""
-        if len(data) != 9 or not all(isinstance(n, int) and not isinstance(n, bool) for n in data):
-            raise ValueError(f"evidence: expected 9 integers, got {list(data)!r:.80}")
+        """From :meth:`encode`'s list (ValueError when it is not 11 integers, or the 9 a worker
+        wrote before the drift was learned: its drift sums are 0)."""
+        if len(data) not in (9, FIELDS) or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in data
+        ):
+            raise ValueError(f"evidence: expected {FIELDS} integers, got {list(data)!r:.80}")
         return cls(*data)
 
 
 NONE = Evidence()
+# How many sums an Evidence holds (the length of :meth:`Evidence.encode`).
+FIELDS = 11
 
 
 def quantised(stats: PopulationStats) -> Evidence:
@@ -146,6 +162,8 @@ def quantised(stats: PopulationStats) -> Evidence:
         stats.pairs,
         round(stats.decisiveness_score * SCALE),
         round(stats.decisiveness_information * SCALE),
+        round(stats.drift_score * SCALE),
+        round(stats.drift_information * SCALE),
     )
 
 
@@ -167,7 +185,7 @@ def match_evidence(
     line-ups (``lineups``: each player's line-up key at their previous team match) and, when
     it was rated ``as_played`` (no quitters, nobody abandoned or timed out first), its
     predictions and sides at ``at``."""
-    sums = [0] * 9
+    sums = [0] * FIELDS
     add_match_evidence(
         sums, rules, population, teams, ranks, at, states, updates, lineups, as_played=as_played
     )
@@ -206,9 +224,19 @@ def add_match_evidence(
                 actual = 1.0 if ranks[0] < ranks[1] else 0.0 if ranks[0] > ranks[1] else 0.5
                 sums[7] += round((actual - sharp) * logit * SCALE)
                 sums[8] += round(sharp * (1.0 - sharp) * logit * logit * SCALE)
+                if rules.tracks_drift:
+                    entered = _entered(rules, states, at)
+                    _add_duel_drift(
+                        sums, rules, entered.get(a), entered.get(b), own, met, p, actual
+                    )
     elif as_played or is_team_match(teams):
         skills = played_skills(rules, states, teams, at) if as_played else None
-        found = match_part(rules, population, teams, ranks, skills, lineups)
+        moved = None
+        if skills is not None and rules.tracks_drift:
+            moved = drifted_teams(
+                teams, _entered(rules, states, at), skills, rules.initial.deviation
+            )
+        found = match_part(rules, population, teams, ranks, skills, lineups, moved)
         for index, units in enumerate(found.encode()):
             sums[index] += units
     for update in updates.values():
@@ -229,18 +257,64 @@ def match_part(
     ranks: Sequence[int],
     skills: Sequence[Sequence[SkillLike]] | None,
     lineups: Mapping[str, int],
+    moved: Sequence[Sequence[SkillLike]] | None = None,
 ) -> Evidence:
     """A match's predictions and sides from the participants' ``skills`` as played
     (:func:`played_skills`; None: not rated as played, no prediction) and its teammates'
-    previous line-ups (none for a 1v1), quantised together."""
+    previous line-ups (none for a 1v1), quantised together; with ``moved`` (the skills with the
+    log drift one higher: a mode that learns its drift) the drift's evidence too."""
     stats = PopulationStats()
     if skills is not None:
         stats = stats + predictions_evidence(rules, population, skills, ranks)
+        if moved is not None:
+            stats = stats + drift_evidence(rules, skills, moved, ranks)
         if len({len(team) for team in teams}) > 1:
             stats = stats + size_evidence(rules, skills, ranks)
     if is_team_match(teams):
         stats = stats + lineup_evidence(teams, lineups)
     return quantised(stats)
+
+
+def _entered(
+    rules: ModeConfig, states: Mapping[str, PlayerState], at: float
+) -> Mapping[str, PlayerState]:
+    """``states`` as they enter the season of ``at`` (``states`` itself without seasons)."""
+    if rules.seasons is None:
+        return states
+    return {pid: season_entered(rules, state, at) for pid, state in states.items()}
+
+
+def _add_duel_drift(
+    sums: list[int],
+    rules: ModeConfig,
+    state_a: PlayerState | None,
+    state_b: PlayerState | None,
+    own: SkillLike,
+    met: Result,
+    p: float,
+    actual: float,
+) -> None:
+    """:func:`~stream.ratings.population.drift_evidence` of a duel, added in place: the first
+    player's win probability against the same a small step along the log drift
+    (stream.ratings.drift.drifted): the logit's slope."""
+    largest = rules.initial.deviation
+    met_skill = Skill(met.rating, met.deviation)
+    moved_a = drifted(state_a, own, largest)
+    moved_b = drifted(state_b, met_skill, largest)
+    if moved_a is own and moved_b is met_skill:
+        return
+    p_more = rules.algorithm.expected_score(
+        moved_a, Result(moved_b.rating, moved_b.deviation, met.score)
+    )
+    if not 0.0 < p_more < 1.0:
+        return
+    # As the prediction is made: sharpened by the decisiveness in force.
+    decisiveness = rules.population.decisiveness
+    logit = math.log(p / (1.0 - p))
+    slope = decisiveness * (math.log(p_more / (1.0 - p_more)) - logit) / DRIFT_STEP
+    sharp = 1.0 / (1.0 + math.exp(-decisiveness * logit))
+    sums[9] += round((actual - sharp) * slope * SCALE)
+    sums[10] += round(sharp * (1.0 - sharp) * slope * slope * SCALE)
 
 
 def is_team_match(teams: Sequence[Sequence[str]]) -> bool:

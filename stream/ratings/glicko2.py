@@ -287,6 +287,16 @@ class Glicko2Config:
         )
 
     @property
+    def drift_period(self) -> float:
+        """Days of inactivity per rating period (what a learning mode learns of it)."""
+        return self.period_days
+
+    def with_drift_period(self, days: float) -> Glicko2Config:
+        """The same parameters with ``days`` per rating period (within its accepted range)."""
+        accepted = self.RANGES["period_days"]
+        return dataclasses.replace(self, period_days=min(max(days, accepted.low), accepted.high))
+
+    @property
     def decay_step_seconds(self) -> float:
         """Less inactivity than this adds nothing (one granularity step)."""
         return self.granularity_days * _SECONDS_PER_DAY

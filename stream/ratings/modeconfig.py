@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from stream.ratings.algorithm import AlgorithmConfig, MatchAlgorithm, PairwiseAlgorithm
+from stream.ratings.algorithm import AlgorithmConfig, DriftRate, MatchAlgorithm, PairwiseAlgorithm
 from stream.ratings.carryover import StartConfig
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import Glicko2Config
@@ -62,6 +62,8 @@ class ModeConfig:
     whole_match: MatchAlgorithm | None = field(init=False, repr=False, compare=False)
     # Derived once: the state of a player the mode has never seen (shared: it is immutable).
     initial: PlayerState = field(init=False, repr=False, compare=False)
+    # Derived: whether updates carry each player's sensitivity to the learned drift.
+    tracks_drift: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         algorithm = self.algorithm
@@ -91,3 +93,5 @@ class ModeConfig:
         skill = self.algorithm.initial()
         initial = PlayerState(skill.rating, skill.deviation, skill.volatility)
         object.__setattr__(self, "initial", initial)
+        tracks = self.population.learns and isinstance(self.algorithm, DriftRate)
+        object.__setattr__(self, "tracks_drift", tracks)

@@ -1,13 +1,15 @@
 """A mode's population: the values that are properties of who plays the mode, learned from it.
 
-Four numbers depend on the players and the game rather than on the rating formulas, and no
+Five numbers depend on the players and the game rather than on the rating formulas, and no
 constant suits every game: how widely a newcomer's true skill may lie from the start (the
 **prior deviation**: narrow on a professional tour, broad on a free-to-play ladder), how much
 stronger a side is with more players (the **size edge**), how often a team's players stay
 together from one match to the next (the **persistence**: rosters and parties, or reshuffled
 pickup teams; the ``auto`` team strategy follows it), and how decisively a rating gap decides a
 match (the **decisiveness**: a best-of-five series more than a single map; it sharpens or
-softens predictions only). A :class:`Population` holds the values in force; ``rate_player`` and
+softens predictions only), and how fast true skills move with time (the **drift period**,
+Glicko-2's ``period_days``: esports rosters and metagames change in weeks, tennis careers in
+years). A :class:`Population` holds the values in force; ``rate_player`` and
 the predictions take it as an explicit input (``population=``), so a mode is rated the same way
 wherever the same population is given.
 
@@ -36,6 +38,11 @@ How each value is learned (a match's ``s`` is the result, ``E`` what the rules i
   maximum-likelihood edge given the ratings).
 * decisiveness: a Newton step per window on the log-likelihood of every prediction, damped by
   :data:`DECISIVENESS_PRIOR_INFORMATION` (it follows the predictions as the ratings mature).
+* drift period: a Newton step per window on the log-likelihood of every prediction as made
+  (sharpened), in the log of the drift (the period's reciprocal), damped by
+  :data:`DRIFT_PRIOR_INFORMATION`; the slope of a prediction comes from each player's
+  sensitivities to the drift, carried in their state (stream.ratings.drift); the period stays
+  within :data:`DRIFT_PERIOD_BOUNDS`.
 * persistence: the share of teammate pairs whose lineup at the previous match was the same
   (:func:`lineup_key`), counted over the mode's whole history, starting from the configured
   value as if it had been seen on :data:`PERSISTENCE_PRIOR_PAIRS` pairs.
@@ -58,8 +65,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from stream.ratings.algorithm import PriorDeviation
-from stream.ratings.probability import team_win_probability
+from stream.ratings.algorithm import DriftRate, PriorDeviation
+from stream.ratings.drift import STEP as DRIFT_STEP
+from stream.ratings.probability import sharpened, team_win_probability
 from stream.ratings.ranges import Range, check_ranges
 from stream.ratings.skill import Result, SkillLike
 from stream.ratings.teams import score_against
@@ -87,6 +95,15 @@ DECISIVENESS_PRIOR_INFORMATION = 400.0
 DEVIATION_BOUNDS = (50.0, 450.0)
 # The size edge's Newton steps start from this much information (a prior of +-100 points).
 EDGE_PRIOR_INFORMATION = 1.0 / (100.0 * 100.0)
+# A window's Newton step of the log drift counts this much information besides the window's own
+# (chosen on the choosing windows of docs/defaults.md: 1, 3, 10 and 30 were tried).
+DRIFT_PRIOR_INFORMATION = 3.0
+# The largest change of the log drift one window makes (a factor of 2.7: a window whose
+# evidence says more is rare, and one such window must not throw the period to a bound).
+MAX_DRIFT_STEP = 1.0
+# The learned drift period stays within these (days): from skills that move within days to
+# ones that hardly move in a year.
+DRIFT_PERIOD_BOUNDS = (0.5, 365.0)
 # The persistence starts as if its configured value had been seen on this many teammate pairs
 # (a new mode's first reshuffled matches switch ``auto`` within a window or two).
 PERSISTENCE_PRIOR_PAIRS = 20.0
@@ -150,12 +167,16 @@ class Population:
     algorithm without one. ``size_edge``: rating points for twice as many players.
     ``persistence``: the share of teammates kept from the previous match. ``decisiveness``:
     what a prediction's logit is multiplied by (predictions only: no rating depends on it).
+    ``drift_period``: the days of inactivity that grow a deviation by one rating period's
+    volatility (Glicko-2's ``period_days``; shorter: skills drift faster; stream.ratings.drift),
+    None for an algorithm whose deviation does not grow with time.
     """
 
     deviation: float | None
     size_edge: float
     persistence: float
     decisiveness: float = 1.0
+    drift_period: float | None = None
     # The mode's rules with these values, built once per mode that asks (by identity: a
     # mode's rules are one object for its whole life).
     _rules: dict[int, tuple[ModeConfig, ModeConfig]] = field(
@@ -177,7 +198,8 @@ def start(mode: ModeConfig) -> Population:
     algorithm = mode.algorithm
     deviation = algorithm.prior_deviation if isinstance(algorithm, PriorDeviation) else None
     config = mode.population
-    return Population(deviation, config.size_edge, config.persistence, config.decisiveness)
+    period = algorithm.drift_period if isinstance(algorithm, DriftRate) else None
+    return Population(deviation, config.size_edge, config.persistence, config.decisiveness, period)
 
 
 def _applied(mode: ModeConfig, population: Population) -> ModeConfig:
@@ -188,6 +210,9 @@ def _applied(mode: ModeConfig, population: Population) -> ModeConfig:
         and population.deviation != algorithm.prior_deviation
     ):
         algorithm = algorithm.with_prior_deviation(population.deviation)
+    period = population.drift_period
+    if period is not None and isinstance(algorithm, DriftRate) and period != algorithm.drift_period:
+        algorithm = algorithm.with_drift_period(period)
     config = mode.population
     learned = (population.size_edge, population.persistence, population.decisiveness)
     if learned != (config.size_edge, config.persistence, config.decisiveness):
@@ -230,6 +255,8 @@ class PopulationStats:
     pairs: int = 0
     decisiveness_score: float = 0.0
     decisiveness_information: float = 0.0
+    drift_score: float = 0.0
+    drift_information: float = 0.0
 
     def __add__(self, other: PopulationStats) -> PopulationStats:
         return PopulationStats(
@@ -242,6 +269,8 @@ class PopulationStats:
             self.pairs + other.pairs,
             self.decisiveness_score + other.decisiveness_score,
             self.decisiveness_information + other.decisiveness_information,
+            self.drift_score + other.drift_score,
+            self.drift_information + other.drift_information,
         )
 
     @property
@@ -312,6 +341,32 @@ def size_evidence(
             score += (score_against(ranks[i], ranks[j]) - p) * slope
             information += p * (1.0 - p) * slope * slope
     return PopulationStats(edge_score=score, edge_information=information)
+
+
+def drift_evidence(
+    rules: ModeConfig,
+    teams: Sequence[Sequence[SkillLike]],
+    moved: Sequence[Sequence[SkillLike]],
+    ranks: Sequence[int],
+) -> PopulationStats:
+    """What a match's predictions say about the drift: every pair of teams as the rules in force
+    predict it (``teams``: the skills as played) against the same from ``moved``, the skills a
+    small step along the log drift (stream.ratings.drift.drifted_teams): the logit's slope."""
+    algorithm = rules.algorithm
+    strategy = rules.team_rule
+    edge = rules.population.size_edge
+    decisiveness = rules.population.decisiveness
+    score = information = 0.0
+    for i in range(len(teams)):
+        for j in range(i + 1, len(teams)):
+            p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge)
+            p_more = team_win_probability(algorithm, moved[i], moved[j], strategy, edge)
+            # As the prediction is made: sharpened by the decisiveness in force.
+            slope = decisiveness * (_logit(p_more) - _logit(p)) / DRIFT_STEP
+            p = sharpened(p, decisiveness)
+            score += (score_against(ranks[i], ranks[j]) - p) * slope
+            information += p * (1.0 - p) * slope * slope
+    return PopulationStats(drift_score=score, drift_information=information)
 
 
 def lineup_evidence(
@@ -395,7 +450,14 @@ def next_population(
         )
         accepted = PopulationConfig.RANGES["decisiveness"]
         decisiveness = min(accepted.high, max(accepted.low, decisiveness))
-    return Population(deviation, edge, persistence, decisiveness), carried
+    period = current.drift_period
+    if period is not None and stats.drift_information > 0.0:
+        # The evidence is for the log of the drift, the period's reciprocal.
+        step = stats.drift_score / (stats.drift_information + DRIFT_PRIOR_INFORMATION)
+        step = max(-MAX_DRIFT_STEP, min(MAX_DRIFT_STEP, step))
+        low, high = DRIFT_PERIOD_BOUNDS
+        period = min(high, max(low, period * math.exp(-step)))
+    return Population(deviation, edge, persistence, decisiveness, period), carried
 
 
 def _logit(p: float) -> float:

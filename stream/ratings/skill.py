@@ -50,6 +50,9 @@ class PlayerState:
 
     ``last_played`` is the epoch second of the last rated match (None before the first); the
     Glicko algorithms grow the deviation from it. ``rank_points`` is the player-facing score.
+    ``drift_slope`` and ``variance_slope``: how the rating (points) and the squared deviation
+    (points squared) would move per unit of the log of the mode's learned skill drift
+    (stream.ratings.drift); 0 in a mode that does not learn it.
     """
 
     rating: float
@@ -58,6 +61,8 @@ class PlayerState:
     rank_points: int = 0
     games: int = 0
     last_played: float | None = None
+    drift_slope: float = 0.0
+    variance_slope: float = 0.0
 
     @property
     def skill(self) -> Skill:

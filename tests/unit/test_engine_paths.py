@@ -28,6 +28,7 @@ from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.population import PopulationConfig
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.skill import PlayerState, PlayerStats
@@ -60,6 +61,18 @@ MODES = [
     for debut in (0.0, -200.0)
     # Without seasons, and with a soft reset at every weekly boundary.
     for seasons in (None, WEEKLY)
+] + [
+    # A mode that learns its population: every update carries its drift slopes too.
+    ModeConfig(
+        f"glicko2-{teams.value}-learning-{seasons is not None}",
+        Glicko2Config(),
+        teams,
+        experience=ExperienceConfig(debut_offset=-200.0),
+        seasons=seasons,
+        population=PopulationConfig(window_days=1.0),
+    )
+    for teams in TeamStrategy
+    for seasons in (None, WEEKLY)
 ]
 
 
@@ -77,9 +90,11 @@ def general_path(
     entered = engine.season_entered(mode, state, match.at)
     own = skill_at(mode.algorithm, entered, match.at)
     offset = mode.experience.offset(state.games)
-    rated = REAL_RATE_MANY(mode, player_id, state, own, match, snapshots, forced_score, offset)
-    new_skill, score, opponents, upset = rated
-    return engine._finish(mode, entered, match.at, own, new_skill, score, opponents, upset)
+    rated = REAL_RATE_MANY(
+        mode, player_id, state, entered, own, match, snapshots, forced_score, offset
+    )
+    new_skill, score, opponents, upset, slopes = rated
+    return engine._finish(mode, entered, match.at, own, new_skill, score, opponents, upset, slopes)
 
 
 def fast_path(
@@ -120,6 +135,9 @@ def player_states(draw: st.DrawFn, at: float) -> PlayerState:
         # Few games, where the experience offset is large, as often as many.
         draw(st.one_of(st.integers(0, 12), st.integers(0, 5000))),
         None if age is None else at - age,
+        # Sensitivities to a learned drift (only a learning mode reads them).
+        draw(st.one_of(st.just(0.0), st.floats(-200.0, 200.0, allow_nan=False))),
+        draw(st.one_of(st.just(0.0), st.floats(-5000.0, 20000.0, allow_nan=False))),
     )
 
 

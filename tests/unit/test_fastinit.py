@@ -171,7 +171,7 @@ def test_init_false_field_is_rejected() -> None:
     [
         (Skill, (1500.0, 350.0, 0.06)),
         (Result, (1500.0, 350.0, 1.0, 0.5)),
-        (PlayerState, (1500.0, 350.0, 0.06, 10, 2, 1.5)),
+        (PlayerState, (1500.0, 350.0, 0.06, 10, 2, 1.5, -3.0, 40.0)),
     ],
 )
 def test_the_library_value_types_construct_every_field(
@@ -187,4 +187,13 @@ def test_the_library_value_types_construct_every_field(
 
 def test_skill_defaults() -> None:
     assert dataclasses.astuple(Skill(1400.0)) == (1400.0, 0.0, None)
-    assert dataclasses.astuple(PlayerState(1.0, 2.0, None)) == (1.0, 2.0, None, 0, 0, None)
+    assert dataclasses.astuple(PlayerState(1.0, 2.0, None)) == (
+        1.0,
+        2.0,
+        None,
+        0,
+        0,
+        None,
+        0.0,
+        0.0,
+    )

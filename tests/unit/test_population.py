@@ -41,9 +41,12 @@ LEARNING = PopulationConfig(window_days=1.0)
 
 def test_a_mode_starts_with_its_configured_values() -> None:
     mode = ModeConfig("m", population=PopulationConfig(size_edge=40.0, persistence=0.3))
-    assert start(mode) == Population(2.015 * SCALE, 40.0, 0.3)
+    assert start(mode) == Population(2.015 * SCALE, 40.0, 0.3, 1.0, 14.0)
     assert start(ModeConfig("g1", Glicko1Config())).deviation == 350.0
     assert start(ModeConfig("elo", EloConfig())).deviation is None
+    # Only Glicko-2's deviation grows with time by a drift period.
+    assert start(ModeConfig("g1", Glicko1Config())).drift_period is None
+    assert start(ModeConfig("elo", EloConfig())).drift_period is None
 
 
 def test_the_configured_values_leave_the_mode_as_it_is() -> None:

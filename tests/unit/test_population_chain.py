@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from stream.ratings.engine import MatchView, rate_match
 from stream.ratings.evidence import (
+    FIELDS,
     NONE,
     SCALE,
     Evidence,
@@ -46,6 +47,8 @@ parts = st.lists(
         st.floats(0.0, 1e3),
         st.integers(0, 50),
         st.integers(0, 50),
+        finite,
+        st.floats(0.0, 1e3),
         finite,
         st.floats(0.0, 1e3),
     ),
@@ -84,9 +87,16 @@ def test_a_part_quantised_again_is_the_same_integers(found: list[PopulationStats
 @pytest.mark.parametrize(
     "data", [[1, 2, 3], [1, 2, 3, 4, 5, 6, 7, 8, 9.5], [True, 0, 0, 0, 0, 0, 0, 0, 0]]
 )
-def test_evidence_that_is_not_nine_integers_is_refused(data: list[object]) -> None:
-    with pytest.raises(ValueError, match="9 integers"):
+def test_evidence_that_is_not_eleven_integers_is_refused(data: list[object]) -> None:
+    with pytest.raises(ValueError, match="11 integers"):
         Evidence.decode(data)  # type: ignore[arg-type]
+
+
+def test_evidence_written_before_the_drift_was_learned_reads_with_no_drift_evidence() -> None:
+    old = [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    found = Evidence.decode(old)
+    assert found.encode() == [*old, 0, 0]
+    assert found.drift_score == found.drift_information == 0
 
 
 def test_a_window_is_in_force_two_windows_after_its_evidence() -> None:
@@ -147,8 +157,8 @@ def test_keeping_the_last_steps_answers_their_windows_as_before() -> None:
     assert {w: chain.at(w) for w in range(6, 15)} == wanted
 
 
-def player(rating: float, games: int) -> PlayerState:
-    return PlayerState(rating, 150.0, 0.06, 0, games, T0 - 3600.0)
+def player(rating: float, games: int, drift_slope: float = 0.0) -> PlayerState:
+    return PlayerState(rating, 150.0, 0.06, 0, games, T0 - 3 * 86400.0, drift_slope, 900.0)
 
 
 @pytest.mark.parametrize(
@@ -161,8 +171,12 @@ def test_a_matchs_evidence_is_its_parts_added_in_place(
     """The live match side's total (match_evidence) and replay's sums added in place
     (add_match_evidence) are the same integers; a duel of settled players adds only its
     prediction, newcomers their updates too."""
-    states = {"a": player(1600.0, 2), "b": player(1500.0, 40), "c": player(1450.0, 0)}
-    population = Population(200.0, 50.0, 0.5, 1.1)
+    states = {
+        "a": player(1600.0, 2, 12.0),
+        "b": player(1500.0, 40, -8.0),
+        "c": player(1450.0, 0),
+    }
+    population = Population(200.0, 50.0, 0.5, 1.1, 10.0)
     rules = population.rules(MODE)
     match = MatchView(teams, (0, 1), T0)
     updates = rate_match(rules, match, states)
@@ -170,13 +184,16 @@ def test_a_matchs_evidence_is_its_parts_added_in_place(
     total = match_evidence(
         rules, population, teams, (0, 1), T0, states, updates, lineups, as_played=as_played
     )
-    sums = [5] * 9
+    sums = [5] * FIELDS
     add_match_evidence(
         sums, rules, population, teams, (0, 1), T0, states, updates, lineups, as_played=as_played
     )
     assert [s - 5 for s in sums] == total.encode()
     assert total.newcomer_updates > 0  # a and c are newcomers
     assert (total.decisiveness_information > 0) == as_played
+    # Every participant has a slope or a growing deviation: a prediction says something of the
+    # drift.
+    assert (total.drift_information > 0) == as_played
     if as_played and len(teams[0]) != len(teams[1]):
         assert total.edge_information > 0
     if len(teams[0]) > 1:

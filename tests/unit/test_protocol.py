@@ -69,9 +69,13 @@ MATCH_COMMANDS = [
     # Version 4: a player partition's abandon requests are out up to a start.
     b'["awm",1,1780000099.5]',
     # Version 6: a learning mode's snapshot carries the player's last line-up key; a match
-    # partition's closed windows and their evidence (nine integers per mode and window).
+    # partition's closed windows and their evidence (version 8: eleven integers per mode and
+    # window, the drift's two last).
     b'["snap","m","p",' + STATE + b",false,1780000100.5,1234567890123]",
-    b'["closed",2,1780012800.0,{"ranked":[[20601,[-5,7,4294967296,0,0,3,4,11,12]]]}]',
+    b'["closed",2,1780012800.0,{"ranked":[[20601,[-5,7,4294967296,0,0,3,4,11,12,-3,9]]]}]',
+    # Version 8: a learning mode's state carries its drift slopes.
+    b'["snap","m","p",[1500.0,120.5,0.06,10,3,1780000000.0,-12.5,840.25],false,'
+    b"1780000100.5,1234567890123]",
     b'["closed",0,1780012800.0,{}]',
 ]
 PLAYER_COMMANDS = [
@@ -83,10 +87,11 @@ PLAYER_COMMANDS = [
     b'[["p000000",null,null],["p000001",0.0,"abandoned"]],1780000250123]',
     b'["cancel","sim5-4",["p000001"]]',
     b'["wm",2,1780000099.5]',
-    # Version 6: a learning mode's rate carries the population in force.
+    # Version 6: a learning mode's rate carries the population in force (version 8: its drift
+    # period last).
     b'["rate","sim5-7","1v1",1780000300.0,[["p000000"],["p000001"]],[0,1],null,'
     b'{"p000000":null,"p000001":null},[["p000000",null,null]],1780000300123,'
-    b"[250.5,100.0,0.25,1.05]]",
+    b"[250.5,100.0,0.25,1.05,7.5]]",
     # Version 7: a re-rating worker's adjustment, sent by the player's partition to itself.
     b'["adj","p000001","c-42"]',
 ]
@@ -107,17 +112,18 @@ MATCH_ENTRIES = [
     b'"fin":null,"wait":null,"aband":{},"settled":[],"done":null,"lines":{"a":42}}',
     b'{"mode":"1v1","teams":[["a"],["b"]],"start":1780000000.0,"snaps":{"a":null,"b":null},'
     b'"fin":{"at":1780000060.0,"ts":null,"ranks":[0,1],"quitters":[],"stats":null},"wait":null,'
-    b'"aband":{},"settled":["a","b"],"done":1780000060.0,"ev":[-5,7,4294967296,0,0,0,0,11,12]}',
+    b'"aband":{},"settled":["a","b"],"done":1780000060.0,"ev":[-5,7,4294967296,0,0,0,0,11,12,3,4]}',
 ]
 # A match partition's side of the learned populations (version 6).
 POPULATION_RECORDS = [
     b'{"u":null,"m":{},"h":{},"ch":{}}',
     b'{"u":1780012800.0,"m":{"0":1780012800.0,'
-    b'"3":1780009200.0},"h":{"ranked":[[20601,0,[-5,7,4294967296,0,0,3,4,11,12]],'
-    b'[20601,3,[0,0,0,0,0,1,1,0,0]]]},"ch":{"ranked":{"set":"1.0|100.0|1.0|1.0|x",'
-    b'"i":[138.97424,100.0,1.0,1.0],"c":[150.25,100.0,0.5,1.0625],'
-    b'"s":[0.5,1.0,2.0,0.0,0.0,3.0,4.0,0.25,0.125],"k":[0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0],'
-    b'"f":20600,"st":[[20602,[150.25,100.0,0.5,1.0625]]]}}}',
+    b'"3":1780009200.0},"h":{"ranked":[[20601,0,[-5,7,4294967296,0,0,3,4,11,12,-1,2]],'
+    b'[20601,3,[0,0,0,0,0,1,1,0,0,0,0]]]},"ch":{"ranked":{"set":"1.0|100.0|1.0|1.0|x",'
+    b'"i":[138.97424,100.0,1.0,1.0,14.0],"c":[150.25,100.0,0.5,1.0625,9.5],'
+    b'"s":[0.5,1.0,2.0,0.0,0.0,3.0,4.0,0.25,0.125,-0.5,3.0],'
+    b'"k":[0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0],'
+    b'"f":20600,"st":[[20602,[150.25,100.0,0.5,1.0625,9.5]]]}}}',
 ]
 RATING_RECORDS = [
     b'{"s":[1006.0143978592619,72.81300287645881,0.05992031170168974,1625,99,1780012400.0],'
@@ -125,6 +131,8 @@ RATING_RECORDS = [
     b'{"s":[1016.0,0.0,null,12,1,null],"v":1,"r":["m"]}',
     # Version 6: a learning mode's record keeps the line-up key of the last team match.
     b'{"s":[1016.0,0.0,null,12,1,null],"v":1,"r":["m"],"l":18446744073709551615}',
+    # Version 8: a learning mode's state keeps its drift slopes.
+    b'{"s":[1016.0,80.5,0.06,12,4,1780000000.0,-12.5,840.25],"v":4,"r":["m"]}',
 ]
 PENDING_RECORDS = [
     b'{"m":{},"done":["sim5-12","sim5-14","sim5-39"]}',
@@ -209,7 +217,7 @@ def test_commands_stay_immutable_values(raw: bytes) -> None:
 
 def test_a_rate_command_from_version_1_still_decodes() -> None:
     # Written before the finish's timestamp was added: 9 elements.
-    assert PROTOCOL_VERSION == 7
+    assert PROTOCOL_VERSION == 8
     old = orjson.loads(PLAYER_COMMANDS[1])[:9]
     rate = decode_player_command(old)
     assert isinstance(rate, Rate) and rate.finished_ms is None
@@ -334,3 +342,34 @@ def test_a_rate_command_from_a_later_version_is_read_without_its_new_elements() 
     assert raw[0] == "rate" and len(raw) == 11
     later = decode_player_command([*raw, {"a": "field this version does not know"}])
     assert later == decode_player_command(raw)
+
+
+def test_records_written_before_the_drift_was_learned_still_decode() -> None:
+    """Version 7's learned population: 6-element states, 4-element populations, evidence and
+    sums of 9; they read as no drift slopes, the algorithm's own drift period and no drift
+    evidence, and are written again in version 8's form."""
+    old_rate = orjson.loads(PLAYER_COMMANDS[5])
+    old_rate[10] = old_rate[10][:4]
+    rate = decode_player_command(old_rate)
+    assert isinstance(rate, Rate) and rate.population is not None
+    assert rate.population.drift_period is None
+    old_closed = orjson.loads(MATCH_COMMANDS[-3])
+    old_closed[3]["ranked"][0][1] = old_closed[3]["ranked"][0][1][:9]
+    again = orjson.dumps(encode_command(decode_match_command(old_closed)))
+    assert again.endswith(b"11,12,0,0]]]}]")
+    record = RATINGS.value(RATING_RECORDS[0])
+    assert record.state.drift_slope == record.state.variance_slope == 0.0
+    old_chain = POPULATION_RECORDS[1]
+    for new, old in (
+        (b"[138.97424,100.0,1.0,1.0,14.0]", b"[138.97424,100.0,1.0,1.0]"),
+        (b"[150.25,100.0,0.5,1.0625,9.5]", b"[150.25,100.0,0.5,1.0625]"),
+        (b"0.25,0.125,-0.5,3.0]", b"0.25,0.125]"),
+        (b"0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0]", b"0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0]"),
+        (b"11,12,-1,2]", b"11,12]"),
+        (b"1,1,0,0,0,0]", b"1,1,0,0]"),
+    ):
+        assert new in old_chain
+        old_chain = old_chain.replace(new, old)
+    chain = POPULATIONS.value(old_chain).chains["ranked"].chain
+    assert chain.initial.drift_period is None and chain.seen.drift_score == 0.0
+    assert b"1.0625,null]" in POPULATIONS.value_bytes(POPULATIONS.value(old_chain))

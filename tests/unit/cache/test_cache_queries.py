@@ -237,6 +237,19 @@ def test_predictions_use_the_population_the_workers_learned() -> None:
     ) == probability.win_probability(config.algorithm, a, c, 1.3)
 
 
+def test_the_cached_drift_period_is_the_one_in_force() -> None:
+    """The readers grow a deviation with the drift period the workers learned; a hash written
+    before it was learned (no field, or empty) leaves the modes file's."""
+    queries = RatingQueries(Modes(), KeyLayout("t"))
+    reply = population_reply("300.0", 40.0, 0.9, 1.0)
+    assert isinstance(reply, dict)
+    learned = {**reply, b"drift_period": b"3.5"}
+    assert queries.rules("m").decode([learned]).algorithm.drift_period == 3.5  # type: ignore[union-attr]
+    configured = Modes().get("m").algorithm.drift_period  # type: ignore[union-attr]
+    for older in (reply, {**reply, b"drift_period": b""}):
+        assert queries.rules("m").decode([older]).algorithm.drift_period == configured  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize(
     "reply",
     [

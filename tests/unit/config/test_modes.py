@@ -138,7 +138,16 @@ def test_the_configs_have_the_shape_they_are_sorted_by() -> None:
 def test_the_new_players_state_is_derived_once_from_the_algorithm() -> None:
     mode = built_in_mode("m")
     start = mode.algorithm.initial()
-    assert dataclasses.astuple(mode.initial) == (start.rating, start.deviation, 0.06, 0, 0, None)
+    assert dataclasses.astuple(mode.initial) == (
+        start.rating,
+        start.deviation,
+        0.06,
+        0,
+        0,
+        None,
+        0.0,
+        0.0,
+    )
     assert dataclasses.replace(mode, name="n").initial == mode.initial
     moved = dataclasses.replace(mode, algorithm=EloConfig(initial_rating=1200.0))
     assert moved.initial.rating == 1200.0 and moved.initial.volatility is None
