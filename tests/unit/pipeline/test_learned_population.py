@@ -120,6 +120,34 @@ def test_a_learning_mode_rates_live_as_replay_with_the_population_moving(seed: i
     assert len(carried(c)) >= 3
 
 
+def drift_periods(modes: Modes, history: list[HistoryMatch]) -> set[float | None]:
+    replayer = Replayer(modes)
+    for match, fates in in_play_order(history, replayer):
+        replayer.apply_settled(match, fates)
+    return {step.population.drift_period for step in replayer.learners["m"].steps}
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_learning_mode_learns_its_drift_live_as_in_replay(seed: int) -> None:
+    """Ten days of play in half-day windows: players come back after days away, so every
+    deviation grows between their matches, the players' drift slopes move and the drift period
+    with them; the live ratings, which depend on both, equal replay's."""
+    modes = learning(window_days=0.5)
+    history = simulated(
+        seed, matches=500, players=120, initial_players=120, matches_per_second=50 / 86400.0
+    )
+    periods = drift_periods(modes, history)
+    assert len(periods) >= 3  # the period moved during the history
+    c = Cluster(modes, partitions=PARTITIONS)
+    send_all(c, history)
+    c.run()
+    assert not c.dead_letters
+    assert live(c) == replayed_history(history, modes)
+    steps = chains(c)
+    assert all(s == steps[0] for s in steps)
+    assert {cmd[-1] for cmd in carried(c)} >= periods - {14.0}
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_a_backlog_of_a_learning_mode_read_in_any_order_equals_replay(seed: int) -> None:
     modes = learning()
