@@ -81,6 +81,8 @@ def _learned_lines(result: TuneResult) -> Iterator[str]:
             f"persistence {population.persistence:.3f} (teams {kept.teams.value}:"
             f" {rules.team_rule.value})"
         )
+        if population.drift_period is not None:
+            parts.append(f"drift period {population.drift_period:.1f} days")
         how = "learned by the end of the history" if kept.population.learns else "fixed"
         yield f"# population of mode {mode!r}, {how}: {', '.join(parts)}"
     if kept.population.learns:

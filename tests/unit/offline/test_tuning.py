@@ -244,6 +244,7 @@ def test_tune_learns_the_population_and_prints_it_fixed_as_a_worker_rates_it(
     assert f"# step {LEARNED_STEP} as configured -> prior " in text
     assert "# population of mode '3v3', learned by the end of the history: prior" in text
     assert "(teams auto: shared)" in text
+    assert ", drift period " in text  # Glicko-2 learns how fast its skills drift too
     # The section builds the winner again, as a modes file a worker accepts.
     printed = parse_modes(tomllib.loads(text))
     assert printed.default == dataclasses.replace(out.best, name="default")
