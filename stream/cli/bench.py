@@ -30,11 +30,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.target == "state":
         from stream.bench.state import table_bytes_per_player
 
-        per_player = table_bytes_per_player()
-        print(
-            f"ratings table, memory store: {per_player:,.0f} bytes per player and mode"
-            " (RSS growth over 200,000 full records: state, version, last 16 match ids)"
-        )
+        held: list[object] = []
+        for learning, what in ((False, "a fixed mode"), (True, "a learning mode (drift slopes)")):
+            per_player = table_bytes_per_player(learning=learning, keep=held)
+            print(
+                f"ratings table, memory store, {what}: {per_player:,.0f} bytes per player and"
+                " mode (RSS growth over 200,000 full records: state, version, last 16 match ids)"
+            )
         return 0
     raise UserError(f"unknown benchmark {args.target!r}")
 
