@@ -225,7 +225,7 @@ def add_match_evidence(
                 sums[7] += round((actual - sharp) * logit * SCALE)
                 sums[8] += round(sharp * (1.0 - sharp) * logit * logit * SCALE)
                 if rules.tracks_drift:
-                    entered = _entered(rules, states, at)
+                    entered = _entered(rules, states, teams, at)
                     _add_duel_drift(
                         sums, rules, entered.get(a), entered.get(b), own, met, p, actual
                     )
@@ -234,7 +234,7 @@ def add_match_evidence(
         moved = None
         if skills is not None and rules.tracks_drift:
             moved = drifted_teams(
-                teams, _entered(rules, states, at), skills, rules.initial.deviation
+                teams, _entered(rules, states, teams, at), skills, rules.initial.deviation
             )
         found = match_part(rules, population, teams, ranks, skills, lineups, moved)
         for index, units in enumerate(found.encode()):
@@ -276,12 +276,22 @@ def match_part(
 
 
 def _entered(
-    rules: ModeConfig, states: Mapping[str, PlayerState], at: float
+    rules: ModeConfig,
+    states: Mapping[str, PlayerState],
+    teams: Sequence[Sequence[str]],
+    at: float,
 ) -> Mapping[str, PlayerState]:
-    """``states`` as they enter the season of ``at`` (``states`` itself without seasons)."""
+    """The participants' ``states`` as they enter the season of ``at`` (``states`` itself
+    without seasons; in replay ``states`` is the mode's whole table, so only the match's
+    players are looked at)."""
     if rules.seasons is None:
         return states
-    return {pid: season_entered(rules, state, at) for pid, state in states.items()}
+    return {
+        pid: season_entered(rules, state, at)
+        for team in teams
+        for pid in team
+        if (state := states.get(pid)) is not None
+    }
 
 
 def _add_duel_drift(

@@ -16,6 +16,7 @@ from stream.config.modes import Modes, parse_modes
 from stream.history import HistoryMatch
 from stream.offline.replayer import Replayer, in_play_order
 from stream.protocol import POPULATIONS
+from stream.ratings.populationchain import Step
 from stream.simulation import SimulationConfig, simulate
 
 # Every test with one message per runner call and with batches (tests/conftest.py, batched).
@@ -75,11 +76,29 @@ def live(c: Cluster) -> dict[tuple[str, str], tuple[Any, ...]]:
     return live_states(c.ratings)
 
 
-def learned_steps(modes: Modes, history: list[HistoryMatch]) -> int:
+def replayed_steps(modes: Modes, history: list[HistoryMatch]) -> list[Step]:
+    """The populations replay learned for mode ``m``, window by window."""
     replayer = Replayer(modes)
     for match, fates in in_play_order(history, replayer):
         replayer.apply_settled(match, fates)
-    return len(replayer.learners["m"].steps)
+    return replayer.learners["m"].steps
+
+
+def learned_steps(modes: Modes, history: list[HistoryMatch]) -> int:
+    return len(replayed_steps(modes, history))
+
+
+def run_live(modes: Modes, history: list[HistoryMatch]) -> Cluster:
+    """The history through the in-memory cluster: no dead letter, every rating as replay's,
+    every match partition holding the same chain."""
+    c = Cluster(modes, partitions=PARTITIONS)
+    send_all(c, history)
+    c.run()
+    assert not c.dead_letters
+    assert live(c) == replayed_history(history, modes)
+    steps = chains(c)
+    assert all(s == steps[0] for s in steps)
+    return c
 
 
 def chains(c: Cluster) -> list[tuple[object, ...]]:
@@ -110,21 +129,8 @@ def test_a_learning_mode_rates_live_as_replay_with_the_population_moving(seed: i
     modes = learning()
     history = simulated(seed)
     assert learned_steps(modes, history) >= 3  # the population moved during the history
-    c = Cluster(modes, partitions=PARTITIONS)
-    send_all(c, history)
-    c.run()
-    assert not c.dead_letters
-    assert live(c) == replayed_history(history, modes)
-    steps = chains(c)
-    assert all(s == steps[0] for s in steps)
+    c = run_live(modes, history)
     assert len(carried(c)) >= 3
-
-
-def drift_periods(modes: Modes, history: list[HistoryMatch]) -> set[float | None]:
-    replayer = Replayer(modes)
-    for match, fates in in_play_order(history, replayer):
-        replayer.apply_settled(match, fates)
-    return {step.population.drift_period for step in replayer.learners["m"].steps}
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -136,15 +142,9 @@ def test_a_learning_mode_learns_its_drift_live_as_in_replay(seed: int) -> None:
     history = simulated(
         seed, matches=500, players=120, initial_players=120, matches_per_second=50 / 86400.0
     )
-    periods = drift_periods(modes, history)
+    periods = {step.population.drift_period for step in replayed_steps(modes, history)}
     assert len(periods) >= 3  # the period moved during the history
-    c = Cluster(modes, partitions=PARTITIONS)
-    send_all(c, history)
-    c.run()
-    assert not c.dead_letters
-    assert live(c) == replayed_history(history, modes)
-    steps = chains(c)
-    assert all(s == steps[0] for s in steps)
+    c = run_live(modes, history)
     assert {cmd[-1] for cmd in carried(c)} >= periods - {14.0}
 
 
