@@ -106,11 +106,13 @@ class PopulationLearner:
         updates: Mapping[str, PlayerUpdate],
         *,
         as_played: bool,
+        rated_here: bool = False,
     ) -> None:
         """Add a rated match's evidence (:func:`stream.ratings.evidence.match_evidence`: its
         players' ``updates``, rated with ``rules``, the mode with ``population`` in force,
-        from ``states``; its predictions when rated ``as_played``) and note the rated players'
-        line-ups."""
+        from ``states``; its predictions when rated ``as_played``; ``rated_here``: the updates
+        are rate_match's from ``states``, whose duel skills the prediction reuses) and note the
+        rated players' line-ups."""
         if not self.learns:
             return
         lineups = self._lineups
@@ -125,6 +127,7 @@ class PopulationLearner:
             updates,
             lineups,
             as_played=as_played,
+            rated_here=rated_here,
         )
         if is_team_match(teams):
             for team in teams:

@@ -168,6 +168,8 @@ class Replayer:
                 states,
                 updates,
                 as_played=not match.quitters,
+                # Without quitters, rate_match rated the match from these states.
+                rated_here=not match.quitters,
             )
         # Written back only after everyone is rated: each player meets the others' old states.
         for pid, update in updates.items():

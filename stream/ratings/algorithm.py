@@ -80,6 +80,18 @@ class DriftRate(Protocol):
         """The same parameters with ``days`` as the drift period."""
         ...
 
+    def rate_twin(
+        self,
+        skill: SkillLike,
+        results: Sequence[Result],
+        moved: SkillLike,
+        moved_results: Sequence[Result],
+    ) -> tuple[SkillLike, SkillLike]:
+        """``rate(skill, results)`` and the same update from inputs moved a small step along
+        the drift (``moved``, ``moved_results``), the second in a way whose difference from
+        the first is the update's derivative (cheaper than rating twice)."""
+        ...
+
 
 @runtime_checkable
 class MatchAlgorithm(RatingAlgorithm, Protocol):

@@ -17,8 +17,11 @@ second time from every participant moved a small step :data:`STEP` along their s
 during inactivity by as much as the inactivity grew it, since that growth is proportional to the
 drift), and the difference of the two results over the step is the new pair of slopes. So every
 term of the algorithm's step is in it (the opponents' deviations, the volatility), not an
-approximation of some. A newcomer starts at 0; so does a state that is reset (a season, an
-operator's adjustment, a start from another mode). Pure functions: the live player partitions
+approximation of some. The algorithm computes the second update with the first
+(``rate_twin``): Glicko-2 moves the first's volatility by the implicit function's first-order
+step rather than searching again, which is cheaper and free of the search's tolerance. A
+newcomer starts at 0; so does a state that is reset (a season, an operator's adjustment, a
+start from another mode). Pure functions: the live player partitions
 and replay compute the same numbers from the same states.
 """
 

@@ -175,14 +175,17 @@ def rate_player(
             snap = season_entered(mode, snap, at)
         shift = experience.offset(snap.games) - own_offset if experience.active else None
         opponent, opponent_rating = _met(mode, snap, at, shift)
+        mine_then: tuple[PlayerState, SkillLike] | None = None
         if mode.team_rule is TeamStrategy.COMPOSITE_TEAM:
             mine = snapshots.get(player_id)
             if mine is not None and mine is not stored:
-                # The composite-team shift: own rating now minus own rating at match start.
-                mine_rating = skill_at(algorithm, season_entered(mode, mine, at), at).rating
+                # The composite-team shift (own rating now minus own rating at match start)
+                # is _versus's: it moves with the drift too.
+                mine = season_entered(mode, mine, at)
+                mine_skill = skill_at(algorithm, mine, at)
                 if experience.active:
-                    mine_rating += experience.offset(mine.games) - own_offset
-                opponent_rating += own.rating - mine_rating
+                    mine_skill = shifted(mine_skill, experience.offset(mine.games) - own_offset)
+                mine_then = (mine, mine_skill)
         if forced_score is not None:
             score = forced_score
         else:  # score_against(), written out
@@ -197,6 +200,7 @@ def rate_player(
             opponent.deviation,
             score,
             snap,
+            mine_then,
         )
     new_skill, score, opponents, upset, slopes = _rate_many(
         mode, player_id, stored, state, own, match, snapshots, forced_score, own_offset
@@ -230,22 +234,32 @@ def _versus(
     opponent_deviation: float,
     score: float,
     opponent: PlayerState,
+    mine_then: tuple[PlayerState, SkillLike] | None = None,
 ) -> PlayerUpdate:
     """The 1v1 fast path's rule, shared by rate_player and rate_duel: one result against the
-    opponent as the player meets them (inactivity, experience and team shifts applied);
-    ``opponent`` is the opponent's stored state (their drift slopes)."""
+    opponent as the player meets them (inactivity and experience shifts applied);
+    ``opponent`` is the opponent's stored state (their drift slopes). ``mine_then``: the
+    player's own snapshot and skill at match start when the composite-team shift applies
+    (the opponent moved by own rating now minus then, as teams.results_for moves it)."""
+    met_rating = opponent_rating
+    if mine_then is not None:
+        opponent_rating += own.rating - mine_then[1].rating
     results = (Result(opponent_rating, opponent_deviation, score),)
-    new_skill = pairwise.rate(own, results)
     upset = opponent_rating - own.rating
-    slopes = _NO_SLOPES
-    if mode.tracks_drift:
+    drift = mode.drift
+    if drift is None:
+        new_skill = pairwise.rate(own, results)
+        slopes = _NO_SLOPES
+    else:
         largest = mode.initial.deviation
-        met = Skill(opponent_rating, opponent_deviation)
-        moved = drifted(opponent, met, largest)
-        moved_results = (Result(moved.rating, moved.deviation, score),)
-        slopes = slopes_between(
-            new_skill, pairwise.rate(drifted(state, own, largest), moved_results)
-        )
+        moved_own = drifted(state, own, largest)
+        moved = drifted(opponent, Skill(met_rating, opponent_deviation), largest)
+        moved_rating = moved.rating
+        if mine_then is not None:
+            moved_rating += moved_own.rating - drifted(*mine_then, largest).rating
+        moved_results = (Result(moved_rating, moved.deviation, score),)
+        new_skill, twin = drift.rate_twin(own, results, moved_own, moved_results)
+        slopes = slopes_between(new_skill, twin)
     return _finish(mode, state, at, own, new_skill, score, results, upset, slopes)
 
 
@@ -331,23 +345,23 @@ def _rate_many(
     edge = mode.population.size_edge
     results = tuple(pairwise_results(rule, own, team_index, team_skills, scores, edge))
     upset = sum(r.rating for r in results) / len(results) - own.rating
-    new_skill = pairwise.rate(own, results)
-    slopes = _NO_SLOPES
-    if mode.tracks_drift:
-        largest = mode.initial.deviation
-        moved_own = drifted(entered, own, largest)
-        moved_teams = [
-            [
-                moved_own
-                if skill is own
-                else drifted(_entered(mode, snapshots, pid, at), skill, largest)
-                for pid, skill in zip(team, skills, strict=True)
-            ]
-            for team, skills in zip(teams, team_skills, strict=True)
+    drift = mode.drift
+    if drift is None:
+        return pairwise.rate(own, results), score, results, upset, _NO_SLOPES
+    largest = mode.initial.deviation
+    moved_own = drifted(entered, own, largest)
+    moved_teams = [
+        [
+            moved_own
+            if skill is own
+            else drifted(_entered(mode, snapshots, pid, at), skill, largest)
+            for pid, skill in zip(team, skills, strict=True)
         ]
-        moved = pairwise_results(rule, moved_own, team_index, moved_teams, scores, edge)
-        slopes = slopes_between(new_skill, pairwise.rate(moved_own, moved))
-    return new_skill, score, results, upset, slopes
+        for team, skills in zip(teams, team_skills, strict=True)
+    ]
+    moved = pairwise_results(rule, moved_own, team_index, moved_teams, scores, edge)
+    new_skill, twin = drift.rate_twin(own, results, moved_own, moved)
+    return new_skill, score, results, upset, slopes_between(new_skill, twin)
 
 
 _NO_SLOPES = (0.0, 0.0)

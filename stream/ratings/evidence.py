@@ -47,7 +47,7 @@ from stream.ratings.population import (
     update_evidence,
 )
 from stream.ratings.resolution import rated_players
-from stream.ratings.skill import PlayerState, Result, Skill, SkillLike
+from stream.ratings.skill import PlayerState, Rated, Skill, SkillLike
 from stream.settling import Fate, Settled
 
 __all__ = [
@@ -204,10 +204,14 @@ def add_match_evidence(
     lineups: Mapping[str, int],
     *,
     as_played: bool,
+    rated_here: bool = False,
 ) -> None:
     """:func:`match_evidence` added in place to ``sums`` (:meth:`Evidence.encode`'s order):
     integers, so adding each part where it is made equals adding the match's total. Replay's
-    hot path (a duel of settled players adds two integers)."""
+    hot path (a duel of settled players adds two integers). ``rated_here``: ``updates`` are
+    :func:`~stream.ratings.engine.rate_match`'s from these ``states`` (replay), so a duel's
+    prediction is read from its first player's update (the skills it was rated from, the same
+    numbers :func:`~stream.ratings.engine.duel_met` computes) instead of computed again."""
     duel = len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1
     if as_played and duel:
         # The duel's prediction is its first player's expected score against the other as
@@ -215,7 +219,13 @@ def add_match_evidence(
         # a settled player's is not needed.
         (a,), (b,) = teams
         if rules.pairwise is not None and a != b:
-            own, met = duel_met(rules, states.get(a), states.get(b), at)
+            rated = updates.get(a) if rated_here else None
+            own: SkillLike
+            met: Rated
+            if rated is None:
+                own, met = duel_met(rules, states.get(a), states.get(b), at)
+            else:
+                own, met = rated.own, rated.opponents[0]
             p = rules.algorithm.expected_score(own, met)
             if 0.0 < p < 1.0:
                 # prediction_evidence's two sums, quantised (0 < p < 1: no clamp needed).
@@ -300,7 +310,7 @@ def _add_duel_drift(
     state_a: PlayerState | None,
     state_b: PlayerState | None,
     own: SkillLike,
-    met: Result,
+    met: Rated,
     p: float,
     actual: float,
 ) -> None:
@@ -313,9 +323,7 @@ def _add_duel_drift(
     moved_b = drifted(state_b, met_skill, largest)
     if moved_a is own and moved_b is met_skill:
         return
-    p_more = rules.algorithm.expected_score(
-        moved_a, Result(moved_b.rating, moved_b.deviation, met.score)
-    )
+    p_more = rules.algorithm.expected_score(moved_a, moved_b)
     if not 0.0 < p_more < 1.0:
         return
     # As the prediction is made: sharpened by the decisiveness in force.

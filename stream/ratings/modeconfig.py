@@ -62,8 +62,10 @@ class ModeConfig:
     whole_match: MatchAlgorithm | None = field(init=False, repr=False, compare=False)
     # Derived once: the state of a player the mode has never seen (shared: it is immutable).
     initial: PlayerState = field(init=False, repr=False, compare=False)
-    # Derived: whether updates carry each player's sensitivity to the learned drift.
+    # Derived: whether updates carry each player's sensitivity to the learned drift, and the
+    # algorithm that computes it (None: they do not).
     tracks_drift: bool = field(init=False, repr=False, compare=False)
+    drift: DriftRate | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         algorithm = self.algorithm
@@ -93,5 +95,8 @@ class ModeConfig:
         skill = self.algorithm.initial()
         initial = PlayerState(skill.rating, skill.deviation, skill.volatility)
         object.__setattr__(self, "initial", initial)
-        tracks = self.population.learns and isinstance(self.algorithm, DriftRate)
-        object.__setattr__(self, "tracks_drift", tracks)
+        drift = algorithm if isinstance(algorithm, DriftRate) else None
+        if not self.population.learns:
+            drift = None
+        object.__setattr__(self, "drift", drift)
+        object.__setattr__(self, "tracks_drift", drift is not None)

@@ -16,6 +16,7 @@ from stream.history import HistoryMatch
 from stream.offline.replayer import Replayer
 from stream.ratings.drift import STEP, drifted
 from stream.ratings.engine import MatchView, rate_match
+from stream.ratings.evidence import FIELDS, add_match_evidence
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import (
@@ -155,3 +156,43 @@ def test_the_period_follows_how_fast_a_history_drifts() -> None:
     """Skills that never move (the simulator's random walk off) lengthen the 14-day period;
     skills that walk 40 points a match shorten it."""
     assert _learned_period(0.0) > 14.0 > _learned_period(40.0)
+
+
+def test_replay_reads_a_duels_prediction_from_its_update_as_live_computes_it() -> None:
+    """Replay passes ``rated_here`` so a duel's prediction (and its drift slope) is read from
+    rate_match's update; the live match side, which has no update, computes it from the
+    states: the two give the same evidence, to the last unit, with the experience term on
+    and a population that learns."""
+    config = SimulationConfig(matches=600, players=60, matches_per_second=20 / DAY, seed=9)
+    replayer = Replayer(Modes(), "default")
+    checked = 0
+    for n, m in enumerate(simulate(config), 1):
+        match = HistoryMatch(
+            n, m.match_id, m.mode, m.at, m.teams, m.ranks, None, frozenset(m.quitters), None
+        )
+        population = replayer.population_of(match)
+        rules = population.rules(replayer.mode_of(match)[1])
+        states = dict(replayer.tables.get("default", {}))
+        updates = rate_match(rules, match, states)
+        sums = {}
+        for rated_here in (False, True):
+            found = [0] * FIELDS
+            add_match_evidence(
+                found,
+                rules,
+                population,
+                match.teams,
+                match.ranks,
+                match.at,
+                states,
+                updates,
+                {},
+                as_played=True,
+                rated_here=rated_here,
+            )
+            sums[rated_here] = found
+        assert sums[True] == sums[False]
+        checked += sums[True][9] != 0  # a drift term was there to compare
+        replayer.apply(match)
+    assert rules.tracks_drift and rules.experience.active
+    assert checked > 100

@@ -193,6 +193,18 @@ def test_fast_path_equals_general_path_exactly(case: Case) -> None:
     assert fast.expected_score == general.expected_score
 
 
+def test_the_composite_team_shift_moves_with_the_drift_on_both_paths() -> None:
+    """Found by the property above: a new player (no stored state) whose own snapshot, taken
+    at match start, carries a drift slope. The composite-team shift (own rating now minus
+    then) moves along it in the general path, so the 1v1 path moves it too."""
+    mode = next(m for m in MODES if m.name == "glicko2-composite_team-learning-False")
+    snapshots = {"me": PlayerState(1400.0, 90.0, 0.06, 0, 12, T0 - DAY, 20.0, 50.0)}
+    match = MatchView((("them",), ("me",)), (0, 1), T0)
+    fast = fast_path(mode, "me", None, match, snapshots, None)
+    assert fast == general_path(mode, "me", None, match, snapshots, None)
+    assert fast.state.drift_slope != 0.0
+
+
 @settings(deadline=None, max_examples=100)
 @given(cases())
 def test_both_players_of_a_match_agree_across_paths(case: Case) -> None:

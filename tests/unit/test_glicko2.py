@@ -295,3 +295,48 @@ def test_a_share_of_a_result_moves_in_its_direction_and_at_most_its_share(
     # grown by the volatility: a share w moves a rating at most w of that bound.
     phi_sq = (PLAYER.deviation / SCALE) ** 2 + CONFIG.max_volatility**2
     assert abs(change) <= SCALE * phi_sq * weight + 1e-9
+
+
+# --- the twin update (the learned drift's derivative) -------------------------------------------
+
+
+def _moved(skill: SkillLike, d_rating: float, d_square: float) -> Skill:
+    return Skill(
+        skill.rating + d_rating, math.sqrt(skill.deviation**2 + d_square), skill.volatility
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    skill=skills_in_bounds,
+    results=st.lists(opponents, min_size=1, max_size=4),
+    d_rating=st.floats(-0.05, 0.05),
+    d_square=st.floats(-2.0, 2.0),
+    d_opponent=st.floats(-0.05, 0.05),
+    tau=st.floats(0.3, 10.0),
+)
+def test_the_twin_is_the_update_and_its_moved_inputs_update_to_first_order(
+    skill: Skill,
+    results: list[Result],
+    d_rating: float,
+    d_square: float,
+    d_opponent: float,
+    tau: float,
+) -> None:
+    """rate_twin's first update is rate()'s bit for bit; its second, whose volatility is the
+    first's moved by the implicit function instead of searched again, is rate() of the moved
+    inputs up to second order in the move (and the search's own tolerance)."""
+    config = Glicko2Config(tau=tau)
+    moved = _moved(skill, d_rating, d_square)
+    moved_results = [Result(r.rating + d_opponent, r.deviation, r.score) for r in results]
+    first, twin = config.rate_twin(skill, results, moved, moved_results)
+    assert first == config.rate(skill, results)
+    full = config.rate(moved, moved_results)
+    assert twin.rating == pytest.approx(
+        full.rating, abs=1e-6 + 1e-2 * abs(full.rating - first.rating)
+    )
+    square, full_square = twin.deviation**2, full.deviation**2
+    assert square == pytest.approx(
+        full_square, abs=1e-5 + 1e-2 * abs(full_square - first.deviation**2)
+    )
+    assert twin.volatility == pytest.approx(full.volatility, rel=1e-5)
