@@ -141,16 +141,17 @@ def built_in_table() -> dict[str, Any]:
     Chosen on the parts of six real histories before their scored parts (docs/defaults.md):
     teams against the opposing team's average (``auto`` with rosters' persistence), a newcomer
     playing 300 points below their rating for about their first 8 games, an unrated (and
-    largest) Glicko-2 deviation of 0.8 (139 points) instead of INVERSUS's 2.015, a side with
-    twice the players 100 points stronger, and a population learned from the mode's own
-    matches, a window every six hours (``window_days = 0.25``): the prior deviation, the size
-    edge, the persistence and the decisiveness start from these values and follow the mode's
-    players, live exactly as in replay (docs/defaults.md).
+    largest) Glicko-2 deviation that starts at 1.5 (261 points: between a professional tour's
+    139 and a free-to-play ladder's 350), a side with twice the players 100 points stronger,
+    and a population learned from the mode's own matches, a window every six hours
+    (``window_days = 0.25``): the prior deviation, the size edge, the persistence, the
+    decisiveness and the drift period start from these values and follow the mode's players,
+    live exactly as in replay (docs/defaults.md).
     """
     return {
         "algorithm": "glicko2",
         "teams": TeamStrategy.AUTO.value,
-        "glicko2": {"unrated_deviation": 0.8},
+        "glicko2": {"unrated_deviation": 1.5},
         "experience": {"debut_offset": -300.0, "games_scale": 8.0, "provisional_games": 5},
         "population": {
             "window_days": 0.25,

@@ -41,7 +41,7 @@ from stream.config.modes import Modes
 from stream.protocol import PopulationRecord, StoredChain, WindowClosed
 from stream.ratings.evidence import NONE, Evidence
 from stream.ratings.modeconfig import ModeConfig
-from stream.ratings.population import Population, PopulationConfig
+from stream.ratings.population import LEARNING_RULES, Population, PopulationConfig
 from stream.ratings.populationchain import LAG, Chain
 
 __all__ = ["Populations", "settings_of"]
@@ -55,10 +55,12 @@ KEPT_STEPS = 64
 
 
 def settings_of(mode: ModeConfig) -> str:
-    """What a chain is learned under (a chain stored under other settings starts again)."""
+    """What a chain is learned under (a chain stored under other settings, or learned by other
+    rules, starts again)."""
     c = mode.population
     first = Chain.of(mode).initial
-    return f"{c.window_days!r}|{c.size_edge!r}|{c.persistence!r}|{c.decisiveness!r}|{first!r}"
+    settings = f"{c.window_days!r}|{c.size_edge!r}|{c.persistence!r}|{c.decisiveness!r}|{first!r}"
+    return f"{settings}|rules {LEARNING_RULES}"
 
 
 def _length(config: PopulationConfig) -> float:

@@ -30,9 +30,10 @@ How each value is learned (a match's ``s`` is the result, ``E`` what the rules i
   sensitivity), which fades over a player's first games (``exp(-games / 3)``: a settled rating
   no longer depends on where it started). Newcomers whose results keep beating (or missing) the
   expectation in the direction they already moved say the prior is too narrow (too broad).
-  The step is the window's score over its information, at most :data:`MAX_LOG_STEP`, damped by
-  how many newcomer updates the window held; the deviation stays within
-  :data:`DEVIATION_BOUNDS`.
+  The step is the window's score over all the information seen so far plus
+  :data:`PRIOR_INFORMATION` (a Newton step of the running maximum-likelihood estimate: large
+  while a mode is new, small once its newcomers have said much), at most :data:`MAX_LOG_STEP`;
+  the deviation stays within :data:`DEVIATION_BOUNDS`.
 * size edge: Newton steps on the log-likelihood of the results of matches between sides of
   different sizes, each divided by all the information seen so far (it converges to the
   maximum-likelihood edge given the ratings).
@@ -83,14 +84,22 @@ SENSITIVITY_GAMES = 3.0
 SETTLED_GAMES = 36
 # The largest change of log(prior deviation) one window makes (a factor of 1.22).
 MAX_LOG_STEP = 0.2
-# Newcomer updates at which a window's step is half its full size.
-HALF_STEP_UPDATES = 200.0
+# The prior deviation's Newton steps count this much information (in units of the log-prior's
+# Fisher information) besides all the mode's newcomers have shown so far: a window of a new
+# mode holds 1 to 10, so the first windows move it by a tenth to a quarter of their Newton
+# step, and a mode with years of newcomers hardly at all (10, 30 and 50 tried: 30 best on
+# the shared histories, docs/defaults.md).
+PRIOR_INFORMATION = 30.0
 # Newcomer updates a window needs before it may move the prior deviation (fewer are carried
 # into the next window).
 MIN_EVIDENCE = 100.0
 # A window's Newton step of the decisiveness counts this much information besides the window's
 # own (a prior of +-0.05 around where it stands): it follows the ratings as they mature.
 DECISIVENESS_PRIOR_INFORMATION = 400.0
+# The version of the rules above that learn a population: a chain learned under other rules
+# is not continued (stream.pipeline.populations.settings_of). 2: the prior deviation's steps
+# over all its information (1: each window's own, damped by its newcomer updates).
+LEARNING_RULES = 2
 # The prior deviation stays between these, in public rating points (Glicko-2: 0.29 to 2.59).
 DEVIATION_BOUNDS = (50.0, 450.0)
 # The size edge's Newton steps start from this much information (a prior of +-100 points).
@@ -422,18 +431,17 @@ def next_population(
     """The population after a window whose evidence is ``stats``, and the evidence carried into
     the next window (the prior deviation's, while it is less than :data:`MIN_EVIDENCE` newcomer
     updates). ``seen`` is the evidence of every window so far, this one included (the running
-    sums of the size edge, persistence and decisiveness); ``config`` the mode's settings (the
-    persistence's starting value)."""
+    sums of the prior deviation's information, size edge, persistence and decisiveness);
+    ``config`` the mode's settings (the persistence's starting value)."""
     deviation = current.deviation
     carried = EMPTY
     if stats.newcomer_updates < MIN_EVIDENCE:
         carried = stats.prior_part
     elif deviation is not None and stats.prior_information > 0.0:
-        step = stats.prior_score / stats.prior_information
+        step = stats.prior_score / (seen.prior_information + PRIOR_INFORMATION)
         step = max(-MAX_LOG_STEP, min(MAX_LOG_STEP, step))
-        damping = stats.newcomer_updates / (stats.newcomer_updates + HALF_STEP_UPDATES)
         low, high = DEVIATION_BOUNDS
-        deviation = min(high, max(low, deviation * math.exp(step * damping)))
+        deviation = min(high, max(low, deviation * math.exp(step)))
     edge = current.size_edge
     if stats.edge_information > 0.0:
         edge += stats.edge_score / (seen.edge_information + EDGE_PRIOR_INFORMATION)

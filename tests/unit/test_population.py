@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from stream.ratings.elo import EloConfig
 from stream.ratings.engine import MatchView, rate_match
+from stream.ratings.evidence import Evidence, quantised
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import SCALE, Glicko2Config
 from stream.ratings.modeconfig import ModeConfig
@@ -31,6 +32,7 @@ from stream.ratings.population import (
     start,
     update_evidence,
 )
+from stream.ratings.populationchain import Chain
 from stream.ratings.probability import team_win_probability
 from stream.ratings.skill import PlayerState, Skill
 from stream.ratings.teams import TeamStrategy
@@ -173,6 +175,31 @@ def test_one_window_moves_the_prior_by_a_bounded_factor_within_the_bounds(
     assert DEVIATION_BOUNDS[0] <= after.deviation <= DEVIATION_BOUNDS[1]
     assert abs(math.log(after.deviation / deviation)) <= MAX_LOG_STEP + 1e-12
     assert (after.deviation >= deviation) == (score >= 0.0) or after.deviation == deviation
+
+
+@pytest.mark.parametrize("start", [80.0, 139.0, 350.0, 440.0])
+def test_the_prior_converges_to_where_its_evidence_points_fast_then_stays(start: float) -> None:
+    """Windows whose evidence is a log-likelihood peaked at 250 points (score = information
+    times the log distance to it, plus noise): the running Newton step reaches it within a
+    tenth within a hundred windows from either side, and later windows' noise moves it little,
+    because each step is divided by all the information seen so far."""
+    rng = random.Random(7)
+    chain = Chain(Population(start, 0.0, 1.0), Population(start, 0.0, 1.0))
+    path = []
+    for window in range(400):
+        now = chain.current.deviation
+        assert now is not None
+        information = rng.uniform(1.0, 10.0)
+        score = information * math.log(250.0 / now) + rng.gauss(0.0, math.sqrt(information))
+        chain.fold(
+            LEARNING,
+            window,
+            Evidence(*quantised(PopulationStats(score, information, 150.0)).encode()),
+        )
+        path.append(chain.current.deviation)
+    assert all(d is not None and abs(math.log(d / 250.0)) < 0.1 for d in path[100:])
+    late = [d for d in path[300:] if d is not None]
+    assert max(late) / min(late) < 1.05
 
 
 def test_too_few_newcomer_updates_are_carried_into_the_next_window() -> None:

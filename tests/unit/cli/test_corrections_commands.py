@@ -184,7 +184,7 @@ def test_replay_words_each_change_of_a_player_as_ratings_explain_does(
         assert head == f"{change['at']} duel:"
         assert sentences == worded(entry_of(CachedRating.from_rating_changed(change)), "bob")
     assert blocks[0].splitlines()[1] == "Before match m1 (a loss), bob was rated 1500 " + (
-        "(uncertainty 139)."
+        "(uncertainty 261)."
     )
     code, _, err = run(["replay", str(history), "--explain", "dave"], capsys)
     assert code == 1 and err == "skillstream replay: 'dave' played no rated match\n"

@@ -119,7 +119,7 @@ def test_seed_ratings_set_starting_states(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("seed", "value"),
     [
-        ('{"player_id": "vet", "rating": 2100, "deviation": 200}', "deviation 200 is above"),
+        ('{"player_id": "vet", "rating": 2100, "deviation": 300}', "deviation 300 is above"),
         ('{"player_id": "vet", "rating": 9000}', "rating 9000 is outside"),
         ('{"player_id": "vet", "rating": 2100, "volatility": 0.5}', "volatility 0.5 is outside"),
         ('{"player_id": "vet", "rating": 2100, "deviation": 5}', "deviation 5 is below"),

@@ -32,7 +32,7 @@ from stream.ratings.zonestats import ZoneStatsConfig
 EXAMPLE = Path(__file__).resolve().parents[3] / "modes.example.toml"
 
 
-BUILT_IN_GLICKO2 = Glicko2Config(unrated_deviation=0.8)
+BUILT_IN_GLICKO2 = Glicko2Config(unrated_deviation=1.5)
 
 
 def test_built_in_defaults() -> None:
@@ -68,10 +68,10 @@ def test_mode_tables_lay_over_the_default() -> None:
         }
     )
     duel = modes.get("duel")
-    assert duel.algorithm == Glicko2Config(tau=0.3, period_days=7.0, unrated_deviation=0.8)
+    assert duel.algorithm == Glicko2Config(tau=0.3, period_days=7.0, unrated_deviation=1.5)
     assert modes.pending("duel").grace_seconds == 30.0
     assert modes.get("brawl").algorithm == EloConfig()
-    assert modes.get("other").algorithm == Glicko2Config(tau=0.3, unrated_deviation=0.8)
+    assert modes.get("other").algorithm == Glicko2Config(tau=0.3, unrated_deviation=1.5)
 
 
 def test_each_mode_has_its_own_pending_policy_and_the_quit_policy_is_a_rating_rule() -> None:

@@ -316,7 +316,9 @@ def test_a_seed_with_games_is_not_taken_for_a_debutant() -> None:
     [(p_veteran, _)] = veteran.predict(match)
     [(p_debutant, _)] = debutant.predict(match)
     assert p_debutant == pytest.approx(0.5)
-    assert p_veteran > 0.8
+    # The debutant opponent plays 300 points below their rating; with both deviations
+    # (the newcomer's 261 points) the established player is a clear favourite.
+    assert p_veteran > 0.7
 
 
 def test_a_seed_without_games_is_an_established_player() -> None:
