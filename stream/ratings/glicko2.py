@@ -32,6 +32,9 @@ _SECONDS_PER_DAY = 86400.0
 # the bracket needs at most tau / 2 + 1 steps and the Illinois method converges in about 10.
 _MAX_BRACKET_STEPS = 64
 _MAX_ILLINOIS_STEPS = 100
+# The largest step in ln(sigma^2) rate_twin takes by the implicit function (a factor 1.65 in
+# the volatility); beyond it the twin's volatility is searched.
+_MAX_TWIN_STEP = 1.0
 # Least information (1 / v) a rating period may carry: keeps v and delta^2 finite.
 _MIN_INFORMATION = 1e-12
 
@@ -157,7 +160,8 @@ def rate_twin(
     would cost twice as much and differ by their own tolerance (1e-6 in ``x``), which over a
     step of 1e-3 is noise in the derivative; this costs a few multiplications and has none.
     Where ``f'`` is not negative (tau so large that Glickman's function flattens at the root),
-    the twin's volatility is searched as :func:`rate` searches it.
+    or the step would be large (the move is then not small, and the first order not enough), the
+    twin's volatility is searched as :func:`rate` searches it.
     """
     if not results:
         return (
@@ -188,10 +192,13 @@ def rate_twin(
     # f' at the root: d/dx of e^x (excess - e^x) / (2 t^2), less 1 / tau^2.
     f_x = ex * ((excess - 2.0 * ex) * t - 2.0 * ex * (excess - ex)) / (2.0 * t * t * t)
     f_x -= 1.0 / (tau * tau)
+    dx = _MAX_TWIN_STEP + 1.0
     if f_x < 0.0:
         shift = ex * (excess_m - ex) / (2.0 * t_m * t_m) - ex * (excess - ex) / (2.0 * t * t)
         shift += (math.log(sigma_m * sigma_m) - math.log(sigma * sigma)) / (tau * tau)
-        new_sigma_m = new_sigma * math.exp(-0.5 * shift / f_x)
+        dx = -shift / f_x
+    if -_MAX_TWIN_STEP <= dx <= _MAX_TWIN_STEP:
+        new_sigma_m = new_sigma * math.exp(0.5 * dx)
     else:
         new_sigma_m = new_volatility(
             sigma_m, phi_m * phi_m, v_m, delta_m * delta_m, tau, config.epsilon
