@@ -81,9 +81,11 @@ def test_a_learning_mode_drained_across_a_kill_is_rated_as_replay_and_cached(
         cached = cached_population(env, latest["population"])
     finally:
         reader.close()
-        first.cleanup()
+        # Stopped, not cleaned up: a failed run keeps both workers' logs to be read (a passing
+        # one removes them at its end, tests/conftest.py).
+        first.stop()
         if second is not None:
-            second.cleanup()
+            second.stop()
     live: dict[tuple[str, str], tuple[Any, ...]] = {}
     seen: dict[tuple[str, str], bytes] = {}
     populations = set()
