@@ -5,10 +5,11 @@ A mode that learns its population (docs/defaults.md) rates each match with the p
 its window, and every rating-changed event says which (``population``). The cache keeps, per
 mode, the one of the latest event time it has seen (``<prefix>:{<mode>}:population``, a hash:
 ``at`` in epoch ms, ``deviation`` (empty: none), ``size_edge``, ``persistence``,
-``decisiveness``, ``drift_period`` (empty or missing: the modes file's)), so a matchmaker's
-predictions use the population the workers rate with: the prior deviation of an unknown player,
-the size edge, the team strategy ``auto`` picks from the persistence, the decisiveness, and the
-drift period a deviation grows by with inactivity. Without the key (a mode that does not learn,
+``decisiveness``, ``drift_period`` and ``debut_offset`` (empty or missing: the modes file's)),
+so a matchmaker's predictions use the population the workers rate with: the prior deviation of
+an unknown player, the size edge, the team strategy ``auto`` picks from the persistence, the
+decisiveness, the drift period a deviation grows by with inactivity, and the debut offset a
+newcomer's effective rating starts from. Without the key (a mode that does not learn,
 or before its first event) the readers use the modes file's values.
 
 Failure and replay: the write is one conditional script, applied only when the event time is
@@ -23,25 +24,28 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from stream.ratings.experience import ExperienceConfig
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population, PopulationConfig
 
 __all__ = ["POPULATION_SCRIPT", "encode_population_args", "event_population", "rules_from"]
 
 # KEYS: 1 the mode's population hash. ARGV: 1 event time in ms, 2 deviation ('' for none),
-# 3 size edge, 4 persistence, 5 decisiveness, 6 drift period ('' for none). Returns 1 when
-# written, 0 when the stored one is as late or later.
-POPULATION_SCRIPT = """-- skillstream learned population, script version 2
+# 3 size edge, 4 persistence, 5 decisiveness, 6 drift period, 7 debut offset ('' for none).
+# Returns 1 when written, 0 when the stored one is as late or later.
+POPULATION_SCRIPT = """-- skillstream learned population, script version 3
 local stored = redis.call('HGET', KEYS[1], 'at')
 if stored and tonumber(stored) ~= nil and tonumber(stored) >= tonumber(ARGV[1]) then
   return 0
 end
 redis.call('HSET', KEYS[1], 'at', ARGV[1], 'deviation', ARGV[2], 'size_edge', ARGV[3],
-  'persistence', ARGV[4], 'decisiveness', ARGV[5], 'drift_period', ARGV[6])
+  'persistence', ARGV[4], 'decisiveness', ARGV[5], 'drift_period', ARGV[6],
+  'debut_offset', ARGV[7])
 return 1
 """
 
 _RANGES = PopulationConfig.RANGES
+_MAX_OFFSET = ExperienceConfig.RANGES["debut_offset"].high
 
 
 def event_population(event: Mapping[str, Any]) -> Population | None:
@@ -57,6 +61,9 @@ def event_population(event: Mapping[str, Any]) -> Population | None:
         return None
     period = given.get("drift_period")
     if period is not None and not (_finite(period) and 0.0 < float(period) < 1e5):
+        return None
+    offset = given.get("debut_offset")
+    if offset is not None and not (_finite(offset) and abs(float(offset)) <= _MAX_OFFSET):
         return None
     numbers = [deviation, *values] if deviation is not None else values
     if not all(_finite(n) for n in numbers):
@@ -75,6 +82,7 @@ def event_population(event: Mapping[str, Any]) -> Population | None:
         persistence,
         decisiveness,
         None if period is None else float(period),
+        None if offset is None else float(offset),
     )
 
 
@@ -88,6 +96,7 @@ def encode_population_args(at_ms: int, population: Population) -> list[str]:
         repr(float(population.persistence)),
         repr(float(population.decisiveness)),
         "" if population.drift_period is None else repr(float(population.drift_period)),
+        "" if population.debut_offset is None else repr(float(population.debut_offset)),
     ]
 
 
@@ -106,6 +115,7 @@ def rules_from(config: ModeConfig, reply: object) -> ModeConfig:
             "persistence": float(fields["persistence"]),
             "decisiveness": float(fields["decisiveness"]),
             "drift_period": float(period) if (period := fields.get("drift_period")) else None,
+            "debut_offset": float(offset) if (offset := fields.get("debut_offset")) else None,
         }
     except (KeyError, ValueError):
         return config

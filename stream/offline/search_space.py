@@ -75,7 +75,8 @@ def _numbers(path: tuple[str, ...], *values: float) -> Knob:
 # rating (predictions always use the team averages), so it matters only with teams of two or more.
 # The experience term (a newcomer plays at rating + debut_offset * exp(-games / games_scale))
 # is searched for every algorithm but ZoneStats, whose scale it does not share; 0 switches it off.
-# Not a key: the population (prior deviation, size edge, persistence, decisiveness) the mode
+# Not a key: the population (prior deviation, size edge, persistence, decisiveness, drift period,
+# debut offset) the mode
 # learns from the search part, fixed in the configuration (tuning.py tries it in two replays).
 LEARNED_POPULATION = Knob(("population",), (), "learned")
 COMMON: tuple[Knob, ...] = (
@@ -147,8 +148,9 @@ def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:
 
 def population_fixed(table: Table, config: ModeConfig, population: Population) -> Table:
     """A copy of a mode's ``table`` (which builds ``config``) starting from ``population``:
-    the size edge, persistence and decisiveness, and the algorithm's new player deviation and
-    drift period (rounded to what a modes file shows: a tenth of a point, three decimals). Its
+    the size edge, persistence and decisiveness, the algorithm's new player deviation and drift
+    period, and the experience term's debut offset (rounded to what a modes file shows: a tenth
+    of a point, three decimals). Its
     ``window_days`` stays: a mode that learns goes on learning from these values, a fixed one
     keeps them."""
     out = copy.deepcopy(table)
@@ -158,6 +160,11 @@ def population_fixed(table: Table, config: ModeConfig, population: Population) -
         "persistence": round(population.persistence, 3),
         "decisiveness": round(population.decisiveness, 3),
     }
+    if population.debut_offset is not None and population.debut_offset != 0.0:
+        out["experience"] = {
+            **out.get("experience", {}),
+            "debut_offset": round(population.debut_offset, 1) or population.debut_offset,
+        }
     algorithm = config.algorithm
     given = _fields(algorithm)
     learned = algorithm

@@ -187,6 +187,8 @@ def population_text(population: Population) -> str:
     ]
     if population.drift_period is not None:
         parts.append(f"drift period {population.drift_period:.2f} days")
+    if population.debut_offset is not None:
+        parts.append(f"debut offset {population.debut_offset:.1f}")
     return ", ".join(parts)
 
 

@@ -299,6 +299,7 @@ class PlayerProcessor:
             population.persistence,
             population.decisiveness,
             population.drift_period,
+            population.debut_offset,
         )
         found = self._populations.get(key)
         if found is None or found[0] is not mode:

@@ -36,8 +36,8 @@ def rating_changed(
     exact bytes it had before seasons existed. ``why`` is the change's terms
     (stream.ratings.explain), what `skillstream ratings explain` words for a support agent.
     ``mode`` is the mode with the population in force; a mode that learns its population says
-    which (``population``: the prior deviation, size edge, persistence, decisiveness and drift
-    period)."""
+    which (``population``: the prior deviation, size edge, persistence, decisiveness, drift
+    period and debut offset)."""
     event = _change(player_id, mode, match_id, outcome, before, after, version, expected_score)
     event["at"] = format_time(at)
     event["why"] = why.to_json()
@@ -60,6 +60,7 @@ def population_of(rules: ModeConfig) -> dict[str, float | None]:
         "persistence": population.persistence,
         "decisiveness": population.decisiveness,
         "drift_period": algorithm.drift_period if isinstance(algorithm, DriftRate) else None,
+        "debut_offset": rules.experience.debut_offset,
     }
 
 

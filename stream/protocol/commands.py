@@ -62,8 +62,11 @@ from stream.ratings.skill import PlayerState, PlayerStats
 # mode's states carry two more elements (the drift slopes), its population a fifth (the drift
 # period) and its evidence eleven integers; decoders read version 7's forms as no slopes, the
 # algorithm's own period and no drift evidence. A version 7 worker refuses the longer states as
-# malformed: upgrade every worker of a group together.
-PROTOCOL_VERSION = 8
+# malformed: upgrade every worker of a group together. Version 9 added the learned debut offset
+# (stream/ratings/population.py): a learning mode's population carries a sixth element and its
+# evidence thirteen integers; decoders read version 8's forms as the mode's own offset and no
+# offset evidence. A version 8 worker refuses both as malformed: the same rule.
+PROTOCOL_VERSION = 9
 
 
 # --- match side commands -------------------------------------------------------------------------

@@ -108,30 +108,35 @@ def decode_teams(data: object, what: str) -> list[list[str]]:
 
 
 def encode_population(population: Population) -> list[object]:
-    """[deviation | None, size_edge, persistence, decisiveness, drift_period | None]"""
+    """[deviation | None, size_edge, persistence, decisiveness, drift_period | None,
+    debut_offset | None]"""
     return [
         population.deviation,
         population.size_edge,
         population.persistence,
         population.decisiveness,
         population.drift_period,
+        population.debut_offset,
     ]
 
 
 def decode_population(data: object, what: str) -> Population:
-    """From :func:`encode_population`'s list, or the four elements written before the drift
-    was learned (a drift period of None: the algorithm's own)."""
+    """From :func:`encode_population`'s list, the five elements written before the debut
+    offset was learned, or the four before the drift was (what is missing is None: the mode's
+    own)."""
     items = as_list(data, what)
-    if len(items) != 4:
-        arity(items, what, 5)
+    if len(items) not in (4, 5):
+        arity(items, what, 6)
     deviation = items[0]
-    period = items[4] if len(items) == 5 else None
+    period = items[4] if len(items) >= 5 else None
+    offset = items[5] if len(items) == 6 else None
     return Population(
         None if deviation is None else as_number(deviation, what),
         as_number(items[1], what),
         as_number(items[2], what),
         as_number(items[3], what),
         None if period is None else as_number(period, what),
+        None if offset is None else as_number(offset, what),
     )
 
 

@@ -326,11 +326,12 @@ def _encode_stats(stats: PopulationStats) -> list[float]:
 
 
 def _decode_stats(data: list[float]) -> PopulationStats:
-    # 9 numbers: written before the drift was learned (its sums are 0).
-    if len(data) not in (9, 11):
-        raise ValueError(f"population stats: expected 11 numbers, got {len(data)}")
-    a, b, c, d, e, same_pairs, pairs, f, g, *drift = data
-    return PopulationStats(a, b, c, d, e, int(same_pairs), int(pairs), f, g, *drift)
+    # 11 numbers: written before the debut offset was learned; 9: before the drift was (the
+    # sums they lack are 0).
+    if len(data) not in (9, 11, 13):
+        raise ValueError(f"population stats: expected 13 numbers, got {len(data)}")
+    a, b, c, d, e, same_pairs, pairs, f, g, *later = data
+    return PopulationStats(a, b, c, d, e, int(same_pairs), int(pairs), f, g, *later)
 
 
 def _encode_chain(stored: StoredChain) -> dict[str, object]:

@@ -42,12 +42,14 @@ from stream.ratings.population import (
     PopulationStats,
     drift_evidence,
     lineup_evidence,
+    offset_evidence,
+    offset_sensitivity,
     predictions_evidence,
     size_evidence,
     update_evidence,
 )
 from stream.ratings.resolution import rated_players
-from stream.ratings.skill import PlayerState, Rated, Skill, SkillLike
+from stream.ratings.skill import PlayerState, Rated, Result, Skill, SkillLike
 from stream.settling import Fate, Settled
 
 __all__ = [
@@ -84,6 +86,8 @@ class Evidence:
     decisiveness_information: int = 0
     drift_score: int = 0
     drift_information: int = 0
+    offset_score: int = 0
+    offset_information: int = 0
 
     def __add__(self, other: Evidence) -> Evidence:
         return Evidence(
@@ -98,6 +102,8 @@ class Evidence:
             self.decisiveness_information + other.decisiveness_information,
             self.drift_score + other.drift_score,
             self.drift_information + other.drift_information,
+            self.offset_score + other.offset_score,
+            self.offset_information + other.offset_information,
         )
 
     def __bool__(self) -> bool:
@@ -117,6 +123,8 @@ class Evidence:
             self.decisiveness_information / SCALE,
             self.drift_score / SCALE,
             self.drift_information / SCALE,
+            self.offset_score / SCALE,
+            self.offset_information / SCALE,
         )
 
     def encode(self) -> list[int]:
@@ -132,13 +140,16 @@ class Evidence:
             self.decisiveness_information,
             self.drift_score,
             self.drift_information,
+            self.offset_score,
+            self.offset_information,
         ]
 
     @classmethod
     def decode(cls, data: Sequence[int]) -> Evidence:
-        """From :meth:`encode`'s list (ValueError when it is not 11 integers, or the 9 a worker
-        wrote before the drift was learned: its drift sums are 0)."""
-        if len(data) not in (9, FIELDS) or not all(
+        """From :meth:`encode`'s list (ValueError when it is not 13 integers, the 11 a worker
+        wrote before the debut offset was learned, or the 9 before the drift was: the sums it
+        did not write are 0)."""
+        if len(data) not in (9, 11, FIELDS) or not all(
             isinstance(n, int) and not isinstance(n, bool) for n in data
         ):
             raise ValueError(f"evidence: expected {FIELDS} integers, got {list(data)!r:.80}")
@@ -147,7 +158,7 @@ class Evidence:
 
 NONE = Evidence()
 # How many sums an Evidence holds (the length of :meth:`Evidence.encode`).
-FIELDS = 11
+FIELDS = 13
 
 
 def quantised(stats: PopulationStats) -> Evidence:
@@ -164,6 +175,8 @@ def quantised(stats: PopulationStats) -> Evidence:
         round(stats.decisiveness_information * SCALE),
         round(stats.drift_score * SCALE),
         round(stats.drift_information * SCALE),
+        round(stats.offset_score * SCALE),
+        round(stats.offset_information * SCALE),
     )
 
 
@@ -239,6 +252,11 @@ def add_match_evidence(
                     _add_duel_drift(
                         sums, rules, entered.get(a), entered.get(b), own, met, p, actual
                     )
+                prior = population.deviation
+                if population.debut_offset is not None and prior is not None:
+                    _add_duel_offset(
+                        sums, rules, prior, states.get(a), states.get(b), own, met, logit, actual
+                    )
     elif as_played or is_team_match(teams):
         skills = played_skills(rules, states, teams, at) if as_played else None
         moved = None
@@ -246,7 +264,10 @@ def add_match_evidence(
             moved = drifted_teams(
                 teams, _entered(rules, states, teams, at), skills, rules.initial.deviation
             )
-        found = match_part(rules, population, teams, ranks, skills, lineups, moved)
+        shares = None
+        if skills is not None and population.debut_offset is not None:
+            shares = _offset_shares(rules, population, states, teams, skills)
+        found = match_part(rules, population, teams, ranks, skills, lineups, moved, shares)
         for index, units in enumerate(found.encode()):
             sums[index] += units
     for update in updates.values():
@@ -268,11 +289,14 @@ def match_part(
     skills: Sequence[Sequence[SkillLike]] | None,
     lineups: Mapping[str, int],
     moved: Sequence[Sequence[SkillLike]] | None = None,
+    shares: Sequence[Sequence[float]] | None = None,
 ) -> Evidence:
     """A match's predictions and sides from the participants' ``skills`` as played
     (:func:`played_skills`; None: not rated as played, no prediction) and its teammates'
     previous line-ups (none for a 1v1), quantised together; with ``moved`` (the skills with the
-    log drift one higher: a mode that learns its drift) the drift's evidence too."""
+    log drift one higher: a mode that learns its drift) the drift's evidence too, and with
+    ``shares`` (each player's :func:`~stream.ratings.population.offset_sensitivity`: a mode that
+    learns its debut offset) the offset's."""
     stats = PopulationStats()
     if skills is not None:
         stats = stats + predictions_evidence(rules, population, skills, ranks)
@@ -280,9 +304,72 @@ def match_part(
             stats = stats + drift_evidence(rules, skills, moved, ranks)
         if len({len(team) for team in teams}) > 1:
             stats = stats + size_evidence(rules, skills, ranks)
+        if shares is not None and any(any(team) for team in shares):
+            stats = stats + offset_evidence(rules, skills, shares, ranks)
     if is_team_match(teams):
         stats = stats + lineup_evidence(teams, lineups)
     return quantised(stats)
+
+
+def _offset_shares(
+    rules: ModeConfig,
+    population: Population,
+    states: Mapping[str, PlayerState],
+    teams: Sequence[Sequence[str]],
+    skills: Sequence[Sequence[SkillLike]],
+) -> list[list[float]]:
+    """Each participant's :func:`~stream.ratings.population.offset_sensitivity` as the match
+    is played (a player not in ``states``: a debut)."""
+    prior = population.deviation
+    assert prior is not None  # the offset is learned only with a prior deviation
+    scale = rules.experience.games_scale
+    return [
+        [
+            offset_sensitivity(
+                state.games if (state := states.get(pid)) is not None else 0,
+                skill.deviation,
+                prior,
+                scale,
+            )
+            for pid, skill in zip(team, team_skills, strict=True)
+        ]
+        for team, team_skills in zip(teams, skills, strict=True)
+    ]
+
+
+def _add_duel_offset(
+    sums: list[int],
+    rules: ModeConfig,
+    prior: float,
+    state_a: PlayerState | None,
+    state_b: PlayerState | None,
+    own: SkillLike,
+    met: Rated,
+    logit: float,
+    actual: float,
+) -> None:
+    """A duel's evidence about the debut offset (:func:`~stream.ratings.population.
+    offset_evidence` for one pair, quantised): nothing between two settled players."""
+    games_a = state_a.games if state_a is not None else 0
+    games_b = state_b.games if state_b is not None else 0
+    if games_a >= SETTLED_GAMES and games_b >= SETTLED_GAMES:
+        return
+    scale = rules.experience.games_scale
+    share_a = offset_sensitivity(games_a, own.deviation, prior, scale)
+    share_b = offset_sensitivity(games_b, met.deviation, prior, scale)
+    if share_a == share_b:
+        return
+    algorithm = rules.algorithm
+    p_more = algorithm.expected_score(
+        shifted(own, share_a), Result(met.rating + share_b, met.deviation, 0.5)
+    )
+    if not 0.0 < p_more < 1.0:
+        return
+    decisiveness = rules.population.decisiveness
+    slope = decisiveness * (math.log(p_more / (1.0 - p_more)) - logit)
+    sharp = 1.0 / (1.0 + math.exp(-decisiveness * logit))
+    sums[11] += round((actual - sharp) * slope * SCALE)
+    sums[12] += round(sharp * (1.0 - sharp) * slope * slope * SCALE)
 
 
 def _entered(

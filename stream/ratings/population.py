@@ -1,6 +1,6 @@
 """A mode's population: the values that are properties of who plays the mode, learned from it.
 
-Five numbers depend on the players and the game rather than on the rating formulas, and no
+Six numbers depend on the players and the game rather than on the rating formulas, and no
 constant suits every game: how widely a newcomer's true skill may lie from the start (the
 **prior deviation**: narrow on a professional tour, broad on a free-to-play ladder), how much
 stronger a side is with more players (the **size edge**), how often a team's players stay
@@ -9,9 +9,11 @@ pickup teams; the ``auto`` team strategy follows it), and how decisively a ratin
 match (the **decisiveness**: a best-of-five series more than a single map; it sharpens or
 softens predictions only), and how fast true skills move with time (the **drift period**,
 Glicko-2's ``period_days``: esports rosters and metagames change in weeks, tennis careers in
-years). A :class:`Population` holds the values in force; ``rate_player`` and
-the predictions take it as an explicit input (``population=``), so a mode is rated the same way
-wherever the same population is given.
+years), and how much weaker a newcomer plays than the rating they start with (the **debut
+offset** of the experience term, stream.ratings.experience: a tour's newcomers are qualifiers,
+a free-to-play ladder's are as good as anyone). A :class:`Population` holds the values in
+force; ``rate_player`` and the predictions take it as an explicit input (``population=``), so a
+mode is rated the same way wherever the same population is given.
 
 Learning (``[population] window_days`` above 0) happens at fixed event-time boundaries: a match
 finished at ``at`` belongs to window ``floor(at / window)``, and every rated match adds its
@@ -44,6 +46,15 @@ How each value is learned (a match's ``s`` is the result, ``E`` what the rules i
   :data:`DRIFT_PRIOR_INFORMATION`; the slope of a prediction comes from each player's
   sensitivities to the drift, carried in their state (stream.ratings.drift); the period stays
   within :data:`DRIFT_PERIOD_BOUNDS`.
+* debut offset: Newton steps on the log-likelihood of every prediction as made (sharpened),
+  each divided by all the information seen so far plus :data:`OFFSET_PRIOR_INFORMATION` (the
+  running maximum-likelihood offset, held near its start while the evidence is little). A
+  player's rating as played moves with the offset by :func:`offset_sensitivity`: the offset's
+  own share at the player's games, less what the player's earlier updates have absorbed of it
+  (a newcomer who played below their rating has had their rating lowered, so the same offset
+  counts less at their tenth game than ``exp(-10 / games_scale)`` says). Learned for the
+  algorithms with a prior deviation whose experience term is on; at most
+  :data:`MAX_OFFSET_STEP` a window.
 * persistence: the share of teammate pairs whose lineup at the previous match was the same
   (:func:`lineup_key`), counted over the mode's whole history, starting from the configured
   value as if it had been seen on :data:`PERSISTENCE_PRIOR_PAIRS` pairs.
@@ -68,6 +79,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from stream.ratings.algorithm import DriftRate, PriorDeviation
 from stream.ratings.drift import STEP as DRIFT_STEP
+from stream.ratings.experience import ExperienceConfig, shifted
 from stream.ratings.probability import sharpened, team_win_probability
 from stream.ratings.ranges import Range, check_ranges
 from stream.ratings.skill import Result, SkillLike
@@ -97,9 +109,15 @@ MIN_EVIDENCE = 100.0
 # own (a prior of +-0.05 around where it stands): it follows the ratings as they mature.
 DECISIVENESS_PRIOR_INFORMATION = 400.0
 # The version of the rules above that learn a population: a chain learned under other rules
-# is not continued (stream.pipeline.populations.settings_of). 2: the prior deviation's steps
-# over all its information (1: each window's own, damped by its newcomer updates).
-LEARNING_RULES = 2
+# is not continued (stream.pipeline.populations.settings_of). 3: the debut offset is learned;
+# 2: the prior deviation's steps over all its information (1: each window's own, damped by its
+# newcomer updates).
+LEARNING_RULES = 3
+# The debut offset's Newton steps start from this much information (a prior of +-100 points
+# around its configured value; 50, 100, 150 and 300 tried: docs/defaults.md).
+OFFSET_PRIOR_INFORMATION = 1.0 / (100.0 * 100.0)
+# The largest change of the debut offset one window makes (rating points).
+MAX_OFFSET_STEP = 50.0
 # The prior deviation stays between these, in public rating points (Glicko-2: 0.29 to 2.59).
 DEVIATION_BOUNDS = (50.0, 450.0)
 # The size edge's Newton steps start from this much information (a prior of +-100 points).
@@ -178,7 +196,9 @@ class Population:
     what a prediction's logit is multiplied by (predictions only: no rating depends on it).
     ``drift_period``: the days of inactivity that grow a deviation by one rating period's
     volatility (Glicko-2's ``period_days``; shorter: skills drift faster; stream.ratings.drift),
-    None for an algorithm whose deviation does not grow with time.
+    None for an algorithm whose deviation does not grow with time. ``debut_offset``: the
+    experience term's rating points at a player's debut, None where it is not learned (an
+    algorithm without a prior deviation, or the term switched off).
     """
 
     deviation: float | None
@@ -186,6 +206,7 @@ class Population:
     persistence: float
     decisiveness: float = 1.0
     drift_period: float | None = None
+    debut_offset: float | None = None
     # The mode's rules with these values, built once per mode that asks (by identity: a
     # mode's rules are one object for its whole life).
     _rules: dict[int, tuple[ModeConfig, ModeConfig]] = field(
@@ -208,7 +229,11 @@ def start(mode: ModeConfig) -> Population:
     deviation = algorithm.prior_deviation if isinstance(algorithm, PriorDeviation) else None
     config = mode.population
     period = algorithm.drift_period if isinstance(algorithm, DriftRate) else None
-    return Population(deviation, config.size_edge, config.persistence, config.decisiveness, period)
+    experience = mode.experience
+    offset = experience.debut_offset if deviation is not None and experience.active else None
+    return Population(
+        deviation, config.size_edge, config.persistence, config.decisiveness, period, offset
+    )
 
 
 def _applied(mode: ModeConfig, population: Population) -> ModeConfig:
@@ -231,9 +256,13 @@ def _applied(mode: ModeConfig, population: Population) -> ModeConfig:
             persistence=population.persistence,
             decisiveness=population.decisiveness,
         )
-    if algorithm is mode.algorithm and config is mode.population:
+    experience = mode.experience
+    offset = population.debut_offset
+    if offset is not None and experience.active and offset != experience.debut_offset:
+        experience = dataclasses.replace(experience, debut_offset=offset)
+    if algorithm is mode.algorithm and config is mode.population and experience is mode.experience:
         return mode
-    return dataclasses.replace(mode, algorithm=algorithm, population=config)
+    return dataclasses.replace(mode, algorithm=algorithm, population=config, experience=experience)
 
 
 def lineup_key(team: Sequence[str]) -> int:
@@ -252,7 +281,8 @@ class PopulationStats:
     ``edge_information``: the same for the size edge. ``same_pairs`` / ``pairs``: teammate
     pairs whose previous lineup was the same, and all teammate pairs with a previous lineup.
     ``decisiveness_score`` / ``decisiveness_information``: the decisiveness's gradient and
-    information from every prediction.
+    information from every prediction. ``drift_*`` and ``offset_*``: the same for the log drift
+    and the debut offset.
     """
 
     prior_score: float = 0.0
@@ -266,6 +296,8 @@ class PopulationStats:
     decisiveness_information: float = 0.0
     drift_score: float = 0.0
     drift_information: float = 0.0
+    offset_score: float = 0.0
+    offset_information: float = 0.0
 
     def __add__(self, other: PopulationStats) -> PopulationStats:
         return PopulationStats(
@@ -280,6 +312,8 @@ class PopulationStats:
             self.decisiveness_information + other.decisiveness_information,
             self.drift_score + other.drift_score,
             self.drift_information + other.drift_information,
+            self.offset_score + other.offset_score,
+            self.offset_information + other.offset_information,
         )
 
     @property
@@ -350,6 +384,68 @@ def size_evidence(
             score += (score_against(ranks[i], ranks[j]) - p) * slope
             information += p * (1.0 - p) * slope * slope
     return PopulationStats(edge_score=score, edge_information=information)
+
+
+def offset_sensitivity(games: int, deviation: float, prior: float, games_scale: float) -> float:
+    """How far a player's rating as played moves for one more point of debut offset, at their
+    ``games``-th game with ``deviation`` (a new player's: ``prior``): 0 from SETTLED_GAMES on.
+
+    The offset's own share is ``f_g = exp(-games / games_scale)``; each earlier update has also
+    moved the stored rating against it, by the share ``c_k`` of the player's uncertainty that
+    update removed: ``S_0 = 1``, ``S_{k+1} = (1 - c_k) S_k - (f_k - f_{k+1})``. In the normal
+    model with equal information ``i`` per game (in units of the prior's), read from the
+    deviation (``R = (deviation / prior)^2 = 1 / (1 + games i)``), the product of the ``1 - c``
+    is ``R (1 + (k + 1) i)`` and the sum has a closed form::
+
+        S_g = R (f_g - i A_g),  A_g = (1 - (g + 1) q^g + g q^(g + 1)) / (1 - q),  q = f_1
+
+    Below ``f_g``: a newcomer who has played below their rating has had it lowered already, so
+    a larger offset would count twice (the prediction's gradient alone, ``f_g``, pulls the
+    learned offset past the value that predicts best: on the WTA tour to -400 points where -250
+    to -300 predict best).
+    """
+    if games >= SETTLED_GAMES:
+        return 0.0
+    ratio = deviation / prior
+    share = min(ratio * ratio, 1.0)
+    if games <= 0:
+        return share
+    q = math.exp(-1.0 / games_scale)
+    fade = q**games
+    absorbed = (1.0 - (games + 1) * fade + games * fade * q) / (1.0 - q)
+    information = max((1.0 / share - 1.0) / games, 0.0)
+    return share * (fade - information * absorbed)
+
+
+def offset_evidence(
+    rules: ModeConfig,
+    teams: Sequence[Sequence[SkillLike]],
+    sensitivities: Sequence[Sequence[float]],
+    ranks: Sequence[int],
+) -> PopulationStats:
+    """What a match's predictions say about the debut offset: every pair of teams as the
+    rules in force predict it (``teams``: the skills as played) against the same with every
+    player moved by their :func:`offset_sensitivity` (``sensitivities``, per player): the
+    logit's slope for one more point of offset."""
+    algorithm = rules.algorithm
+    strategy = rules.team_rule
+    edge = rules.population.size_edge
+    decisiveness = rules.population.decisiveness
+    moved = [
+        [shifted(skill, share) for skill, share in zip(team, shares, strict=True)]
+        for team, shares in zip(teams, sensitivities, strict=True)
+    ]
+    score = information = 0.0
+    for i in range(len(teams)):
+        for j in range(i + 1, len(teams)):
+            p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge)
+            p_more = team_win_probability(algorithm, moved[i], moved[j], strategy, edge)
+            # As the prediction is made: sharpened by the decisiveness in force.
+            slope = decisiveness * (_logit(p_more) - _logit(p))
+            p = sharpened(p, decisiveness)
+            score += (score_against(ranks[i], ranks[j]) - p) * slope
+            information += p * (1.0 - p) * slope * slope
+    return PopulationStats(offset_score=score, offset_information=information)
 
 
 def drift_evidence(
@@ -431,7 +527,8 @@ def next_population(
     """The population after a window whose evidence is ``stats``, and the evidence carried into
     the next window (the prior deviation's, while it is less than :data:`MIN_EVIDENCE` newcomer
     updates). ``seen`` is the evidence of every window so far, this one included (the running
-    sums of the prior deviation's information, size edge, persistence and decisiveness);
+    sums of the prior deviation's information, size edge, persistence, decisiveness and debut
+    offset);
     ``config`` the mode's settings (the persistence's starting value)."""
     deviation = current.deviation
     carried = EMPTY
@@ -465,7 +562,15 @@ def next_population(
         step = max(-MAX_DRIFT_STEP, min(MAX_DRIFT_STEP, step))
         low, high = DRIFT_PERIOD_BOUNDS
         period = min(high, max(low, period * math.exp(-step)))
-    return Population(deviation, edge, persistence, decisiveness, period), carried
+    offset = current.debut_offset
+    if offset is not None and stats.offset_information > 0.0:
+        step = stats.offset_score / (seen.offset_information + OFFSET_PRIOR_INFORMATION)
+        step = max(-MAX_OFFSET_STEP, min(MAX_OFFSET_STEP, step))
+        accepted = ExperienceConfig.RANGES["debut_offset"]
+        moved = min(accepted.high, max(accepted.low, offset + step))
+        # 0 would switch the experience term off: a step that lands there is not taken.
+        offset = moved if moved != 0.0 else offset
+    return Population(deviation, edge, persistence, decisiveness, period, offset), carried
 
 
 def _logit(p: float) -> float:

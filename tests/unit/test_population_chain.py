@@ -85,18 +85,32 @@ def test_a_part_quantised_again_is_the_same_integers(found: list[PopulationStats
 
 
 @pytest.mark.parametrize(
-    "data", [[1, 2, 3], [1, 2, 3, 4, 5, 6, 7, 8, 9.5], [True, 0, 0, 0, 0, 0, 0, 0, 0]]
+    "data",
+    [
+        [1, 2, 3],
+        [1, 2, 3, 4, 5, 6, 7, 8, 9.5],
+        [True, 0, 0, 0, 0, 0, 0, 0, 0],
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14],
+    ],
 )
-def test_evidence_that_is_not_eleven_integers_is_refused(data: list[object]) -> None:
-    with pytest.raises(ValueError, match="11 integers"):
+def test_evidence_that_is_not_thirteen_integers_is_refused(data: list[object]) -> None:
+    with pytest.raises(ValueError, match="13 integers"):
         Evidence.decode(data)  # type: ignore[arg-type]
 
 
 def test_evidence_written_before_the_drift_was_learned_reads_with_no_drift_evidence() -> None:
     old = [1, 2, 3, 4, 5, 6, 7, 8, 9]
     found = Evidence.decode(old)
-    assert found.encode() == [*old, 0, 0]
+    assert found.encode() == [*old, 0, 0, 0, 0]
     assert found.drift_score == found.drift_information == 0
+
+
+def test_evidence_written_before_the_offset_was_learned_reads_with_no_offset_evidence() -> None:
+    old = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    found = Evidence.decode(old)
+    assert found.encode() == [*old, 0, 0]
+    assert found.drift_score == 10 and found.offset_score == found.offset_information == 0
 
 
 def test_a_window_is_in_force_two_windows_after_its_evidence() -> None:

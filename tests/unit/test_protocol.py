@@ -27,6 +27,7 @@ from stream.protocol import (
     Abandon,
     Adjusting,
     Cancel,
+    Command,
     Forward,
     Join,
     Progress,
@@ -70,9 +71,9 @@ MATCH_COMMANDS = [
     b'["awm",1,1780000099.5]',
     # Version 6: a learning mode's snapshot carries the player's last line-up key; a match
     # partition's closed windows and their evidence (version 8: eleven integers per mode and
-    # window, the drift's two last).
+    # window, the drift's two last; version 9: thirteen, the debut offset's two last).
     b'["snap","m","p",' + STATE + b",false,1780000100.5,1234567890123]",
-    b'["closed",2,1780012800.0,{"ranked":[[20601,[-5,7,4294967296,0,0,3,4,11,12,-3,9]]]}]',
+    b'["closed",2,1780012800.0,{"ranked":[[20601,[-5,7,4294967296,0,0,3,4,11,12,-3,9,-7,5]]]}]',
     # Version 8: a learning mode's state carries its drift slopes.
     b'["snap","m","p",[1500.0,120.5,0.06,10,3,1780000000.0,-12.5,840.25],false,'
     b"1780000100.5,1234567890123]",
@@ -88,10 +89,10 @@ PLAYER_COMMANDS = [
     b'["cancel","sim5-4",["p000001"]]',
     b'["wm",2,1780000099.5]',
     # Version 6: a learning mode's rate carries the population in force (version 8: its drift
-    # period last).
+    # period fifth; version 9: its debut offset last).
     b'["rate","sim5-7","1v1",1780000300.0,[["p000000"],["p000001"]],[0,1],null,'
     b'{"p000000":null,"p000001":null},[["p000000",null,null]],1780000300123,'
-    b"[250.5,100.0,0.25,1.05,7.5]]",
+    b"[250.5,100.0,0.25,1.05,7.5,-212.5]]",
     # Version 7: a re-rating worker's adjustment, sent by the player's partition to itself.
     b'["adj","p000001","c-42"]',
 ]
@@ -112,18 +113,19 @@ MATCH_ENTRIES = [
     b'"fin":null,"wait":null,"aband":{},"settled":[],"done":null,"lines":{"a":42}}',
     b'{"mode":"1v1","teams":[["a"],["b"]],"start":1780000000.0,"snaps":{"a":null,"b":null},'
     b'"fin":{"at":1780000060.0,"ts":null,"ranks":[0,1],"quitters":[],"stats":null},"wait":null,'
-    b'"aband":{},"settled":["a","b"],"done":1780000060.0,"ev":[-5,7,4294967296,0,0,0,0,11,12,3,4]}',
+    b'"aband":{},"settled":["a","b"],"done":1780000060.0,'
+    b'"ev":[-5,7,4294967296,0,0,0,0,11,12,3,4,-6,8]}',
 ]
 # A match partition's side of the learned populations (version 6).
 POPULATION_RECORDS = [
     b'{"u":null,"m":{},"h":{},"ch":{}}',
     b'{"u":1780012800.0,"m":{"0":1780012800.0,'
-    b'"3":1780009200.0},"h":{"ranked":[[20601,0,[-5,7,4294967296,0,0,3,4,11,12,-1,2]],'
-    b'[20601,3,[0,0,0,0,0,1,1,0,0,0,0]]]},"ch":{"ranked":{"set":"1.0|100.0|1.0|1.0|x",'
-    b'"i":[138.97424,100.0,1.0,1.0,14.0],"c":[150.25,100.0,0.5,1.0625,9.5],'
-    b'"s":[0.5,1.0,2.0,0.0,0.0,3.0,4.0,0.25,0.125,-0.5,3.0],'
-    b'"k":[0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0],'
-    b'"f":20600,"st":[[20602,[150.25,100.0,0.5,1.0625,9.5]]]}}}',
+    b'"3":1780009200.0},"h":{"ranked":[[20601,0,[-5,7,4294967296,0,0,3,4,11,12,-1,2,-3,6]],'
+    b'[20601,3,[0,0,0,0,0,1,1,0,0,0,0,0,0]]]},"ch":{"ranked":{"set":"1.0|100.0|1.0|1.0|x",'
+    b'"i":[138.97424,100.0,1.0,1.0,14.0,-300.0],"c":[150.25,100.0,0.5,1.0625,9.5,-250.5],'
+    b'"s":[0.5,1.0,2.0,0.0,0.0,3.0,4.0,0.25,0.125,-0.5,3.0,-0.75,0.5],'
+    b'"k":[0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0],'
+    b'"f":20600,"st":[[20602,[150.25,100.0,0.5,1.0625,9.5,-250.5]]]}}}',
 ]
 RATING_RECORDS = [
     b'{"s":[1006.0143978592619,72.81300287645881,0.05992031170168974,1625,99,1780012400.0],'
@@ -217,7 +219,7 @@ def test_commands_stay_immutable_values(raw: bytes) -> None:
 
 def test_a_rate_command_from_version_1_still_decodes() -> None:
     # Written before the finish's timestamp was added: 9 elements.
-    assert PROTOCOL_VERSION == 8
+    assert PROTOCOL_VERSION == 9
     old = orjson.loads(PLAYER_COMMANDS[1])[:9]
     rate = decode_player_command(old)
     assert isinstance(rate, Rate) and rate.finished_ms is None
@@ -344,32 +346,58 @@ def test_a_rate_command_from_a_later_version_is_read_without_its_new_elements() 
     assert later == decode_player_command(raw)
 
 
+def _older_chain(population: int, sums: int) -> bytes:
+    """POPULATION_RECORDS[1] as an older version wrote it: populations of ``population``
+    elements, evidence and sums of ``sums``."""
+    record = orjson.loads(POPULATION_RECORDS[1])
+    for windows in record["h"].values():
+        for item in windows:
+            item[2] = item[2][:sums]
+    for chain in record["ch"].values():
+        chain["i"], chain["c"] = chain["i"][:population], chain["c"][:population]
+        chain["s"], chain["k"] = chain["s"][:sums], chain["k"][:sums]
+        for step in chain["st"]:
+            step[1] = step[1][:population]
+    return orjson.dumps(record)
+
+
+def _older_commands(population: int, sums: int) -> tuple[Command, Command]:
+    """The learning mode's ``rate`` and ``closed`` of the fixtures as an older version wrote
+    them (decoded)."""
+    rate = orjson.loads(PLAYER_COMMANDS[5])
+    rate[10] = rate[10][:population]
+    closed = orjson.loads(MATCH_COMMANDS[-3])
+    closed[3]["ranked"][0][1] = closed[3]["ranked"][0][1][:sums]
+    return decode_player_command(rate), decode_match_command(closed)
+
+
 def test_records_written_before_the_drift_was_learned_still_decode() -> None:
     """Version 7's learned population: 6-element states, 4-element populations, evidence and
     sums of 9; they read as no drift slopes, the algorithm's own drift period and no drift
-    evidence, and are written again in version 8's form."""
-    old_rate = orjson.loads(PLAYER_COMMANDS[5])
-    old_rate[10] = old_rate[10][:4]
-    rate = decode_player_command(old_rate)
+    evidence, and are written again in the current form."""
+    rate, closed = _older_commands(4, 9)
     assert isinstance(rate, Rate) and rate.population is not None
     assert rate.population.drift_period is None
-    old_closed = orjson.loads(MATCH_COMMANDS[-3])
-    old_closed[3]["ranked"][0][1] = old_closed[3]["ranked"][0][1][:9]
-    again = orjson.dumps(encode_command(decode_match_command(old_closed)))
-    assert again.endswith(b"11,12,0,0]]]}]")
+    assert orjson.dumps(encode_command(closed)).endswith(b"11,12,0,0,0,0]]]}]")
     record = RATINGS.value(RATING_RECORDS[0])
     assert record.state.drift_slope == record.state.variance_slope == 0.0
-    old_chain = POPULATION_RECORDS[1]
-    for new, old in (
-        (b"[138.97424,100.0,1.0,1.0,14.0]", b"[138.97424,100.0,1.0,1.0]"),
-        (b"[150.25,100.0,0.5,1.0625,9.5]", b"[150.25,100.0,0.5,1.0625]"),
-        (b"0.25,0.125,-0.5,3.0]", b"0.25,0.125]"),
-        (b"0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0]", b"0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0]"),
-        (b"11,12,-1,2]", b"11,12]"),
-        (b"1,1,0,0,0,0]", b"1,1,0,0]"),
-    ):
-        assert new in old_chain
-        old_chain = old_chain.replace(new, old)
+    old_chain = _older_chain(4, 9)
     chain = POPULATIONS.value(old_chain).chains["ranked"].chain
     assert chain.initial.drift_period is None and chain.seen.drift_score == 0.0
-    assert b"1.0625,null]" in POPULATIONS.value_bytes(POPULATIONS.value(old_chain))
+    assert b"1.0625,null,null]" in POPULATIONS.value_bytes(POPULATIONS.value(old_chain))
+
+
+def test_records_written_before_the_debut_offset_was_learned_still_decode() -> None:
+    """Version 8's learned population: 5-element populations, evidence and sums of 11; they
+    read as the mode's own debut offset and no offset evidence, and are written again in
+    version 9's form."""
+    rate, closed = _older_commands(5, 11)
+    assert isinstance(rate, Rate) and rate.population is not None
+    assert rate.population.drift_period == 7.5 and rate.population.debut_offset is None
+    assert orjson.dumps(encode_command(closed)).endswith(b"11,12,-3,9,0,0]]]}]")
+    old_chain = _older_chain(5, 11)
+    assert b"14.0]" in old_chain and b"11,12,-1,2]" in old_chain
+    chain = POPULATIONS.value(old_chain).chains["ranked"].chain
+    assert chain.initial.debut_offset is None and chain.initial.drift_period == 14.0
+    assert chain.seen.offset_score == chain.seen.offset_information == 0.0
+    assert b"9.5,null]" in POPULATIONS.value_bytes(POPULATIONS.value(old_chain))

@@ -511,7 +511,7 @@ async def test_the_population_of_the_latest_event_is_kept_and_read_back(aredis: 
     """The writer keeps each learning mode's population of its latest event time; an older
     one, written after it, changes nothing; the readers predict with it."""
     writer = CacheWriter(aredis, LAYOUT)
-    newer = Population(300.0, 40.0, 0.1, 1.25, 3.5)
+    newer = Population(300.0, 40.0, 0.1, 1.25, 3.5, -120.0)
     older = Population(150.0, 90.0, 0.9, 0.75)
     result = await writer.write([rating("p", 1)], {MODE: (2_000, newer)})
     assert result == WriteResult(applied=1, stale=0)
@@ -524,6 +524,7 @@ async def test_the_population_of_the_latest_event_is_kept_and_read_back(aredis: 
         b"persistence": b"0.1",
         b"decisiveness": b"1.25",
         b"drift_period": b"3.5",
+        b"debut_offset": b"-120.0",
     }
     cache = RatingCache(aredis, Modes(), LAYOUT)
     unknown = (await cache.get_many(MODE, ["new"]))["new"]
@@ -531,6 +532,8 @@ async def test_the_population_of_the_latest_event_is_kept_and_read_back(aredis: 
     rules = newer.rules(Modes().get(MODE))
     known = (await cache.get_many(MODE, ["p"]))["p"]
     experience = rules.experience
+    # The built-in table's experience term is on: the learned debut offset is in force.
+    assert experience.debut_offset == -120.0
     assert await cache.win_probability(MODE, "new", "p") == probability.win_probability(
         rules.algorithm,
         unknown.effective_skill(experience),

@@ -250,6 +250,23 @@ def test_the_cached_drift_period_is_the_one_in_force() -> None:
         assert queries.rules("m").decode([older]).algorithm.drift_period == configured  # type: ignore[union-attr]
 
 
+def test_the_cached_debut_offset_is_the_one_in_force() -> None:
+    """The readers start a newcomer's effective rating from the debut offset the workers
+    learned; a hash written before it was learned (no field, or empty) leaves the modes file's."""
+    queries = RatingQueries(Modes(), KeyLayout("t"))
+    reply = population_reply("300.0", 40.0, 0.9, 1.0)
+    assert isinstance(reply, dict)
+    learned = {**reply, b"debut_offset": b"-120.5"}
+    assert queries.rules("m").decode([learned]).experience.debut_offset == -120.5
+    configured = Modes().get("m").experience.debut_offset
+    assert configured == -300.0
+    for older in (reply, {**reply, b"debut_offset": b""}):
+        assert queries.rules("m").decode([older]).experience.debut_offset == configured
+    # One a worker never writes (past the accepted range) is ignored as a whole.
+    wild = {**reply, b"debut_offset": b"-1e9", b"size_edge": b"55.0"}
+    assert queries.rules("m").decode([wild]).population.size_edge != 55.0
+
+
 @pytest.mark.parametrize(
     "reply",
     [

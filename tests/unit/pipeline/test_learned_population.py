@@ -129,8 +129,11 @@ def test_a_learning_mode_rates_live_as_replay_with_the_population_moving(seed: i
     modes = learning()
     history = simulated(seed)
     assert learned_steps(modes, history) >= 3  # the population moved during the history
+    offsets = {step.population.debut_offset for step in replayed_steps(modes, history)}
+    assert len(offsets) >= 3  # the debut offset too
     c = run_live(modes, history)
     assert len(carried(c)) >= 3
+    assert {cmd[5] for cmd in carried(c)} >= offsets - {-300.0}
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -145,7 +148,8 @@ def test_a_learning_mode_learns_its_drift_live_as_in_replay(seed: int) -> None:
     periods = {step.population.drift_period for step in replayed_steps(modes, history)}
     assert len(periods) >= 3  # the period moved during the history
     c = run_live(modes, history)
-    assert {cmd[-1] for cmd in carried(c)} >= periods - {14.0}
+    # A carried population: [deviation, edge, persistence, decisiveness, period, offset].
+    assert {cmd[4] for cmd in carried(c)} >= periods - {14.0}
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
@@ -109,9 +110,11 @@ def test_non_overlapping_history_equals_sequential_replay_exactly(team_size: int
     assert modes.get(mode).experience.active
     assert {pid: c.state(pid, mode) for pid in states} == states
     last = {r["player_id"]: r for r in c.ratings}
-    offset = modes.get(mode).experience.offset
+    term = modes.get(mode).experience
     for pid, state in states.items():
-        assert last[pid]["effective_rating"] == state.rating + offset(state.games)
+        # The debut offset the match was rated with: the population's, learned from -300.
+        learned = dataclasses.replace(term, debut_offset=last[pid]["population"]["debut_offset"])
+        assert last[pid]["effective_rating"] == state.rating + learned.offset(state.games)
 
 
 def test_duplicates_and_a_finish_before_its_start_change_nothing() -> None:
