@@ -12,8 +12,8 @@ sums bit for bit whenever they see the same parts.
 Which parts a match has: every rated player's update (the prior deviation's evidence,
 newcomers only), and once per match with a result, rated as played
 (no quitters, nobody abandoned or timed out first), its predictions and sides
-(:func:`match_part`: the decisiveness, the size edge) and its teammates' previous line-ups
-(the persistence).
+(:func:`match_part`: the decisiveness, the size edge, the drift and the debut offset) and its
+teammates' previous line-ups (the persistence).
 """
 
 from __future__ import annotations
