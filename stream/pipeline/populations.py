@@ -56,10 +56,12 @@ KEPT_STEPS = 64
 
 def settings_of(mode: ModeConfig) -> str:
     """What a chain is learned under (a chain stored under other settings, or learned by other
-    rules, starts again)."""
+    rules, starts again; a learned debut offset's evidence depends on the term's games scale)."""
     c = mode.population
     first = Chain.of(mode).initial
     settings = f"{c.window_days!r}|{c.size_edge!r}|{c.persistence!r}|{c.decisiveness!r}|{first!r}"
+    if first.debut_offset is not None:
+        settings = f"{settings}|games scale {mode.experience.games_scale!r}"
     return f"{settings}|rules {LEARNING_RULES}"
 
 

@@ -19,6 +19,7 @@ from stream.protocol.checks import (
     as_strings,
     required,
 )
+from stream.ratings.experience import ExperienceConfig
 from stream.ratings.fastinit import fast_init
 from stream.ratings.population import Population
 from stream.ratings.skill import PlayerState, PlayerStats
@@ -106,6 +107,8 @@ def decode_teams(data: object, what: str) -> list[list[str]]:
 
 # --- a mode's population ---------------------------------------------------------------------
 
+_MAX_OFFSET = ExperienceConfig.RANGES["debut_offset"].high
+
 
 def encode_population(population: Population) -> list[object]:
     """[deviation | None, size_edge, persistence, decisiveness, drift_period | None,
@@ -130,6 +133,8 @@ def decode_population(data: object, what: str) -> Population:
     deviation = items[0]
     period = items[4] if len(items) >= 5 else None
     offset = items[5] if len(items) == 6 else None
+    if offset is not None and not -_MAX_OFFSET <= as_number(offset, what) <= _MAX_OFFSET:
+        raise ProtocolError(f"{what}: a debut offset outside the accepted range, got {offset!r}")
     return Population(
         None if deviation is None else as_number(deviation, what),
         as_number(items[1], what),

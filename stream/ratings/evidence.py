@@ -265,8 +265,9 @@ def add_match_evidence(
                 teams, _entered(rules, states, teams, at), skills, rules.initial.deviation
             )
         shares = None
-        if skills is not None and population.debut_offset is not None:
-            shares = _offset_shares(rules, population, states, teams, skills)
+        prior = population.deviation
+        if skills is not None and population.debut_offset is not None and prior is not None:
+            shares = _offset_shares(rules, prior, states, teams, skills)
         found = match_part(rules, population, teams, ranks, skills, lineups, moved, shares)
         for index, units in enumerate(found.encode()):
             sums[index] += units
@@ -313,15 +314,13 @@ def match_part(
 
 def _offset_shares(
     rules: ModeConfig,
-    population: Population,
+    prior: float,
     states: Mapping[str, PlayerState],
     teams: Sequence[Sequence[str]],
     skills: Sequence[Sequence[SkillLike]],
 ) -> list[list[float]]:
     """Each participant's :func:`~stream.ratings.population.offset_sensitivity` as the match
-    is played (a player not in ``states``: a debut)."""
-    prior = population.deviation
-    assert prior is not None  # the offset is learned only with a prior deviation
+    is played (a player not in ``states``: a debut; ``prior``: the population's deviation)."""
     scale = rules.experience.games_scale
     return [
         [

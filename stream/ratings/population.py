@@ -198,7 +198,8 @@ class Population:
     volatility (Glicko-2's ``period_days``; shorter: skills drift faster; stream.ratings.drift),
     None for an algorithm whose deviation does not grow with time. ``debut_offset``: the
     experience term's rating points at a player's debut, None where it is not learned (an
-    algorithm without a prior deviation, or the term switched off).
+    algorithm without a prior deviation, or the term switched off; the cache's population
+    carries the offset in force, learned or not, and 0 for a term switched off).
     """
 
     deviation: float | None
@@ -258,7 +259,9 @@ def _applied(mode: ModeConfig, population: Population) -> ModeConfig:
         )
     experience = mode.experience
     offset = population.debut_offset
-    if offset is not None and experience.active and offset != experience.debut_offset:
+    # 0 is never learned (it would switch the term off): a population that says 0 carries the
+    # offset of a mode whose term was off (the cache's, written before the modes file changed).
+    if offset and experience.active and offset != experience.debut_offset:
         experience = dataclasses.replace(experience, debut_offset=offset)
     if algorithm is mode.algorithm and config is mode.population and experience is mode.experience:
         return mode
@@ -388,16 +391,21 @@ def size_evidence(
 
 def offset_sensitivity(games: int, deviation: float, prior: float, games_scale: float) -> float:
     """How far a player's rating as played moves for one more point of debut offset, at their
-    ``games``-th game with ``deviation`` (a new player's: ``prior``): 0 from SETTLED_GAMES on.
+    ``games``-th game with ``deviation`` (a new player's: ``prior``): 1 at a debut, 0 from
+    SETTLED_GAMES on (where it is within a few hundredths of 0 and fading like ``1 / games``).
 
     The offset's own share is ``f_g = exp(-games / games_scale)``; each earlier update has also
     moved the stored rating against it, by the share ``c_k`` of the player's uncertainty that
     update removed: ``S_0 = 1``, ``S_{k+1} = (1 - c_k) S_k - (f_k - f_{k+1})``. In the normal
     model with equal information ``i`` per game (in units of the prior's), read from the
-    deviation (``R = (deviation / prior)^2 = 1 / (1 + games i)``), the product of the ``1 - c``
-    is ``R (1 + (k + 1) i)`` and the sum has a closed form::
+    deviation (``R = (deviation / prior)^2 = 1 / (1 + games i)``), the product of the ``1 - c_j``
+    over ``j = k + 1 .. g - 1`` is ``R (1 + (k + 1) i)`` and the sum has a closed form::
 
         S_g = R (f_g - i A_g),  A_g = (1 - (g + 1) q^g + g q^(g + 1)) / (1 - q),  q = f_1
+
+    computed as ``R f_g - (1 - R) A_g / g`` (``R i = (1 - R) / g``: no division by ``R``, so a
+    deviation of 0 is no special case). A seeded player's deviation may be smaller than their
+    games imply: they count as having absorbed more than they have.
 
     Below ``f_g``: a newcomer who has played below their rating has had it lowered already, so
     a larger offset would count twice (the prediction's gradient alone, ``f_g``, pulls the
@@ -406,15 +414,14 @@ def offset_sensitivity(games: int, deviation: float, prior: float, games_scale: 
     """
     if games >= SETTLED_GAMES:
         return 0.0
+    if games <= 0:
+        return 1.0
     ratio = deviation / prior
     share = min(ratio * ratio, 1.0)
-    if games <= 0:
-        return share
     q = math.exp(-1.0 / games_scale)
     fade = q**games
     absorbed = (1.0 - (games + 1) * fade + games * fade * q) / (1.0 - q)
-    information = max((1.0 / share - 1.0) / games, 0.0)
-    return share * (fade - information * absorbed)
+    return share * fade - (1.0 - share) * absorbed / games
 
 
 def offset_evidence(

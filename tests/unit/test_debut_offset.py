@@ -48,6 +48,9 @@ def test_rules_carry_the_learned_offset_into_the_experience_term() -> None:
     assert rules.experience.offset(0) == -120.0
     # A population that does not learn it leaves the mode's own.
     assert Population(261.0, 0.0, 1.0).rules(mode).experience == TERM
+    # A population saying 0 (a cache hash written while the modes file had the term off)
+    # leaves the term on as the modes file now says: 0 is never learned.
+    assert Population(261.0, 0.0, 1.0, 1.0, 14.0, 0.0).rules(mode).experience == TERM
     # The term switched off stays off whatever a population says.
     off = ModeConfig("m")
     assert Population(261.0, 0.0, 1.0, 1.0, 14.0, -120.0).rules(off).experience.debut_offset == 0
@@ -86,6 +89,12 @@ def test_the_closed_form_is_the_update_by_update_sensitivity(
 
 def test_a_debut_counts_whole_and_a_settled_player_not_at_all() -> None:
     assert offset_sensitivity(0, 261.0, 261.0, 8.0) == 1.0
+    # A seed at 0 games with a smaller deviation: nothing absorbed yet either.
+    assert offset_sensitivity(0, 80.0, 261.0, 8.0) == 1.0
+    # A deviation of 0 (Glicko-1 allows it) or one whose square underflows: finite.
+    for deviation in (0.0, 1e-200):
+        found = offset_sensitivity(3, deviation, 350.0, 4.0)
+        assert math.isfinite(found) and found < 0.0
     assert offset_sensitivity(SETTLED_GAMES, 100.0, 261.0, 8.0) == 0.0
     # A tenth game counts less than its fade: the rating has absorbed part of the offset.
     assert offset_sensitivity(10, 120.0, 261.0, 8.0) < math.exp(-10 / 8.0)

@@ -387,6 +387,13 @@ def test_records_written_before_the_drift_was_learned_still_decode() -> None:
     assert b"1.0625,null,null]" in POPULATIONS.value_bytes(POPULATIONS.value(old_chain))
 
 
+def test_a_population_with_a_debut_offset_out_of_range_is_refused() -> None:
+    rate = orjson.loads(PLAYER_COMMANDS[5])
+    rate[10][5] = -1e9
+    with pytest.raises(ProtocolError, match="debut offset outside"):
+        decode_player_command(rate)
+
+
 def test_records_written_before_the_debut_offset_was_learned_still_decode() -> None:
     """Version 8's learned population: 5-element populations, evidence and sums of 11; they
     read as the mode's own debut offset and no offset evidence, and are written again in
