@@ -242,21 +242,24 @@ def add_match_evidence(
             p = rules.algorithm.expected_score(own, met)
             if 0.0 < p < 1.0:
                 # prediction_evidence's two sums, quantised (0 < p < 1: no clamp needed).
+                decisiveness = population.decisiveness
                 logit = math.log(p / (1.0 - p))
-                sharp = 1.0 / (1.0 + math.exp(-population.decisiveness * logit))
+                sharp = 1.0 / (1.0 + math.exp(-decisiveness * logit))
                 actual = 1.0 if ranks[0] < ranks[1] else 0.0 if ranks[0] > ranks[1] else 0.5
                 sums[7] += round((actual - sharp) * logit * SCALE)
                 sums[8] += round(sharp * (1.0 - sharp) * logit * logit * SCALE)
                 if rules.tracks_drift:
                     entered = _entered(rules, states, teams, at)
-                    _add_duel_drift(
-                        sums, rules, entered.get(a), entered.get(b), own, met, p, actual
-                    )
+                    drifted_p = _duel_drifted(rules, entered.get(a), entered.get(b), own, met)
+                    if drifted_p is not None:
+                        _add_slope(
+                            sums, 9, drifted_p, logit, sharp, actual, decisiveness, DRIFT_STEP
+                        )
                 prior = population.deviation
                 if population.debut_offset is not None and prior is not None:
-                    _add_duel_offset(
-                        sums, rules, prior, states.get(a), states.get(b), own, met, logit, actual
-                    )
+                    shifted_p = _duel_shifted(rules, prior, states.get(a), states.get(b), own, met)
+                    if shifted_p is not None:
+                        _add_slope(sums, 11, shifted_p, logit, sharp, actual, decisiveness, 1.0)
     elif as_played or is_team_match(teams):
         skills = played_skills(rules, states, teams, at) if as_played else None
         moved = None
@@ -336,39 +339,50 @@ def _offset_shares(
     ]
 
 
-def _add_duel_offset(
+def _add_slope(
     sums: list[int],
+    index: int,
+    p_more: float,
+    logit: float,
+    sharp: float,
+    actual: float,
+    decisiveness: float,
+    step: float,
+) -> None:
+    """One duel's evidence about a parameter, added in place to ``sums[index]`` (score) and
+    ``sums[index + 1]`` (information): ``p_more`` is the first player's win probability with
+    the parameter ``step`` higher, ``logit`` and ``sharp`` the prediction's logit and its
+    sharpened probability as made (the pair form of the population's drift and offset
+    evidence)."""
+    slope = decisiveness * (math.log(p_more / (1.0 - p_more)) - logit) / step
+    sums[index] += round((actual - sharp) * slope * SCALE)
+    sums[index + 1] += round(sharp * (1.0 - sharp) * slope * slope * SCALE)
+
+
+def _duel_shifted(
     rules: ModeConfig,
     prior: float,
     state_a: PlayerState | None,
     state_b: PlayerState | None,
     own: SkillLike,
     met: Rated,
-    logit: float,
-    actual: float,
-) -> None:
-    """A duel's evidence about the debut offset (:func:`~stream.ratings.population.
-    offset_evidence` for one pair, quantised): nothing between two settled players."""
+) -> float | None:
+    """The duel's prediction with one more point of debut offset, each player moved by their
+    :func:`~stream.ratings.population.offset_sensitivity` (None: nothing moves, between two
+    settled players or two alike, or the prediction is certain)."""
     games_a = state_a.games if state_a is not None else 0
     games_b = state_b.games if state_b is not None else 0
     if games_a >= SETTLED_GAMES and games_b >= SETTLED_GAMES:
-        return
+        return None
     scale = rules.experience.games_scale
     share_a = offset_sensitivity(games_a, own.deviation, prior, scale)
     share_b = offset_sensitivity(games_b, met.deviation, prior, scale)
     if share_a == share_b:
-        return
-    algorithm = rules.algorithm
-    p_more = algorithm.expected_score(
+        return None
+    p_more = rules.algorithm.expected_score(
         shifted(own, share_a), Result(met.rating + share_b, met.deviation, 0.5)
     )
-    if not 0.0 < p_more < 1.0:
-        return
-    decisiveness = rules.population.decisiveness
-    slope = decisiveness * (math.log(p_more / (1.0 - p_more)) - logit)
-    sharp = 1.0 / (1.0 + math.exp(-decisiveness * logit))
-    sums[11] += round((actual - sharp) * slope * SCALE)
-    sums[12] += round(sharp * (1.0 - sharp) * slope * slope * SCALE)
+    return p_more if 0.0 < p_more < 1.0 else None
 
 
 def _entered(
@@ -390,35 +404,23 @@ def _entered(
     }
 
 
-def _add_duel_drift(
-    sums: list[int],
+def _duel_drifted(
     rules: ModeConfig,
     state_a: PlayerState | None,
     state_b: PlayerState | None,
     own: SkillLike,
     met: Rated,
-    p: float,
-    actual: float,
-) -> None:
-    """:func:`~stream.ratings.population.drift_evidence` of a duel, added in place: the first
-    player's win probability against the same a small step along the log drift
-    (stream.ratings.drift.drifted): the logit's slope."""
+) -> float | None:
+    """The duel's prediction a small step along the log drift (stream.ratings.drift.drifted;
+    None: neither player moves, or the prediction is certain)."""
     largest = rules.initial.deviation
     met_skill = Skill(met.rating, met.deviation)
     moved_a = drifted(state_a, own, largest)
     moved_b = drifted(state_b, met_skill, largest)
     if moved_a is own and moved_b is met_skill:
-        return
+        return None
     p_more = rules.algorithm.expected_score(moved_a, moved_b)
-    if not 0.0 < p_more < 1.0:
-        return
-    # As the prediction is made: sharpened by the decisiveness in force.
-    decisiveness = rules.population.decisiveness
-    logit = math.log(p / (1.0 - p))
-    slope = decisiveness * (math.log(p_more / (1.0 - p_more)) - logit) / DRIFT_STEP
-    sharp = 1.0 / (1.0 + math.exp(-decisiveness * logit))
-    sums[9] += round((actual - sharp) * slope * SCALE)
-    sums[10] += round(sharp * (1.0 - sharp) * slope * slope * SCALE)
+    return p_more if 0.0 < p_more < 1.0 else None
 
 
 def is_team_match(teams: Sequence[Sequence[str]]) -> bool:

@@ -434,24 +434,11 @@ def offset_evidence(
     rules in force predict it (``teams``: the skills as played) against the same with every
     player moved by their :func:`offset_sensitivity` (``sensitivities``, per player): the
     logit's slope for one more point of offset."""
-    algorithm = rules.algorithm
-    strategy = rules.team_rule
-    edge = rules.population.size_edge
-    decisiveness = rules.population.decisiveness
     moved = [
         [shifted(skill, share) for skill, share in zip(team, shares, strict=True)]
         for team, shares in zip(teams, sensitivities, strict=True)
     ]
-    score = information = 0.0
-    for i in range(len(teams)):
-        for j in range(i + 1, len(teams)):
-            p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge)
-            p_more = team_win_probability(algorithm, moved[i], moved[j], strategy, edge)
-            # As the prediction is made: sharpened by the decisiveness in force.
-            slope = decisiveness * (_logit(p_more) - _logit(p))
-            p = sharpened(p, decisiveness)
-            score += (score_against(ranks[i], ranks[j]) - p) * slope
-            information += p * (1.0 - p) * slope * slope
+    score, information = _moved_evidence(rules, teams, moved, ranks, 1.0)
     return PopulationStats(offset_score=score, offset_information=information)
 
 
@@ -464,6 +451,20 @@ def drift_evidence(
     """What a match's predictions say about the drift: every pair of teams as the rules in force
     predict it (``teams``: the skills as played) against the same from ``moved``, the skills a
     small step along the log drift (stream.ratings.drift.drifted_teams): the logit's slope."""
+    score, information = _moved_evidence(rules, teams, moved, ranks, DRIFT_STEP)
+    return PopulationStats(drift_score=score, drift_information=information)
+
+
+def _moved_evidence(
+    rules: ModeConfig,
+    teams: Sequence[Sequence[SkillLike]],
+    moved: Sequence[Sequence[SkillLike]],
+    ranks: Sequence[int],
+    step: float,
+) -> tuple[float, float]:
+    """The score and information of a parameter from every pair of teams as the rules in
+    force predict it (``teams``) against the same from ``moved``, the skills with the
+    parameter ``step`` higher: the logit's slope per unit."""
     algorithm = rules.algorithm
     strategy = rules.team_rule
     edge = rules.population.size_edge
@@ -474,11 +475,11 @@ def drift_evidence(
             p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge)
             p_more = team_win_probability(algorithm, moved[i], moved[j], strategy, edge)
             # As the prediction is made: sharpened by the decisiveness in force.
-            slope = decisiveness * (_logit(p_more) - _logit(p)) / DRIFT_STEP
+            slope = decisiveness * (_logit(p_more) - _logit(p)) / step
             p = sharpened(p, decisiveness)
             score += (score_against(ranks[i], ranks[j]) - p) * slope
             information += p * (1.0 - p) * slope * slope
-    return PopulationStats(drift_score=score, drift_information=information)
+    return score, information
 
 
 def lineup_evidence(
