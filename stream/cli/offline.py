@@ -38,6 +38,7 @@ from stream.offline.evaluation import Tally, evaluate_in_detail
 from stream.offline.intake import Intake
 from stream.offline.leaderboard_change import BOARDS
 from stream.offline.pairing import Side, compare, side_from_file, side_of
+from stream.offline.population_trace import trace_records
 from stream.offline.predictions import Prediction, predictions
 from stream.offline.predictions_file import read_predictions, write_predictions
 from stream.offline.replayer import DEFAULT_MODE, Replayer
@@ -75,6 +76,46 @@ def plot_file(text: str) -> Path:
             "drawing needs matplotlib: pip install 'skillstream[plot]'"
         ) from None
     return path
+
+
+def populations_file(text: str) -> Path:
+    """``--populations``: JSON lines (.jsonl) or a picture (.png, .svg, .pdf: matplotlib)."""
+    if Path(text).suffix.lower() in PLOT_SUFFIXES:
+        return plot_file(text)
+    return output_file(".jsonl", *PLOT_SUFFIXES)(text)
+
+
+def add_populations(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--populations",
+        type=populations_file,
+        metavar="FILE",
+        help="write what each learning mode learned: its start, every step and the evidence "
+        "(FILE.jsonl), or the values over time (FILE.png, .svg or .pdf)",
+    )
+
+
+def write_populations(args: argparse.Namespace, replayer: Replayer) -> None:
+    """``--populations``: the learning modes' records (stream.offline.population_trace), as
+    JSON lines or drawn; a history whose modes all keep fixed values writes nothing and says
+    so (exit 2)."""
+    path: Path | None = args.populations
+    if path is None:
+        return
+    records = list(trace_records(replayer.learners))
+    if not records:
+        raise UsageError(
+            f"--populations: no mode of {args.history} learns its population "
+            "([population] window_days is 0)"
+        )
+    if path.suffix.lower() in PLOT_SUFFIXES:
+        from stream.cli.plots import population_plot
+
+        population_plot(records, path, title=f"Learned populations: {args.history.name}")
+    else:
+        with path.open("wb") as out:
+            for record in records:
+                out.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -202,11 +243,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
         on_adjust=lambda *adjustment: applied.append(adjustment),
     )
     if args.explain is not None:
+        if args.populations is not None:
+            raise UsageError("--explain prints one player's changes: use --populations without it")
         return _explain(args, replayer, rated, ledger, applied)
     if args.leaderboard_change is not None and str(args.history) == "-":
         raise UsageError("--leaderboard-change rates the history twice: give a file, not '-'")
     apply_all(replayer, rated)
     refuse_unmatched(ledger)
+    write_populations(args, replayer)
     if args.leaderboard_change is not None:
         return _leaderboard_change(args, replayer)
     with ExitStack() as stack:
@@ -295,6 +339,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         evaluation = evaluate_in_detail(scored)
     if not evaluation.overall.matches:
         raise UsageError(nothing_to_score(args, tally))
+    write_populations(args, replayer)
     if args.json:
         sys.stdout.buffer.write(
             orjson.dumps(evaluation.summary(), option=orjson.OPT_APPEND_NEWLINE)
@@ -341,8 +386,10 @@ def compare_configurations(args: argparse.Namespace) -> int:
         raise UsageError(f"--compare takes one or two files, got {len(given)}")
     if len(given) == 2 and (args.modes_file or args.algorithm):
         raise UsageError("--compare A B compares A and B: drop --modes-file and --algorithm")
-    if args.predictions or args.plot:
-        raise UsageError("--compare prints a comparison only: use --predictions or --plot alone")
+    if args.predictions or args.plot or args.populations:
+        raise UsageError(
+            "--compare prints a comparison only: use --predictions, --plot or --populations alone"
+        )
     if str(args.history) == "-":
         raise UsageError("--compare reads the history once per side: give a file, not stdin")
     own_modes = resolve_modes(args)
@@ -508,6 +555,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="with --explain: each change worded for a support agent instead of JSON",
     )
+    add_populations(replay)
     replay.set_defaults(func=cmd_replay)
 
     ev = sub.add_parser("evaluate", help="how well ratings predict a history")
@@ -537,6 +585,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="A [B]: paired comparison of two modes files (.toml) or predictions files "
         "(.jsonl); with one file, this configuration is A",
     )
+    add_populations(ev)
     ev.set_defaults(func=cmd_evaluate)
 
     tn = sub.add_parser("tune", help="search parameters; keep only changes beyond noise")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +84,49 @@ def _curve(ax: Any, metrics: PredictionMetrics, label: str, *, marker_counts: bo
     if marker_counts:
         for x, y, n in bins:
             ax.annotate(f"{n:,}", (x, y), textcoords="offset points", xytext=(4, -10), fontsize=7)
+
+
+_VALUE_TITLES = {
+    "deviation": "prior deviation (points)",
+    "size_edge": "size edge (points for twice the players)",
+    "persistence": "persistence (teammates kept)",
+    "decisiveness": "decisiveness (logit factor)",
+    "drift_period": "drift period (days)",
+    "debut_offset": "debut offset (points)",
+}
+
+
+def population_plot(records: Sequence[Mapping[str, Any]], path: Path, title: str) -> None:
+    """Each learned value over event time, one step curve per learning mode
+    (stream.offline.population_trace's records); a value no mode has is left blank."""
+    import datetime as dt
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curves: dict[str, list[tuple[dt.datetime, Mapping[str, Any]]]] = {}
+    held: dict[str, list[str]] = {}
+    for record in records:
+        if "population" in record and record["from"] is not None:
+            at = dt.datetime.fromisoformat(record["from"].replace("Z", "+00:00"))
+            curves.setdefault(record["mode"], []).append((at, record["population"]))
+        elif "hold" in record:
+            held[record["mode"]] = list(record["hold"])
+    fig, axes = plt.subplots(2, 3, figsize=(16, 9))
+    panels = [ax for row in axes for ax in row]
+    for ax, (key, label) in zip(panels, _VALUE_TITLES.items(), strict=True):
+        for mode, points in curves.items():
+            if points[0][1][key] is None:
+                continue  # not learned for this mode's algorithm or experience term
+            name = f"{mode} (held)" if key in held.get(mode, []) else mode
+            ax.step([at for at, _ in points], [v[key] for _, v in points], where="post", label=name)
+        ax.set_title(label, fontsize=10)
+        ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="best", fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

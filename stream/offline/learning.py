@@ -57,6 +57,8 @@ class PopulationLearner:
         self._window = 0
         self._until = -math.inf
         self._from = math.inf
+        # The window of the first match (where the start is in force from; None: no match).
+        self.first_window: int | None = None
 
     @property
     def steps(self) -> list[Step]:
@@ -71,6 +73,8 @@ class PopulationLearner:
         if self._from <= when < self._until:
             return self.current
         window = self.config.window_of(when)
+        if self.first_window is None:
+            self.first_window = window
         length = self.config.window_days * _SECONDS_PER_DAY
         self._window = window
         self._from, self._until = window * length, (window + 1) * length

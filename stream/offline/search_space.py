@@ -142,7 +142,12 @@ def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:
         "rank_points": _fields(config.rank_points),
         "pending": {**_fields(pending), "quit_policy": _plain(config.quits)},
         "experience": _fields(config.experience),
-        "population": _fields(config.population),
+        "population": {
+            # An empty hold is the default: not written.
+            k: v
+            for k, v in _fields(config.population).items()
+            if k != "hold" or v
+        },
     }
 
 
@@ -186,6 +191,8 @@ def _fields(value: object) -> Table:
 
 
 def _plain(value: object) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
     return value.value if isinstance(value, enum.Enum) else value
 
 
@@ -216,4 +223,6 @@ def _toml_value(value: object) -> str:
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, int | float):
         return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {value!r} as TOML")

@@ -62,6 +62,9 @@ def settings_of(mode: ModeConfig) -> str:
     settings = f"{c.window_days!r}|{c.size_edge!r}|{c.persistence!r}|{c.decisiveness!r}|{first!r}"
     if first.debut_offset is not None:
         settings = f"{settings}|games scale {mode.experience.games_scale!r}"
+    if c.hold:
+        # Only when some value is held: the chains stored before the key existed go on.
+        settings = f"{settings}|hold {','.join(c.hold)}"
     return f"{settings}|rules {LEARNING_RULES}"
 
 

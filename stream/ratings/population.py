@@ -59,6 +59,10 @@ How each value is learned (a match's ``s`` is the result, ``E`` what the rules i
   (:func:`lineup_key`), counted over the mode's whole history, starting from the configured
   value as if it had been seen on :data:`PERSISTENCE_PRIOR_PAIRS` pairs.
 
+``[population] hold`` names values a learning mode keeps at their configured start while it
+learns the others (:data:`LEARNED_VALUES`): a designer who knows a value for their game, or who
+wants to see where the evidence of one value points with it held.
+
 Quick start::
 
     >>> from stream.ratings.population import PopulationConfig, next_population, start
@@ -81,7 +85,7 @@ from stream.ratings.algorithm import DriftRate, PriorDeviation
 from stream.ratings.drift import STEP as DRIFT_STEP
 from stream.ratings.experience import ExperienceConfig, shifted
 from stream.ratings.probability import sharpened, team_win_probability
-from stream.ratings.ranges import Range, check_ranges
+from stream.ratings.ranges import ConfigError, Range, check_ranges
 from stream.ratings.skill import Result, SkillLike
 from stream.ratings.teams import score_against
 
@@ -148,6 +152,16 @@ _DECISIVENESS_WHY = (
     "how decisively a rating gap decides a match against the algorithm's curve: a prediction's"
     " logit times this (above 1: a best-of-five series more than one game); predictions only"
 )
+# The learned values by their names in a Population (and in rating-changed's population and a
+# modes file's ``[population] hold``).
+LEARNED_VALUES = (
+    "deviation",
+    "size_edge",
+    "persistence",
+    "decisiveness",
+    "drift_period",
+    "debut_offset",
+)
 _PERSISTENCE_WHY = (
     "the share of teammates who were teammates at the previous match (1: fixed rosters, "
     "0: teams reshuffled every match); where learning starts, or the value kept"
@@ -166,6 +180,9 @@ class PopulationConfig:
     size_edge: float = 0.0
     persistence: float = 1.0
     decisiveness: float = 1.0
+    # Learned values kept at their configured start (names of LEARNED_VALUES; a modes file's
+    # list becomes a tuple).
+    hold: tuple[str, ...] = ()
 
     RANGES: ClassVar[Mapping[str, Range]] = {
         "window_days": Range(0.0, 366.0, _WINDOW_WHY),
@@ -176,6 +193,15 @@ class PopulationConfig:
 
     def __post_init__(self) -> None:
         check_ranges(self, self.RANGES)
+        given: object = self.hold
+        if not isinstance(given, list | tuple) or not all(
+            isinstance(name, str) and name in LEARNED_VALUES for name in given
+        ):
+            raise ConfigError("hold", f"must list names of {list(LEARNED_VALUES)}, got {given!r}")
+        if len(set(given)) != len(given):
+            raise ConfigError("hold", f"names a value twice: {list(given)!r}")
+        # Sorted: the same values held are the same settings, whichever order a file lists.
+        object.__setattr__(self, "hold", tuple(sorted(given)))
 
     @property
     def learns(self) -> bool:
@@ -537,41 +563,44 @@ def next_population(
     updates). ``seen`` is the evidence of every window so far, this one included (the running
     sums of the prior deviation's information, size edge, persistence, decisiveness and debut
     offset);
-    ``config`` the mode's settings (the persistence's starting value)."""
+    ``config`` the mode's settings (the persistence's starting value; the values it holds keep
+    the ones in ``current``)."""
+    held = config.hold
     deviation = current.deviation
     carried = EMPTY
-    if stats.newcomer_updates < MIN_EVIDENCE:
-        carried = stats.prior_part
-    elif deviation is not None and stats.prior_information > 0.0:
-        step = stats.prior_score / (seen.prior_information + PRIOR_INFORMATION)
-        step = max(-MAX_LOG_STEP, min(MAX_LOG_STEP, step))
-        low, high = DEVIATION_BOUNDS
-        deviation = min(high, max(low, deviation * math.exp(step)))
+    if "deviation" not in held:
+        if stats.newcomer_updates < MIN_EVIDENCE:
+            carried = stats.prior_part
+        elif deviation is not None and stats.prior_information > 0.0:
+            step = stats.prior_score / (seen.prior_information + PRIOR_INFORMATION)
+            step = max(-MAX_LOG_STEP, min(MAX_LOG_STEP, step))
+            low, high = DEVIATION_BOUNDS
+            deviation = min(high, max(low, deviation * math.exp(step)))
     edge = current.size_edge
-    if stats.edge_information > 0.0:
+    if stats.edge_information > 0.0 and "size_edge" not in held:
         edge += stats.edge_score / (seen.edge_information + EDGE_PRIOR_INFORMATION)
         accepted = PopulationConfig.RANGES["size_edge"]
         edge = min(accepted.high, max(accepted.low, edge))
     persistence = current.persistence
-    if stats.pairs:
+    if stats.pairs and "persistence" not in held:
         prior = PERSISTENCE_PRIOR_PAIRS
         persistence = (seen.same_pairs + prior * config.persistence) / (seen.pairs + prior)
     decisiveness = current.decisiveness
-    if stats.decisiveness_information > 0.0:
+    if stats.decisiveness_information > 0.0 and "decisiveness" not in held:
         decisiveness += stats.decisiveness_score / (
             stats.decisiveness_information + DECISIVENESS_PRIOR_INFORMATION
         )
         accepted = PopulationConfig.RANGES["decisiveness"]
         decisiveness = min(accepted.high, max(accepted.low, decisiveness))
     period = current.drift_period
-    if period is not None and stats.drift_information > 0.0:
+    if period is not None and stats.drift_information > 0.0 and "drift_period" not in held:
         # The evidence is for the log of the drift, the period's reciprocal.
         step = stats.drift_score / (stats.drift_information + DRIFT_PRIOR_INFORMATION)
         step = max(-MAX_DRIFT_STEP, min(MAX_DRIFT_STEP, step))
         low, high = DRIFT_PERIOD_BOUNDS
         period = min(high, max(low, period * math.exp(-step)))
     offset = current.debut_offset
-    if offset is not None and stats.offset_information > 0.0:
+    if offset is not None and stats.offset_information > 0.0 and "debut_offset" not in held:
         step = stats.offset_score / (seen.offset_information + OFFSET_PRIOR_INFORMATION)
         step = max(-MAX_OFFSET_STEP, min(MAX_OFFSET_STEP, step))
         accepted = ExperienceConfig.RANGES["debut_offset"]

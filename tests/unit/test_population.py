@@ -34,6 +34,7 @@ from stream.ratings.population import (
 )
 from stream.ratings.populationchain import Chain
 from stream.ratings.probability import team_win_probability
+from stream.ratings.ranges import ConfigError
 from stream.ratings.skill import PlayerState, Skill
 from stream.ratings.teams import TeamStrategy
 
@@ -242,3 +243,69 @@ def test_decisiveness_sharpens_predictions_and_changes_no_rating() -> None:
     assert sharp.algorithm == mode.algorithm
     match = MatchView((("a",), ("b",)), (0, 1), T0)
     assert rate_match(sharp, match, {}) == rate_match(mode, match, {})
+
+
+# --- values held while the others are learned ([population] hold) ----------------------------
+
+# A window whose evidence moves every value a learning mode has.
+MOVING = PopulationStats(
+    prior_score=40.0,
+    prior_information=20.0,
+    newcomer_updates=500.0,
+    edge_score=5.0,
+    edge_information=0.1,
+    same_pairs=10,
+    pairs=400,
+    decisiveness_score=30.0,
+    decisiveness_information=50.0,
+    drift_score=2.0,
+    drift_information=4.0,
+    offset_score=0.5,
+    offset_information=0.0001,
+)
+NAMES = ("deviation", "size_edge", "persistence", "decisiveness", "drift_period", "debut_offset")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_held_value_keeps_its_start_while_the_others_move(name: str) -> None:
+    now = Population(180.0, 100.0, 1.0, 1.0, 14.0, -300.0)
+    free, _ = next_population(PopulationConfig(window_days=1.0), now, MOVING, MOVING)
+    # Every value moves when nothing is held: the window above can show a hold.
+    assert all(getattr(free, n) != getattr(now, n) for n in NAMES)
+    held, _ = next_population(PopulationConfig(window_days=1.0, hold=(name,)), now, MOVING, MOVING)
+    for other in NAMES:
+        expected = getattr(now if other == name else free, other)
+        assert getattr(held, other) == expected, other
+
+
+def test_a_held_deviation_carries_no_evidence_to_the_next_window() -> None:
+    # Too few newcomer updates: a learning deviation carries them; a held one has no use for them.
+    few = PopulationStats(prior_score=3.0, prior_information=2.0, newcomer_updates=10.0)
+    now = Population(180.0, 100.0, 1.0)
+    _, carried = next_population(PopulationConfig(window_days=1.0), now, few, few)
+    assert carried.prior_information == 2.0
+    _, carried = next_population(
+        PopulationConfig(window_days=1.0, hold=("deviation",)), now, few, few
+    )
+    assert carried == EMPTY
+
+
+def test_hold_is_kept_sorted_whatever_order_it_is_given_in() -> None:
+    given = PopulationConfig(hold=["decisiveness", "deviation"])  # type: ignore[arg-type]
+    assert given.hold == ("decisiveness", "deviation")
+    assert given == PopulationConfig(hold=("deviation", "decisiveness"))
+
+
+@pytest.mark.parametrize(
+    ("hold", "message"),
+    [
+        (["prior"], "hold must list names of"),
+        ("decisiveness", "hold must list names of"),
+        ([1], "hold must list names of"),
+        (["decisiveness", "decisiveness"], "hold names a value twice"),
+    ],
+)
+def test_hold_refuses_what_is_not_a_list_of_learned_values(hold: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as info:
+        PopulationConfig(hold=hold)  # type: ignore[arg-type]
+    assert info.value.key == "hold"

@@ -89,6 +89,38 @@ def test_evaluate_prints_the_breakdown_and_plots_it(
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_evaluate_and_replay_write_what_each_mode_learned(
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = tmp_path / "populations.jsonl"
+    assert main(["evaluate", str(history), "--json", "--populations", str(lines)]) == 0
+    records = [orjson.loads(line) for line in lines.read_bytes().splitlines()]
+    start, *steps, evidence = records
+    assert start["population"]["deviation"] == pytest.approx(261.0, abs=1.0)
+    assert steps and len({r["mode"] for r in records}) == 1
+    assert evidence["hold"] == [] and "prior_score" in evidence["evidence"]
+    # replay learns the same from the same history.
+    again = tmp_path / "again.jsonl"
+    assert (
+        main(
+            [
+                "replay",
+                str(history),
+                "--out",
+                str(tmp_path / "r.jsonl"),
+                "--populations",
+                str(again),
+            ]
+        )
+        == 0
+    )
+    assert again.read_bytes() == lines.read_bytes()
+    png = tmp_path / "populations.png"
+    assert main(["evaluate", str(history), "--json", "--populations", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+
+
 def test_predictions_file_pairs_with_its_own_configuration(
     history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -221,6 +253,22 @@ def main_exit(argv: list[str]) -> int:
             "out.gif: the file name must end with .png or .svg or .pdf",
         ),
         ("evaluate", ["--predictions", "nowhere/p.jsonl"], "the folder nowhere does not exist"),
+        (
+            "evaluate",
+            ["--populations", "p.csv"],
+            "p.csv: the file name must end with .jsonl or .png or .svg or .pdf",
+        ),
+        (
+            "evaluate",
+            ["--modes-file", "fixed.toml", "--populations", "p.jsonl"],
+            "--populations: no mode of",
+        ),
+        (
+            "evaluate",
+            ["--compare", "fixed.toml", "--populations", "p.jsonl"],
+            "use --predictions, --plot or --populations alone",
+        ),
+        ("replay", ["--modes-file", "fixed.toml", "--populations", "p.png"], "no mode of"),
         ("tune", ["--holdout", "1.5"], "--holdout: must be between 0 and 1 (exclusive), got 1.5"),
         ("tune", ["--rounds", "0"], "--rounds: must be at least 1, got 0"),
         ("tune", ["--seed-ratings", "missing.jsonl"], "missing.jsonl"),
@@ -240,6 +288,7 @@ def test_mistakes_are_one_line(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.txt").write_text("")
+    (tmp_path / "fixed.toml").write_text("[default.population]\nwindow_days = 0.0\n")
     assert main_exit([command, str(history), *extra]) == 2
     assert culprit in one_error_line(capsys, command)
 

@@ -19,6 +19,7 @@ from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.elo import EloConfig
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modeconfig import ModeConfig, QuitPolicy
+from stream.ratings.population import PopulationConfig
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.teams import TeamStrategy
 
@@ -42,6 +43,16 @@ def test_a_mode_table_builds_the_same_mode_again(algorithm: str, teams: TeamStra
     modes = parse_modes(tomllib.loads(text))
     assert modes.listed["duel"] == config
     assert modes.pending("duel") == pending
+
+
+@pytest.mark.parametrize("hold", [(), ("decisiveness", "deviation")])
+def test_a_mode_table_writes_the_values_held_and_builds_them_again(hold: tuple[str, ...]) -> None:
+    config = ModeConfig("duel", population=PopulationConfig(window_days=0.25, hold=hold))
+    table = mode_table(config, PendingConfig())
+    text = toml_section(table, "modes.duel")
+    # Nothing held is the default, not written.
+    assert ("hold = " in text) == bool(hold)
+    assert parse_modes(tomllib.loads(text)).listed["duel"] == config
 
 
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))

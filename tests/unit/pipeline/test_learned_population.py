@@ -136,6 +136,21 @@ def test_a_learning_mode_rates_live_as_replay_with_the_population_moving(seed: i
     assert {cmd[5] for cmd in carried(c)} >= offsets - {-300.0}
 
 
+def test_values_held_stay_put_live_as_in_replay_while_the_rest_is_learned() -> None:
+    modes = learning(hold=["debut_offset", "decisiveness"])
+    history = simulated(4)
+    steps = replayed_steps(modes, history)
+    # The prior deviation is still learned: it moves, and with it the ratings.
+    assert len({step.population.deviation for step in steps}) >= 3
+    assert {(s.population.decisiveness, s.population.debut_offset) for s in steps} == {
+        (1.0, -300.0)
+    }
+    # Not held, the same history moves them: the hold is what kept them.
+    free = replayed_steps(learning(), history)[-1].population
+    assert free.decisiveness != 1.0 and free.debut_offset != -300.0
+    run_live(modes, history)
+
+
 @pytest.mark.parametrize("seed", range(2))
 def test_a_learning_mode_learns_its_drift_live_as_in_replay(seed: int) -> None:
     """Ten days of play in half-day windows: players come back after days away, so every

@@ -1,0 +1,71 @@
+"""What a replay learned about each mode's population, as records a person or a plot can read.
+
+``replay --populations`` and ``evaluate --populations`` write them: for each learning mode its
+start, then every step (the window from which a new population was in force, and its values),
+then the evidence of the whole history (the sums every step was taken from). With a value held
+(``[population] hold``) the evidence still sums what the matches said about it, so a held
+value's score over its information says which way, and how far, learning would have moved it
+from there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from stream.offline.learning import PopulationLearner
+from stream.ratings.population import Population, PopulationStats
+
+_SECONDS_PER_DAY = 86_400.0
+
+
+def population_values(population: Population) -> dict[str, float | None]:
+    """The six values by the names of rating-changed's population (public units)."""
+    return {
+        "deviation": population.deviation,
+        "size_edge": population.size_edge,
+        "persistence": population.persistence,
+        "decisiveness": population.decisiveness,
+        "drift_period": population.drift_period,
+        "debut_offset": population.debut_offset,
+    }
+
+
+def evidence_values(stats: PopulationStats) -> dict[str, float | int]:
+    """The evidence sums by their PopulationStats names (a value's step is its score over its
+    information; the prior deviation's and the drift's are in their logs)."""
+    return {f.name: getattr(stats, f.name) for f in dataclasses.fields(stats)}
+
+
+def trace_records(learners: Mapping[str, PopulationLearner]) -> Iterator[dict[str, Any]]:
+    """Per learning mode (in name order): its start (``from``: the first match's window), each
+    step (``from``: the window it is in force from), both as ISO 8601 UTC; then one record with
+    ``evidence`` and ``hold``. A mode that does not learn has none."""
+    for name in sorted(learners):
+        learner = learners[name]
+        if not learner.learns:
+            continue
+        length = learner.config.window_days * _SECONDS_PER_DAY
+        first = learner.first_window
+        yield {
+            "mode": name,
+            "from": None if first is None else _iso(first * length),
+            "population": population_values(learner.chain.initial),
+        }
+        for step in learner.steps:
+            yield {
+                "mode": name,
+                "from": _iso(step.window * length),
+                "population": population_values(step.population),
+            }
+        yield {
+            "mode": name,
+            "hold": list(learner.config.hold),
+            "evidence": evidence_values(learner.evidence()),
+        }
+
+
+def _iso(at: float) -> str:
+    return dt.datetime.fromtimestamp(at, dt.UTC).isoformat().replace("+00:00", "Z")
