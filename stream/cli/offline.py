@@ -95,19 +95,43 @@ def add_populations(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def check_populations(args: argparse.Namespace, replayer: Replayer) -> None:
+    """Before the history is read: ``--populations`` needs a mode that learns and must not
+    overwrite the history or another of the command's outputs (exit 2 otherwise)."""
+    path: Path | None = args.populations
+    if path is None:
+        return
+    if getattr(args, "explain", None) is not None:
+        raise UsageError("--explain prints one player's changes: use --populations without it")
+    others = {
+        "the history it reads": None if str(args.history) == "-" else args.history,
+        "--out": getattr(args, "out", None),
+        "--predictions": getattr(args, "predictions", None),
+        "--plot": getattr(args, "plot", None),
+    }
+    for what, other in others.items():
+        if other is not None and Path(other).resolve() == path.resolve():
+            raise UsageError(f"--populations {path} would overwrite {what}")
+    modes, override = replayer.mode_choice
+    if override is not None:
+        learning = modes.get(override).population.learns
+    else:
+        learning = modes.default.population.learns or any(
+            mode.population.learns for mode in modes.listed.values()
+        )
+    if not learning:
+        raise UsageError(
+            "--populations: no mode learns its population ([population] window_days is 0)"
+        )
+
+
 def write_populations(args: argparse.Namespace, replayer: Replayer) -> None:
     """``--populations``: the learning modes' records (stream.offline.population_trace), as
-    JSON lines or drawn; a history whose modes all keep fixed values writes nothing and says
-    so (exit 2)."""
+    JSON lines or drawn (checked before by :func:`check_populations`)."""
     path: Path | None = args.populations
     if path is None:
         return
     records = list(trace_records(replayer.learners))
-    if not records:
-        raise UsageError(
-            f"--populations: no mode of {args.history} learns its population "
-            "([population] window_days is 0)"
-        )
     if path.suffix.lower() in PLOT_SUFFIXES:
         from stream.cli.plots import population_plot
 
@@ -228,6 +252,7 @@ def stream_history(
 
 def cmd_replay(args: argparse.Namespace) -> int:
     replayer = make_replayer(args)
+    check_populations(args, replayer)
     ledger = None
     if args.corrections is not None:
         ledger = load_ledger(args.corrections, *replayer.mode_choice)
@@ -243,8 +268,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
         on_adjust=lambda *adjustment: applied.append(adjustment),
     )
     if args.explain is not None:
-        if args.populations is not None:
-            raise UsageError("--explain prints one player's changes: use --populations without it")
         return _explain(args, replayer, rated, ledger, applied)
     if args.leaderboard_change is not None and str(args.history) == "-":
         raise UsageError("--leaderboard-change rates the history twice: give a file, not '-'")
@@ -331,6 +354,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise UsageError(f"--predictions {args.predictions} would overwrite the history it scores")
     tally = Tally()
     replayer = make_replayer(args)
+    check_populations(args, replayer)
     matches = tally.track(stream_history(args.history, "evaluate", replayer, args))
     scored = predictions(matches, replayer, since=args.since)
     with ExitStack() as stack:

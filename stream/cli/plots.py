@@ -98,7 +98,8 @@ _VALUE_TITLES = {
 
 def population_plot(records: Sequence[Mapping[str, Any]], path: Path, title: str) -> None:
     """Each learned value over event time, one step curve per learning mode
-    (stream.offline.population_trace's records); a value no mode has is left blank."""
+    (stream.offline.population_trace's records) from its first match to its last; a value no
+    mode has is left blank, and so is a mode without a match."""
     import datetime as dt
 
     import matplotlib
@@ -106,14 +107,22 @@ def population_plot(records: Sequence[Mapping[str, Any]], path: Path, title: str
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    def moment(text: str) -> dt.datetime:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
     curves: dict[str, list[tuple[dt.datetime, Mapping[str, Any]]]] = {}
     held: dict[str, list[str]] = {}
     for record in records:
         if "population" in record and record["from"] is not None:
-            at = dt.datetime.fromisoformat(record["from"].replace("Z", "+00:00"))
-            curves.setdefault(record["mode"], []).append((at, record["population"]))
+            curves.setdefault(record["mode"], []).append(
+                (moment(record["from"]), record["population"])
+            )
         elif "hold" in record:
             held[record["mode"]] = list(record["hold"])
+            points = curves.get(record["mode"])
+            if points and record["until"] is not None:
+                # The last values hold to the end of the history.
+                points.append((moment(record["until"]), points[-1][1]))
     fig, axes = plt.subplots(2, 3, figsize=(16, 9))
     panels = [ax for row in axes for ax in row]
     for ax, (key, label) in zip(panels, _VALUE_TITLES.items(), strict=True):

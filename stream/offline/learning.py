@@ -57,8 +57,9 @@ class PopulationLearner:
         self._window = 0
         self._until = -math.inf
         self._from = math.inf
-        # The window of the first match (where the start is in force from; None: no match).
+        # The earliest and the latest window of the mode's matches (None: no match yet).
         self.first_window: int | None = None
+        self.last_window: int | None = None
 
     @property
     def steps(self) -> list[Step]:
@@ -73,8 +74,10 @@ class PopulationLearner:
         if self._from <= when < self._until:
             return self.current
         window = self.config.window_of(when)
-        if self.first_window is None:
+        if self.first_window is None or window < self.first_window:
             self.first_window = window
+        if self.last_window is None or window > self.last_window:
+            self.last_window = window
         length = self.config.window_days * _SECONDS_PER_DAY
         self._window = window
         self._from, self._until = window * length, (window + 1) * length

@@ -4,8 +4,9 @@
 start, then every step (the window from which a new population was in force, and its values),
 then the evidence of the whole history (the sums every step was taken from). With a value held
 (``[population] hold``) the evidence still sums what the matches said about it, so a held
-value's score over its information says which way, and how far, learning would have moved it
-from there.
+value's score over its information (a Newton step on all of it) says which way learning would
+have moved it from there, and roughly how far (learning's own steps add a prior's information
+and are capped per window).
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ def evidence_values(stats: PopulationStats) -> dict[str, float | int]:
 
 
 def trace_records(learners: Mapping[str, PopulationLearner]) -> Iterator[dict[str, Any]]:
-    """Per learning mode (in name order): its start (``from``: the first match's window), each
+    """Per learning mode (in name order): its start (``from``: the earliest match's window), each
     step (``from``: the window it is in force from), both as ISO 8601 UTC; then one record with
-    ``evidence`` and ``hold``. A mode that does not learn has none."""
+    ``until`` (the end of the latest match's window), ``hold`` and ``evidence``. A mode that does
+    not learn has none; a mode without a match has null times."""
     for name in sorted(learners):
         learner = learners[name]
         if not learner.learns:
@@ -60,8 +62,10 @@ def trace_records(learners: Mapping[str, PopulationLearner]) -> Iterator[dict[st
                 "from": _iso(step.window * length),
                 "population": population_values(step.population),
             }
+        last = learner.last_window
         yield {
             "mode": name,
+            "until": None if last is None else _iso((last + 1) * length),
             "hold": list(learner.config.hold),
             "evidence": evidence_values(learner.evidence()),
         }

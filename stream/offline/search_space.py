@@ -159,24 +159,31 @@ def population_fixed(table: Table, config: ModeConfig, population: Population) -
     ``window_days`` stays: a mode that learns goes on learning from these values, a fixed one
     keeps them."""
     out = copy.deepcopy(table)
-    out["population"] = {
-        **out.get("population", {}),
+    # A value the mode holds keeps its configured start, as written.
+    held = config.population.hold
+    shown = {
         "size_edge": round(population.size_edge, 1),
         "persistence": round(population.persistence, 3),
         "decisiveness": round(population.decisiveness, 3),
     }
-    if population.debut_offset is not None and population.debut_offset != 0.0:
+    out["population"] = {
+        **out.get("population", {}),
+        **{k: v for k, v in shown.items() if k not in held},
+    }
+    offset = population.debut_offset
+    if offset is not None and offset != 0.0 and "debut_offset" not in held:
         out["experience"] = {
             **out.get("experience", {}),
-            "debut_offset": round(population.debut_offset, 1) or population.debut_offset,
+            "debut_offset": round(offset, 1) or offset,
         }
     algorithm = config.algorithm
     given = _fields(algorithm)
     learned = algorithm
-    if population.deviation is not None and isinstance(algorithm, PriorDeviation):
-        learned = algorithm.with_prior_deviation(population.deviation)
-    if population.drift_period is not None and isinstance(learned, DriftRate):
-        learned = learned.with_drift_period(population.drift_period)
+    deviation, period = population.deviation, population.drift_period
+    if deviation is not None and isinstance(algorithm, PriorDeviation) and "deviation" not in held:
+        learned = algorithm.with_prior_deviation(deviation)
+    if period is not None and isinstance(learned, DriftRate) and "drift_period" not in held:
+        learned = learned.with_drift_period(period)
     if learned is not algorithm:
         moved = _fields(learned)
         out[algorithm.name] = {

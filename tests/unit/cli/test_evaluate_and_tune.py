@@ -121,6 +121,23 @@ def test_evaluate_and_replay_write_what_each_mode_learned(
     capsys.readouterr()
 
 
+def test_populations_never_overwrite_the_history_or_another_output(
+    team_history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "h.jsonl"
+    copy.write_bytes(team_history.read_bytes())
+    assert main_exit(["evaluate", str(copy), "--populations", str(copy)]) == 2
+    assert "would overwrite the history it reads" in one_error_line(capsys, "evaluate")
+    assert copy.read_bytes() == team_history.read_bytes()
+    same = tmp_path / "same.jsonl"
+    assert main_exit(["replay", str(copy), "--out", str(same), "--populations", str(same)]) == 2
+    assert "would overwrite --out" in one_error_line(capsys, "replay")
+    png = tmp_path / "same.png"
+    assert main_exit(["evaluate", str(copy), "--plot", str(png), "--populations", str(png)]) == 2
+    assert "would overwrite --plot" in one_error_line(capsys, "evaluate")
+    assert not same.exists() and not png.exists()
+
+
 def test_predictions_file_pairs_with_its_own_configuration(
     history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -261,14 +278,19 @@ def main_exit(argv: list[str]) -> int:
         (
             "evaluate",
             ["--modes-file", "fixed.toml", "--populations", "p.jsonl"],
-            "--populations: no mode of",
+            "--populations: no mode learns its population",
         ),
         (
             "evaluate",
             ["--compare", "fixed.toml", "--populations", "p.jsonl"],
             "use --predictions, --plot or --populations alone",
         ),
-        ("replay", ["--modes-file", "fixed.toml", "--populations", "p.png"], "no mode of"),
+        ("replay", ["--modes-file", "fixed.toml", "--populations", "p.png"], "no mode learns"),
+        (
+            "replay",
+            ["--explain", "p000001", "--populations", "p.jsonl"],
+            "use --populations without",
+        ),
         ("tune", ["--holdout", "1.5"], "--holdout: must be between 0 and 1 (exclusive), got 1.5"),
         ("tune", ["--rounds", "0"], "--rounds: must be at least 1, got 0"),
         ("tune", ["--seed-ratings", "missing.jsonl"], "missing.jsonl"),

@@ -41,6 +41,8 @@ def test_the_records_are_the_start_every_step_and_the_evidence() -> None:
         assert record["population"]["debut_offset"] == step.population.debut_offset
     assert [r["from"] for r in steps] == sorted(r["from"] for r in steps)
     assert last["hold"] == [] and last["evidence"]["newcomer_updates"] > 0.0
+    # The last values hold until the end of the last match's window.
+    assert first["from"] < steps[0]["from"] and steps[-1]["from"] < last["until"]
     assert {r["mode"] for r in records} == {"m"}
 
 

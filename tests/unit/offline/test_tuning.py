@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from stream.config.modes import Modes, PendingConfig, parse_modes
+from stream.config.modes import Modes, PendingConfig, build_mode, parse_modes
 from stream.history import HistoryMatch, read_history
 from stream.offline.comparison import Z_EVIDENCE
 from stream.offline.evaluation import evaluate
@@ -279,6 +279,22 @@ def test_the_learned_population_is_the_tables_start_as_a_modes_file_shows_it(
     elo = ModeConfig("e", EloConfig())
     elo_table = mode_table(elo, PendingConfig())
     assert population_fixed(elo_table, elo, learned)["elo"] == elo_table["elo"]
+
+
+def test_values_a_mode_holds_are_written_as_given_not_as_learned() -> None:
+    held = ("decisiveness", "debut_offset", "deviation", "drift_period")
+    given = dataclasses.replace(
+        Modes().default.population, decisiveness=0.6667, size_edge=12.34, hold=held
+    )
+    mode = dataclasses.replace(Modes().default, population=given)
+    table = mode_table(mode, PendingConfig())
+    learned = Population(250.0, 67.25, 0.9234, 1.4567, 5.0, -150.0)
+    fixed = population_fixed(table, mode, learned)
+    assert fixed["population"]["decisiveness"] == 0.6667  # held: not rounded, not learned
+    assert fixed["population"]["size_edge"] == 67.2  # learned
+    assert fixed["experience"] == table["experience"]
+    assert fixed["glicko2"] == table["glicko2"]
+    assert build_mode("default", fixed).population.hold == tuple(sorted(held))
 
 
 def test_the_experience_term_is_searched_for_every_algorithm_but_zonestats() -> None:
