@@ -27,8 +27,6 @@ from stream.ratings.skill import PlayerState
 
 __all__ = ["PopulationLearner", "Step", "window_start"]
 
-_SECONDS_PER_DAY = 86_400.0
-
 
 def window_start(started_at: float | None, at: float) -> float:
     """The time a match's window is taken from: its start, or its result's time when the
@@ -78,9 +76,11 @@ class PopulationLearner:
             self.first_window = window
         if self.last_window is None or window > self.last_window:
             self.last_window = window
-        length = self.config.window_days * _SECONDS_PER_DAY
         self._window = window
-        self._from, self._until = window * length, (window + 1) * length
+        self._from, self._until = (
+            self.config.boundary(window),
+            self.config.boundary(window + 1),
+        )
         ready = sorted(k for k in self._open if k <= window - LAG)
         for k in ready:
             self.chain.fold(self.config, k, Evidence(*self._open.pop(k)))

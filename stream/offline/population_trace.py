@@ -17,21 +17,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from stream.offline.learning import PopulationLearner
-from stream.ratings.population import Population, PopulationStats
-
-_SECONDS_PER_DAY = 86_400.0
+from stream.ratings.population import LEARNED_VALUES, Population, PopulationStats
 
 
 def population_values(population: Population) -> dict[str, float | None]:
-    """The six values by the names of rating-changed's population (public units)."""
-    return {
-        "deviation": population.deviation,
-        "size_edge": population.size_edge,
-        "persistence": population.persistence,
-        "decisiveness": population.decisiveness,
-        "drift_period": population.drift_period,
-        "debut_offset": population.debut_offset,
-    }
+    """The six values by the names of rating-changed's population (public units; a Population's
+    fields have those names)."""
+    return {name: getattr(population, name) for name in LEARNED_VALUES}
 
 
 def evidence_values(stats: PopulationStats) -> dict[str, float | int]:
@@ -49,23 +41,23 @@ def trace_records(learners: Mapping[str, PopulationLearner]) -> Iterator[dict[st
         learner = learners[name]
         if not learner.learns:
             continue
-        length = learner.config.window_days * _SECONDS_PER_DAY
+        config = learner.config
         first = learner.first_window
         yield {
             "mode": name,
-            "from": None if first is None else _iso(first * length),
+            "from": None if first is None else _iso(config.boundary(first)),
             "population": population_values(learner.chain.initial),
         }
         for step in learner.steps:
             yield {
                 "mode": name,
-                "from": _iso(step.window * length),
+                "from": _iso(config.boundary(step.window)),
                 "population": population_values(step.population),
             }
         last = learner.last_window
         yield {
             "mode": name,
-            "until": None if last is None else _iso((last + 1) * length),
+            "until": None if last is None else _iso(config.boundary(last + 1)),
             "hold": list(learner.config.hold),
             "evidence": evidence_values(learner.evidence()),
         }

@@ -211,6 +211,10 @@ class PopulationConfig:
         """The learning window of event time ``at`` (epoch seconds)."""
         return math.floor(at / (self.window_days * _SECONDS_PER_DAY))
 
+    def boundary(self, window: int) -> float:
+        """The boundary (epoch seconds) where learning window ``window`` starts."""
+        return window * (self.window_days * _SECONDS_PER_DAY)
+
 
 @dataclass(frozen=True, slots=True)
 class Population:
