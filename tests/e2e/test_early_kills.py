@@ -20,6 +20,11 @@ from stream.chaos.soak import SoakConfig, run_seed
 pytestmark = pytest.mark.slow
 
 COMMIT_INTERVAL = 2.8
+# The plan kills a worker at most 5 s after it is ready plus at most 0.5 s after a wave went
+# out; publishing the wave first has taken 1.5 s more on a loaded machine (5.76 s seen with
+# another process busy on one of the two cores). "Young" is the plan's ages with that slack,
+# not the plan's ages to the millisecond.
+YOUNG_SECONDS = 8.0
 
 
 @pytest.mark.parametrize("store", ["memory", "rocksdb"])
@@ -38,7 +43,8 @@ def test_a_worker_killed_in_its_first_seconds_leaves_its_successor_rating(store:
     assert report.passed, shown
     assert report.expected >= 30 * 7 and report.lost == report.doubled == report.stuck == 0
     for kill in report.kills:
-        assert kill.landed and kill.after_ready is not None and kill.after_ready < 5.5, shown
+        assert kill.landed and kill.after_ready is not None, shown
+        assert kill.after_ready < YOUNG_SECONDS, shown
         assert kill.restart_seconds is not None, shown
         # Sent again: at most what one commit interval rated, plus the batch in flight.
         assert kill.redo_seconds is not None and kill.redo_seconds <= COMMIT_INTERVAL + 1.0, shown
