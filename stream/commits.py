@@ -13,16 +13,19 @@ The order in a worker (one batch, then the commit that covers it):
    past them (stream/pipeline/positions.py). :func:`close_batch` runs 2 then 3;
 4. **choose**: at a commit, Faust chooses the offsets to commit from its acks, each capped at
    the runner's position on its partition (stream/pipeline/workarounds/beforecommit.py);
-5. **flush** every write held before the choice to its changelog and wait for the broker
-   (:meth:`Commits.before_commit`); a flush that fails skips this commit;
+5. **flush** every write held before the choice to its changelog, each changelog partition's
+   batch ending with the checkpoint of the chosen offsets (stream/pipeline/checkpoints.py), and
+   wait for the broker (:meth:`Commits.before_commit`); a flush that fails skips this commit;
 6. **commit** the chosen offsets (:meth:`Commits.committed` once it went through).
 
 Why it is at-least-once and never applies anything twice: a committed offset is never above
 a record whose batch did not finish (4), and a finished batch's outputs are in Kafka (2) and its
 state in the changelog before its offset is committed (5 before 6). A successor recovers the
-tables from the changelogs and reads from the committed offsets, so it redoes only work whose
-offsets were not committed, against state that either lacks that work (it does it again, and
-sends the same bytes again) or has it (it recognises every message as done). The table of
+tables from the changelogs and reads from the committed offsets, or from the oldest checkpoint
+of a table restored short of them (a changelog that came back shorter than it was written), so
+it redoes only work its state does not have all of, against state that either lacks that work
+(it does it again, and sends the same bytes again) or has it (it recognises every message as
+done). The table of
 what a crash at each boundary leaves is in docs/guarantees.md, "What a crash can interrupt";
 ``SKILLSTREAM_CRASH_AT`` (stream/pipeline/crashpoints.py) kills a worker exactly at each.
 
@@ -45,10 +48,10 @@ flush and commit and calls it from Faust's commit hooks.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
-__all__ = ["FIRST_COMMIT_SECONDS", "Commits", "close_batch"]
+__all__ = ["FIRST_COMMIT_SECONDS", "Chosen", "Commits", "close_batch"]
 
 # After an assignment the worker commits this long after its first batch instead of waiting
 # for its next commit tick (up to a commit interval away). Long enough for Faust to have acked
@@ -56,6 +59,9 @@ __all__ = ["FIRST_COMMIT_SECONDS", "Commits", "close_batch"]
 FIRST_COMMIT_SECONDS = 0.5
 
 T = TypeVar("T")
+
+# The offsets a commit is about to commit, per (topic, partition).
+Chosen = Mapping[tuple[str, int], int]
 
 # A crash point (stream/pipeline/crashpoints.py): a no-op unless the soak harness armed it.
 CrashPoint = Callable[[str], None]
@@ -83,14 +89,15 @@ async def close_batch(
 class Commits:
     """Steps 5 and 6 for one worker, and the redo window.
 
-    ``flush`` sends the held writes to the changelogs (True when all arrived); ``commit``
+    ``flush`` sends the held writes to the changelogs, with the checkpoints of the offsets
+    chosen (True when all arrived); ``commit``
     commits now, as the commit tick does (through the same hooks; it handles its own failure);
     ``later`` schedules the early commit; ``clock`` is monotonic seconds.
     """
 
     def __init__(
         self,
-        flush: Callable[[], Awaitable[bool]],
+        flush: Callable[[Chosen], Awaitable[bool]],
         commit: Callable[[], None],
         later: Later,
         *,
@@ -129,12 +136,12 @@ class Commits:
         if self._chosen_at is not None and self._done_after_choice is None:
             self._done_after_choice = now
 
-    async def before_commit(self) -> bool:
-        """Faust chose the offsets (4): flush every write held so far (5). False skips the
-        commit (the offsets stay acked for the next one)."""
+    async def before_commit(self, chosen: Chosen) -> bool:
+        """Faust chose the offsets (4): flush every write held so far, with the checkpoints
+        of ``chosen`` (5). False skips the commit (the offsets stay acked for the next one)."""
         self._chosen_at = self._clock()
         self._done_after_choice = None
-        return await self._flush()
+        return await self._flush(chosen)
 
     def committed(self) -> None:
         """A commit went through (6): what stays uncommitted is what was done after its

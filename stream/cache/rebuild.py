@@ -32,6 +32,7 @@ from stream.cache.entry import CachedRating
 from stream.cache.writer import CacheWriter
 from stream.config.modes import Modes
 from stream.protocol import RATINGS, ProtocolError, decode_rating_key
+from stream.protocol.checkpoints import is_checkpoint
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,8 @@ async def rebuild(
             entries: list[CachedRating] = []
             for tp, batch in batches.items():
                 for record in batch:
+                    if is_checkpoint(record.key):
+                        continue  # the table's bookkeeping, not a player
                     records += 1
                     try:
                         entry = entry_from_changelog(record.key, record.value)

@@ -54,7 +54,13 @@ from stream.chaos.verify import (
     check_replay,
     last_events,
 )
-from stream.chaos.workerfleet import READY_TIMEOUT, ChaosWorker, harness_env, worker_warnings
+from stream.chaos.workerfleet import (
+    READY_TIMEOUT,
+    ChaosWorker,
+    harness_env,
+    operator_env,
+    worker_warnings,
+)
 from stream.config.settings import Settings
 from stream.history import read_history
 from stream.local.stack import LocalStack
@@ -80,7 +86,9 @@ class SoakConfig:
     first_seed: int = 1
     kills: int = 3
     store: str = "memory"
-    partitions: int | None = None  # None: the local stack's default
+    # The local environment's partitions (None: the local stack's default) and session; the
+    # operator's environment keeps a worker's defaults for both.
+    partitions: int | None = None
     session_timeout: float = 4.0
     # The liveness bound the run holds the pipeline to (docs/guarantees.md).
     stuck_seconds: float = 30.0
@@ -90,6 +98,8 @@ class SoakConfig:
     matches: int | None = None
     team_size: int | None = None
     order: str | None = None
+    # The workers' environment, "local" or "operator" (None: the seed's draw).
+    environment: str | None = None
 
     def __post_init__(self) -> None:
         if self.seeds < 1 or self.kills < 1:
@@ -107,6 +117,7 @@ class SoakConfig:
             matches=self.matches,
             team_size=self.team_size,
             order=self.order,
+            environment=self.environment,
         )
 
 
@@ -375,15 +386,19 @@ class _SeedRun:
         self.report = report
         self.say = say
         self.began = time.monotonic()
-        # The cache is not what this harness measures: one consumer less per worker.
-        env = harness_env(
-            stack,
-            f"soak{uuid.uuid4().hex[:6]}",
-            session_timeout=config.session_timeout,
-            store=config.store,
-            partitions=config.partitions,
-            cache_writer="off",
-        )
+        tag = f"soak{uuid.uuid4().hex[:6]}"
+        if plan.environment == "operator":
+            env = operator_env(stack, tag, store=config.store)
+        else:
+            # The cache is not what this harness measures: one consumer less per worker.
+            env = harness_env(
+                stack,
+                tag,
+                session_timeout=config.session_timeout,
+                store=config.store,
+                partitions=config.partitions,
+                cache_writer="off",
+            )
         self.env = env
         self.tmp = tmp
         self.settings = Settings.from_env(env)
@@ -400,6 +415,9 @@ class _SeedRun:
             self.pending.append((kill, outcome))
         self.wave_index = -1
         self.current: list[SoakMatch] = []
+        # The first wave went out before the first worker was ready (and when).
+        self.early = False
+        self.published_early = 0.0
         # Workers this harness SIGKILLed or stopped (by pid): their exit is no crash.
         self.killed: set[int] = set()
         # When a worker last said it was ready (the liveness bound counts from there), and
@@ -514,13 +532,19 @@ class _SeedRun:
         await ensure_topics(s)
         first = self._new_slot()
         self._launch(first)
+        anywhere = None if self.plan.keyed else (s.partitions, random.Random(self.plan.seed))
+        publisher = Publisher(s.bootstrap_servers, anywhere)
+        await publisher.start()
+        if self.plan.early_publish:
+            # The fleet does not wait for the workers: the first wave goes out while the
+            # first worker is still joining the group and recovering its tables.
+            await self._publish(publisher, 0)
+            self.early = True
         await self._ready(first)
         reader = RatingReader(
             s.bootstrap_servers, s.rating_changed_topic, s.dead_letter_topic, s.partitions, self.log
         )
-        publisher = Publisher(s.bootstrap_servers)
         await reader.start()
-        await publisher.start()
         tasks = [asyncio.create_task(reader.run()), asyncio.create_task(self._supervise())]
         try:
             published = await self._waves(publisher, reader)
@@ -557,14 +581,11 @@ class _SeedRun:
     async def _waves(self, publisher: Publisher, reader: RatingReader) -> int:
         """Publish the planned waves, and spare ones while a kill has not landed; returns how
         many went out."""
-        s = self.settings
-        topics = {"started": s.match_started_topic, "finished": s.match_finished_topic}
         for i, wave in enumerate(self.waves):
             if i >= self.plan.planned:
                 if self._next_kill() is None:
                     return i
                 await asyncio.sleep(SPARE_WAVE_GAP)
-            style = self.plan.waves[i]
             # The next kill of the plan, once its wave has come (a kill waits for the one
             # before it to land: a soon-after kill hits that kill's replacement).
             due = self._next_kill()
@@ -577,12 +598,11 @@ class _SeedRun:
                 if timed.phase == "early":
                     await self._young(victim, timed)
                 await self._until_aged(victim, timed.age)
-            messages = [
-                (topics[kind], str(event["match_id"]).encode(), orjson.dumps(event))
-                for kind, event in wave_events(wave, style, self.rng)
-            ]
-            await publisher.publish(messages)
-            published = self.clock()
+            if i == 0 and self.early:
+                published = self.published_early
+            else:
+                await self._publish(publisher, i)
+                published = self.clock()
             self.wave_index, self.current = i, wave
             if timed is not None:
                 await asyncio.sleep(timed.delay)
@@ -601,6 +621,18 @@ class _SeedRun:
             if not await self._rated(reader, pairs, published):
                 return i + 1
         return len(self.waves)
+
+    async def _publish(self, publisher: Publisher, i: int) -> None:
+        """Publish wave ``i`` in its style's order (and note when, for the first)."""
+        s = self.settings
+        topics = {"started": s.match_started_topic, "finished": s.match_finished_topic}
+        messages = [
+            (topics[kind], str(event["match_id"]).encode(), orjson.dumps(event))
+            for kind, event in wave_events(self.waves[i], self.plan.waves[i], self.rng)
+        ]
+        await publisher.publish(messages)
+        if i == 0:
+            self.published_early = self.clock()
 
     async def _young(self, slot: _Slot, kill: Kill) -> None:
         """An early kill must find its victim before its first commit: a victim already older

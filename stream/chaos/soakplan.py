@@ -22,6 +22,16 @@ Each wave's publication is drawn too: starts then finishes, finishes first, shuf
 duplicates; matches that end at their start (instant), last a minute, or last longer than the
 grace period for abandonment (then results wait for the abandon watermarks).
 
+Each seed also draws the deployment around the kills (issue 44: an outside check broke the crash
+promise on every seed with what the soak never drew): the workers' environment, the local
+stack's (4 partitions, a 4 s session) or the one an operator gives them (the servers' addresses
+and the deployment's names only: 8 partitions, the default 10 s session, every other default);
+waves 1,000 s of event time apart, or as far apart as the match side's retention (an hour: each
+wave's matches are forgotten as the next arrives); the first wave published before the first
+worker is ready, or after; and a fleet that keys its events by match id (murmur2, as Java
+clients), or one that puts them anywhere (most land off their match's home partition and are
+forwarded there).
+
 The phases are dealt so that any run of ``len(PHASES)`` consecutive seeds covers every phase
 at least once; the rest of each seed's draws come from ``random.Random(seed)``.
 """
@@ -32,7 +42,15 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["PHASES", "POINT_PHASES", "Kill", "SoakPlan", "WaveStyle", "plan_seed"]
+__all__ = [
+    "ENVIRONMENTS",
+    "PHASES",
+    "POINT_PHASES",
+    "Kill",
+    "SoakPlan",
+    "WaveStyle",
+    "plan_seed",
+]
 
 POINT_PHASES = ("processed", "delivering", "written", "flushing", "flushed", "committed")
 PHASES = ("early", *POINT_PHASES, "soon-after", "rebalance")
@@ -40,6 +58,10 @@ PHASES = ("early", *POINT_PHASES, "soon-after", "rebalance")
 # The orders a wave's events may go out in, and how long its matches last.
 ORDERS = ("starts-first", "finishes-first", "shuffled", "duplicated")
 DURATIONS = (0.0, 60.0, 180.0)  # instant, a minute, longer than the 60 s grace period
+# The workers' environment: the local stack's, or what an operator gives a worker.
+ENVIRONMENTS = ("local", "operator")
+# Event time between waves: well apart, or the match side's retention (its default).
+GAPS = (1000.0, 3600.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +111,20 @@ class SoakPlan:
     waves: list[WaveStyle]
     kills: list[Kill] = field(default_factory=list)
     planned: int = 0
+    environment: str = "local"
+    gap: float = 1000.0
+    early_publish: bool = False
+    keyed: bool = True
 
     def describe(self) -> str:
         sizes = f"{self.players // (2 * self.team_size)} matches of {self.team_size}v"
         sizes += f"{self.team_size} per wave"
-        return f"seed {self.seed}: {len(self.waves)} waves, {sizes}; kills: " + ", ".join(
+        setup = (
+            f"{self.environment} environment, waves {self.gap:g} s apart"
+            + (", the first before the worker is ready" if self.early_publish else "")
+            + ("" if self.keyed else ", events on any partition")
+        )
+        return f"seed {self.seed}: {len(self.waves)} waves, {sizes}, {setup}; kills: " + ", ".join(
             k.describe() for k in self.kills
         )
 
@@ -107,16 +138,22 @@ def plan_seed(
     matches: int | None = None,
     team_size: int | None = None,
     order: str | None = None,
+    environment: str | None = None,
 ) -> SoakPlan:
     """The plan of seed ``seed``: ``kills`` kills, each followed by ``waves_between`` waves
     without one (the stream must go on after a kill; a soon-after kill comes at the next wave),
     and two quiet waves at each end. ``phases`` (one per kill), ``matches`` per wave,
-    ``team_size`` and every wave's ``order`` replace what the seed would draw."""
+    ``team_size``, every wave's ``order`` and the workers' ``environment`` replace what the seed
+    would draw."""
     if kills < 1 or waves_between < 1:
         raise ValueError(f"need kills >= 1 and waves_between >= 1, got {kills}, {waves_between}")
     if phases is not None and (len(phases) != kills or not set(phases) <= set(PHASES)):
         raise ValueError(
             f"phases: need {kills} (one per kill) among {', '.join(PHASES)}, got {','.join(phases)}"
+        )
+    if environment is not None and environment not in ENVIRONMENTS:
+        raise ValueError(
+            f"environment: must be one of {', '.join(ENVIRONMENTS)}, got {environment!r}"
         )
     if order is not None and order not in ORDERS:
         raise ValueError(f"order: must be one of {', '.join(ORDERS)}, got {order!r}")
@@ -149,13 +186,26 @@ def plan_seed(
         WaveStyle(rng.choice(ORDERS) if order is None else order, rng.choice(DURATIONS))
         for _ in range(2 * count)
     ]
-    return SoakPlan(seed, players, size, styles, planned, count)
+    # Drawn from a generator of their own: the draws above stay what they were for a seed.
+    setup = random.Random(seed * 31 + 7)
+    drawn_environment = setup.choice(ENVIRONMENTS)
+    return SoakPlan(
+        seed,
+        players,
+        size,
+        styles,
+        planned,
+        count,
+        environment=drawn_environment if environment is None else environment,
+        gap=setup.choice(GAPS),
+        early_publish=setup.random() < 0.3,
+        keyed=setup.random() < 0.6,
+    )
 
 
-# Event time of the first wave; each wave starts WAVE_SECONDS after the one before, later than
+# Event time of the first wave; each wave starts the plan's gap after the one before, later than
 # any match of it ends, so a player's matches never overlap.
 T0 = 1_780_000_000.0
-WAVE_SECONDS = 1000.0
 MODE = "soak"
 
 
@@ -208,7 +258,7 @@ def plan_matches(plan: SoakPlan) -> list[list[SoakMatch]]:
             teams = (tuple(sorted(group[:size])), tuple(sorted(group[size:])))
             draw = rng.random() < 0.1
             ranks = (0, 0) if draw else rng.choice(((0, 1), (1, 0)))
-            start = T0 + w * WAVE_SECONDS + k * 0.01
+            start = T0 + w * plan.gap + k * 0.01
             wave.append(
                 SoakMatch(f"s{plan.seed}w{w}m{k:02d}", teams, ranks, start, start + style.duration)
             )

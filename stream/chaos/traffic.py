@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import time
 from collections.abc import Iterable, Iterator, Sequence
 
@@ -62,13 +63,19 @@ class Publisher:
     acknowledge within the request timeout, which outlasts the planned broker pause.
     """
 
-    def __init__(self, bootstrap_servers: str) -> None:
+    def __init__(
+        self, bootstrap_servers: str, anywhere: tuple[int, random.Random] | None = None
+    ) -> None:
+        """``anywhere``: (partitions, generator) to put each event on a partition drawn at
+        random instead of by its key, as a fleet whose producer ignores keys does (most events
+        then land off their match's home partition and the worker forwards them)."""
         self._producer = AIOKafkaProducer(
             bootstrap_servers=bootstrap_servers,
             acks="all",
             linger_ms=5,
             request_timeout_ms=120_000,
         )
+        self._anywhere = anywhere
 
     async def start(self) -> None:
         await self._producer.start()
@@ -78,9 +85,13 @@ class Publisher:
 
     async def publish(self, messages: Sequence[Message]) -> None:
         """Send and wait until the broker has every message."""
-        pending = [
-            await self._producer.send(topic, value, key=key) for topic, key, value in messages
-        ]
+        pending = []
+        for topic, key, value in messages:
+            partition = None
+            if self._anywhere is not None:
+                count, rng = self._anywhere
+                partition = rng.randrange(count)
+            pending.append(await self._producer.send(topic, value, key=key, partition=partition))
         await asyncio.gather(*pending)
 
 

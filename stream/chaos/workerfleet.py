@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import subprocess
 import time
@@ -56,14 +57,8 @@ def harness_env(
     (named after ``tag``), whatever the caller's environment says about them."""
     env = {
         **environment(stack),
-        "SKILLSTREAM_APP_ID": tag,
+        **_named(tag, store),
         "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": f"{session_timeout:g}",
-        "SKILLSTREAM_STORE": store,
-        "SKILLSTREAM_TOPIC_MATCH_STARTED": f"{tag}-match-started",
-        "SKILLSTREAM_TOPIC_MATCH_FINISHED": f"{tag}-match-finished",
-        "SKILLSTREAM_TOPIC_RATING_CHANGED": f"{tag}-rating-changed",
-        "SKILLSTREAM_TOPIC_DLQ": f"{tag}-dlq",
-        "SKILLSTREAM_CACHE_PREFIX": tag,
         "SKILLSTREAM_CACHE_WRITER": cache_writer,
     }
     # Several workers on one machine cannot share one web port; crash points are the
@@ -73,6 +68,36 @@ def harness_env(
     if partitions is not None:
         env["SKILLSTREAM_PARTITIONS"] = str(partitions)
     return env
+
+
+def operator_env(stack: LocalStack, tag: str, *, store: str) -> dict[str, str]:
+    """The environment an operator gives a worker (docs/operations.md): the servers'
+    addresses and the deployment's names (here ``tag``'s, to keep a run's topics its own), and
+    nothing else of skillstream's, none of the caller's SKILLSTREAM_* variables either: every
+    other setting at its default (8 partitions, the 10 s session, the cache writer in the
+    worker)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTREAM_")}
+    env.update(
+        {
+            "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap_servers,
+            "REDIS_URL": stack.redis_url,
+            **_named(tag, store),
+        }
+    )
+    return env
+
+
+def _named(tag: str, store: str) -> dict[str, str]:
+    """A run's own app id, topics and cache keys (named after ``tag``), and its store."""
+    return {
+        "SKILLSTREAM_APP_ID": tag,
+        "SKILLSTREAM_STORE": store,
+        "SKILLSTREAM_TOPIC_MATCH_STARTED": f"{tag}-match-started",
+        "SKILLSTREAM_TOPIC_MATCH_FINISHED": f"{tag}-match-finished",
+        "SKILLSTREAM_TOPIC_RATING_CHANGED": f"{tag}-rating-changed",
+        "SKILLSTREAM_TOPIC_DLQ": f"{tag}-dlq",
+        "SKILLSTREAM_CACHE_PREFIX": tag,
+    }
 
 
 class ChaosWorker(WorkerProcess):

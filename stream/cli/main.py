@@ -30,6 +30,7 @@ _MODULES = {
     "topics": ("topics",),
     "chaos": ("chaos",),
     "soak": ("soak",),
+    "crashsim": ("crashsim",),
 }
 
 

@@ -26,6 +26,7 @@ def cmd_soak(args: argparse.Namespace) -> int:
             matches=args.matches,
             team_size=args.team_size,
             order=args.order,
+            environment=args.environment,
         )
 
     return run_harness("soak", args, config, run_soak, unit=" seeds")
@@ -70,6 +71,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--order",
         choices=["starts-first", "finishes-first", "shuffled", "duplicated"],
         help="how every wave's events go out instead of the seed's",
+    )
+    soak.add_argument(
+        "--environment",
+        choices=["local", "operator"],
+        help="the workers' environment instead of the seed's: the local stack's (4 partitions, "
+        "a 4 s session) or an operator's (the servers and names only: every default)",
     )
     add_common(soak)
     soak.set_defaults(func=cmd_soak)

@@ -120,9 +120,6 @@ class Settings:
     # end offsets too low (docs/decisions.md, known problems), so the local stack turns the
     # check off.
     recovery_consistency_check: bool = True
-    # Read each changelog's real end before recovering it, for brokers whose end offsets are
-    # too low (Tansu; stream/pipeline/workarounds/endoffsets.py). The local stack turns it on.
-    verify_end_offsets: bool = False
     # The Redis cache: key prefix, the k of the conservative leaderboard (rating - k *
     # deviation), and whether this worker process also runs the cache writer ("worker") or
     # leaves it to `skillstream cache writer` processes ("off").
@@ -333,9 +330,6 @@ class Settings:
             ),
             recovery_consistency_check=reader.boolean(
                 "SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK", defaults.recovery_consistency_check
-            ),
-            verify_end_offsets=reader.boolean(
-                "SKILLSTREAM_VERIFY_END_OFFSETS", defaults.verify_end_offsets
             ),
             cache_prefix=reader.name("SKILLSTREAM_CACHE_PREFIX", defaults.cache_prefix),
             cache_conservative_k=reader.number(

@@ -170,14 +170,12 @@ async def _record(
 async def _ends(
     settings: Settings, reader: AIOKafkaConsumer, tps: list[TopicPartition]
 ) -> dict[TopicPartition, int]:
-    """Each partition's end offset as of now. Where the broker reports them too low
-    (SKILLSTREAM_VERIFY_END_OFFSETS: Tansu reports the start of the last record batch plus
-    one, stream/pipeline/workarounds/endoffsets.py), one fetch from just before the reported
-    end returns that whole batch and so where the log ended. One fetch, not a scan to the
-    end: these topics are live, a scan would never see them end."""
+    """Each partition's end offset as of now, checked against the log whatever the broker
+    reports (Tansu reports the start of the last record batch plus one,
+    stream/pipeline/workarounds/endoffsets.py): one fetch from just before the reported end
+    returns that whole batch and so where the log ended. One fetch, not a scan to the end:
+    these topics are live, a scan would never see them end."""
     reported: dict[TopicPartition, int] = await reader.end_offsets(tps)
-    if not settings.verify_end_offsets:
-        return reported
     ends = dict(reported)
     for tp, end in reported.items():
         if end <= 0:

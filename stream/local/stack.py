@@ -179,7 +179,4 @@ def environment(stack: LocalStack) -> dict[str, str]:
         **os.environ,
         "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap_servers,
         "REDIS_URL": stack.redis_url,
-        # Tansu's end offsets are too low (docs/decisions.md, known problems): the worker reads each
-        # changelog's real end before recovering it.
-        "SKILLSTREAM_VERIFY_END_OFFSETS": "true",
     }

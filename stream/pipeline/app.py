@@ -47,8 +47,10 @@ from stream.pipeline.batches import (
     BatchReport,
     BatchRunner,
     Message,
+    agent_inputs,
 )
 from stream.pipeline.changelogs import BufferedTables
+from stream.pipeline.checkpoints import Checkpoints, Restart
 from stream.pipeline.crashpoints import CrashPoints
 from stream.pipeline.health import refresh_gauges
 from stream.pipeline.liveness import LivenessMonitor
@@ -60,6 +62,7 @@ from stream.pipeline.workarounds import private
 from stream.pipeline.workarounds.acks import withhold_acks
 from stream.pipeline.workarounds.beforecommit import after_commit, before_commit, limit_commits
 from stream.pipeline.workarounds.committed import on_seek
+from stream.protocol.checkpoints import checkpoint_key
 from stream.retry import Outage
 
 log = logging.getLogger("skillstream.worker")
@@ -131,6 +134,15 @@ class Pipeline:
             self.pending_table,
             self.population_table,
         ) = topology.tables(self.app, s)
+        # What each flush ends every moved table partition with, and where a newly assigned
+        # partition restarts (stream/pipeline/checkpoints.py).
+        self.checkpoints = Checkpoints(agent_inputs(s))
+        # Set once Faust has recovered the tables of an assignment (its rebalance complete),
+        # cleared when a rebalance starts: only then do the tables' checkpoints say anything.
+        self._recovered = False
+        # Input partitions whose tables are behind records the inputs no longer hold: never
+        # processed or committed here (stream/pipeline/checkpoints.py, part 3).
+        self.refused: set[tuple[str, int]] = set()
         # Changelog writes wait for the commit (stream/pipeline/changelogs.py).
         self.tables = BufferedTables(
             self.app,
@@ -142,6 +154,7 @@ class Pipeline:
                 POPULATION_TABLE: self.population_table,
             },
             self.crash.reached,
+            self.checkpoints,
         )
         # The flush before each commit and the redo window (stream/commits.py).
         self.commits = Commits(
@@ -152,7 +165,12 @@ class Pipeline:
             on_commit=self.metrics.commits.inc,
         )
         self._early_commit: asyncio.Task[None] | None = None
-        before_commit(self.app, self.commits.before_commit)
+        before_commit(
+            self.app,
+            lambda chosen: self.commits.before_commit(
+                {(tp.topic, tp.partition): offset for tp, offset in chosen.items()}
+            ),
+        )
         after_commit(self.app, lambda offsets: self.commits.committed())
         self.runner = BatchRunner(
             s,
@@ -201,6 +219,7 @@ class Pipeline:
     async def revoked(self, partitions: Sequence[int]) -> None:
         """Held changelog writes go while this worker still owns the partitions; then they
         are forgotten (a partition that comes back may have changed while it was away)."""
+        self._recovered = False
         await self.tables.flush_revoked(partitions)
         if partitions:
             self.crash.reached("revoked")
@@ -221,8 +240,15 @@ class Pipeline:
         caught up, and event time would pass starts not yet read again)."""
         numbers = set(partitions)
         self.runner.revoked(numbers)
+        self.checkpoints.forget(numbers)
+        self.refused = {tp for tp in self.refused if tp[1] not in numbers}
         for tp in [tp for tp in self._rewound if tp.partition in numbers]:
             del self._rewound[tp]
+
+    def recovered(self) -> None:
+        """Faust has recovered the tables of the assignment in progress: their checkpoints
+        are read at the seek that follows."""
+        self._recovered = True
 
     def _first_event(self) -> None:
         self.crash.active = True
@@ -244,17 +270,87 @@ class Pipeline:
         except Exception as exc:
             log.warning("early commit after an assignment failed: %r", exc)
 
-    def _sought(self, offsets: Mapping[Any, int]) -> None:
-        """The consumer sought its partitions to their commits: positions start there, and
-        the first batch after that schedules an early commit."""
+    def _sought(self, committed: Mapping[Any, int], starts: Mapping[Any, int]) -> Mapping[Any, int]:
+        """The consumer sought its partitions to their commits (``starts``: each one's log
+        start). Once the assignment's tables are recovered, each input starts where the oldest
+        checkpoint of its agent's tables says, if below its commit (said once, counted); one
+        whose records to read again are gone is refused. Positions start there, and the first
+        batch after that schedules an early commit. Returns where each partition starts."""
+        ours = {
+            (tp.topic, tp.partition): o
+            for tp, o in committed.items()
+            if tp.topic in self.agent_topics
+        }
+        offsets = ours
+        if self._recovered:
+            restart = self.checkpoints.restart(ours, self._checkpoint, self._came_back_empty)
+            offsets = self._restart(
+                restart, ours, {(tp.topic, tp.partition): o for tp, o in starts.items()}
+            )
+        self.checkpoints.started({tp: o for tp, o in offsets.items() if tp not in self.refused})
         self.commits.sought()
-        self.positions.sought(
-            {
-                (tp.topic, tp.partition): o
-                for tp, o in offsets.items()
-                if tp.topic in self.agent_topics
-            }
-        )
+        self.positions.sought({tp: o for tp, o in offsets.items() if tp not in self.refused})
+        by_key = {(tp.topic, tp.partition): tp for tp in committed}
+        return {by_key[tp]: o for tp, o in offsets.items() if o < ours[tp]}
+
+    def _checkpoint(self, table: str, partition: int) -> bytes | None:
+        found: bytes | None = self.tables.contents(table).get(checkpoint_key(partition))
+        return found
+
+    def _came_back_empty(self, table: str, partition: int) -> bool:
+        """Whether the recovery found the table partition's changelog empty: its highwater
+        (the last offset, read from the log itself: workarounds/endoffsets.py) below 0."""
+        highwaters = cast(Any, self.app.tables).recovery.active_highwaters
+        last = highwaters.get(TP(self.settings.changelog_topic(table), partition))
+        return last is None or last < 0
+
+    def _restart(
+        self,
+        restart: Restart,
+        committed: Mapping[tuple[str, int], int],
+        starts: Mapping[tuple[str, int], int],
+    ) -> dict[tuple[str, int], int]:
+        """Say what the checkpoints found (stream/pipeline/checkpoints.py) and where each input
+        starts; refuse (and pause) the inputs whose records to read again are gone."""
+        for table, partition in restart.unchecked:
+            log.warning(
+                "table %s[%d] has records but no checkpoint although its inputs are committed"
+                " (written by a version before checkpoints): trusting the committed offsets",
+                table,
+                partition,
+            )
+            self.metrics.tables_unchecked.labels(table).inc()
+        offsets = dict(restart.offsets)
+        for behind in restart.behind:
+            self.metrics.tables_behind.labels(behind.table).inc()
+        gone: dict[tuple[str, int], int] = {}
+        for tp, offset in restart.rewound(committed).items():
+            start = starts.get(tp, 0)
+            found = [b.describe() for b in restart.behind if (b.topic, b.partition) == tp]
+            if offset < start:
+                gone[tp] = offset
+                log.error(
+                    "refusing %s[%d]: %s, but the input starts at %d now (retention): the table"
+                    " cannot be brought up to its offsets; nothing of this partition is"
+                    " processed or committed (docs/guarantees.md, tables behind their offsets)",
+                    tp[0],
+                    tp[1],
+                    "; ".join(found),
+                    start,
+                )
+                offsets[tp] = committed[tp]
+                continue
+            log.warning(
+                "restored behind the committed offsets: %s; reading %s[%d] again from %d",
+                "; ".join(found),
+                tp[0],
+                tp[1],
+                offset,
+            )
+        if gone:
+            self.refused.update(gone)
+            self.app.consumer.pause_partitions([TP(*tp) for tp in gone])
+        return offsets
 
     async def seek(self, topic: str, partition: int, offset: int, why: str | None) -> None:
         """Read (topic, partition) again from ``offset``; ``why`` (None: routine, after an
@@ -290,7 +386,7 @@ class Pipeline:
         self.liveness.check(runner.match_partitions, runner.player_partitions, time.time())
 
     def refresh_gauges(self) -> None:
-        refresh_gauges(self.app, self.metrics, self.positions.positions())
+        refresh_gauges(self.app, self.metrics, self.positions.positions(), self.refused)
         self.metrics.uncommitted_seconds.set(self.commits.redo_window())
 
     def report(self) -> None:

@@ -46,6 +46,7 @@ from stream.commits import close_batch
 from stream.config.settings import Settings
 from stream.deadletters import DeadLetter, Origin
 from stream.delivery import OutRecord
+from stream.pipeline.checkpoints import AgentInputs
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
 from stream.pipeline.outbox import Outbox
@@ -79,6 +80,22 @@ C = TypeVar("C", MatchCommand, PlayerCommand)
 # Table names, as the app declares them.
 MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE = "matches", "clocks", "ratings", "pending"
 POPULATION_TABLE = "populations"
+
+
+def agent_inputs(settings: Settings) -> tuple[AgentInputs, AgentInputs]:
+    """Which tables each agent writes from which inputs (a table partition's checkpoint names
+    those inputs' offsets: stream/pipeline/checkpoints.py)."""
+    s = settings
+    return (
+        AgentInputs(
+            "matches",
+            (s.match_started_topic, s.match_finished_topic, s.match_commands_topic),
+            (MATCH_TABLE, CLOCK_TABLE, POPULATION_TABLE),
+        ),
+        AgentInputs("players", (s.player_commands_topic,), (RATING_TABLE, PENDING_TABLE)),
+    )
+
+
 # The clocks table holds a partition's latest event time so that, after a restart, event time
 # moves on from there even if no event comes (without one, nothing is ever decided). It is
 # written once the clock is known and then each time it has moved this far: a restart may
@@ -255,6 +272,8 @@ class BatchRunner:
         for number, group in groups.items():
             partition = self.match_partition(number, wall)
             ctx = contexts[number] = MatchContext.of(partition, table, out, wall)
+            if partition.rejoin:
+                self.matches.ask_again(ctx)
             for message in group:
                 origin = Origin(message.topic, number, message.offset, message.timestamp_ms)
                 key, value = message.key, message.value

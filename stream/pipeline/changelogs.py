@@ -30,6 +30,14 @@ writes are flushed while this worker still owns the partitions; if that fails, t
 partitions' writes are dropped, since their offsets were never committed past them and the next
 owner redoes those records from the changelog it finds.
 
+**Every batch ends with a checkpoint** (stream/pipeline/checkpoints.py): each changelog
+partition a flush writes to, or whose agent's inputs moved since its last checkpoint, gets as
+the last record of its batch the offsets its state holds everything below (before a commit,
+the offsets the commit is about to commit), so a table restored short of a flush is seen by
+the next owner and its inputs read again. They are records of the table like the
+others (the store has them), but no reader of the table sees them: iterating a table skips
+them.
+
 Replay: a key's last value wins; sending one twice is harmless.
 
 Every reach past Faust's tables (their stores, the persisted offsets, the record-batch send)
@@ -40,35 +48,34 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from stream.pipeline.batches import Message
+from stream.pipeline.checkpoints import Checkpoints
+from stream.pipeline.heldview import HeldView
 from stream.pipeline.workarounds.tablestore import (
     as_event,
     changelog_topic,
+    partition_event,
     persists,
     send_record_batches,
     set_persisted,
     store_of,
 )
+from stream.protocol.checkpoints import checkpoint_key
 from stream.retry import Outage
 
 log = logging.getLogger("skillstream.worker")
 
-# A held write: the changelog partition, and the encoded value (None: deleted).
-Held = tuple[int, bytes | None]
 
-_MISSING: Any = object()
-
-
-class TableWrites(Mapping[bytes, bytes]):
-    """One table as the batches see it: held writes over those being sent over the store."""
+class TableWrites(HeldView):
+    """One table as the batches see it: held writes over those being sent over the store
+    (stream/pipeline/heldview.py), and their way to the changelog."""
 
     def __init__(self, table: Any) -> None:
+        super().__init__()
         self.table = table
-        self.held: dict[bytes, Held] = {}
-        self.sending: dict[bytes, Held] = {}
         # Per changelog partition, its latest event: Faust's RocksDB store picks a partition's
         # database by the current event (workarounds/events.py).
         self.events: dict[int, Any] = {}
@@ -76,35 +83,6 @@ class TableWrites(Mapping[bytes, bytes]):
     @property
     def store(self) -> Any:
         return store_of(self.table)
-
-    def get(self, key: bytes, default: Any = None) -> Any:
-        entry = self.held.get(key) or self.sending.get(key)
-        if entry is not None:
-            return default if entry[1] is None else entry[1]
-        return self.store.get(key, default)
-
-    def __getitem__(self, key: bytes) -> bytes:
-        value = self.get(key, _MISSING)
-        if value is _MISSING:
-            raise KeyError(key)
-        found: bytes = value
-        return found
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, bytes) and self.get(key) is not None
-
-    def __iter__(self) -> Iterator[bytes]:
-        # Only used to rebuild a partition after assignment: not on the hot path.
-        over = {**self.sending, **self.held}
-        for key, (_, value) in over.items():
-            if value is not None:
-                yield key
-        for key in list(self.store.keys()):
-            if key not in over:
-                yield key
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
 
     def hold(self, partition: int, changes: dict[bytes, bytes | None], event: Any) -> None:
         """Hold a batch's changes; a key deleted before the changelog ever had it is forgotten."""
@@ -132,7 +110,8 @@ class TableWrites(Mapping[bytes, bytes]):
         store = self.store
         persist = persists(self.table)
         for partition, changes in by_partition.items():
-            with as_event(self.events[partition]):
+            event = self.events.get(partition)
+            with as_event(partition_event(partition) if event is None else event):
                 for key, value in changes.items():
                     if value is None:
                         if key in store:
@@ -167,9 +146,12 @@ class BufferedTables:
         app: Any,
         tables: Mapping[str, Any],
         crash_point: Callable[[str], None] = lambda point: None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self.app = app
         self.tables = {name: TableWrites(table) for name, table in tables.items()}
+        # What each flush ends every moved table partition with (None: no checkpoints).
+        self.checkpoints = checkpoints
         # The soak harness's crash points (stream/pipeline/crashpoints.py).
         self.crash_point = crash_point
         self.outage = Outage("changelogs: flush before commit failed")
@@ -188,11 +170,27 @@ class BufferedTables:
         """How many writes wait for the next flush."""
         return sum(len(t.held) for t in self.tables.values())
 
-    async def flush(self) -> bool:
+    async def flush(self, chosen: Mapping[tuple[str, int], int] | None = None) -> bool:
         """Send every held write to its changelog and wait for the broker; True when all
-        arrived (then they are in the stores), False when some did not (all are held again)."""
+        arrived (then they are in the stores), False when some did not (all are held again).
+        ``chosen``: the offsets the commit after this flush commits (None: a flush before a
+        revocation, which commits nothing). Every batch ends with its table partition's
+        checkpoint, and every table partition whose inputs moved gets one
+        (stream/pipeline/checkpoints.py)."""
         async with self._lock:
             taken = [(t, t.take()) for t in self.tables.values()]
+            marks: dict[str, dict[int, bytes]] = {}
+            if self.checkpoints is not None:
+                written = [
+                    (name, partition)
+                    for name, (_, by_partition) in zip(self.tables, taken, strict=True)
+                    for partition in by_partition
+                ]
+                marks = self.checkpoints.records(chosen, written)
+            for name, (_, by_partition) in zip(self.tables, taken, strict=True):
+                for partition, value in marks.get(name, {}).items():
+                    # Last in the partition's batch: restored only with what precedes it.
+                    by_partition.setdefault(partition, {})[checkpoint_key(partition)] = value
             offsets: list[dict[int, int]] = []
             try:
                 for t, by_partition in taken:
@@ -210,6 +208,8 @@ class BufferedTables:
                 return False
             for (t, by_partition), last in zip(taken, offsets, strict=True):
                 t.sent(by_partition, last)
+            if self.checkpoints is not None:
+                self.checkpoints.wrote(chosen)
             self.outage.recovered()
             if any(by_partition for _, by_partition in taken):
                 self.crash_point("flushed")

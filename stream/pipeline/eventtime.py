@@ -103,11 +103,20 @@ def report(
     worker has processed everything the broker holds on the partition's match-started /
     match-finished input. The round is the tick's, or the batch's wall time."""
     partition.time.clock.tick(wall)
+    # Caught up, a partition promises what it will read next is no older than the latest
+    # event time it knows of now, up to the lateness: its clock, sent as its bound. (Sending
+    # "caught up" alone let the receiver bound it by the receiver's own clock when it read
+    # the report, which may have moved on since with events published after the report:
+    # a report read back late, as a restarted partition reads its commands again, then
+    # promised joins the reporter had yet to forward. Found by the crash simulator.)
+    # Without a clock (nothing heard of yet) it promises nothing: everything waits for it, one
+    # round at most, until it hears the others' latest times.
+    clock = partition.time.clock.value or 0.0
     progress = Progress(
         partition.number,
         wall if partition.ticked is None else partition.ticked,
-        None if started_done else partition.read.get(STARTED, 0.0),
-        None if finished_done else partition.read.get(FINISHED, 0.0),
+        clock if started_done else partition.read.get(STARTED, 0.0),
+        clock if finished_done else partition.read.get(FINISHED, 0.0),
         partition.latest,
     )
     partition.ticked = None

@@ -50,8 +50,12 @@ class Effects:
     count: str | None = None
     # Early commands of players outside the line-up: cancel the match for them.
     release: MatchEntry | None = None
-    # An abandon request for a match this partition does not have: release this player.
+    # An abandon request or a snapshot for a match this partition does not have (any more):
+    # release this player.
     release_player: str | None = None
+    # A snapshot of a player the match has settled, from a player partition still waiting for
+    # the verdict (it lost it with a table restored behind): send the player's verdict again.
+    resend: str | None = None
     # A finish now waiting for its start: store the entry and queue its wait.
     wait: Wait | None = None
     # Ask every participant's partition for its snapshot.
@@ -169,9 +173,14 @@ def snapshot(
         # without its start (protocol version 4) is dropped, as before: it could not tell
         # when to give up waiting.
         entry = early_entry(snap.at)
-    if entry is None or entry.done is not None:
-        return entry, Effects(count="late_snapshots")
     pid = snap.player_id
+    if entry is None:
+        # The match is gone (forgotten, or given up): a player still waiting on it would wait
+        # for good. One that has it already waits for nothing.
+        return entry, Effects(count="late_snapshots", release_player=None if snap.applied else pid)
+    if entry.done is not None:
+        waiting = not snap.applied and pid in entry.settled
+        return entry, Effects(count="late_snapshots", resend=pid if waiting else None)
     if pid in entry.snaps:
         if snap.applied and pid not in entry.settled:
             # The player already has the match: whatever snapshot came first, no rate.

@@ -17,6 +17,7 @@ __all__ = [
     "is_early",
     "lineup",
     "missing",
+    "missing_snapshots",
     "new_entry",
     "next_deadline",
     "result_problem",
@@ -109,10 +110,15 @@ def next_deadline(
     return float(min(candidates))
 
 
+def missing_snapshots(entry: MatchEntry) -> list[str]:
+    """The players of a match with a line-up whose snapshots have not arrived."""
+    assert entry.teams is not None
+    return [p for team in entry.teams for p in team if p not in entry.snaps]
+
+
 def missing(entry: MatchEntry) -> str:
     """What a decided match still waits for, in words (the liveness monitor's log line)."""
-    assert entry.teams is not None
-    absent = [p for team in entry.teams for p in team if p not in entry.snaps]
+    absent = missing_snapshots(entry)
     if absent:
         shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
         return f"the snapshots of {shown}"

@@ -53,6 +53,7 @@ from stream.pipeline.matchentry import (
     Due,
     due,
     missing,
+    missing_snapshots,
     next_deadline,
     stand_in,
     waiting_letter,
@@ -137,6 +138,12 @@ class MatchProcessor:
             partition.populations = populations
         for match_id, entry in entries:
             self._track(partition, match_id, entry)
+            if entry.done is None and entry.teams is not None:
+                if missing_snapshots(entry):
+                    partition.rejoin.append(match_id)
+                elif entry.fin is None and all(p in entry.settled for t in entry.teams for p in t):
+                    # Settled by every player's word, waiting for its result (verdicts.settle).
+                    partition.awaiting.add(match_id)
             if entry.done is None and entry.teams is not None and entry.fin is not None:
                 partition.waits[match_id] = (wall, missing(entry))
             wait = entry.wait
@@ -156,6 +163,26 @@ class MatchProcessor:
                 grace = self._pending(entry.mode).grace_seconds
                 partition.held.add(entry.fin.at - grace, match_id)
         return partition
+
+    def ask_again(self, ctx: MatchContext) -> None:
+        """After a restore: ask again for every snapshot a restored match still waits for. Its
+        joins went out before, but the table may have come back behind what answered them
+        (stream/pipeline/checkpoints.py), and a snapshot nobody sends would hold the match and
+        the player for good. A player partition answers a join it has seen with its snapshot
+        again (or that it has the match), and takes a join it has not seen as a late one."""
+        partition = ctx.partition
+        asked, partition.rejoin = partition.rejoin, []
+        for match_id in asked:
+            entry = ctx.view.get(match_id)
+            if entry is None or entry.done is not None or entry.teams is None:
+                continue
+            assert entry.start is not None  # an entry with teams has its start
+            for pid in missing_snapshots(entry):
+                ctx.out.to_player(
+                    partition_for(pid, self.partitions),
+                    Join(match_id, pid, entry.mode, entry.start, partition.number),
+                )
+            ctx.out.count("joins_asked_again")
 
     # --- inputs -------------------------------------------------------------------------------
 
@@ -282,6 +309,8 @@ class MatchProcessor:
         if not self.populations.any_learns:
             return
         partition = ctx.partition
+        if partition.awaiting:
+            self._recheck_awaiting(ctx)
         until = partition.sent
         # The oldest unsettled start can only lower ``until``: nothing to close below ``sent``.
         if until is None or not self.populations.may_close(partition.populations, until):
@@ -323,6 +352,20 @@ class MatchProcessor:
         for match_id in gathered:
             entry = ctx.view.get(match_id)
             if entry is not None:
+                self._advance(ctx, match_id, entry)
+
+    def _recheck_awaiting(self, ctx: MatchContext) -> None:
+        """The matches every player said they have, held open for a result (verdicts.settle):
+        once this partition has closed their window (its close, or its own ``closed`` read
+        back after a restore), no result can add to what it sent, and they are done."""
+        partition = ctx.partition
+        for match_id in sorted(partition.awaiting):
+            entry = ctx.view.get(match_id)
+            if entry is None or entry.done is not None or entry.start is None:
+                partition.awaiting.discard(match_id)
+            elif self.populations.sent(
+                partition.populations, entry.mode, entry.start, partition.number
+            ):
                 self._advance(ctx, match_id, entry)
 
     def _new_window(self, mode: str, entry: MatchEntry, before: float) -> bool:
@@ -396,6 +439,8 @@ class MatchProcessor:
             out.to_player(partition_for(player, self.partitions), Cancel(match_id, [player]))
         if entry is None:
             return
+        if effects.resend is not None:
+            self.verdicts.resend(ctx, match_id, entry, effects.resend)
         wait = effects.wait
         if wait is not None:
             fin = entry.fin
@@ -496,7 +541,7 @@ class MatchProcessor:
                 heapq.heappush(partition.unsettled, (entry.start, match_id))
             return
         if entry.ev is None or self.populations.sent(
-            partition.populations, entry.mode, entry.start
+            partition.populations, entry.mode, entry.start, partition.number
         ):
             return
         window = self.populations.window_of(entry.mode, entry.start)
@@ -507,7 +552,9 @@ class MatchProcessor:
         """Whether a settled match's evidence has gone out in a ``closed`` (or its mode does
         not learn): until then the entry is kept, whatever its retention."""
         assert entry.start is not None  # a settled match has its start
-        return self.populations.sent(partition.populations, entry.mode, entry.start)
+        return self.populations.sent(
+            partition.populations, entry.mode, entry.start, partition.number
+        )
 
     def _next_deadline(self, entry: MatchEntry) -> float | None:
         return next_deadline(entry, self._policy(entry), self.retention)

@@ -81,6 +81,13 @@ class MatchPartition:
     waits: dict[str, tuple[float, str]] = field(default_factory=dict)
     # Since when (wall time) this worker has owned the partition.
     owned_since: float = 0.0
+    # Matches restored waiting for snapshots: their joins go out again at the partition's
+    # first batch (MatchProcessor.ask_again), so no wait outlives the sender it waits on.
+    rejoin: list[str] = field(default_factory=list)
+    # Matches whose every player said they have it already while their result had not been
+    # read (again, after a restore): open until the result, the timeout, or this partition's
+    # close of their window (stream/pipeline/verdicts.py, settle).
+    awaiting: set[str] = field(default_factory=set)
     # The learned populations (stream/pipeline/populations.py): the partition's record (table
     # ``populations``), whether this batch changed it, the matches held until their window's
     # population is known (by the ``known_until`` they need), the starts of the matches with a

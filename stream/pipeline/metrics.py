@@ -137,6 +137,27 @@ class WorkerMetrics:
             ["kind"],
             registry=r,
         )
+        self.tables_behind = Counter(
+            "skillstream_tables_restored_behind_total",
+            "Table partitions restored behind the committed offsets of an input (a changelog"
+            " shorter than written), each read again from its checkpoint, by table"
+            " (stream/pipeline/checkpoints.py).",
+            ["table"],
+            registry=r,
+        )
+        self.tables_unchecked = Counter(
+            "skillstream_tables_unchecked_total",
+            "Table partitions restored without a checkpoint although their inputs are committed"
+            " (written by an older version, or the whole changelog lost), by table.",
+            ["table"],
+            registry=r,
+        )
+        self.refused_partitions = Gauge(
+            "skillstream_refused_partitions",
+            "Input partitions refused: a table behind records the inputs no longer hold;"
+            " nothing of them is processed or committed.",
+            registry=r,
+        )
         self.uncommitted_seconds = Gauge(
             "skillstream_uncommitted_seconds",
             "Seconds since the oldest batch processed and not yet covered by a commit (0: none):"

@@ -33,6 +33,13 @@ class PlayerPartition:
     # sent again, and the match side ignores it if it has one; it is the same state, since no
     # other match of the player is rated before this one settles.
     snapped: set[tuple[str, str]] = field(default_factory=set)
+    # (player, match) whose abandon request this worker has sent, in memory only like the
+    # snapshots: after a restore each is sent again once (the match side keeps the first), so
+    # a request lost with a table restored behind its offsets is never waited for in vain.
+    abandon_asked: set[tuple[str, str]] = field(default_factory=set)
+    # Players whose rating record was found behind their pending record (a table restored
+    # behind the other): their snapshots wait until the result read again brings it up.
+    behind: set[str] = field(default_factory=set)
     waiting: list[tuple[float, str]] = field(default_factory=list)
     queued: set[tuple[float, str]] = field(default_factory=set)
     # The liveness monitor's view (stream/pipeline/liveness.py): per player waiting for the

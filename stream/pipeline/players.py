@@ -203,6 +203,7 @@ class PlayerProcessor:
                     lineup = lineups[player_id]
                 applied = [] if rated is None else rated.adjusted
                 ctx.ratings.put(key, RatingRecord(update.state, version, recent, lineup, applied))
+                rated = ctx.ratings.get(key)
                 ctx.out.rating(
                     finished_ms=rate.finished_ms,
                     event=rating_changed(
@@ -218,7 +219,7 @@ class PlayerProcessor:
                         why=explain(mode, state, update, rate.at),
                     ),
                 )
-            self._release(ctx, match_id, player_id, remember=False)
+            self._release(ctx, match_id, player_id, remember=False, rated=(rate.mode, rated))
 
     def _request(self, ctx: PlayerContext, player_id: str, record: PendingRecord | None) -> None:
         """Ask for the player's adjustments that are due (module docstring), not applied and
@@ -326,16 +327,33 @@ class PlayerProcessor:
         return None if source is None else started_from(config, source.state)
 
     def _release(
-        self, ctx: PlayerContext, match_id: str, player_id: str, *, remember: bool
+        self,
+        ctx: PlayerContext,
+        match_id: str,
+        player_id: str,
+        *,
+        remember: bool,
+        rated: tuple[str, RatingRecord | None] | None = None,
     ) -> None:
-        """The match is settled for the player: drop it and let newer matches go ahead."""
+        """The match is settled for the player: drop it and let newer matches go ahead.
+        ``rated``: settled by a result, with the mode and the player's rating record after
+        it, whose version the pending record keeps (:meth:`_reconcile`)."""
         record = ctx.pending.get(player_id)
         if record is None:
             if not remember:
                 return
             record = PendingRecord()
         changed = record.matches.pop(match_id, None) is not None
+        if rated is not None and rated[1] is not None:
+            mode, version = rated[0], rated[1].version
+            if changed and record.matches and record.seen.get(mode) != version:
+                # Others still pending: a snapshot of theirs must see this result.
+                record.seen = {**record.seen, mode: version}
+            if player_id in ctx.partition.behind:
+                ctx.partition.behind.discard(player_id)
+                changed = True  # look again at the snapshot held for it
         ctx.partition.snapped.discard((player_id, match_id))
+        ctx.partition.abandon_asked.discard((player_id, match_id))
         if remember and match_id not in record.done:
             # A cancelled match leaves no trace in the rating record: remember it here so a
             # redelivered join does not make it pending again.
@@ -375,8 +393,15 @@ class PlayerProcessor:
                 and not partition.sent_snapshot(player_id, match_id, entry)
                 and (held_from is None or entry.at < held_from)
             ):
-                if partition.allows(entry.at):
-                    rated = ctx.ratings.get(rating_key(player_id, entry.mode))
+                rated = ctx.ratings.get(rating_key(player_id, entry.mode))
+                if record.seen.get(entry.mode, 0) > (0 if rated is None else rated.version):
+                    # The rating record is behind the result that settled an older match of
+                    # the player (a table restored behind the other): the result, read again
+                    # from the commands, brings it up; a snapshot now would rate from before.
+                    if player_id not in partition.behind:
+                        partition.behind.add(player_id)
+                        ctx.out.count("ratings_behind_pending")
+                elif partition.allows(entry.at):
                     state = self._current(ctx, player_id, entry.mode, rated)
                     lineup = None if rated is None else rated.lineup
                     snapshot = Snapshot(match_id, player_id, state, False, entry.at, lineup)
@@ -387,12 +412,11 @@ class PlayerProcessor:
                     # watermarks to pass this one's start.
                     partition.wait(entry.at, player_id, ctx.wall)
                     waiting = True
-            if index + 1 < len(order) and not entry.req:
+            if index + 1 < len(order) and (player_id, match_id) not in partition.abandon_asked:
                 since = order[index + 1][1].at
                 if partition.allows(since):
                     ctx.out.to_match(entry.home, Abandon(match_id, player_id, since))
-                    entry.req = True
-                    changed = True
+                    partition.abandon_asked.add((player_id, match_id))
                 else:
                     # A match of the player started between the two may still be on its way
                     # (joins arrive in any order): the request names the next start only.

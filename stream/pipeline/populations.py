@@ -145,15 +145,20 @@ class Populations:
         mode = self._learning(mode_name)
         return None if mode is None else mode.population.window_of(started_at)
 
-    def sent(self, record: PopulationRecord, mode_name: str, started_at: float) -> bool:
-        """Whether this partition has closed the window of such a match (its evidence went
-        out in a ``closed``; True for a mode that does not learn): its entry may go."""
+    def sent(
+        self, record: PopulationRecord, mode_name: str, started_at: float, source: int
+    ) -> bool:
+        """Whether partition ``source`` (this one) has closed the window of such a match (its
+        evidence went out in a ``closed``; True for a mode that does not learn): its entry may
+        go. Its own ``closed`` read back counts as well as the close it made: after a restore
+        of its record from before a close, the close it sent in its previous life stands."""
         mode = self._learning(mode_name)
         if mode is None:
             return True
         config = mode.population
         end = (config.window_of(started_at) + 1) * _length(config)
-        return record.until is not None and end <= record.until
+        closed = max(record.until or float("-inf"), record.marks.get(source, float("-inf")))
+        return end <= closed
 
     def may_close(self, record: PopulationRecord, until: float) -> bool:
         """Whether ``until`` would close anything (cheap: the batch's end asks every time)."""

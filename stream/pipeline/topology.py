@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Protocol
 
 import faust
@@ -110,8 +110,15 @@ class Wiring(Protocol):
     async def run_batch(self, agent: str, events: Sequence[Any]) -> None:
         """Process one batch of ``agent`` ("matches" or "players") until it succeeds."""
 
+    @property
+    def refused(self) -> Collection[tuple[str, int]]:
+        """Input partitions refused (stream/pipeline/checkpoints.py): the worker is not ready."""
+
     async def revoked(self, partitions: Sequence[int]) -> None:
         """These partitions are leaving this worker (flush, forget)."""
+
+    def recovered(self) -> None:
+        """The tables of the assignment in progress are recovered (before the seek)."""
 
     def report(self) -> None: ...
 
@@ -157,6 +164,13 @@ def define(app: faust.App, s: Settings, pipeline: Wiring) -> None:
 
     app.on_partitions_revoked.connect(on_revoked)  # type: ignore[arg-type]
 
+    async def on_recovered(sender: Any, **kwargs: Any) -> None:
+        # Sent once the assignment's tables are recovered, before the streams are sought to
+        # their commits: the tables' checkpoints then say where each input restarts.
+        pipeline.recovered()
+
+    app.on_rebalance_complete.connect(on_recovered)  # type: ignore[arg-type]
+
     async def report() -> None:
         pipeline.report()
 
@@ -176,10 +190,10 @@ def define(app: faust.App, s: Settings, pipeline: Wiring) -> None:
 
     async def health_page(view: Any, request: Any) -> Any:
         # Liveness: the event loop answers. Details for people; probes read the status.
-        return view.json({"status": "alive", **readiness(app)})
+        return view.json({"status": "alive", **readiness(app, pipeline.refused)})
 
     async def ready_page(view: Any, request: Any) -> Any:
-        state = readiness(app)
+        state = readiness(app, pipeline.refused)
         return view.json(state, status=200 if state["ready"] else 503)
 
     app.page("/metrics")(metrics_page)

@@ -119,7 +119,10 @@ class Verdicts:
             rated = rated_players(mode, tuples(teams), fin.quitters)
             to_rate = [RatedPlayer(pid, rated[pid], None) for pid in players if pid in rated]
             to_cancel = [pid for pid in players if pid not in rated]
-            if population is not None and len(settled) < len(players):
+            if population is not None and entry.ev is None:
+                # Once per match, whoever settled its players: after a restore they may all
+                # have said they have the match already (their snapshots read before the
+                # result was read again), and the evidence must still be the match's.
                 self._evidence(entry, teams, mode, population, pending)
             self._send(
                 out, match_id, entry, teams, fin.at, to_rate, to_cancel, settled, True, population
@@ -129,9 +132,23 @@ class Verdicts:
         if len(settled) == len(players):
             if fin is not None:
                 entry.done = fin.at if now is None else max(now, fin.at)
-            else:
-                assert now is not None  # without a result only event time settles anyone
+                ctx.partition.awaiting.discard(match_id)
+            elif now is not None and (
+                fates
+                or now >= entry.start + pending.timeout_seconds
+                or self.populations.sent(record, entry.mode, entry.start, ctx.partition.number)
+            ):
+                # Settled by event time now; or every player said they have the match and no
+                # result can add to what the population learned: event time is past the
+                # timeout, or this partition has sent the match's window (a start read again
+                # after the match was forgotten).
                 entry.done = now
+                ctx.partition.awaiting.discard(match_id)
+            else:
+                # Every player said they have it before the result was read again (a
+                # restore): the match stays open for its result, whose evidence its window
+                # still needs, for its timeout, or until its window is known closed here.
+                ctx.partition.awaiting.add(match_id)
 
     @staticmethod
     def _evidence(
@@ -141,10 +158,11 @@ class Verdicts:
         population: Population,
         pending: PendingConfig,
     ) -> None:
-        """A result that settles at least one player: the match's evidence about its mode's
-        population, computed as each player partition will rate it and as replay does (every
-        player's fate by event time, the snapshots, the line-ups), kept in the entry until the
-        partition sends it with its window (stream/pipeline/populations.py)."""
+        """A result that settles at least one player by event time: the match's evidence about
+        its mode's population, computed as each player partition will rate it and as replay
+        does (every player's fate by event time, the snapshots, the line-ups), kept in the
+        entry until the partition sends it with its window (stream/pipeline/populations.py).
+        None when no player's fate is the result."""
         fin, start = entry.fin, entry.start
         assert fin is not None and start is not None
         fates = {
@@ -162,6 +180,10 @@ class Verdicts:
         states = {pid: s for pid, s in entry.snaps.items() if s is not None}
         match = MatchView(tuples(teams), tuple(fin.ranks), fin.at, fin.stats)
         decided = {pid: f for pid, f in fates.items() if f is not None}
+        if not any(f.how is Settled.RESULT for f in decided.values()):
+            # Evidence only from a result that settles someone, as replay counts it (a match
+            # whose players were all abandoned or timed out first is not one).
+            return
         # Only newcomers' updates say anything of the prior: the others are not rated here.
         only = newcomers_of(match.teams, states)
         updates = rate_settled(rules, match, fin.quitters, states, decided, only)
@@ -178,6 +200,46 @@ class Verdicts:
             as_played=as_played,
         )
         entry.ev = found.encode()
+
+    def resend(self, ctx: MatchContext, match_id: str, entry: MatchEntry, pid: str) -> None:
+        """``pid`` is settled here, yet their partition sent a snapshot that says it still
+        waits for the verdict (a table of its restored behind the command): send the verdict
+        again, as :meth:`settle` sent it. The player side applies it once, whatever else it
+        has read (its rating record's recent matches and game count)."""
+        teams, start, fin = entry.teams, entry.start, entry.fin
+        if teams is None or start is None:
+            return
+        record = ctx.partition.populations
+        known, population = self.populations.population_for(record, entry.mode, start)
+        if not known:
+            return
+        pending = self.modes.pending(entry.mode)
+        decided = fate(
+            start,
+            None if fin is None else fin.at,
+            entry.aband.get(pid),
+            grace_seconds=pending.grace_seconds,
+            timeout_seconds=pending.timeout_seconds,
+            now=entry.done,
+        )
+        if decided is None:
+            return
+        out = ctx.out
+        if decided.how is Settled.RESULT:
+            assert fin is not None  # decided by its result
+            rated = rated_players(self.modes.get(entry.mode), tuples(teams), fin.quitters)
+            to_rate = [RatedPlayer(pid, rated[pid], None)] if pid in rated else []
+            to_cancel = [] if pid in rated else [pid]
+            self._send(
+                out, match_id, entry, teams, fin.at, to_rate, to_cancel, set(), True, population
+            )
+        else:
+            how = Outcome.ABANDONED if decided.how is Settled.ABANDONED else Outcome.TIMEOUT
+            player = RatedPlayer(pid, 0.0, how.value)
+            self._send(
+                out, match_id, entry, teams, decided.at, [player], [], set(), False, population
+            )
+        out.count("resent_verdicts")
 
     def _awaits_abandons(self, ctx: MatchContext, match_id: str, since: float) -> bool:
         """Whether an abandon request for a start before ``since`` may still be on its way; if

@@ -127,8 +127,11 @@ class Progress:
     every partition, or the batch's wall time when no tick arrived in it.
 
     Per input topic (``started``, ``finished``): the latest event time processed while records
-    are still waiting there (0.0: none read yet), or None once it has read everything the
-    broker holds. ``latest``: the latest event time read on any of its inputs (None: none yet).
+    are still waiting there (0.0: none read yet), or, once it has read everything the broker
+    holds, its clock (the latest event time it knows of, moved on with wall time: nothing it
+    reads next is older, up to the lateness). None, which workers before 2026-11-29 sent for
+    "read everything", bounds nothing. ``latest``: the latest event time read on any of its
+    inputs (None: none yet).
     """
 
     source: int

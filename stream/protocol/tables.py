@@ -65,6 +65,7 @@ class _PendingMatchFields(TypedDict):
 class _PendingFields(TypedDict):
     m: dict[str, _PendingMatchFields]
     done: list[str]
+    v: NotRequired[dict[str, int]]
 
 
 class _FinishFields(TypedDict):
@@ -139,8 +140,8 @@ def decode_rating(data: object) -> RatingRecord:
 
 @dataclass(slots=True)
 class PendingMatch:
-    """One match a player started and has not settled (``snap``: snapshot sent; ``req``:
-    abandonment requested)."""
+    """One match a player started and has not settled (``snap`` and ``req``: its snapshot sent,
+    its abandonment requested, as records written before both were kept in memory only say)."""
 
     mode: str
     at: float
@@ -151,10 +152,14 @@ class PendingMatch:
 
 @dataclass(slots=True)
 class PendingRecord:
-    """Table ``pending``, per player: ``{"m": {match id: entry}, "done": [cancelled ids]}``."""
+    """Table ``pending``, per player: ``{"m": {match id: entry}, "done": [cancelled ids],
+    "v": {mode: version}}``. ``seen``: per mode, the version of the player's rating record when
+    a result last settled a match here (stream/pipeline/players.py: a rating record restored
+    behind it is waited for, never rated from); written only when known."""
 
     matches: dict[str, PendingMatch] = field(default_factory=dict)
     done: list[str] = field(default_factory=list)
+    seen: dict[str, int] = field(default_factory=dict)
 
 
 def encode_pending(record: PendingRecord) -> dict[str, object]:
@@ -169,7 +174,10 @@ def encode_pending(record: PendingRecord) -> dict[str, object]:
         if entry.req:  # written only once requested, as before the protocol had types
             fields["req"] = True
         matches[match_id] = fields
-    return {"m": matches, "done": record.done}
+    out: dict[str, object] = {"m": matches, "done": record.done}
+    if record.seen:
+        out["v"] = record.seen
+    return out
 
 
 def decode_pending(data: object) -> PendingRecord:
@@ -179,7 +187,7 @@ def decode_pending(data: object) -> PendingRecord:
             match_id: PendingMatch(e["mode"], e["at"], e["home"], e["snap"], e.get("req", False))
             for match_id, e in fields["m"].items()
         }
-        return PendingRecord(matches, fields["done"])
+        return PendingRecord(matches, fields["done"], dict(fields.get("v", {})))
     except (KeyError, TypeError, AttributeError) as exc:
         raise _malformed("pending record", data, exc) from None
 

@@ -37,6 +37,7 @@ def test_a_worker_killed_in_its_first_seconds_leaves_its_successor_rating(store:
         matches=15,
         team_size=1,
         order="duplicated",
+        environment="local",  # the ages below are the local stack's (a 4 s session)
     )
     report = run_seed(11, config)
     shown = "\n".join([report.line(), *report.warnings, *report.trace])
@@ -51,7 +52,9 @@ def test_a_worker_killed_in_its_first_seconds_leaves_its_successor_rating(store:
 
 
 def test_kills_around_the_flush_and_in_a_rebalance_lose_and_double_nothing() -> None:
-    config = SoakConfig(seeds=1, kills=3, phases=("flushing", "flushed", "rebalance"))
+    config = SoakConfig(
+        seeds=1, kills=3, phases=("flushing", "flushed", "rebalance"), environment="operator"
+    )
     logs = Path(tempfile.gettempdir())
     before = set(logs.glob("skillstream-soak-*.log"))
     report = run_seed(12, config)

@@ -80,7 +80,6 @@ def worker_env(broker: Broker) -> dict[str, str]:
         "SKILLSTREAM_PARTITIONS": "2",
         "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": "4",
         "SKILLSTREAM_CONNECT_TIMEOUT_SECONDS": "2",
-        "SKILLSTREAM_VERIFY_END_OFFSETS": "true",
     }
 
 

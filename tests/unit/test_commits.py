@@ -10,7 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream.commits import FIRST_COMMIT_SECONDS, Commits, close_batch
+from stream.commits import FIRST_COMMIT_SECONDS, Chosen, Commits, close_batch
+
+# The offsets a commit chooses, which the flush writes its checkpoints with.
+CHOSEN = {("match-started", 0): 7}
 
 
 class Clock:
@@ -28,6 +31,7 @@ class Worker:
         self.clock = Clock()
         self.flush_works = flush_works
         self.calls: list[str] = []
+        self.flushed: list[Chosen] = []
         self.scheduled: list[tuple[float, Callable[[], None]]] = []
         self.commits = Commits(
             self.flush,
@@ -38,8 +42,9 @@ class Worker:
             on_commit=lambda: self.calls.append("counted"),
         )
 
-    async def flush(self) -> bool:
+    async def flush(self, chosen: Chosen) -> bool:
         self.calls.append("flush")
+        self.flushed.append(chosen)
         return self.flush_works
 
     def later(self, delay: float, call: Callable[[], None]) -> None:
@@ -47,7 +52,7 @@ class Worker:
 
     async def commit_cycle(self) -> bool:
         """What Faust's commit does through the hooks: choose, flush, commit if it worked."""
-        if not await self.commits.before_commit():
+        if not await self.commits.before_commit(CHOSEN):
             return False
         self.commits.committed()
         return True
@@ -85,6 +90,7 @@ async def test_a_commit_flushes_first_and_says_it_went_through() -> None:
     worker.commits.batch_done()
     assert await worker.commit_cycle()
     assert worker.calls == ["flush", "counted", "committed"]
+    assert worker.flushed == [CHOSEN]  # the flush writes the checkpoints of what is chosen
 
 
 async def test_a_failed_flush_skips_the_commit_and_keeps_the_window() -> None:
@@ -117,7 +123,7 @@ async def test_a_batch_done_while_a_commit_is_in_flight_stays_uncommitted() -> N
     assert commits.redo_window() == 0.0
     commits.batch_done()  # at 100
     clock.now = 101.0
-    assert await commits.before_commit()  # chosen at 101
+    assert await commits.before_commit(CHOSEN)  # chosen at 101
     clock.now = 101.5
     commits.batch_done()  # after the choice: not covered
     clock.now = 102.0
@@ -153,11 +159,11 @@ async def test_the_redo_window_is_the_age_of_the_oldest_batch_no_commit_covers(
             commits.batch_done()
             uncovered.append(clock.now)
         elif step == "commit":
-            await commits.before_commit()
+            await commits.before_commit(CHOSEN)
             commits.committed()
             uncovered = []
         elif step == "batch-in-commit":
-            await commits.before_commit()
+            await commits.before_commit(CHOSEN)
             clock.now += 0.25
             commits.batch_done()
             commits.committed()

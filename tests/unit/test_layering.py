@@ -49,6 +49,9 @@ RULES = [
     # The batch runner is the order of effects alone: the Faust adaptation is app.py's.
     ("pipeline/batches.py", ("faust", "mode", "aiokafka")),
     ("pipeline/changelogs.py", ("faust", "mode", "aiokafka")),
+    ("pipeline/checkpoints.py", ("faust", "mode", "aiokafka")),
+    # The crash simulator runs the worker's own code with Kafka, Faust and Redis simulated.
+    ("crashsim", ("faust", "mode", "aiokafka", "redis", "stream.cache", "stream.local")),
     ("commits.py", ("faust", "mode", "aiokafka", "redis", "stream.pipeline", "stream.cache")),
     ("delivery.py", ("faust", "mode", "redis", "stream.pipeline", "stream.cache")),
 ]

@@ -52,5 +52,4 @@ def install(settings: Settings) -> None:
     patch_seek_to_committed()
     patch_head_gap()
     patch_before_commit()
-    if settings.verify_end_offsets:
-        verify_end_offsets(settings.bootstrap_servers, settings.kafka_security.aiokafka_options())
+    verify_end_offsets(settings.bootstrap_servers, settings.kafka_security.aiokafka_options())

@@ -61,13 +61,14 @@ AFTER = "skillstream_after_commit"
 # _commit_offsets.
 CHOICES = "skillstream_choices"
 
-Hook = Callable[[], Awaitable[bool]]
+# Called with the offsets about to be committed.
+Hook = Callable[[Mapping[TP, int]], Awaitable[bool]]
 # The highest offset that may be committed on (topic, partition); None: none.
 Limit = Callable[[str, int], int | None]
 
 
 def before_commit(app: Any, hook: Hook) -> None:
-    """Run ``hook`` before every commit of ``app``'s consumer, after the offsets are chosen."""
+    """Run ``hook`` with the offsets chosen before every commit of ``app``'s consumer."""
     setattr(app, HOOK, hook)
 
 
@@ -140,7 +141,7 @@ def patch_before_commit() -> None:
     ) -> bool:
         _, acked = _choices(self).pop(id(offsets), (offsets, {}))
         hook: Hook | None = getattr(self.app, HOOK, None)
-        if hook is not None and not await hook():
+        if hook is not None and not await hook(offsets):
             _put_back(self, acked, {})
             return False
         committed: bool = await commit(self, offsets, start_new_transaction=start_new_transaction)

@@ -13,9 +13,13 @@ to its beginning instead, as a fresh consumer with ``auto_offset_reset=earliest`
 and the log's start is reported as its committed offset: Faust keeps that as the offset a
 commit must start from (workarounds/headgap.py; 0 reads as "none" there, which is the same).
 Changelog partitions are left alone: Faust's recovery positions them itself and commits none.
-The app's listener (:func:`on_seek`) learns where every partition was sought: the batch runner
-starts each partition's position there (stream/pipeline/positions.py), since Faust keeps no
-record of it that tells "committed at 0" from "not sought yet".
+The app's listener (:func:`on_seek`) learns where every partition was sought, with each
+partition's log start, and says where reading starts: at the committed offset, or lower where
+a table restored from its changelog is behind it (stream/pipeline/checkpoints.py); partitions
+it lowers are sought there, and reported to Faust as committed there, so Faust's own read and
+commit bookkeeping starts from the same place. The batch runner starts each partition's
+position where the listener said (stream/pipeline/positions.py), since Faust keeps no record of
+it that tells "committed at 0" from "not sought yet".
 
 Upstream: https://github.com/aio-libs/aiokafka/issues/1003 (open: ``seek_to_committed`` skips
 an offset of 0 or none).
@@ -43,14 +47,32 @@ __all__ = ["on_seek", "patch_seek_to_committed", "seek_to_committed"]
 # The app attribute holding its listener.
 LISTENER = "skillstream_on_seek"
 
-Listener = Callable[[Mapping[TopicPartition, int]], None]
+# (committed offsets, log starts) -> where each partition starts: its committed offset or lower.
+Listener = Callable[
+    [Mapping[TopicPartition, int], Mapping[TopicPartition, int]], Mapping[TopicPartition, int]
+]
 
 
 def on_seek(app: Any, listener: Listener) -> None:
-    """Call ``listener`` with the offsets every time ``app``'s consumer seeks its partitions to
-    their commits (the log's start for those never committed), before any record fetched from
-    there is handed over."""
+    """Call ``listener`` every time ``app``'s consumer seeks its stream partitions to their
+    commits (the log's start for those never committed), with those offsets and each
+    partition's log start, before any record fetched from there is handed over; the partitions
+    it returns a lower offset for are sought there."""
     setattr(app, LISTENER, listener)
+
+
+async def _log_starts(
+    consumer: AIOKafkaConsumer, tps: list[TopicPartition]
+) -> Mapping[TopicPartition, int]:
+    if not tps:
+        return {}
+    starts: Mapping[TopicPartition, int] = await consumer.beginning_offsets(tps)
+    return starts
+
+
+async def _seek(consumer: AIOKafkaConsumer, offsets: Mapping[TopicPartition, int]) -> None:
+    for tp, offset in offsets.items():
+        consumer.seek(tp, offset)
 
 
 async def seek_to_committed(
@@ -78,12 +100,23 @@ def patch_seek_to_committed() -> None:
     @functools.wraps(original)
     async def patched(self: Any) -> Mapping[TopicPartition, int | None]:
         is_changelog = self.consumer._is_changelog_tp
+        consumer = self._ensure_consumer()
         result: Mapping[TopicPartition, int | None] = await self.call_thread(
-            seek_to_committed, self._ensure_consumer(), is_changelog
+            seek_to_committed, consumer, is_changelog
         )
         listener: Listener | None = getattr(self.consumer.app, LISTENER, None)
-        if listener is not None:
-            listener({tp: offset for tp, offset in result.items() if offset is not None})
-        return result
+        if listener is None:
+            return result
+        committed = {
+            tp: offset
+            for tp, offset in result.items()
+            if offset is not None and not is_changelog(tp)
+        }
+        starts = await self.call_thread(_log_starts, consumer, list(committed))
+        wanted = listener(committed, starts)
+        lower = {tp: o for tp, o in wanted.items() if tp in committed and o < committed[tp]}
+        if lower:
+            await self.call_thread(_seek, consumer, lower)
+        return {**result, **lower}
 
     thread.seek_to_committed = patched  # type: ignore[method-assign,assignment]

@@ -4,9 +4,13 @@ Faust recovers a table partition by reading its changelog up to the end offset t
 reports, then stops. Tansu (the local broker) reports the base offset of a partition's last
 record batch plus one (docs/decisions.md, known problems), so the records after the first one
 of that last batch were left out of recovery: a restarted worker lost the newest changes of its
-tables, and matches in flight stalled. With SKILLSTREAM_VERIFY_END_OFFSETS (the local stack
-sets it) the worker reads each changelog partition from one before the reported end to its
-real end and recovers up to there. Apache Kafka reports end offsets exactly; leave it off there.
+tables, and matches in flight stalled. Every worker reads each changelog partition from one
+before the reported end to its real end and recovers up to there, whatever the broker: a
+setting that turned it off (it was one, off by default) lost state silently on the brokers that
+need it, and it costs one fetch per changelog partition per recovery (docs/decisions.md,
+"The changelog's end is read, not trusted"). Apache Kafka reports end offsets exactly, and
+the scan then only confirms them. A changelog shorter than written for any other reason is
+found by the tables' checkpoints (stream/pipeline/checkpoints.py).
 
 Upstream: none found in Tansu's tracker (searched 2026-11-25); the broker's answer is the bug,
 and Faust and aiokafka trust ListOffsets, as they should.

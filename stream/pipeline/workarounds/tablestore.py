@@ -44,6 +44,7 @@ from stream.pipeline.workarounds.private import kafka_producer
 __all__ = [
     "as_event",
     "changelog_topic",
+    "partition_event",
     "persists",
     "send_record_batches",
     "set_persisted",
@@ -78,6 +79,30 @@ def as_event(event: Any) -> AbstractContextManager[None]:
     """Make ``event`` Faust's current event while a partition's store is written: a RocksDB
     store picks the partition's database by it (stream/pipeline/workarounds/events.py)."""
     return EventContext(event)
+
+
+class _Message:
+    __slots__ = ("partition",)
+
+    def __init__(self, partition: int) -> None:
+        self.partition = partition
+
+
+class _PartitionEvent:
+    """What a store reads of the current event: its message's partition (a RocksDB store
+    picks the partition's database by it; a memory store reads nothing)."""
+
+    __slots__ = ("__weakref__", "message")
+
+    def __init__(self, partition: int) -> None:
+        self.message = _Message(partition)
+
+
+def partition_event(partition: int) -> Any:
+    """A stand-in current event for writes to ``partition`` that no input event made: a
+    checkpoint record of a table partition that had no write of its own since the worker
+    started (stream/pipeline/checkpoints.py)."""
+    return _PartitionEvent(partition)
 
 
 async def send_record_batches(

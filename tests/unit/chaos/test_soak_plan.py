@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import random
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -68,3 +69,23 @@ def test_every_order_publishes_every_event_at_least_once() -> None:
         assert kinds == {(k, m.match_id) for m in wave for k in ("started", "finished")}
         if order == "finishes-first":
             assert [kind for kind, _ in events[: len(wave)]] == ["finished"] * len(wave)
+
+
+def test_the_seeds_draw_the_deployments_issue_44_found_the_soak_never_drew() -> None:
+    """An operator's environment, waves as far apart as the retention, the first wave before
+    the worker is ready, a fleet whose events land off their home partition: each drawn by
+    some of the first twenty seeds, the local setup by others."""
+    plans = [plan_seed(seed) for seed in range(1, 21)]
+    assert {p.environment for p in plans} == {"local", "operator"}
+    assert {p.gap for p in plans} == {1000.0, 3600.0}
+    assert {p.early_publish for p in plans} == {True, False}
+    assert {p.keyed for p in plans} == {True, False}
+    assert plan_seed(3, environment="operator").environment == "operator"
+    waves = plan_matches(plan_seed(5, environment="local"))
+    gap = plan_seed(5).gap
+    assert waves[1][0].started_at - waves[0][0].started_at == gap
+
+
+def test_an_unknown_environment_is_refused() -> None:
+    with pytest.raises(ValueError, match="environment: must be one of local, operator"):
+        plan_seed(1, environment="cloud")

@@ -14,7 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stream.pipeline import changelogs
+from stream.pipeline.batches import Message
 from stream.pipeline.changelogs import TableWrites
+from stream.pipeline.checkpoints import AgentInputs, Checkpoints
+from stream.protocol.checkpoints import checkpoint_key, decode_checkpoint
 
 
 class Event:
@@ -148,3 +152,43 @@ def test_reads_always_match_writing_through_and_the_store_ends_equal(
         assert dict(writes.items()) == expected
     writes.sent(writes.take(), {})
     assert dict(table.data.items()) == expected
+
+
+async def test_every_batch_a_flush_sends_ends_with_its_checkpoint_and_no_reader_sees_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """BufferedTables.flush: each changelog partition's batch ends with the checkpoint of the
+    offsets chosen (stream/pipeline/checkpoints.py), every table of an agent whose inputs moved
+    gets one, the store takes it like any record, and iterating the table never shows it."""
+    app = faust.App("changelogs-checkpoints", broker="kafka://127.0.0.1:1", autodiscover=False)
+    ratings = app.Table("ratings", default=None, partitions=2)
+    pending = app.Table("pending", default=None, partitions=2)
+    sent: list[tuple[str, dict[int, list[bytes]]]] = []
+
+    async def send(app: Any, topic: str, by_partition: Any) -> dict[int, int]:
+        sent.append((topic, {p: list(changes) for p, changes in by_partition.items()}))
+        return {p: 0 for p in by_partition}
+
+    monkeypatch.setattr(changelogs, "send_record_batches", send)
+    agents = Checkpoints([AgentInputs("players", ("pc",), ("ratings", "pending"))])
+    agents.started({("pc", 0): 3, ("pc", 1): 5})
+    tables = changelogs.BufferedTables(
+        app, {"ratings": ratings, "pending": pending}, checkpoints=agents
+    )
+    await tables.write("ratings", 0, {b'["a","1v1"]': b"r"}, Message("pc", 0, 3, None, None, b""))
+    assert await tables.flush({("pc", 0): 4})
+    assert [(topic.split("-")[-2], parts) for topic, parts in sent] == [
+        ("ratings", {0: [b'["a","1v1"]', checkpoint_key(0)]}),
+        ("pending", {0: [checkpoint_key(0)]}),  # its agent's input moved: checkpointed too
+    ]
+    assert decode_checkpoint(ratings.data[checkpoint_key(0)]) == {"pc": 4}
+    assert list(tables.contents("ratings")) == [b'["a","1v1"]']
+    sent.clear()
+    # A flush before a revocation commits nothing: what it sends ends with the last commit's.
+    await tables.write("pending", 1, {b'"b"': b"p"}, Message("pc", 1, 5, None, None, b""))
+    assert await tables.flush()
+    assert [(topic.split("-")[-2], parts) for topic, parts in sent] == [
+        ("ratings", {}),
+        ("pending", {1: [b'"b"', checkpoint_key(1)]}),
+    ]
+    assert decode_checkpoint(pending.data[checkpoint_key(1)]) == {"pc": 5}

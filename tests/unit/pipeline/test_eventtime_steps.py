@@ -4,6 +4,8 @@ test_event_time.py on the in-memory harness."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from stream.pipeline import eventtime
 from stream.pipeline.matchpartition import (
     FINISHED,
@@ -32,11 +34,28 @@ def test_a_partition_reports_what_it_read_or_that_it_read_everything() -> None:
     eventtime.observe(p, FINISHED, T0 + 3, 1.0, forwarded=False)
     eventtime.observe(p, STARTED, T0 + 9, 1.0, forwarded=True)  # moves the clock only
     progress = eventtime.report(p, 2.0, started_done=False, finished_done=True)
-    assert progress == Progress(0, 2.0, T0 + 5, None, T0 + 5)
-    assert p.time.clock.value == T0 + 10  # the latest read, moved on by the wall second since
+    # Behind on its starts: what it read there. Read to the end of its finishes: its clock,
+    # the latest read moved on by the wall second since (nothing it reads next is older).
+    assert progress == Progress(0, 2.0, T0 + 5, T0 + 10, T0 + 5)
+    assert p.time.clock.value == T0 + 10
     # Its own report is applied at once; the others' are still missing.
-    assert p.time.reports == {0: (T0 + 5, None)} and p.mark_due
+    assert p.time.reports == {0: (T0 + 5, T0 + 10)} and p.mark_due
     assert p.reported == 2.0
+
+
+def test_a_caught_up_report_read_late_bounds_event_time_where_it_was_made() -> None:
+    """A report read long after it was made (a partition reading its commands again after a
+    restore, while its own inputs are read ahead) bounds event time at the reporter's clock
+    then, not at the reader's now: what the reporter read next may be older than that."""
+    reporter, reader = match_partition(1), match_partition(0)
+    eventtime.observe(reporter, STARTED, T0 + 10, 1.0, forwarded=False)
+    old = eventtime.report(reporter, 1.0, started_done=True, finished_done=True)
+    # Meanwhile the reader has read events an hour later on its own inputs.
+    eventtime.observe(reader, STARTED, T0 + 3600, 2.0, forwarded=False)
+    eventtime.report(reader, 2.0, started_done=True, finished_done=True)
+    for source in (1, 2):
+        eventtime.on_progress(reader, dataclasses.replace(old, source=source), 2.0)
+    assert reader.time.now == T0 + 10
 
 
 def test_a_report_is_due_after_a_tick_or_once_per_interval() -> None:
@@ -61,7 +80,7 @@ def test_event_time_waits_for_every_partition_and_for_the_one_behind() -> None:
     eventtime.on_progress(p, Progress(2, 1.0, T0 + 10, None, T0 + 10), 1.0)
     assert p.time.now == T0 + 10  # partition 2 is behind on its starts
     eventtime.on_progress(p, Progress(0, 1.0, 0.0, 0.0, None), 1.0)  # its own: ignored
-    assert p.time.reports[0] == (None, None)
+    assert p.time.reports[0] == (T0 + 60, T0 + 60)
 
 
 def test_the_watermark_to_the_players_stays_below_a_finish_waiting_for_its_start() -> None:

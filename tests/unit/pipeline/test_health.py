@@ -23,6 +23,7 @@ async def test_a_worker_not_started_is_not_ready(app: Any) -> None:
         "rebalancing": False,
         "recovering": False,
         "assigned_partitions": 0,
+        "refused_partitions": [],
     }
 
 
@@ -42,7 +43,12 @@ async def test_a_started_worker_is_ready_unless_it_rebalances_or_recovers(app: A
         "rebalancing": False,
         "recovering": False,
         "assigned_partitions": 2,
+        "refused_partitions": [],
     }
+    # An input partition refused (a table behind records its inputs no longer hold).
+    refused = readiness(app, {("match-started", 3)})
+    assert refused["ready"] is False
+    assert refused["refused_partitions"] == ["match-started[3]"]
     app.rebalancing = True
     assert readiness(app)["ready"] is False
     app.rebalancing = False

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import faust
@@ -92,10 +92,10 @@ def test_the_hook_comes_after_the_choice_and_before_faust_commits() -> None:
 async def test_the_hook_runs_after_the_choice_and_records_acked_meanwhile_wait(
     consumer: Any,
 ) -> None:
-    calls: list[int] = []
+    calls: list[dict[TP, int]] = []
 
-    async def hook() -> bool:
-        calls.append(1)
+    async def hook(chosen: Mapping[TP, int]) -> bool:
+        calls.append(dict(chosen))
         # A batch acked while the hook awaits: its writes may not be in this flush.
         ack(consumer, 2, 3)
         return True
@@ -103,7 +103,7 @@ async def test_the_hook_runs_after_the_choice_and_records_acked_meanwhile_wait(
     before_commit(consumer.app, hook)
     ack(consumer, 0, 1)
     assert await consumer.commit() is True
-    assert calls == [1]
+    assert calls == [{tp: 2}]  # the hook is told the offsets about to be committed
     assert consumer.committed == ["flushed", {tp: 2}]
     # The next commit takes them (and runs the hook again).
     before_commit(consumer.app, _succeeds)
@@ -112,12 +112,12 @@ async def test_the_hook_runs_after_the_choice_and_records_acked_meanwhile_wait(
     assert consumer._committed_offset[tp] == 4
 
 
-async def _succeeds() -> bool:
+async def _succeeds(chosen: Mapping[TP, int]) -> bool:
     return True
 
 
 async def test_a_failed_hook_skips_the_commit_and_the_next_one_makes_it(consumer: Any) -> None:
-    async def fails() -> bool:
+    async def fails(chosen: Mapping[TP, int]) -> bool:
         return False
 
     before_commit(consumer.app, fails)
@@ -132,7 +132,7 @@ async def test_a_failed_hook_skips_the_commit_and_the_next_one_makes_it(consumer
 async def test_nothing_to_commit_runs_no_hook(consumer: Any) -> None:
     calls: list[int] = []
 
-    async def hook() -> bool:
+    async def hook(chosen: Mapping[TP, int]) -> bool:
         calls.append(1)
         return True
 
