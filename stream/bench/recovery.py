@@ -6,7 +6,8 @@ so the figure is about recovery, not about rating 50,000 matches first. Then a w
 the time to Faust's "Worker ready" (partitions assigned, every table recovered) is measured:
 against an empty deployment (the fixed cost of starting), with the players (memory store: the
 whole changelog is read), and with RocksDB twice (a fresh volume reads everything; a restart on
-the same volume reads only the tail).
+the same volume reads only the tail). Last, what reading every changelog partition's real end
+costs, which every worker does before it recovers (stream/pipeline/workarounds/endoffsets.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 from aiokafka import AIOKafkaProducer
 
-from stream.config.settings import Settings
+from stream.config.settings import TABLES, Settings
 from stream.local.workers import WorkerProcess
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.topics import ensure_topics
@@ -81,6 +82,34 @@ def time_start(env: Mapping[str, str], label: str, players: int) -> RecoveryTimi
     return RecoveryTiming(label, players, seconds)
 
 
+async def _end_scan(settings: Settings, rounds: int = 5) -> float:
+    """The median seconds of reading the real end of every changelog partition (every table,
+    every partition) from one before the broker's reported end, as a recovery does."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+    from faust.types import TP
+
+    from stream.pipeline.workarounds.endoffsets import scan_end_offsets
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers)
+    await consumer.start()
+    try:
+        tps = [
+            TopicPartition(settings.changelog_topic(table), p)
+            for table in TABLES
+            for p in range(settings.partitions)
+        ]
+        reported = await consumer.end_offsets(tps)
+    finally:
+        await consumer.stop()
+    ends: dict[TP, int | None] = {TP(tp.topic, tp.partition): o for tp, o in reported.items()}
+    seconds = []
+    for _ in range(rounds):
+        started = time.monotonic()
+        await scan_end_offsets(settings.bootstrap_servers, ends, {})
+        seconds.append(time.monotonic() - started)
+    return sorted(seconds)[rounds // 2]
+
+
 def run_recovery(
     env: Mapping[str, str], players: int, progress: Callable[[int], None] | None = None
 ) -> list[RecoveryTiming]:
@@ -94,4 +123,8 @@ def run_recovery(
         rocks = {**full, "SKILLSTREAM_STORE": "rocksdb", "SKILLSTREAM_DATA_DIR": data}
         timings.append(time_start(rocks, "RocksDB, fresh volume", players))
         timings.append(time_start(rocks, "RocksDB, restart on its volume", players))
+    settings = Settings.from_env(full)
+    changelogs = len(TABLES) * settings.partitions
+    label = f"of which reading {changelogs} changelogs' ends"
+    timings.append(RecoveryTiming(label, players, asyncio.run(_end_scan(settings))))
     return timings
