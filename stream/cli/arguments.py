@@ -189,3 +189,14 @@ def size_range(text: str) -> tuple[int, int]:
     low, high = (int(part) for part in parts)
     _check(1 <= low <= high, f"expected 1 <= fewest <= most, got {text!r}")
     return low, high
+
+
+def add_force(parser: argparse.ArgumentParser) -> None:
+    """``--force``: the one way to replace an existing file that is not one of the command's
+    earlier outputs (stream/cli/outputs.py)."""
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing output file that is not one of this command's earlier "
+        "outputs (never a file the command reads)",
+    )

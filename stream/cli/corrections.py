@@ -24,8 +24,9 @@ from typing import Any
 
 import orjson
 
-from stream.cli.arguments import iso_date, output_file
+from stream.cli.arguments import add_force, iso_date, output_file
 from stream.cli.environment import settings_or_none
+from stream.cli.outputs import CORRECTIONS, Output, check_outputs, written
 from stream.corrections.pseudonyms import pseudonym, pseudonym_key
 from stream.corrections.records import correction_json, parse_correction
 from stream.errors import UserError
@@ -87,8 +88,10 @@ def cmd_log(args: argparse.Namespace) -> int:
     settings = settings_or_none("corrections log")
     if settings is None:
         return 2
+    output = Output("--out", args.out, CORRECTIONS)
+    check_outputs({}, [output], force=args.force)
     records = asyncio.run(read_log(settings))
-    _write_corrections([c for _, c in records], args.out)
+    _write_corrections("corrections log", [c for _, c in records], output)
     print(
         f"skillstream corrections log: {len(records):,} corrections from {settings.audit_topic!r}",
         file=sys.stderr,
@@ -96,15 +99,11 @@ def cmd_log(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_corrections(corrections: list[Any], out: Path | None) -> None:
-    """The corrections as a corrections file: to ``out``, or stdout."""
-    lines = b"".join(
-        orjson.dumps(correction_json(c), option=orjson.OPT_APPEND_NEWLINE) for c in corrections
-    )
-    if out is not None:
-        out.write_bytes(lines)
-    else:
-        sys.stdout.buffer.write(lines)
+def _write_corrections(command: str, corrections: list[Any], output: Output) -> None:
+    """The corrections as a corrections file: to the output's file (all at once), or stdout."""
+    with written(command, output) as out:
+        for correction in corrections:
+            out.write(orjson.dumps(correction_json(correction), option=orjson.OPT_APPEND_NEWLINE))
 
 
 def cmd_resolve(args: argparse.Namespace) -> int:
@@ -116,10 +115,12 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     settings = settings_or_none("corrections resolve")
     if settings is None:
         return 2
+    output = Output("--out", args.out, CORRECTIONS)
+    check_outputs({"the corrections file it reads": args.file}, [output], force=args.force)
     corrections = read_corrections(args.file)
     starts, finishes = asyncio.run(read_inputs(settings))
     found = resolved(corrections, _finished(starts, finishes, settings), str(args.file))
-    _write_corrections(found, args.out)
+    _write_corrections("corrections resolve", found, output)
     print(
         f"skillstream corrections resolve: {len(found):,} corrections, "
         f"from {len(finishes):,} retained finishes",
@@ -235,6 +236,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "log", help="the audit topic's corrections as a corrections file (JSON lines)"
     )
     log.add_argument("--out", type=output_file(".jsonl"), help="FILE.jsonl (default: stdout)")
+    add_force(log)
     log.set_defaults(func=cmd_log)
 
     resolve = actions.add_parser(
@@ -243,6 +245,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     resolve.add_argument("file", type=Path, help="the corrections file (corrections log --out)")
     resolve.add_argument("--out", type=output_file(".jsonl"), help="FILE.jsonl (default: stdout)")
+    add_force(resolve)
     resolve.set_defaults(func=cmd_resolve)
 
     cutover = actions.add_parser(

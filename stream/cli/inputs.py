@@ -8,8 +8,9 @@ import argparse
 import asyncio
 import sys
 
-from stream.cli.arguments import output_file
+from stream.cli.arguments import add_force, output_file
 from stream.cli.environment import settings_or_none
+from stream.cli.outputs import HISTORY, Output, check_outputs, written
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -18,13 +19,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     settings = settings_or_none("inputs export")
     if settings is None:
         return 2
+    output = Output("--out", args.out, HISTORY)
+    check_outputs({}, [output], force=args.force)
     starts, finishes = asyncio.run(read_inputs(settings))
     report = ExportReport()
-    lines = b"".join(export_lines(starts, finishes, settings.limits, report))
-    if args.out is not None:
-        args.out.write_bytes(lines)
-    else:
-        sys.stdout.buffer.write(lines)
+    with written("inputs export", output) as out:
+        for record in export_lines(starts, finishes, settings.limits, report):
+            out.write(record)
     for line in report.lines():
         print(f"skillstream inputs export: {line}", file=sys.stderr)
     return 0
@@ -39,4 +40,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(refused when retention has removed any)",
     )
     export.add_argument("--out", type=output_file(".jsonl"), help="FILE.jsonl (default: stdout)")
+    add_force(export)
     export.set_defaults(func=cmd_export)

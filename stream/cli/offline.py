@@ -6,13 +6,12 @@ import argparse
 import datetime as dt
 import sys
 from collections.abc import Iterable, Iterator
-from contextlib import ExitStack
 from pathlib import Path
-from typing import IO
 
 import orjson
 
 from stream.cli.arguments import (
+    add_force,
     existing_file,
     existing_file_ending,
     fraction,
@@ -21,6 +20,19 @@ from stream.cli.arguments import (
     positive_int,
 )
 from stream.cli.evaluation_report import comparison_lines, evaluation_lines
+from stream.cli.outputs import (
+    CHANGES,
+    LEADERBOARD_CHANGE,
+    PICTURE,
+    POPULATIONS,
+    PREDICTIONS,
+    RATINGS,
+    WORDED,
+    Output,
+    check_outputs,
+    written,
+    written_by,
+)
 from stream.cli.progress import Progress
 from stream.config.modes import Modes, built_in_mode, load_modes
 from stream.corrections.ledger import Ledger
@@ -96,22 +108,13 @@ def add_populations(parser: argparse.ArgumentParser) -> None:
 
 
 def check_populations(args: argparse.Namespace, replayer: Replayer) -> None:
-    """Before the history is read: ``--populations`` needs a mode that learns and must not
-    overwrite the history or another of the command's outputs (exit 2 otherwise)."""
+    """Before the history is read: ``--populations`` needs a mode that learns (exit 2
+    otherwise; where it may write: :func:`check_files`)."""
     path: Path | None = args.populations
     if path is None:
         return
     if getattr(args, "explain", None) is not None:
         raise UsageError("--explain prints one player's changes: use --populations without it")
-    others = {
-        "the history it reads": None if str(args.history) == "-" else args.history,
-        "--out": getattr(args, "out", None),
-        "--predictions": getattr(args, "predictions", None),
-        "--plot": getattr(args, "plot", None),
-    }
-    for what, other in others.items():
-        if other is not None and Path(other).resolve() == path.resolve():
-            raise UsageError(f"--populations {path} would overwrite {what}")
     modes, override = replayer.mode_choice
     if override is not None:
         learning = modes.get(override).population.learns
@@ -132,14 +135,39 @@ def write_populations(args: argparse.Namespace, replayer: Replayer) -> None:
     if path is None:
         return
     records = list(trace_records(replayer.learners))
+    output = populations_output(path)
     if path.suffix.lower() in PLOT_SUFFIXES:
         from stream.cli.plots import population_plot
 
-        population_plot(records, path, title=f"Learned populations: {args.history.name}")
+        with written_by(args.command, output) as temporary:
+            population_plot(records, temporary, title=f"Learned populations: {args.history.name}")
     else:
-        with path.open("wb") as out:
+        with written(args.command, output) as out:
             for record in records:
                 out.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
+
+
+def populations_output(path: Path | None) -> Output:
+    picture = path is not None and path.suffix.lower() in PLOT_SUFFIXES
+    return Output("--populations", path, PICTURE if picture else POPULATIONS)
+
+
+def check_files(args: argparse.Namespace, *outputs: Output) -> None:
+    """Before the history is read: no output over a file the command reads, over another
+    output, or over a file that is not one of its own earlier outputs without --force
+    (stream/cli/outputs.py)."""
+    baseline = getattr(args, "leaderboard_change", None)
+    reads = {
+        "the history it reads": args.history,
+        "the modes file it reads": args.modes_file,
+        "the seed ratings it reads": args.seed_ratings,
+        "the corrections file it reads": getattr(args, "corrections", None),
+        "the baseline modes file it reads": baseline if isinstance(baseline, Path) else None,
+    }
+    for index, compared in enumerate(getattr(args, "compare", None) or ()):
+        reads[f"the file it compares ({index + 1})"] = compared
+    extra = [populations_output(args.populations)] if hasattr(args, "populations") else []
+    check_outputs(reads, [*outputs, *extra], force=args.force)
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -250,7 +278,19 @@ def stream_history(
         print(f"skillstream {label}: {line}", file=sys.stderr)
 
 
+def replay_output(args: argparse.Namespace) -> Output:
+    """What ``replay --out`` holds: final ratings, or what --explain or --leaderboard-change
+    prints instead."""
+    kind = RATINGS
+    if args.explain is not None:
+        kind = WORDED if args.worded else CHANGES
+    elif args.leaderboard_change is not None:
+        kind = LEADERBOARD_CHANGE
+    return Output("--out", args.out, kind)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
+    check_files(args, replay_output(args))
     replayer = make_replayer(args)
     check_populations(args, replayer)
     ledger = None
@@ -276,8 +316,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     write_populations(args, replayer)
     if args.leaderboard_change is not None:
         return _leaderboard_change(args, replayer)
-    with ExitStack() as stack:
-        out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
+    with written("replay", replay_output(args)) as out:
         for final in replayer.ratings():
             out.write(orjson.dumps(final.to_json(), option=orjson.OPT_APPEND_NEWLINE))
     return 0
@@ -306,8 +345,7 @@ def _leaderboard_change(args: argparse.Namespace, replayer: Replayer) -> int:
     matches = stream_history(args.history, "replay", baseline, baseline_args)
     apply_all(baseline, rated_in_order(matches, baseline, play_order=args.in_play_order))
     changes = leaderboard_changes(baseline.tables, replayer.tables, args.board, args.top)
-    with ExitStack() as stack:
-        out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
+    with written("replay", replay_output(args)) as out:
         out.write("".join(line + "\n" for line in change_lines(changes, args.board)).encode())
     return 0
 
@@ -329,8 +367,10 @@ def _explain(
     player = args.explain if ledger is None else ledger.name(args.explain)
     events = list(explained_changes(rated, replayer, player, applied))
     refuse_unmatched(ledger)
-    with ExitStack() as stack:
-        out: IO[bytes] = stack.enter_context(args.out.open("wb")) if args.out else sys.stdout.buffer
+    if not events:
+        print(f"skillstream replay: {args.explain!r} played no rated match", file=sys.stderr)
+        return 1
+    with written("replay", replay_output(args)) as out:
         for event in events:
             if not args.worded:
                 out.write(orjson.dumps(event, option=orjson.OPT_APPEND_NEWLINE))
@@ -338,9 +378,6 @@ def _explain(
             entry = entry_of(CachedRating.from_rating_changed(event))
             lines = [f"{event['at']} {event['mode']}:", *worded(entry, args.explain), ""]
             out.write("\n".join(lines).encode() + b"\n")
-    if not events:
-        print(f"skillstream replay: {args.explain!r} played no rated match", file=sys.stderr)
-        return 1
     return 0
 
 
@@ -350,16 +387,21 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     mistake (exit 2), not a ``nan``. Running it again gives the same output."""
     if args.compare:
         return compare_configurations(args)
-    if args.predictions and args.predictions.resolve() == args.history.resolve():
-        raise UsageError(f"--predictions {args.predictions} would overwrite the history it scores")
+    predictions_output = Output("--predictions", args.predictions, PREDICTIONS)
+    plot_output = Output("--plot", args.plot, PICTURE)
+    check_files(args, predictions_output, plot_output)
     tally = Tally()
     replayer = make_replayer(args)
     check_populations(args, replayer)
     matches = tally.track(stream_history(args.history, "evaluate", replayer, args))
     scored = predictions(matches, replayer, since=args.since)
-    with ExitStack() as stack:
-        if args.predictions:
-            scored = write_predictions(stack.enter_context(args.predictions.open("wb")), scored)
+    if args.predictions:
+        # Written while scoring, all at once: nothing to score leaves no file behind.
+        with written("evaluate", predictions_output) as out:
+            evaluation = evaluate_in_detail(write_predictions(out, scored))
+            if not evaluation.overall.matches:
+                raise UsageError(nothing_to_score(args, tally))
+    else:
         evaluation = evaluate_in_detail(scored)
     if not evaluation.overall.matches:
         raise UsageError(nothing_to_score(args, tally))
@@ -373,9 +415,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.plot:
         from stream.cli.plots import calibration_plot
 
-        calibration_plot(evaluation, args.plot, title=f"Calibration: {args.history.name}")
-        if not args.json:
-            print(f"calibration diagram written to {args.plot}")
+        with written_by("evaluate", plot_output) as temporary:
+            calibration_plot(evaluation, temporary, title=f"Calibration: {args.history.name}")
     return 0
 
 
@@ -580,6 +621,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="with --explain: each change worded for a support agent instead of JSON",
     )
     add_populations(replay)
+    add_force(replay)
     replay.set_defaults(func=cmd_replay)
 
     ev = sub.add_parser("evaluate", help="how well ratings predict a history")
@@ -610,6 +652,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(.jsonl); with one file, this configuration is A",
     )
     add_populations(ev)
+    add_force(ev)
     ev.set_defaults(func=cmd_evaluate)
 
     tn = sub.add_parser("tune", help="search parameters; keep only changes beyond noise")

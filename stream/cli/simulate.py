@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from contextlib import ExitStack
-from typing import Any, TextIO
+from typing import Any
 
 from stream.cli.arguments import (
+    add_force,
     finite_float,
     int_at_least,
     non_negative_float,
@@ -22,6 +22,7 @@ from stream.cli.arguments import (
     size_range,
     team_sizes,
 )
+from stream.cli.outputs import HISTORY, Output, check_outputs, written_text
 from stream.errors import UserError
 from stream.simulation import Matchmaker, SimulationConfig, simulate, write_csv, write_jsonl
 
@@ -124,10 +125,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UserError(f"--format {fmt} does not match --out {args.out}")
     if fmt == "csv" and not config.one_on_one:
         raise UserError("CSV holds 1v1 matches; use --format jsonl (or --out FILE.jsonl)")
-    with ExitStack() as stack:
-        out: TextIO = (
-            stack.enter_context(args.out.open("w", newline="")) if args.out else sys.stdout
-        )
+    output = Output("--out", args.out, HISTORY)
+    check_outputs({}, [output], force=args.force)
+    with written_text("simulate", output) as out:
         writer = write_csv if fmt == "csv" else write_jsonl
         writer(simulate(config), out)
     return 0
@@ -204,6 +204,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     sim.add_argument(
         "--format", choices=["csv", "jsonl"], help="default: by --out suffix, else csv"
     )
+    add_force(sim)
     kafka = sim.add_argument_group("publishing to Kafka (KAFKA_BOOTSTRAP_SERVERS)")
     kafka.add_argument("--kafka", action="store_true", help="publish events instead of a file")
     kafka.add_argument("--rate", type=float, default=100.0, help="matches/s (0: flat out)")

@@ -195,7 +195,8 @@ def test_on_error_skip_rates_the_rest_and_reports(
     err = capsys.readouterr().err
     assert err.splitlines() == [
         f"skillstream replay: skipped 2 bad rows of {bad} (lines 3, 4); the first: "
-        "score_a must be 1, 0.5 or 0, got '2'"
+        "score_a must be 1, 0.5 or 0, got '2'",
+        f"skillstream replay: wrote 3 final ratings to {out}",
     ]
     games = {row["player_id"]: row["games"] for row in map(orjson.loads, out.read_bytes().split())}
     assert games == {"a": 1, "b": 2, "c": 1}

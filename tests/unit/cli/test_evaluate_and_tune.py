@@ -127,14 +127,14 @@ def test_populations_never_overwrite_the_history_or_another_output(
     copy = tmp_path / "h.jsonl"
     copy.write_bytes(team_history.read_bytes())
     assert main_exit(["evaluate", str(copy), "--populations", str(copy)]) == 2
-    assert "would overwrite the history it reads" in one_error_line(capsys, "evaluate")
+    assert "is the history it reads" in one_error_line(capsys, "evaluate")
     assert copy.read_bytes() == team_history.read_bytes()
     same = tmp_path / "same.jsonl"
     assert main_exit(["replay", str(copy), "--out", str(same), "--populations", str(same)]) == 2
-    assert "would overwrite --out" in one_error_line(capsys, "replay")
+    assert "--populations and --out are the same file" in one_error_line(capsys, "replay")
     png = tmp_path / "same.png"
     assert main_exit(["evaluate", str(copy), "--plot", str(png), "--populations", str(png)]) == 2
-    assert "would overwrite --plot" in one_error_line(capsys, "evaluate")
+    assert "--populations and --plot are the same file" in one_error_line(capsys, "evaluate")
     assert not same.exists() and not png.exists()
 
 
@@ -221,7 +221,7 @@ def test_predictions_never_overwrite_the_history(
     )
     path.write_text(text)
     assert main(["evaluate", str(path), "--predictions", str(path)]) == 2
-    assert "would overwrite the history" in one_error_line(capsys, "evaluate")
+    assert "is the history it reads" in one_error_line(capsys, "evaluate")
     assert path.read_text() == text
 
 
