@@ -27,7 +27,7 @@ import orjson
 from stream.cli.arguments import add_force, iso_date, output_file
 from stream.cli.environment import settings_or_none
 from stream.cli.outputs import CORRECTIONS, Output, check_outputs, written
-from stream.corrections.pseudonyms import pseudonym, pseudonym_key
+from stream.corrections.pseudonyms import key_fingerprint, pseudonym, pseudonym_key
 from stream.corrections.records import correction_json, parse_correction
 from stream.errors import UserError
 from stream.events import format_time
@@ -64,7 +64,11 @@ def cmd_correction(args: argparse.Namespace) -> int:
         )
         record["effective"] = format_time(now if args.effective is None else args.effective)
     else:
-        record["pseudonym"] = pseudonym(pseudonym_key(), args.player)
+        key = pseudonym_key()
+        record["pseudonym"] = pseudonym(key, args.player)
+        record["key"] = key_fingerprint(key)
+    if args.action in ("adjust", "erase") and args.may_match_nothing:
+        record["may_match_nothing"] = True
     try:
         correction = parse_correction(record)
     except ValueError as exc:
@@ -187,6 +191,15 @@ def cmd_cutover(args: argparse.Namespace) -> int:
     return 0
 
 
+def may_match_nothing(parser: argparse.ArgumentParser, who: str) -> None:
+    parser.add_argument(
+        "--may-match-nothing",
+        action="store_true",
+        help=f"the correction names {who}: applying it to a history where the player has no "
+        "match is not refused (it is otherwise: a typo would do nothing, or invent a player)",
+    )
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     corrections = sub.add_parser(
         "corrections",
@@ -224,12 +237,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="TIME",
         help="event time it applies at: matches before it are rated first (default: now)",
     )
+    may_match_nothing(adjust, "a player with no match in MODE (who starts adjusted)")
     common(adjust)
 
     erase = actions.add_parser(
         "erase", help="forget a player: their id read as a pseudonym (SKILLSTREAM_PSEUDONYM_KEY)"
     )
     erase.add_argument("player")
+    may_match_nothing(erase, "a player of another deployment or history")
     common(erase)
 
     log = actions.add_parser(

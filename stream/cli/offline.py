@@ -313,6 +313,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError("--leaderboard-change rates the history twice: give a file, not '-'")
     apply_all(replayer, rated)
     refuse_unmatched(ledger)
+    if ledger is not None:
+        print(f"skillstream replay: {ledger.source}: {ledger.applied()}", file=sys.stderr)
     write_populations(args, replayer)
     if args.leaderboard_change is not None:
         return _leaderboard_change(args, replayer)

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
-from stream.corrections.pseudonyms import ErasedNames
+from stream.corrections.pseudonyms import ErasedNames, key_fingerprint
 from stream.corrections.records import Adjust, Correction, Erase, Rerate, Void
 from stream.errors import UserError
 from stream.events import format_time
@@ -56,7 +56,12 @@ class Ledger:
         self._hits: set[int] = set()
         self._hit_ids: set[str] = set()
         erased: set[str] = set()
+        self._erase_lines: dict[int, Erase] = {}
         self.adjustments: list[tuple[int, Adjust]] = []
+        # How many matches were left out as void, and the (player as rated, mode) pairs of the
+        # adjustments' players that some match rated (one that none did adjusts nobody here).
+        self.voided = 0
+        self._played: set[tuple[str, str]] = set()
         for line, correction in corrections:
             if isinstance(correction, Void):
                 self._void_lines[line] = correction
@@ -69,6 +74,7 @@ class Ledger:
                     )
             elif isinstance(correction, Erase):
                 erased.add(correction.pseudonym)
+                self._erase_lines[line] = correction
             elif isinstance(correction, Adjust):
                 self.adjustments.append((line, correction))
             else:
@@ -78,8 +84,20 @@ class Ledger:
             raise UserError(
                 f"{source}: holds erasures; they need the key their pseudonyms were made with"
             )
+        if key is not None:
+            mine = key_fingerprint(key)
+            for line, erase in sorted(self._erase_lines.items()):
+                if erase.key is not None and erase.key != mine:
+                    raise UserError(
+                        f"{source} line {line}: erase {erase.audit.id!r} was made with another"
+                        f" SKILLSTREAM_PSEUDONYM_KEY (fingerprint {erase.key}; this key's is"
+                        f" {mine}): with this key it would erase nobody; set the key it was"
+                        " made with"
+                    )
         self._erased = frozenset(erased)
         self._names = ErasedNames(self._erased, key)
+        # The adjustments' players as rated, in their modes.
+        self._targets = {(self._names.rated_as(a.player), a.mode) for _, a in self.adjustments}
 
     def admit(self, match: HistoryMatch, mode: str) -> HistoryMatch | None:
         """``match`` as it is rated (erased ids read as pseudonyms), or None when it is void.
@@ -94,19 +112,39 @@ class Ledger:
                 self._hits.add(line)
                 void = True
         if void:
+            self.voided += 1
             return None
-        if not self._erased:
-            return match
-        return self._renamed(match)
+        kept = match if not self._erased else self._renamed(match)
+        if self.adjustments:
+            self._note_played(kept, mode)
+        return kept
+
+    def _note_played(self, match: HistoryMatch, mode: str) -> None:
+        targets = self._targets
+        for team in match.teams:
+            for pid in team:
+                if (pid, mode) in targets:
+                    self._played.add((pid, mode))
 
     def name(self, player_id: str) -> str:
         """The id ``player_id`` is rated under: its pseudonym once erased, else itself."""
         return self._names.name(player_id)
 
+    def applied(self) -> str:
+        """What the corrections did to the history read so far, in one line."""
+        erased = len(self._names.matched)
+        return (
+            f"voided {_count(self.voided, 'match', 'matches')}, adjusted "
+            f"{_count(len(self.adjustments), 'rating', 'ratings')}, erased "
+            f"{_count(erased, 'player', 'players')}"
+        )
+
     def unmatched(self) -> list[str]:
-        """One line for every void that voided nothing in the history read so far: a match id
-        not in it, or a player without a match in the window (a typo voids nothing silently
-        otherwise)."""
+        """One line for every correction that did nothing to the history read so far: a void
+        whose match id is not in it or whose player finished no match in its window, an erase
+        whose pseudonym no player of it has, an adjust of a player without a match in its mode
+        (a typo would otherwise do nothing, or invent a player, silently). An erase or an
+        adjust that says it may match nothing is left alone."""
         problems = []
         for line, void in sorted(self._void_lines.items()):
             if void.matches:
@@ -125,6 +163,22 @@ class Ledger:
                     f"{self.source} line {line}: void {void.audit.id!r} voids nothing: "
                     f"{void.player!r} finished no match{where} from {format_time(void.since)} "
                     f"until {format_time(void.until)}"
+                )
+        for line, erase in sorted(self._erase_lines.items()):
+            if not erase.may_match_nothing and erase.pseudonym not in self._names.matched:
+                problems.append(
+                    f"{self.source} line {line}: erase {erase.audit.id!r} erases nobody: no "
+                    "player of the history has its pseudonym (a player in no match here, or a "
+                    "key other than the one it was made with); one of another deployment: "
+                    '"may_match_nothing": true'
+                )
+        for line, adjust in self.adjustments:
+            rated = (self._names.rated_as(adjust.player), adjust.mode)
+            if not adjust.may_match_nothing and rated not in self._played:
+                problems.append(
+                    f"{self.source} line {line}: adjust {adjust.audit.id!r} adjusts nobody: "
+                    f"{adjust.player!r} played no match in mode {adjust.mode!r} (a typo would "
+                    'start a new player); one who is to start adjusted: "may_match_nothing": true'
                 )
         return problems
 
@@ -147,6 +201,10 @@ class Ledger:
             stats=None if stats is None else {name(p): s for p, s in stats.items()},
             quitters=frozenset(name(p) for p in match.quitters),
         )
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
 
 
 def adjusted(mode: ModeConfig, state: PlayerState, adjust: Adjust) -> PlayerState:

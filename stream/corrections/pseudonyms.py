@@ -16,7 +16,14 @@ import os
 
 from stream.errors import UserError
 
-__all__ = ["KEY_VARIABLE", "PREFIX", "ErasedNames", "pseudonym", "pseudonym_key"]
+__all__ = [
+    "KEY_VARIABLE",
+    "PREFIX",
+    "ErasedNames",
+    "key_fingerprint",
+    "pseudonym",
+    "pseudonym_key",
+]
 
 KEY_VARIABLE = "SKILLSTREAM_PSEUDONYM_KEY"
 PREFIX = "erased-"
@@ -27,6 +34,13 @@ def pseudonym(key: bytes, player_id: str) -> str:
     """``erased-`` and 32 hex digits (128 bits of the HMAC): the id's stand-in everywhere."""
     digest = hmac.new(key, player_id.encode("utf-8"), hashlib.sha256).hexdigest()
     return PREFIX + digest[:32]
+
+
+def key_fingerprint(key: bytes) -> str:
+    """What an erase record keeps of the key it was made with: 16 hex digits of a keyed hash of
+    a fixed text, which tells two keys apart and says nothing of either (the key cannot be
+    found from it, nor any pseudonym made)."""
+    return hmac.new(key, b"skillstream pseudonym key fingerprint", hashlib.sha256).hexdigest()[:16]
 
 
 def pseudonym_key(environ: dict[str, str] | None = None) -> bytes:
@@ -56,15 +70,29 @@ class ErasedNames:
         self.erased = erased
         self._key = key
         self._names: dict[str, str] = {}
+        # The pseudonyms some id of the inputs was read as: an erasure not among them erased
+        # nobody here.
+        self.matched: set[str] = set()
 
     def name(self, player_id: str) -> str:
+        """The id an input's ``player_id`` is rated under (and, when erased, the erasure noted
+        as having matched someone)."""
         if not self.erased:
             return player_id
         found = self._names.get(player_id)
         if found is None:
-            assert self._key is not None
-            made = pseudonym(self._key, player_id)
-            found = made if made in self.erased else player_id
+            found = self.rated_as(player_id)
+            if found in self.erased:
+                self.matched.add(found)
             if len(self._names) < 1_000_000:
                 self._names[player_id] = found
         return found
+
+    def rated_as(self, player_id: str) -> str:
+        """The id ``player_id`` would be rated under, noting nothing (a correction's own
+        naming of a player is not a match of theirs)."""
+        if not self.erased or player_id in self.erased:
+            return player_id  # none erased, or already a pseudonym
+        assert self._key is not None
+        made = pseudonym(self._key, player_id)
+        return made if made in self.erased else player_id

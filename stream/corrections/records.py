@@ -10,11 +10,17 @@ wall time), ``reason`` (why) and what it does:
   adjusted rating);
 - ``erase``: a player forgotten: every occurrence of their id in the inputs is read as
   ``pseudonym`` (stream.corrections.pseudonyms), so their opponents' ratings stay as they are
-  and no output names them. The record holds only the pseudonym, never the id;
+  and no output names them. The record holds only the pseudonym, never the id, and the
+  fingerprint of the key it was made with (``key``: never the key itself), so an erasure
+  applied with another key is refused instead of erasing nobody;
 - ``rerate``: a re-rated ``generation`` took over rating-changed (``skillstream corrections
   cutover``), from the deployment ``group`` through its output topic ``shadow``. A record of
   what was done, not an instruction: what it applied are the corrections before it and the
   re-rating deployment's modes file, so replay passes over it.
+
+An adjust or an erase that matches no player of the history it is applied to is refused
+(stream.corrections.ledger), unless it says it may (``may_match_nothing``: a player of another
+deployment or history, deliberately).
 
 The same records are the lines of a corrections file (``skillstream replay --corrections``) and
 the values of the audit topic, so a correction is applied identically wherever it is read.
@@ -84,14 +90,18 @@ class Adjust:
     value: float
     shift: bool
     effective: float
+    may_match_nothing: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Erase:
-    """A forgotten player, known here only by their ``pseudonym``."""
+    """A forgotten player, known here only by their ``pseudonym``; ``key``: the fingerprint
+    of the pseudonym key it was made with (None: a record from before fingerprints)."""
 
     audit: Audit
     pseudonym: str
+    key: str | None = None
+    may_match_nothing: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,12 +133,13 @@ def parse_correction(obj: object) -> Correction:
     if kind == "adjust":
         return _adjust(obj, audit)
     if kind == "erase":
-        known = {"id", "kind", "by", "at", "reason", "pseudonym"}
+        known = {"id", "kind", "by", "at", "reason", "pseudonym", "key", "may_match_nothing"}
         extra = sorted(set(obj) - known)
         if extra:
             # An erase record that also names the player would keep what it erases.
             raise ValueError(f"an erase holds only its pseudonym; unexpected: {', '.join(extra)}")
-        return Erase(audit, _text(obj, "pseudonym"))
+        key = None if obj.get("key") is None else _text(obj, "key")
+        return Erase(audit, _text(obj, "pseudonym"), key, _flag(obj, "may_match_nothing"))
     if kind == "rerate":
         generation = obj.get("generation")
         if isinstance(generation, bool) or not isinstance(generation, int) or generation < 2:
@@ -165,11 +176,17 @@ def correction_json(correction: Correction) -> dict[str, Any]:
         out.update(mode=correction.mode, player=correction.player)
         out["shift" if correction.shift else "set"] = correction.value
         out["effective"] = format_time(correction.effective)
+        if correction.may_match_nothing:
+            out["may_match_nothing"] = True
     elif isinstance(correction, Rerate):
         out.update(generation=correction.generation, group=correction.group)
         out["shadow"] = correction.shadow
     else:
         out["pseudonym"] = correction.pseudonym
+        if correction.key is not None:
+            out["key"] = correction.key
+        if correction.may_match_nothing:
+            out["may_match_nothing"] = True
     return out
 
 
@@ -212,7 +229,15 @@ def _adjust(obj: Mapping[str, Any], audit: Audit) -> Adjust:
         value=float(value),
         shift=has_shift,
         effective=_time(obj, "effective"),
+        may_match_nothing=_flag(obj, "may_match_nothing"),
     )
+
+
+def _flag(obj: Mapping[str, Any], name: str) -> bool:
+    value = obj.get(name, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"'{name}' must be true or false, got {describe_value(value)}")
+    return value
 
 
 def _text(obj: Mapping[str, Any], name: str, longest: int = MAX_ID) -> str:

@@ -88,12 +88,17 @@ def rated_in_order(
 
 
 def refuse_unmatched(ledger: Ledger | None) -> None:
-    """UserError when a void voided nothing: the first such void, and how many more."""
+    """UserError when a correction did nothing (stream.corrections.ledger ``unmatched``): the
+    first, and how many more."""
     if ledger is None:
         return
     problems = ledger.unmatched()
     if problems:
-        more = f" (and {len(problems) - 1} more such voids)" if len(problems) > 1 else ""
+        more = (
+            f" (and {len(problems) - 1} more corrections that do nothing)"
+            if len(problems) > 1
+            else ""
+        )
         raise UserError(problems[0] + more)
 
 

@@ -235,3 +235,75 @@ def test_each_mistake_of_a_live_re_rate_is_one_line(
         f"SKILLSTREAM_CORRECTIONS_FILE {c} line 1: adjust 'c-2': mode 'duels' is not in the "
         "modes file",
     )
+
+
+def test_an_erasure_made_with_another_key_is_refused_not_applied_as_nothing(
+    history: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SKILLSTREAM_PSEUDONYM_KEY", KEY)
+    code, line, err = run(["corrections", "erase", "alice", "--reason", "GDPR art. 17"], capsys)
+    assert code == 0, err
+    record = orjson.loads(line)
+    # The key's fingerprint, never the key: it tells two keys apart and gives neither away.
+    assert len(record["key"]) == 16 and record["key"] not in KEY and KEY not in line
+    corrections = tmp_path / "c.jsonl"
+    corrections.write_text(line)
+    monkeypatch.setenv("SKILLSTREAM_PSEUDONYM_KEY", "another-key-of-16-chars")
+    code, out, err = run(["replay", str(history), "--corrections", str(corrections)], capsys)
+    one_line(code, err, f"{corrections} line 1: erase {record['id']!r} was made with another")
+    assert out == ""  # alice is not written out under her id
+
+
+def test_corrections_that_would_do_nothing_are_refused_unless_they_say_they_may(
+    history: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SKILLSTREAM_PSEUDONYM_KEY", KEY)
+    corrections = tmp_path / "c.jsonl"
+    cases = [
+        (["erase", "nobody-here"], "erases nobody: no player of the history has its pseudonym"),
+        (["adjust", "duel", "nobody-here", "--shift", "25"], "adjusts nobody: 'nobody-here'"),
+        (["adjust", "due1", "alice", "--shift", "25"], "played no match in mode 'due1'"),
+    ]
+    for args, culprit in cases:
+        code, line, err = run(["corrections", *args, "--reason", "x"], capsys)
+        assert code == 0, err
+        corrections.write_text(line)
+        code, out, err = run(["replay", str(history), "--corrections", str(corrections)], capsys)
+        one_line(code, err, f"{corrections} line 1: ")
+        assert culprit in err and out == ""
+        # Said on purpose, it is applied.
+        code, line, err = run(
+            ["corrections", *args, "--reason", "x", "--may-match-nothing"], capsys
+        )
+        corrections.write_text(line)
+        code, out, err = run(["replay", str(history), "--corrections", str(corrections)], capsys)
+        assert code == 0, err
+
+
+def test_applying_a_corrections_file_says_what_it_did(
+    history: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SKILLSTREAM_PSEUDONYM_KEY", KEY)
+    made = [
+        ["void", "--matches", "m1"],
+        ["adjust", "duel", "bob", "--shift", "10", "--effective", "2026-03-01T10:30:00Z"],
+        ["erase", "carol"],
+    ]
+    corrections = tmp_path / "c.jsonl"
+    corrections.write_text(
+        "".join(run(["corrections", *a, "--reason", "x"], capsys)[1] for a in made)
+    )
+    code, _, err = run(["replay", str(history), "--corrections", str(corrections)], capsys)
+    assert code == 0, err
+    assert err.splitlines() == [
+        f"skillstream replay: {corrections}: voided 1 match, adjusted 1 rating, erased 1 player"
+    ]
