@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from types import FrameType
 
 from stream import __version__
 from stream.cli.arguments import OneLineParser
+from stream.config.variables import unknown_variables
 from stream.errors import UserError
 
 # The modules that register the commands, in the order `--help` lists them, and the commands
@@ -60,6 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(given[0] if given else None)
     args = parser.parse_args(given)
+    for line in unknown_variables(os.environ):
+        print(f"skillstream: warning: {line}", file=sys.stderr)
     if args.command != "worker":  # Faust installs its own graceful handlers
         signal.signal(signal.SIGTERM, _terminate)
     try:
