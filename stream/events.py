@@ -12,6 +12,7 @@ each schema's ``$comment``.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Mapping
@@ -26,9 +27,11 @@ from stream.ratings.skill import PlayerStats
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "FINISHED_FIELDS",
     "MAX_EPOCH_MS",
     "MAX_STAT",
     "MIN_EPOCH_MS",
+    "STARTED_FIELDS",
     "TIME_PATTERN",
     "EventError",
     "EventLimits",
@@ -41,6 +44,7 @@ __all__ = [
     "parse_match_finished",
     "parse_match_started",
     "parse_time",
+    "unknown_fields_text",
 ]
 
 # RFC 3339 with a mandatory zone, years 1970-9999, no leap second (Python has none). ASCII
@@ -88,14 +92,30 @@ class EventLimits:
 DEFAULT_LIMITS = EventLimits()
 
 
+# The fields each event is read for (the schemas' properties; a test holds them equal). Any other
+# field is kept by name in ``unknown_fields``: not an error (a fleet may send its own metadata,
+# or a newer version's field during a rollout), but said and counted, because a misspelt
+# optional field ("quiters") otherwise changes a rating with nothing said (issue 45).
+STARTED_FIELDS = frozenset({"match_id", "mode", "started_at", "teams"})
+FINISHED_FIELDS = frozenset(
+    {"match_id", "mode", "finished_at", "teams", "ranks", "quitters", "stats"}
+)
+# At most this many unknown names are kept per event, each cut to this many characters: what
+# is said of a hostile event stays small.
+MAX_UNKNOWN_NAMED = 8
+MAX_UNKNOWN_NAME = 64
+
+
 @dataclass(frozen=True, slots=True)
 class MatchStarted:
-    """A match began: who plays, in which teams. ``started_at`` is epoch seconds."""
+    """A match began: who plays, in which teams. ``started_at`` is epoch seconds.
+    ``unknown_fields``: the names of fields it carries that skillstream does not read."""
 
     match_id: str
     mode: str
     started_at: float
     teams: tuple[tuple[str, ...], ...]
+    unknown_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +124,8 @@ class MatchFinished:
 
     ``ranks`` holds one rank per team (lower is better, equal ranks are a draw). ``teams`` is
     None when the producer relies on the earlier match-started event for the line-up.
-    ``stats`` maps player id to score and seconds played (read-only).
+    ``stats`` maps player id to score and seconds played (read-only). ``unknown_fields``: the
+    names of fields it carries that skillstream does not read.
     """
 
     match_id: str
@@ -114,6 +135,7 @@ class MatchFinished:
     ranks: tuple[int, ...]
     quitters: frozenset[str]
     stats: Mapping[str, PlayerStats] | None
+    unknown_fields: tuple[str, ...] = ()
 
 
 def describe_value(value: object) -> str:
@@ -210,6 +232,22 @@ def _object(obj: object) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise EventError(f"expected a JSON object, got {describe_value(obj)}")
     return obj
+
+
+def _unknown(event: dict[str, Any], known: frozenset[str]) -> tuple[str, ...]:
+    if event.keys() <= known:  # the usual event: one set comparison
+        return ()
+    names = sorted(str(name)[:MAX_UNKNOWN_NAME] for name in event if name not in known)
+    return tuple(names[:MAX_UNKNOWN_NAMED])
+
+
+def unknown_fields_text(names: tuple[str, ...], known: frozenset[str]) -> str:
+    """``names`` as said to a user: each quoted, with the known field it may have meant."""
+    said = []
+    for name in names:
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        said.append(f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name))
+    return ", ".join(said)
 
 
 def _required(obj: dict[str, Any], key: str) -> object:
@@ -365,17 +403,19 @@ def _players(teams: tuple[tuple[str, ...], ...] | None) -> set[str] | None:
 
 
 def parse_match_started(obj: object, limits: EventLimits = DEFAULT_LIMITS) -> MatchStarted:
-    """Validate a decoded match-started event. Unknown fields are ignored."""
+    """Validate a decoded match-started event. Unknown fields are named in the result, not
+    refused."""
     event = _object(obj)
     match_id = _id(_required(event, "match_id"), "match_id", "match id", limits)
     mode = _id(_required(event, "mode"), "mode", "mode", limits)
     started_at = _time_field(event, "started_at")
     teams = _teams(_required(event, "teams"), limits)
-    return MatchStarted(match_id, mode, started_at, teams)
+    return MatchStarted(match_id, mode, started_at, teams, _unknown(event, STARTED_FIELDS))
 
 
 def parse_match_finished(obj: object, limits: EventLimits = DEFAULT_LIMITS) -> MatchFinished:
-    """Validate a decoded match-finished event. Unknown fields are ignored.
+    """Validate a decoded match-finished event. Unknown fields are named in the result, not
+    refused.
 
     ``teams`` may be absent or null (the line-up then comes from match-started); ``quitters``
     and ``stats`` may be absent or null.
@@ -390,7 +430,8 @@ def parse_match_finished(obj: object, limits: EventLimits = DEFAULT_LIMITS) -> M
     players = _players(teams)
     quitters = _quitters(event.get("quitters"), players, limits)
     stats = _stats(event.get("stats"), players, limits)
-    return MatchFinished(match_id, mode, finished_at, teams, ranks, quitters, stats)
+    unknown = _unknown(event, FINISHED_FIELDS)
+    return MatchFinished(match_id, mode, finished_at, teams, ranks, quitters, stats, unknown)
 
 
 def _decode(raw: bytes | bytearray | memoryview | str, limits: EventLimits) -> object:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import orjson
 
@@ -43,3 +44,16 @@ def skillstream(env: Mapping[str, str], *args: str) -> subprocess.CompletedProce
         check=False,
         timeout=60,
     )
+
+
+def run_command(argv: list[str], capsys: Any) -> tuple[int, str, str]:
+    """``skillstream ARGV`` in this process: (exit code, stdout, stderr), an argparse exit
+    counted as its code. ``capsys``: the test's pytest capture fixture."""
+    from stream.cli.main import main
+
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -34,7 +34,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["DEFAULT_LAYOUT", "MAX_ID_LENGTH", "Board", "KeyLayout", "check_id", "escape_mode"]
+__all__ = [
+    "DEFAULT_LAYOUT",
+    "MAX_ID_LENGTH",
+    "Board",
+    "KeyLayout",
+    "check_id",
+    "escape_mode",
+    "unescape_mode",
+]
 
 # Mode and player ids are capped like the events that carry them (rating-changed schema).
 MAX_ID_LENGTH = 128
@@ -64,6 +72,12 @@ def check_id(value: object, what: str) -> str:
 def escape_mode(mode: str) -> str:
     """The mode as it appears inside the hash tag: no braces, and one-to-one."""
     return mode.translate(_ESCAPES)
+
+
+def unescape_mode(escaped: str) -> str:
+    """The mode :func:`escape_mode` gave ``escaped`` for (every ``%`` it writes starts one of
+    its three escapes)."""
+    return escaped.replace("%7B", "{").replace("%7D", "}").replace("%25", "%")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +142,27 @@ class KeyLayout:
         base = self.mode_base(mode)
         return f"{base}:season:{season}{current[len(base) :]}"
 
+    def clock(self, mode: str) -> str:
+        """The newest event time written in ``mode``: set by every write, so its presence says
+        the cache holds the mode."""
+        return f"{self.mode_base(mode)}:clock"
+
+    def clock_pattern(self) -> str:
+        """A SCAN pattern matching every mode's clock (the prefix's glob characters escaped)."""
+        prefix = "".join(f"\\{c}" if c in "*?[]\\" else c for c in self.prefix)
+        return f"{prefix}:{{*}}:clock"
+
+    def clock_mode(self, key: str) -> str | None:
+        """The mode whose clock ``key`` is, or None for a key that is no mode's clock (a
+        player id may end in ``}:clock``; an escaped mode holds no brace)."""
+        head, tail = f"{self.prefix}:{{", "}:clock"
+        if not (key.startswith(head) and key.endswith(tail)):
+            return None
+        escaped = key[len(head) : -len(tail)]
+        if not escaped or "{" in escaped or "}" in escaped:
+            return None
+        return unescape_mode(escaped)
+
     def write_keys(self, mode: str, player_id: str) -> tuple[str, ...]:
         """Every key a write of the player's rating may change (past seasons' standings
         aside): hash, by-rating, by-rank-points, by-conservative, history, by-last-played,
@@ -147,7 +182,7 @@ class KeyLayout:
             f"{base}:by-last-played",
             f"{base}:season",
             f"{base}:seasons",
-            f"{base}:clock",
+            self.clock(mode),
         )
 
     def player_keys(self, mode: str, player_id: str) -> tuple[str, str]:

@@ -206,6 +206,25 @@ class SyncRatingCache:
         """See :meth:`RatingCache.explanation`."""
         return self._run(self.queries.explanation(mode, player_id, match_id))
 
+    def holds(self, mode: str) -> bool:
+        """Whether the cache holds anything of ``mode``: its clock, which every write of the
+        mode sets (one EXISTS)."""
+        return bool(self.redis.exists(self.queries.layout.clock(mode)))
+
+    def modes_held(self, limit: int = 1000) -> list[str]:
+        """The modes the cache holds (at most ``limit``, sorted): a SCAN for the modes' clocks,
+        which walks the whole key space. For a message about a mode it does not hold, not for
+        a matchmaker's path."""
+        layout = self.queries.layout
+        found: set[str] = set()
+        for key in self.redis.scan_iter(match=layout.clock_pattern(), count=10_000):
+            mode = layout.clock_mode(key.decode() if isinstance(key, bytes) else key)
+            if mode is not None:
+                found.add(mode)
+                if len(found) >= limit:
+                    break
+        return sorted(found)
+
     def _run(self, plan: Plan[T]) -> T:
         if not plan.commands:
             return plan.decode([])

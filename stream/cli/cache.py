@@ -23,7 +23,7 @@ import orjson
 from stream.cli.arguments import non_negative_int, positive_int
 from stream.cli.environment import settings_or_none
 from stream.config.settings import Settings
-from stream.errors import UserError
+from stream.errors import UserError, did_you_mean
 from stream.pipeline.reachability import (
     check_kafka,
     check_redis,
@@ -145,6 +145,29 @@ def _check_names(settings: Settings, mode: str, players: list[str]) -> None:
             )
 
 
+def _check_mode(settings: Settings, cache: Any, mode: str) -> None:
+    """A mode the modes file does not list and the cache holds nothing of is most likely a
+    typo (``rankd``): refused with the modes the cache holds and the closest of them, rather
+    than answered with a new player's defaults or an empty board."""
+    modes = settings.load_modes()
+    if mode in modes.listed or cache.holds(mode):
+        return
+    held = cache.modes_held()
+    shown = ", ".join(held[:20]) + (", ..." if len(held) > 20 else "") if held else "none"
+    listed = "the modes file lists no such mode" if settings.modes_file else "no modes file"
+    raise UserError(
+        f"MODE: the cache holds nothing of mode {mode!r} and {listed} (modes the cache holds:"
+        f" {shown}){did_you_mean(mode, [*held, *modes.listed])}"
+    )
+
+
+def nothing_found(command: str, what: str) -> int:
+    """Exit 1 with one line: the read commands' one wording for an answer with nothing in it
+    (docs/commands.md, "Exit codes")."""
+    print(f"skillstream {command}: nothing found: {what}", file=sys.stderr)
+    return 1
+
+
 def cmd_ratings_get(args: argparse.Namespace) -> int:
     """One JSON line per player, in the order given: ``unknown`` (not in the cache: the mode's
     defaults) and ``provisional`` as rating-changed says it (fewer rated games than the mode's
@@ -158,6 +181,7 @@ def cmd_ratings_get(args: argparse.Namespace) -> int:
     cache = _reader(settings)
     try:
         with redis_errors(settings):
+            _check_mode(settings, cache, args.mode)
             found = cache.get_many(args.mode, args.players)
     except UnknownModeError as exc:
         print(f"skillstream ratings get: error: {exc}", file=sys.stderr)
@@ -197,6 +221,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     cache = _reader(settings)
     try:
         with redis_errors(settings):
+            _check_mode(settings, cache, args.mode)
             if args.around is None:
                 entries = cache.top(args.mode, args.top, board=args.board, season=args.season)
             else:
@@ -216,11 +241,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if not entries:
         where = "" if args.around is None else f" around {args.around!r}"
         season = "" if args.season is None else f" in season {args.season}"
-        print(
-            f"no entries{where} on the {args.board} board of {args.mode!r}{season}",
-            file=sys.stderr,
+        return nothing_found(
+            "leaderboard", f"no entries{where} on the {args.board} board of {args.mode!r}{season}"
         )
-        return 1 if args.around is not None else 0
     print(f"{'rank':>6}  {'player':<24} {args.board:>14}")
     for e in entries:
         marker = " <" if e.player_id == args.around else ""
@@ -240,21 +263,25 @@ def _read_player(
     cache = _reader(settings)
     try:
         with redis_errors(settings):
+            _check_mode(settings, cache, args.mode)
             return True, read(cache)
     finally:
         cache.close()
 
 
 def cmd_ratings_history(args: argparse.Namespace) -> int:
-    """One JSON line per rating change, newest first (nothing for a player the cache does not
-    know, with a note on stderr)."""
+    """One JSON line per rating change, newest first; exit 1 with one line when the cache keeps
+    none of the player's."""
     ok, entries = _read_player(
         "ratings history", args, lambda cache: cache.history(args.mode, args.player, args.last)
     )
     if not ok or entries is None:
         return 2
     if not entries:
-        print(f"no rating changes of {args.player!r} in {args.mode!r}", file=sys.stderr)
+        return nothing_found(
+            "ratings history",
+            f"the cache keeps no rating change of {args.player!r} in {args.mode!r}",
+        )
     for e in entries:
         line = {"player_id": args.player, "mode": args.mode, **dataclasses.asdict(e)}
         sys.stdout.write(orjson.dumps(line).decode() + "\n")
@@ -272,14 +299,13 @@ def cmd_ratings_explain(args: argparse.Namespace) -> int:
     if not ok:
         return 2
     if entry is None:
-        which = "any rating change" if args.match is None else f"match {args.match!r}"
-        print(
-            f"skillstream ratings explain: the cache keeps no {which} of {args.player!r} in "
-            f"{args.mode!r} (it keeps the last SKILLSTREAM_CACHE_HISTORY_LENGTH changes; "
-            "older ones: skillstream replay HISTORY --explain PLAYER)",
-            file=sys.stderr,
+        which = "rating change" if args.match is None else f"change from match {args.match!r}"
+        return nothing_found(
+            "ratings explain",
+            f"the cache keeps no {which} of {args.player!r} in {args.mode!r} (it keeps the last"
+            " SKILLSTREAM_CACHE_HISTORY_LENGTH changes; older ones: skillstream replay HISTORY"
+            " --explain PLAYER)",
         )
-        return 1
     if args.json:
         line = {"player_id": args.player, "mode": args.mode, **dataclasses.asdict(entry)}
         sys.stdout.write(orjson.dumps(line).decode() + "\n")

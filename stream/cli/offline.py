@@ -36,7 +36,7 @@ from stream.cli.outputs import (
 from stream.cli.progress import Progress
 from stream.config.modes import Modes, built_in_mode, load_modes
 from stream.corrections.ledger import Ledger
-from stream.errors import UserError
+from stream.errors import UserError, did_you_mean
 from stream.history import HistoryMatch, SeedRating, read_seed_ratings
 from stream.history.source import display_name
 from stream.offline.corrected import (
@@ -219,11 +219,23 @@ def resolve_modes(args: argparse.Namespace) -> tuple[Modes, str | None]:
     if args.algorithm:
         return Modes.single(built_in_mode(DEFAULT_MODE, args.algorithm)), None
     modes = offline_modes(args, args.modes_file) if args.modes_file else Modes()
-    if args.mode and not modes.accepts(args.mode):
-        raise UsageError(
-            f"mode {args.mode!r} is not in {args.modes_file} and unlisted modes are rejected"
-        )
+    if args.mode:
+        check_listed(args.mode, modes, args.modes_file)
     return modes, args.mode
+
+
+def check_listed(mode: str, modes: Modes, path: Path | None) -> None:
+    """``--mode`` names a mode of the modes file: any other name would rate every match with
+    ``[default]`` under a name nothing configures (most often a typo)."""
+    if path is None:
+        raise UsageError(
+            f"--mode {mode!r}: rates every match as a mode of the modes file, and no"
+            " --modes-file is given"
+        )
+    if mode not in modes.listed:
+        listed = ", ".join(sorted(modes.listed)) or "none"
+        hint = did_you_mean(mode, modes.listed)
+        raise UsageError(f"--mode {mode!r}: {path} lists no such mode (listed: {listed}){hint}")
 
 
 def offline_modes(args: argparse.Namespace, path: Path) -> Modes:
@@ -271,7 +283,13 @@ def stream_history(
     total = None if str(path) == "-" else path.stat().st_size
     with Progress(total, label, unit="matches") as bar:
         intake = Intake(
-            path, modes, override, skip_bad_rows=skip, progress=bar.update, modes_source=source
+            path,
+            modes,
+            override,
+            skip_bad_rows=skip,
+            progress=bar.update,
+            modes_source=source,
+            play_order=args is not None and getattr(args, "in_play_order", False),
         )
         yield from intake
     for line in intake.report.lines():
@@ -289,7 +307,28 @@ def replay_output(args: argparse.Namespace) -> Output:
     return Output("--out", args.out, kind)
 
 
+def check_companions(args: argparse.Namespace) -> None:
+    """An option that changes nothing without another one is refused, not ignored: the user
+    asked for something the command would not do."""
+    if args.leaderboard_change is None:
+        for option, given in (("--board", args.board), ("--top", args.top)):
+            if given is not None:
+                raise UsageError(
+                    f"{option} shapes --leaderboard-change's output; without it replay prints"
+                    " the final ratings"
+                )
+    elif args.explain is not None:
+        raise UsageError("--explain and --leaderboard-change print different things: give one")
+    if args.worded and args.explain is None:
+        raise UsageError("--worded words the changes --explain PLAYER prints: give --explain")
+
+
+# How many places of a board --leaderboard-change shows by default.
+TOP = 20
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
+    check_companions(args)
     check_files(args, replay_output(args))
     replayer = make_replayer(args)
     check_populations(args, replayer)
@@ -346,9 +385,10 @@ def _leaderboard_change(args: argparse.Namespace, replayer: Replayer) -> int:
     baseline = make_replayer(baseline_args)
     matches = stream_history(args.history, "replay", baseline, baseline_args)
     apply_all(baseline, rated_in_order(matches, baseline, play_order=args.in_play_order))
-    changes = leaderboard_changes(baseline.tables, replayer.tables, args.board, args.top)
+    board = args.board or BOARDS[0]
+    changes = leaderboard_changes(baseline.tables, replayer.tables, board, args.top or TOP)
     with written("replay", replay_output(args)) as out:
-        out.write("".join(line + "\n" for line in change_lines(changes, args.board)).encode())
+        out.write("".join(line + "\n" for line in change_lines(changes, board)).encode())
     return 0
 
 
@@ -369,8 +409,13 @@ def _explain(
     player = args.explain if ledger is None else ledger.name(args.explain)
     events = list(explained_changes(rated, replayer, player, applied))
     refuse_unmatched(ledger)
+    if ledger is not None:
+        print(f"skillstream replay: {ledger.source}: {ledger.applied()}", file=sys.stderr)
     if not events:
-        print(f"skillstream replay: {args.explain!r} played no rated match", file=sys.stderr)
+        print(
+            f"skillstream replay: nothing found: {args.explain!r} played no rated match",
+            file=sys.stderr,
+        )
         return 1
     with written("replay", replay_output(args)) as out:
         for event in events:
@@ -476,10 +521,8 @@ def compare_configurations(args: argparse.Namespace) -> int:
     for path in given:
         if path.suffix.lower() == ".toml":
             modes = offline_modes(args, path)
-            if args.mode and not modes.accepts(args.mode):
-                raise UsageError(
-                    f"mode {args.mode!r} is not in {path} and unlisted modes are rejected"
-                )
+            if args.mode:
+                check_listed(args.mode, modes, path)
             own = replayed(modes, args.mode)
             scored = own if scored is None else scored
             sides.append(side_of(str(path), own))
@@ -522,9 +565,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
     split: float | None = args.split
     total = Tally()
     before = Tally()
-    for match in total.track(Intake(args.history, modes, override)):
+    intake = Intake(args.history, modes, override, modes_source=own_configuration(args))
+    for match in total.track(intake):
         if split is not None and match.at < split:
             before.add(match)
+    for line in intake.report.lines():
+        print(f"skillstream tune: {line}", file=sys.stderr)
     searched = before.matches if split is not None else total.matches
     skip = int(searched * (1.0 - args.holdout))
     if split is not None and not searched:
@@ -605,11 +651,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay.add_argument(
         "--board",
         choices=BOARDS,
-        default=BOARDS[0],
-        help="with --leaderboard-change: the board to show (default rank_points)",
+        help=f"with --leaderboard-change: the board to show (default {BOARDS[0]})",
     )
     replay.add_argument(
-        "--top", type=positive_int, default=20, help="with --leaderboard-change: how many"
+        "--top",
+        type=positive_int,
+        help=f"with --leaderboard-change: how many places to show (default {TOP})",
     )
     replay.add_argument(
         "--explain",

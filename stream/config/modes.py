@@ -201,9 +201,13 @@ def parse_modes(data: Mapping[str, Any], source: str = "modes") -> Modes:
     listed_pending: dict[str, PendingConfig] = {}
     for name, table in _table(data.get("modes", {}), source, "[modes]").items():
         path = f"modes.{name}"
-        merged = _merge(default_table, _table(table, source, f"[{path}]"))
+        given = _table(table, source, f"[{path}]")
+        merged = _merge(default_table, given)
         merged.pop("unlisted", None)
         listed[name], listed_pending[name] = _build_mode(name, merged, source, path)
+        _check_parameters(given, {listed[name].algorithm.name}, source, path)
+    used = {default.algorithm.name} | {mode.algorithm.name for mode in listed.values()}
+    _check_parameters(given_default, used, source, "default")
     for mode in listed.values():
         _check_start(mode, listed, source)
     return Modes(
@@ -213,6 +217,19 @@ def parse_modes(data: Mapping[str, Any], source: str = "modes") -> Modes:
         default_pending=default_pending,
         listed_pending=listed_pending,
     )
+
+
+def _check_parameters(given: Mapping[str, Any], used: set[str], source: str, path: str) -> None:
+    """An algorithm's parameters in a table whose modes are rated with another algorithm would
+    change nothing: refused, naming the table (``[modes.1v1.elo]`` on a Glicko-2 mode). Under
+    ``[default]`` they serve every mode that uses that algorithm, so they need one."""
+    for name in sorted(set(given) & set(ALGORITHMS) - used):
+        rated = " or ".join(sorted(used))
+        whose = "this mode is" if path != "default" else "no mode is rated with it: modes are"
+        raise ModesError(
+            f"{source}: [{path}.{name}] parameters for {name}, but {whose} rated with {rated}"
+            f" (algorithm = ...): they would change nothing"
+        )
 
 
 def _check_start(mode: ModeConfig, listed: Mapping[str, ModeConfig], source: str) -> None:

@@ -19,6 +19,7 @@ import orjson
 
 from stream.events import (
     DEFAULT_LIMITS,
+    FINISHED_FIELDS,
     MAX_EPOCH_MS,
     MIN_EPOCH_MS,
     EventError,
@@ -36,6 +37,11 @@ if TYPE_CHECKING:
 Progress = Callable[[int, int], None]
 # Called with each bad row's error when the caller skips bad rows instead of stopping.
 OnBadRow = Callable[[HistoryError], None]
+# Called with a JSON line's number and the names of the fields it carries that skillstream does
+# not read (stream.events.FINISHED_FIELDS, and started_at).
+OnUnknownFields = Callable[[int, tuple[str, ...]], None]
+# A history's match-finished lines may also say when the match started.
+HISTORY_FIELDS = FINISHED_FIELDS | {"started_at"}
 
 CSV_COLUMNS = ("played_at", "player_a", "player_b", "score_a")
 CSV_OPTIONAL = ("mode",)
@@ -67,7 +73,10 @@ _EMPTY_FILE = (
 
 
 def read_history(
-    path: Path | str, progress: Progress | None = None, on_bad_row: OnBadRow | None = None
+    path: Path | str,
+    progress: Progress | None = None,
+    on_bad_row: OnBadRow | None = None,
+    on_unknown_fields: OnUnknownFields | None = None,
 ) -> Iterator[HistoryMatch]:
     """Yield the matches of a history file in file order; ``-`` reads stdin.
 
@@ -89,6 +98,10 @@ def read_history(
     is given: then the error is passed to it and reading goes on with the next row. Problems
     with the file as a whole (missing, empty, a bad header, not UTF-8, an unclosed quote that
     swallows the rest of a CSV) always raise.
+
+    ``on_unknown_fields``, if given, is called for each JSON line that carries fields no
+    reader reads (a misspelt ``quitters`` would otherwise rate its player as a plain loss with
+    nothing said); the line is read as if they were absent.
     """
     name = display_name(path)
     if is_stdin(path):
@@ -99,7 +112,7 @@ def read_history(
             head = head[len(BOM) :]
         # Blank lines beyond the peeked bytes fall through to CSV, whose reader skips them.
         if head.lstrip().startswith(b"{"):
-            yield from _read_jsonl(handle, name, progress, on_bad_row)
+            yield from _read_jsonl(handle, name, progress, on_bad_row, on_unknown_fields)
         else:
             yield from _read_csv(handle, path, name, progress, on_bad_row)
 
@@ -108,7 +121,11 @@ def read_history(
 
 
 def _read_jsonl(
-    handle: io.BufferedReader, name: str, progress: Progress | None, on_bad_row: OnBadRow | None
+    handle: io.BufferedReader,
+    name: str,
+    progress: Progress | None,
+    on_bad_row: OnBadRow | None,
+    on_unknown_fields: OnUnknownFields | None,
 ) -> Iterator[HistoryMatch]:
     limits = DEFAULT_LIMITS
     # Room for the line ending, so an event of exactly max_bytes still fits.
@@ -123,7 +140,7 @@ def _read_jsonl(
         number += 1
         consumed += len(raw)
         try:
-            match = _jsonl_match(raw, number, name, handle, piece)
+            match = _jsonl_match(raw, number, name, handle, piece, on_unknown_fields)
         except HistoryError as exc:
             if on_bad_row is None:
                 raise
@@ -140,7 +157,12 @@ def _read_jsonl(
 
 
 def _jsonl_match(
-    raw: bytes, number: int, name: str, handle: io.BufferedReader, piece: int
+    raw: bytes,
+    number: int,
+    name: str,
+    handle: io.BufferedReader,
+    piece: int,
+    on_unknown_fields: OnUnknownFields | None,
 ) -> HistoryMatch | None:
     """The match on one line (None for a blank line); HistoryError names the line."""
     limits = DEFAULT_LIMITS
@@ -173,6 +195,10 @@ def _jsonl_match(
                 raise HistoryError(name, number, f"started_at: {exc}") from None
             if started_at > event.finished_at:
                 raise HistoryError(name, number, "started_at: after finished_at")
+    if event.unknown_fields and on_unknown_fields is not None:
+        unknown = tuple(n for n in event.unknown_fields if n != "started_at")
+        if unknown:
+            on_unknown_fields(number, unknown)
     return HistoryMatch(
         number,
         event.match_id,

@@ -57,7 +57,7 @@ class ExportReport:
     records: int = 0
 
     def lines(self) -> list[str]:
-        out = [f"{self.matches:,} finished matches written, from {self.records:,} input records"]
+        out = [f"{self.matches:,} finished matches from {self.records:,} input records"]
         for count, what in (
             (self.started_only, "started and never finished (live settles them; left out)"),
             (self.unreadable, "unreadable events (the workers dead-letter them; left out)"),

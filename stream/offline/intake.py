@@ -9,14 +9,16 @@ they are counted and the first few named.
 
 from __future__ import annotations
 
+import difflib
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from stream.config.modes import Modes
+from stream.events import unknown_fields_text
 from stream.history import HistoryError, HistoryMatch, read_history
-from stream.history.reader import CSV_ID_PREFIX, Progress
+from stream.history.reader import CSV_ID_PREFIX, HISTORY_FIELDS, Progress
 from stream.history.source import display_name
 from stream.offline.replayer import DEFAULT_MODE
 from stream.protocol import RECENT_MATCHES
@@ -30,16 +32,37 @@ NAMED_ROWS = 5
 
 @dataclass
 class IntakeReport:
-    """What the intake left out: bad rows (skipped) and repeated match ids (rated once)."""
+    """What the intake left out (bad rows skipped, repeated match ids rated once) and what it
+    read that may not be what the file meant: fields no reader reads, matches earlier than one
+    above them, a mode that may be a misspelt listed one."""
 
     skipped: int = 0
     first_skipped: list[HistoryError] = field(default_factory=list)
     duplicates: int = 0
+    # The first repeated match id and its line.
+    first_duplicate: tuple[str, int] | None = None
+    # Lines carrying fields no reader reads; the first such line and the names seen.
+    unknown_lines: int = 0
+    first_unknown_line: int | None = None
+    unknown_names: set[str] = field(default_factory=set)
+    # Matches earlier in play (start, or finish) than one above them, and the first's line;
+    # None when the command rates in play order anyway.
+    backwards: int | None = 0
+    first_backwards: int | None = None
+    # One line per history mode that looks like a misspelt listed mode (see Intake).
+    mode_notes: list[str] = field(default_factory=list)
 
     def skip(self, error: HistoryError) -> None:
         self.skipped += 1
         if len(self.first_skipped) < NAMED_ROWS:
             self.first_skipped.append(error)
+
+    def unknown(self, line: int, names: tuple[str, ...]) -> None:
+        self.unknown_lines += 1
+        if self.first_unknown_line is None:
+            self.first_unknown_line = line
+        if len(self.unknown_names) < NAMED_ROWS:
+            self.unknown_names.update(names)
 
     def lines(self) -> list[str]:
         """One line per kind of row left out, for stderr; none when nothing was."""
@@ -55,10 +78,29 @@ class IntakeReport:
             )
         if self.duplicates:
             ids = "id" if self.duplicates == 1 else "ids"
+            again = ""
+            if self.first_duplicate is not None:
+                match_id, line = self.first_duplicate
+                again = f" (the first: {match_id!r} again on line {line})"
             out.append(
-                f"{self.duplicates} repeated match {ids} left out: each match is rated once,"
-                " as the live worker rates it"
+                f"{self.duplicates} repeated match {ids} left out{again}: each match is rated"
+                " once, as the live worker rates it"
             )
+        if self.unknown_lines:
+            lines = "line carries" if self.unknown_lines == 1 else "lines carry"
+            names = unknown_fields_text(tuple(sorted(self.unknown_names)), HISTORY_FIELDS)
+            out.append(
+                f"{self.unknown_lines} {lines} fields no reader reads, read as if absent:"
+                f" {names} (the first: line {self.first_unknown_line})"
+            )
+        if self.backwards:
+            matches = "match is" if self.backwards == 1 else "matches are"
+            out.append(
+                f"{self.backwards} {matches} earlier than a match above it (the first: line"
+                f" {self.first_backwards}); rated in file order: replay --in-play-order rates"
+                " by time, as the live pipeline does"
+            )
+        out.extend(self.mode_notes)
         return out
 
 
@@ -129,6 +171,7 @@ class Intake:
         skip_bad_rows: bool = False,
         progress: Progress | None = None,
         modes_source: str = "the modes file",
+        play_order: bool = False,
     ) -> None:
         self.path = path
         self.modes = modes
@@ -136,18 +179,30 @@ class Intake:
         self.skip_bad_rows = skip_bad_rows
         self.progress = progress
         self.modes_source = modes_source
+        # The caller rates in play order (replay --in-play-order): matches out of file order
+        # are not worth a line.
+        self.play_order = play_order
         self.report = IntakeReport()
 
     def __iter__(self) -> Iterator[HistoryMatch]:
         name = display_name(self.path)
-        report = self.report = IntakeReport()
+        report = self.report = IntakeReport(backwards=None if self.play_order else 0)
         on_bad_row = report.skip if self.skip_bad_rows else None
         recent = RecentMatchIds()
         # CSV rows get their line as id, which never repeats: their ids need no checking.
         check_ids: bool | None = None
         override = self.mode_override
         accept_all = self.modes.accept_unlisted or override is not None
-        for match in read_history(self.path, self.progress, on_bad_row):
+        latest = float("-inf")
+        seen_modes: set[str] = set()
+        for match in read_history(self.path, self.progress, on_bad_row, report.unknown):
+            seen_modes.add(match.mode or DEFAULT_MODE)
+            played = match.at if match.started_at is None else match.started_at
+            if played < latest and report.backwards is not None:
+                report.backwards += 1
+                if report.first_backwards is None:
+                    report.first_backwards = match.row
+            latest = max(latest, played)
             mode = override or match.mode or DEFAULT_MODE
             if not accept_all and not self.modes.accepts(mode):
                 error = HistoryError(
@@ -163,5 +218,26 @@ class Intake:
                 check_ids = match.match_id != f"{CSV_ID_PREFIX}{match.row}"
             if check_ids and recent.repeated(match.match_id, match.at, mode, match.teams):
                 report.duplicates += 1
+                if report.first_duplicate is None:
+                    report.first_duplicate = (match.match_id, match.row)
                 continue
             yield match
+        if override is None:
+            report.mode_notes = misspelt_modes(seen_modes, self.modes, self.modes_source)
+
+
+def misspelt_modes(seen: set[str], modes: Modes, source: str) -> list[str]:
+    """One line per mode of the history that the modes file does not list while it lists a
+    mode close to it that no match is in: most likely a misspelling on one side (``[modes.1vs1]``
+    for a history of ``1v1``), which rates the mode with ``[default]`` and nothing said."""
+    unused = [name for name in modes.listed if name not in seen]
+    notes = []
+    for mode in sorted(seen - set(modes.listed)):
+        close = difflib.get_close_matches(mode, unused, n=1, cutoff=0.6)
+        if close:
+            rated = "is rated with [default]" if modes.accepts(mode) else "is rejected"
+            notes.append(
+                f"the history's mode {mode!r} is not listed in {source}, so it {rated}; no match"
+                f" is in its listed mode {close[0]!r}: is one of them misspelt?"
+            )
+    return notes

@@ -452,6 +452,8 @@ class Pipeline:
             for letter in out.dead_letters:
                 m.dead_lettered.labels(letter.origin.topic, reason_kind(letter.reason)).inc()
         m.count_outbox(out.counts)
+        for note in out.notes:
+            log.warning("%s", note)
         now = time.time() * 1000
         for finished_ms in out.finished_ms:
             m.latency.observe(max(0.0, (now - finished_ms) / 1000))

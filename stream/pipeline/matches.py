@@ -41,11 +41,14 @@ from stream.corrections.inputs import InputCorrections
 from stream.deadletters import DeadLetter, Origin
 from stream.events import (
     DEFAULT_LIMITS,
+    FINISHED_FIELDS,
+    STARTED_FIELDS,
     EventError,
     EventLimits,
     MatchFinished,
     MatchStarted,
     decode_match_finished,
+    unknown_fields_text,
 )
 from stream.pipeline import eventtime, lifecycle
 from stream.pipeline.lifecycle import Effects
@@ -60,6 +63,7 @@ from stream.pipeline.matchentry import (
 )
 from stream.pipeline.matchinput import read_event
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
+from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.populations import Populations
 from stream.pipeline.timekeeping import EventTime
@@ -81,6 +85,10 @@ from stream.protocol import (
 )
 from stream.ratings.evidence import NONE, Evidence
 from stream.ratings.modeconfig import ModeConfig
+
+# How many distinct unknown (event kind, field name) pairs a worker says before it stops saying
+# new ones (each is still counted): a fleet's own fields are few, a hostile fleet's unbounded.
+UNKNOWN_NAMES_SAID = 64
 
 
 class MatchProcessor:
@@ -118,6 +126,8 @@ class MatchProcessor:
         # from a server with a broken clock would otherwise move the partition's event time
         # on, and every match pending there would be abandoned or timed out.
         self.max_future_seconds = max_future_seconds
+        # The unknown event fields already said, (kind, name): see _unknown_fields.
+        self._unknown_said: set[tuple[str, str]] = set()
 
     # --- clocks and deadlines -----------------------------------------------------------------
 
@@ -163,6 +173,24 @@ class MatchProcessor:
                 grace = self._pending(entry.mode).grace_seconds
                 partition.held.add(entry.fin.at - grace, match_id)
         return partition
+
+    def _unknown_fields(self, out: Outbox, kind: str, event: MatchStarted | MatchFinished) -> None:
+        """Count an event that carries fields skillstream does not read, and say each such
+        name once per worker (a bounded number of names: a fleet's own metadata fields are
+        said once, not per event)."""
+        out.count("unknown_fields")
+        said = self._unknown_said
+        fresh = tuple(n for n in event.unknown_fields if (kind, n) not in said)
+        if not fresh or len(said) >= UNKNOWN_NAMES_SAID:
+            return
+        said.update((kind, n) for n in fresh)
+        known = STARTED_FIELDS if kind == STARTED else FINISHED_FIELDS
+        out.note(
+            f"match-{kind} events carry a field skillstream does not read, so it changes no"
+            f" rating: {unknown_fields_text(fresh, known)} (first in match"
+            f" {event.match_id!r}; counted in"
+            ' skillstream_pipeline_events_total{kind="unknown_fields"}; said once per name)'
+        )
 
     def ask_again(self, ctx: MatchContext) -> None:
         """After a restore: ask again for every snapshot a restored match still waits for. Its
@@ -214,6 +242,8 @@ class MatchProcessor:
             out.dead_letter(DeadLetter(key, value, origin, read))
             return
         event, mode, at = read.event, read.mode, read.at
+        if event.unknown_fields and not forwarded:  # a forwarded copy was counted where read
+            self._unknown_fields(out, kind, event)
         partition = ctx.partition
         eventtime.observe(partition, kind, at, wall, forwarded=forwarded)
         if corrections is not None and corrections.is_void(event.match_id):

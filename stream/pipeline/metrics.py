@@ -75,7 +75,8 @@ class WorkerMetrics:
             "skillstream_pipeline_events_total",
             "What the processors saw: duplicates, finishes without a start, timed-out matches,"
             " cancelled players, late snapshots, forwarded events, late events (published"
-            " later than SKILLSTREAM_EVENT_LATENESS_SECONDS allows).",
+            " later than SKILLSTREAM_EVENT_LATENESS_SECONDS allows), events carrying fields"
+            " skillstream does not read (unknown_fields).",
             ["kind"],
             registry=r,
         )

@@ -32,6 +32,8 @@ class Outbox:
     counts: Counter[str] = field(default_factory=Counter)
     # Kafka timestamps (ms) of the match-finished events behind this batch's rating changes.
     finished_ms: list[int] = field(default_factory=list)
+    # Warnings for the worker's log (the processors hold no logger: they stay pure).
+    notes: list[str] = field(default_factory=list)
 
     def to_player(self, partition: int, command: PlayerCommand) -> None:
         self.player_commands[partition].append(command)
@@ -51,6 +53,9 @@ class Outbox:
 
     def count(self, what: str, n: int = 1) -> None:
         self.counts[what] += n
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
 
     def __bool__(self) -> bool:
         return bool(

@@ -112,7 +112,8 @@ async def test_the_retained_inputs_replay_as_played(stack: LocalStack, tmp_path:
     done = skillstream(env, "inputs", "export", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
-        "skillstream inputs export: 4 finished matches written, from 10 input records",
+        f"skillstream inputs export: wrote 4 matches to {out}",
+        "skillstream inputs export: 4 finished matches from 10 input records",
         "skillstream inputs export: 1 started and never finished (live settles them; left out)",
         "skillstream inputs export: 1 unreadable events (the workers dead-letter them; left out)",
         "skillstream inputs export: 1 repeated finishes (live rates the first; left out)",

@@ -16,8 +16,12 @@ from jsonschema import Draft202012Validator
 
 from stream.events import (
     DEFAULT_LIMITS,
+    FINISHED_FIELDS,
     MAX_EPOCH_MS,
+    MAX_UNKNOWN_NAME,
+    MAX_UNKNOWN_NAMED,
     MIN_EPOCH_MS,
+    STARTED_FIELDS,
     TIME_PATTERN,
     EventError,
     EventLimits,
@@ -27,7 +31,9 @@ from stream.events import (
     decode_match_started,
     format_time,
     parse_match_finished,
+    parse_match_started,
     parse_time,
+    unknown_fields_text,
 )
 from stream.ratings.skill import PlayerStats
 
@@ -183,6 +189,7 @@ def test_parse_full_match_finished() -> None:
         ranks=(1, 0),
         quitters=frozenset({"c"}),
         stats=event.stats,
+        unknown_fields=("server",),
     )
     assert event.stats is not None
     assert dict(event.stats) == {"a": PlayerStats(10.0, 600.5), "c": PlayerStats(-2.5, 0.0)}
@@ -670,3 +677,40 @@ def rating_changed(**changes: object) -> dict[str, object]:
 )
 def test_rating_changed_schema(event: dict[str, object], valid: bool) -> None:
     assert Draft202012Validator(SCHEMAS["rating-changed"]).is_valid(event) is valid
+
+
+# --- fields skillstream does not read --------------------------------------------------------
+
+
+def test_the_fields_read_are_the_schemas_properties() -> None:
+    for name, known in (("match-started", STARTED_FIELDS), ("match-finished", FINISHED_FIELDS)):
+        assert set(SCHEMAS[name]["properties"]) == known
+
+
+def test_a_misspelt_field_is_named_with_the_one_it_may_mean() -> None:
+    event = decode_match_finished(
+        b'{"match_id":"m","mode":"1v1","finished_at":1767323045000,"teams":[["a"],["b"]],'
+        b'"ranks":[0,1],"quiters":["b"]}'
+    )
+    assert event.quitters == frozenset()  # read as if absent
+    assert event.unknown_fields == ("quiters",)
+    text = unknown_fields_text(event.unknown_fields, FINISHED_FIELDS)
+    assert text == "'quiters' (did you mean 'quitters'?)"
+
+
+def test_a_known_event_carries_no_unknown_fields() -> None:
+    raw = b'{"match_id":"m","mode":"1v1","started_at":1767323045000,"teams":[["a"],["b"]]}'
+    assert decode_match_started(raw).unknown_fields == ()
+
+
+def test_unknown_names_kept_are_few_and_short() -> None:
+    event: dict[str, object] = {
+        "match_id": "m",
+        "mode": "1v1",
+        "started_at": 1767323045000,
+        "teams": [["a"], ["b"]],
+    }
+    event.update({f"x{i:03d}" + "y" * 500: i for i in range(100)})
+    names = parse_match_started(event).unknown_fields
+    assert len(names) == MAX_UNKNOWN_NAMED
+    assert all(len(name) == MAX_UNKNOWN_NAME for name in names)

@@ -106,3 +106,53 @@ def test_a_mode_the_configuration_rejects_is_a_clear_error(
     done = command(valkey, "ratings", "get", "2v2", "x")
     assert done.returncode == 2
     assert "2v2" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_mode_nothing_knows_is_refused_with_the_closest_held(valkey: ValkeyServer) -> None:
+    fill(valkey)
+    for args in (
+        ("ratings", "get", "1vs1", "bob"),
+        ("ratings", "history", "1vs1", "bob"),
+        ("ratings", "explain", "1vs1", "bob"),
+        ("leaderboard", "1vs1"),
+    ):
+        done = command(valkey, *args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.splitlines() == [
+            f"skillstream {' '.join(args[:2]) if args[0] == 'ratings' else 'leaderboard'}: error:"
+            " MODE: the cache holds nothing of mode '1vs1' and no modes file (modes the cache"
+            " holds: 1v1); did you mean '1v1'?"
+        ]
+
+
+def test_a_listed_mode_with_nothing_played_yet_is_answered(
+    valkey: ValkeyServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(valkey)
+    modes = tmp_path / "modes.toml"
+    modes.write_text("[modes.new-mode]\n")
+    monkeypatch.setenv("SKILLSTREAM_MODES_FILE", str(modes))
+    done = command(valkey, "ratings", "get", "new-mode", "ann")
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout)["unknown"] is True
+    empty = command(valkey, "leaderboard", "new-mode")
+    assert (empty.returncode, empty.stderr) == (
+        1,
+        "skillstream leaderboard: nothing found: no entries on the rank_points board of"
+        " 'new-mode'\n",
+    )
+
+
+def test_nothing_found_is_one_line_and_exit_1_for_every_read(valkey: ValkeyServer) -> None:
+    fill(valkey)
+    for args, what in (
+        (("ratings", "history", "1v1", "nobody"), "the cache keeps no rating change of"),
+        (("ratings", "explain", "1v1", "nobody"), "the cache keeps no rating change of"),
+        (("leaderboard", "1v1", "--season", "99"), "in season 99"),
+        (("leaderboard", "1v1", "--around", "nobody"), "no entries around 'nobody'"),
+    ):
+        done = command(valkey, *args)
+        assert done.returncode == 1, (args, done.stderr)
+        (line,) = done.stderr.splitlines()
+        assert ": nothing found: " in line and what in line, line
+        assert done.stdout == ""

@@ -107,7 +107,7 @@ def test_the_command_words_a_change_for_a_support_agent(
     assert as_json.returncode == 0 and orjson.loads(as_json.stdout)["match_id"] == "m-2"
     missing = run(MODE, "b", "m-404")
     assert missing.returncode == 1 and missing.stderr.count("\n") == 1
-    assert "keeps no match 'm-404' of 'b'" in missing.stderr
+    assert "nothing found: the cache keeps no change from match 'm-404' of 'b'" in missing.stderr
     empty = run("", "b")
     assert empty.returncode == 2 and empty.stderr.count("\n") == 1
 

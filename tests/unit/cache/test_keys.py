@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream.cache.keys import MAX_ID_LENGTH, Board, KeyLayout, escape_mode
+from stream.cache.keys import MAX_ID_LENGTH, Board, KeyLayout, escape_mode, unescape_mode
 from stream.cache.slots import crc16_xmodem, hash_tag, key_slot
 
 ids = st.text(min_size=1, max_size=MAX_ID_LENGTH)
@@ -127,3 +127,19 @@ def test_escaping_is_one_to_one(a: str, b: str) -> None:
 def test_different_modes_can_live_in_different_slots() -> None:
     layout = KeyLayout()
     assert key_slot(layout.by_rating("ranked-1v1")) != key_slot(layout.by_rating("casual-2v2"))
+
+
+@given(st.text(min_size=1, max_size=MAX_ID_LENGTH), st.sampled_from(["skillstream", "a*b?[c]"]))
+def test_a_modes_clock_gives_the_mode_back(mode: str, prefix: str) -> None:
+    layout = KeyLayout(prefix)
+    assert layout.clock_mode(layout.clock(mode)) == mode
+    assert unescape_mode(escape_mode(mode)) == mode
+
+
+def test_keys_that_are_no_modes_clock_give_no_mode() -> None:
+    layout = KeyLayout("p")
+    assert layout.clock_mode(layout.player("1v1", "x}:clock")) is None
+    assert layout.clock_mode(layout.history("1v1", "clock")) is None
+    assert layout.clock_mode("other:{1v1}:clock") is None
+    assert layout.clock_pattern() == "p:{*}:clock"
+    assert KeyLayout("a*b?[c]").clock_pattern() == "a\\*b\\?\\[c\\]:{*}:clock"

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import orjson
 import pytest
-from builders import Duel, duel_lines
+from builders import Duel, duel_lines, run_command
 
 from stream.cache.entry import CachedRating
 from stream.cache.history import entry_of, worded
-from stream.cli.main import main
 from stream.corrections.pseudonyms import pseudonym
 from stream.corrections.records import Erase, Void, parse_correction
 
@@ -31,12 +30,7 @@ KEY = "0123456789abcdef-key"
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_command(argv, capsys)
 
 
 def one_line(code: int, err: str, culprit: str) -> None:
@@ -187,7 +181,7 @@ def test_replay_words_each_change_of_a_player_as_ratings_explain_does(
         "(uncertainty 261)."
     )
     code, _, err = run(["replay", str(history), "--explain", "dave"], capsys)
-    assert code == 1 and err == "skillstream replay: 'dave' played no rated match\n"
+    assert code == 1 and err == "skillstream replay: nothing found: 'dave' played no rated match\n"
 
 
 def test_each_mistake_of_a_live_re_rate_is_one_line(

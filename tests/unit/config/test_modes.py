@@ -187,6 +187,15 @@ def test_unlisted_modes_can_be_rejected() -> None:
         ({"default": {"unlisted": "maybe"}}, "unlisted must be"),
         ({"modes": {"x": 3}}, "[modes.x] expected a table, got 3"),
         ({"default": {"algorithm": ["elo"]}}, "unknown algorithm ['elo']"),
+        (
+            {"modes": {"1v1": {"elo": {"max_gain": 24.0}}}},
+            "m.toml: [modes.1v1.elo] parameters for elo, but this mode is rated with glicko2",
+        ),
+        (
+            {"default": {"glicko1": {"min_deviation": 30.0}}, "modes": {"a": {"algorithm": "elo"}}},
+            "[default.glicko1] parameters for glicko1, but no mode is rated with it: modes are"
+            " rated with elo or glicko2",
+        ),
     ],
 )
 def test_bad_modes_files_name_the_key(data: dict[str, object], message: str) -> None:
@@ -272,3 +281,10 @@ def test_generated_modes_files_load_in_range_or_fail_naming_the_key(
         for key, accepted in cls.RANGES.items():
             value = getattr(config, key)
             assert math.isfinite(value) and accepted.contains(value)
+
+
+def test_default_parameters_serve_the_modes_that_use_their_algorithm() -> None:
+    data = {"default": {"elo": {"max_gain": 24.0}}, "modes": {"a": {"algorithm": "elo"}}}
+    modes = parse_modes(data, source="m.toml")
+    assert modes.get("a").algorithm == EloConfig(max_gain=24.0)
+    assert modes.get("b").algorithm.name == "glicko2"

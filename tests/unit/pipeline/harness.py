@@ -130,6 +130,8 @@ class Cluster:
         self.dead_letters: list[DeadLetter] = []
         # What the processors counted (the metrics' pipeline events), over every batch.
         self.counts: Counter[str] = Counter()
+        # What the processors asked the worker to log.
+        self.notes: list[str] = []
         # Every message delivered so far (redelivery after a crash).
         self.delivered: list[Item] = []
         # Messages per runner call (the next ones of the same agent, across partitions).
@@ -405,6 +407,7 @@ class Cluster:
             else:
                 report = await self.runner.match_batch(messages)
             self.counts.update(report.out.counts)
+            self.notes.extend(report.out.notes)
             admission = report.admission
             for (topic, partition), offset in {**admission.restart, **admission.rewind}.items():
                 self.rewinds.append((topic, partition, offset))
