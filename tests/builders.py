@@ -3,9 +3,11 @@ module: pyproject.toml puts tests/ on the path)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -57,3 +59,21 @@ def run_command(argv: list[str], capsys: Any) -> tuple[int, str, str]:
         code = int(exc.code or 0)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def readme_blocks(section: str) -> list[str]:
+    """The ```sh blocks of the README's ``## SECTION``, as written."""
+    text = README.read_text()
+    start = text.index(f"\n## {section}\n")
+    end = text.find("\n## ", start + 1)
+    part = text[start : end if end >= 0 else len(text)]
+    return re.findall(r"^```sh\n(.*?)^```", part, re.MULTILINE | re.DOTALL)
+
+
+def in_a_checkout(folder: Path) -> None:
+    """``folder`` made to look like a checkout after ``make install`` for the README's blocks:
+    its ``.venv`` is this test run's virtualenv."""
+    (folder / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)

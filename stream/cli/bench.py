@@ -464,90 +464,134 @@ def bench_pipeline(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    bench = sub.add_parser("bench", help="print performance figures")
-    bench.add_argument(
-        "target",
-        choices=["engine", "pipeline", "cache", "state", "recovery"],
-        help="what to measure",
+    bench = sub.add_parser(
+        "bench",
+        help="print performance figures",
+        description="Benchmarks that print figures (docs/benchmarks.md); `skillstream bench"
+        " TARGET --help` lists a target's options and their defaults.",
     )
-    bench.add_argument(
+    targets = bench.add_subparsers(dest="target", required=True, metavar="TARGET")
+    engine = targets.add_parser(
+        "engine",
+        help="the algorithms' updates and replay against two plain loops (make bench)",
+        description="Each algorithm's one-game update and the engine's entry point, then replay"
+        " of generated 1v1 matches against a textbook and a hand-tuned Glicko-2 loop.",
+    )
+    engine.add_argument(
+        "--matches",
+        type=positive_int,
+        default=200_000,
+        help="generated matches replayed (default 200000)",
+    )
+    _pipeline_target(targets)
+    cache = targets.add_parser(
+        "cache",
+        help="Redis cache writes and batch lookups on a local Valkey",
+        description="The cache writer's throughput and get_many's latency on the local Valkey.",
+    )
+    cache.add_argument(
+        "--cache-players",
+        type=positive_int,
+        default=50_000,
+        help="players written, then read (default 50000)",
+    )
+    cache.add_argument(
+        "--cache-lookups",
+        type=positive_int,
+        default=2000,
+        help="get_many calls timed (default 2000)",
+    )
+    recovery = targets.add_parser(
+        "recovery",
+        help="how long a worker takes to restore its tables",
+        description="A worker's table recovery from the changelogs, and the end scan every"
+        " worker does, on the local stack.",
+    )
+    recovery.add_argument(
+        "--recovery-players",
+        type=positive_int,
+        default=100_000,
+        help="players in the restored ratings table (default 100000)",
+    )
+    targets.add_parser(
+        "state",
+        help="bytes per player in the ratings table",
+        description="The ratings table's memory per player and mode, fixed and learning modes.",
+    )
+    bench.set_defaults(func=cmd_bench)
+
+
+def _pipeline_target(targets: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    pipeline = targets.add_parser(
+        "pipeline",
+        help="matches/s and latency through the live pipeline on the local stack",
+        description="A flat-out run, paced runs with their latency, and the yardsticks (a naive"
+        " Faust app, Faust's floor, a plain aiokafka loop) on the local stack.",
+    )
+    pipeline.add_argument(
         "--pipeline-matches",
         type=non_negative_int,
         default=30_000,
-        help="pipeline: flat-out run size (0: none)",
+        help="flat-out run size (default 30000; 0: none)",
     )
-    bench.add_argument(
+    pipeline.add_argument(
         "--backlog",
         type=non_negative_int,
         default=0,
         metavar="MATCHES",
-        help="pipeline: also publish this many matches with the worker stopped, then time how "
-        "fast a new worker rates them (0: none)",
+        help="also publish this many matches with the worker stopped, then time how fast a new"
+        " worker rates them (default 0: none)",
     )
-    bench.add_argument(
+    pipeline.add_argument(
         "--rates",
         type=positive_float,
         nargs="*",
         default=[500.0, 1000.0],
-        help="pipeline: paced runs (matches/s)",
+        help="paced runs, matches/s (default 500 1000; none: no paced run)",
     )
-    bench.add_argument(
-        "--seconds", type=positive_float, default=20.0, help="pipeline: paced run length"
+    pipeline.add_argument(
+        "--seconds", type=positive_float, default=20.0, help="paced run length (default 20)"
     )
-    bench.add_argument(
+    pipeline.add_argument(
         "--partitions",
         type=positive_int,
         default=None,
-        help="pipeline: partitions per topic (default: the local stack's, 4)",
+        help="partitions per topic (default: the local stack's, 4)",
     )
-    bench.add_argument(
+    pipeline.add_argument(
         "--match-seconds",
         type=non_negative_float,
         default=2.0,
-        help="pipeline: paced matches last this long (the start is produced this much earlier)",
+        help="paced matches last this long: the start is produced this much earlier (default 2)",
     )
-    bench.add_argument(
+    pipeline.add_argument(
         "--partitioner",
         choices=list(PARTITIONINGS),
         default=MURMUR2.name,
-        help="pipeline: how the load generator's producer partitions: by match id with murmur2 "
-        "as Java clients (every event on its home partition), with CRC32 as librdkafka's "
-        "default, or no key (a random partition); the last two forward most events home",
+        help="how the load generator's producer partitions: by match id with murmur2 as Java"
+        " clients (every event on its home partition; the default), with CRC32 as librdkafka's"
+        " default, or no key (a random partition); the last two forward most events home",
     )
-    bench.add_argument(
+    pipeline.add_argument(
         "--naive-faust",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="pipeline: after the flat-out run, the same matches through a naive Faust app (one"
-        " agent, a Table, await send; stream/bench/naive_faust.py) on one partition",
+        help="after the flat-out run, the same matches through a naive Faust app (one agent, a"
+        " Table, await send; stream/bench/naive_faust.py) on one partition (default: on)",
     )
-    bench.add_argument(
+    pipeline.add_argument(
         "--faust-floor",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="pipeline: after the flat-out run, the same matches read by a Faust agent that does"
-        " nothing (stream/bench/faust_floor.py) on the worker's partitions: Faust's floor, the"
-        " most matches/s any Faust app reading both events could rate",
+        help="after the flat-out run, the same matches read by a Faust agent that does nothing"
+        " (stream/bench/faust_floor.py) on the worker's partitions: Faust's floor, the most"
+        " matches/s any Faust app reading both events could rate (default: on)",
     )
-    bench.add_argument(
+    pipeline.add_argument(
         "--raw-events",
         type=non_negative_int,
         default=50_000,
         metavar="EVENTS",
-        help="pipeline: events through a plain aiokafka consume-update-produce loop on the"
-        " flat-out run's broker, the ceiling the worker is compared with (0: none)",
+        help="events through a plain aiokafka consume-update-produce loop on the flat-out run's"
+        " broker, the ceiling the worker is compared with (default 50000; 0: none)",
     )
-    bench.add_argument("--matches", type=positive_int, default=200_000, help="replay size")
-    bench.add_argument(
-        "--cache-players", type=positive_int, default=50_000, help="cache: players written and read"
-    )
-    bench.add_argument(
-        "--recovery-players",
-        type=positive_int,
-        default=100_000,
-        help="recovery: players to recover",
-    )
-    bench.add_argument(
-        "--cache-lookups", type=positive_int, default=2000, help="cache: get_many calls timed"
-    )
-    bench.set_defaults(func=cmd_bench)

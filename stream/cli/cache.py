@@ -15,12 +15,13 @@ import dataclasses
 import logging
 import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import orjson
 
-from stream.cli.arguments import non_negative_int, positive_int
+from stream.cli.arguments import non_negative_float, non_negative_int, positive_int
 from stream.cli.environment import settings_or_none
 from stream.config.settings import Settings
 from stream.errors import UserError, did_you_mean
@@ -161,6 +162,18 @@ def _check_mode(settings: Settings, cache: Any, mode: str) -> None:
     )
 
 
+def _wait_for(cache: Any, mode: str, players: list[str], seconds: float) -> list[str]:
+    """Read ``players`` until every one is in the cache or ``seconds`` pass; the ones still
+    missing. For a script that publishes a match and then reads its rating."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = cache.get_many(mode, players)
+        missing = [player for player, entry in found.items() if entry.unknown]
+        if not missing or time.monotonic() >= deadline:
+            return missing
+        time.sleep(0.25)
+
+
 def nothing_found(command: str, what: str) -> int:
     """Exit 1 with one line: the read commands' one wording for an answer with nothing in it
     (docs/commands.md, "Exit codes")."""
@@ -181,6 +194,7 @@ def cmd_ratings_get(args: argparse.Namespace) -> int:
     cache = _reader(settings)
     try:
         with redis_errors(settings):
+            missing = _wait_for(cache, args.mode, args.players, args.wait) if args.wait else []
             _check_mode(settings, cache, args.mode)
             found = cache.get_many(args.mode, args.players)
     except UnknownModeError as exc:
@@ -188,6 +202,12 @@ def cmd_ratings_get(args: argparse.Namespace) -> int:
         return 2
     finally:
         cache.close()
+    if missing:
+        return nothing_found(
+            "ratings get",
+            f"after {args.wait:g} s the cache still holds no rating of"
+            f" {', '.join(map(repr, missing))} in {args.mode!r}",
+        )
     experience = settings.load_modes().get(args.mode).experience
     for entry in found.values():
         sys.stdout.write(
@@ -330,14 +350,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ratings = sub.add_parser("ratings", help="read cached ratings")
     ratings_actions = ratings.add_subparsers(dest="action", required=True, metavar="ACTION")
     get = ratings_actions.add_parser("get", help="players' cached ratings in one mode, as JSON")
-    get.add_argument("mode")
-    get.add_argument("players", nargs="+", metavar="PLAYER")
+    get.add_argument("mode", help="the game mode")
+    get.add_argument("players", nargs="+", metavar="PLAYER", help="the players, in any number")
+    get.add_argument(
+        "--wait",
+        type=non_negative_float,
+        metavar="SECONDS",
+        help="wait up to this long for every PLAYER to be in the cache (a script that has just"
+        " published their match); exit 1 with one line if one is not",
+    )
     get.set_defaults(func=cmd_ratings_get)
     history = ratings_actions.add_parser(
         "history", help="a player's last rating changes in one mode, newest first, as JSON"
     )
-    history.add_argument("mode")
-    history.add_argument("player")
+    history.add_argument("mode", help="the game mode")
+    history.add_argument("player", help="the player")
     history.add_argument(
         "--last",
         type=positive_int,
@@ -349,14 +376,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     explain = ratings_actions.add_parser(
         "explain", help="why a player's rating changed, worded for a support agent"
     )
-    explain.add_argument("mode")
-    explain.add_argument("player")
+    explain.add_argument("mode", help="the game mode")
+    explain.add_argument("player", help="the player")
     explain.add_argument("match", nargs="?", help="the match (default: the latest change)")
     explain.add_argument("--json", action="store_true", help="the cached change as JSON")
     explain.set_defaults(func=cmd_ratings_explain)
 
     board = sub.add_parser("leaderboard", help="a mode's leaderboard from the cache")
-    board.add_argument("mode")
+    board.add_argument("mode", help="the game mode")
     board.add_argument(
         "--board",
         choices=["rank_points", "conservative", "rating"],

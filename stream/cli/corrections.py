@@ -227,8 +227,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     common(void)
 
     adjust = actions.add_parser("adjust", help="set or shift a player's rating in one mode")
-    adjust.add_argument("mode")
-    adjust.add_argument("player")
+    adjust.add_argument("mode", help="the game mode of the rating adjusted")
+    adjust.add_argument("player", help="the player whose rating is adjusted")
     adjust.add_argument("--set", type=float, metavar="RATING", help="the new rating")
     adjust.add_argument("--shift", type=float, metavar="POINTS", help="points to add (or take)")
     adjust.add_argument(
@@ -243,7 +243,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     erase = actions.add_parser(
         "erase", help="forget a player: their id read as a pseudonym (SKILLSTREAM_PSEUDONYM_KEY)"
     )
-    erase.add_argument("player")
+    erase.add_argument("player", help="the player erased: replaced by a keyed pseudonym everywhere")
     may_match_nothing(erase, "a player of another deployment or history")
     common(erase)
 

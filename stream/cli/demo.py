@@ -8,6 +8,7 @@ from pathlib import Path
 
 from stream.cli.arguments import int_at_least, output_folder, positive_int
 from stream.cli.offline import stream_history
+from stream.cli.progress import Progress, tracked
 from stream.config.modes import Modes
 from stream.offline.evaluation import evaluate
 from stream.offline.replayer import Replayer
@@ -36,8 +37,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     args.out_dir.mkdir(parents=True, exist_ok=True)
     history = args.out_dir / "demo-history.csv"
     simulator = Simulator(SimulationConfig(matches=args.matches, players=args.players, seed=1))
-    with history.open("w", newline="") as f:
-        write_csv(simulator, f)
+    with (
+        history.open("w", newline="") as f,
+        Progress(args.matches, "simulate", unit="matches") as bar,
+    ):
+        write_csv(tracked(simulator, bar), f)
     print(f"simulated {args.matches} 1v1 matches of {args.players} players -> {history}")
 
     replayer = Replayer(Modes())

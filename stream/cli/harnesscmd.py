@@ -78,7 +78,12 @@ def run_harness(
 
 def add_common(parser: argparse.ArgumentParser) -> None:
     """The options both harnesses take: the store, the workers' logs, JSON output."""
-    parser.add_argument("--store", choices=["memory", "rocksdb"], default="memory")
+    parser.add_argument(
+        "--store",
+        choices=["memory", "rocksdb"],
+        default="memory",
+        help="the workers' table store (SKILLSTREAM_STORE; default memory)",
+    )
     parser.add_argument(
         "--keep-logs", action="store_true", help="keep the workers' log files and print paths"
     )

@@ -32,6 +32,7 @@ from aiokafka import AIOKafkaConsumer
 
 from stream.cache.entry import CachedRating
 from stream.cache.reader import RatingCache
+from stream.cli.arguments import non_negative_float, positive_float, positive_int
 from stream.config.modes import Modes
 from stream.local.stack import LocalStack, StackError, environment
 from stream.local.workers import WorkerError, WorkerProcess
@@ -246,9 +247,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     live = sub.add_parser(
         "live", help="run the whole pipeline on the embedded local stack with a live view"
     )
-    live.add_argument("--rate", type=float, default=100.0, help="matches per second")
-    live.add_argument("--players", type=int, default=2_000)
-    live.add_argument("--match-seconds", type=float, default=2.0)
-    live.add_argument("--seed", type=int, default=0)
+    live.add_argument(
+        "--rate", type=positive_float, default=100.0, help="matches per second (default 100)"
+    )
+    live.add_argument(
+        "--players", type=positive_int, default=2_000, help="simulated players (default 2000)"
+    )
+    live.add_argument(
+        "--match-seconds",
+        type=non_negative_float,
+        default=2.0,
+        help="each match's start is published this long before its finish (default 2)",
+    )
+    live.add_argument("--seed", type=int, default=0, help="seeds the simulated fleet (default 0)")
     live.add_argument("--seconds", type=float, help="stop after this long (default: Ctrl-C)")
     live.set_defaults(func=cmd_live)

@@ -120,8 +120,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     up.add_argument("--kafka-port", type=port_or_zero, default=0, help="default: a free port")
     up.add_argument("--redis-port", type=port_or_zero, default=0, help="default: a free port")
     up.add_argument("--detach", action="store_true", help="leave it running and return")
-    up.add_argument("--state-file", type=Path, default=DEFAULT_STATE)
+    up.add_argument(
+        "--state-file",
+        type=Path,
+        default=DEFAULT_STATE,
+        help=f"where the servers started are noted for local down (default {DEFAULT_STATE})",
+    )
     up.set_defaults(func=cmd_up)
     down = actions.add_parser("down", help="stop a detached stack")
-    down.add_argument("--state-file", type=Path, default=DEFAULT_STATE)
+    down.add_argument(
+        "--state-file",
+        type=Path,
+        default=DEFAULT_STATE,
+        help=f"the servers to stop, as local up wrote them (default {DEFAULT_STATE})",
+    )
     down.set_defaults(func=cmd_down)

@@ -61,6 +61,9 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(given[0] if given else None)
+    if not given:  # the usage and every command, not a one-line "COMMAND is required"
+        parser.print_help(sys.stderr)
+        return 2
     args = parser.parse_args(given)
     for line in unknown_variables(os.environ):
         print(f"skillstream: warning: {line}", file=sys.stderr)

@@ -599,7 +599,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
             count,
             pending=modes.pending(base.name),
         )
-        bar.update(planned)  # a search that settles early skips the rest of the plan
+        # A search that settles early skips the rest of the plan: the bar ends at what ran.
+        bar.total = trials or None
     for warning in result.warnings:
         print(f"skillstream tune: warning: {warning}", file=sys.stderr)
     if split is None:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
-from typing import TextIO
+from typing import TextIO, TypeVar
+
+T = TypeVar("T")
 
 # Redraw at most this often: fast enough to look live, slow enough to cost nothing.
 _INTERVAL = 0.1
@@ -113,7 +115,8 @@ class Progress:
     def _amount(self, value: float) -> str:
         if self.unit == "B":
             return _scaled(value, ("B", "kB", "MB", "GB", "TB"))
-        text = _scaled(value, ("", "k", "M", "G", "T"))
+        # A slow rate (trials a second) keeps a decimal rather than reading as 0.
+        text = f"{value:.1f}" if 0 < abs(value) < 10 else _scaled(value, ("", "k", "M", "G", "T"))
         return f"{text} {self.unit}" if self.unit else text
 
     def _draw(self, line: str, end: str) -> None:
@@ -126,6 +129,16 @@ class Progress:
         except (OSError, ValueError):
             # A closed or broken terminal must not abort the work being reported on.
             self.enabled = False
+
+
+def tracked(items: Iterable[T], bar: Progress, every: int = 1024) -> Iterator[T]:
+    """``items`` as they are, counted on ``bar`` every ``every`` items and at the end."""
+    count = 0
+    for count, item in enumerate(items, 1):
+        if count % every == 0:
+            bar.update(count)
+        yield item
+    bar.update(count)
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -23,6 +23,7 @@ from stream.cli.arguments import (
     team_sizes,
 )
 from stream.cli.outputs import HISTORY, Output, check_outputs, written_text
+from stream.cli.progress import Progress, tracked
 from stream.errors import UserError
 from stream.simulation import Matchmaker, SimulationConfig, simulate, write_csv, write_jsonl
 
@@ -127,9 +128,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UserError("CSV holds 1v1 matches; use --format jsonl (or --out FILE.jsonl)")
     output = Output("--out", args.out, HISTORY)
     check_outputs({}, [output], force=args.force)
-    with written_text("simulate", output) as out:
+    with (
+        written_text("simulate", output) as out,
+        Progress(config.matches, "simulate", unit="matches") as bar,
+    ):
         writer = write_csv if fmt == "csv" else write_jsonl
-        writer(simulate(config), out)
+        writer(tracked(simulate(config), bar), out)
     return 0
 
 
@@ -207,12 +211,42 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_force(sim)
     kafka = sim.add_argument_group("publishing to Kafka (KAFKA_BOOTSTRAP_SERVERS)")
     kafka.add_argument("--kafka", action="store_true", help="publish events instead of a file")
-    kafka.add_argument("--rate", type=float, default=100.0, help="matches/s (0: flat out)")
-    kafka.add_argument("--match-seconds", type=float, default=0.0, help="start-to-finish time")
-    kafka.add_argument("--duplicate-rate", type=float, default=0.0)
-    kafka.add_argument("--reorder-rate", type=float, default=0.0, help="finish before start")
-    kafka.add_argument("--abandon-rate", type=float, default=0.0, help="matches never finished")
-    kafka.add_argument("--omit-teams-rate", type=float, default=0.0)
+    kafka.add_argument(
+        "--rate",
+        type=non_negative_float,
+        default=100.0,
+        help="matches/s (default 100; 0: flat out)",
+    )
+    kafka.add_argument(
+        "--match-seconds",
+        type=non_negative_float,
+        default=0.0,
+        help="start-to-finish time, seconds (default 0)",
+    )
+    kafka.add_argument(
+        "--duplicate-rate",
+        type=probability,
+        default=0.0,
+        help="share of events published twice, as a retrying producer may (default 0)",
+    )
+    kafka.add_argument(
+        "--reorder-rate",
+        type=probability,
+        default=0.0,
+        help="share of matches whose finish is published before their start (default 0)",
+    )
+    kafka.add_argument(
+        "--abandon-rate",
+        type=probability,
+        default=0.0,
+        help="share of matches never finished (default 0)",
+    )
+    kafka.add_argument(
+        "--omit-teams-rate",
+        type=probability,
+        default=0.0,
+        help="share of finishes without teams, left to their start (default 0)",
+    )
     kafka.add_argument(
         "--history-times", action="store_true", help="keep simulated times, not the wall clock"
     )

@@ -104,5 +104,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="run a live-pipeline worker (settings from KAFKA_BOOTSTRAP_SERVERS, REDIS_URL, "
         "SKILLSTREAM_*)",
     )
-    worker.add_argument("--loglevel", default="info", choices=["debug", "info", "warning", "error"])
+    worker.add_argument(
+        "--loglevel",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="the least severe log lines written (default info)",
+    )
     worker.set_defaults(func=cmd_worker)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from stream.cli.progress import Progress
+from stream.cli.progress import Progress, tracked
 
 
 class Clock:
@@ -137,3 +137,19 @@ def test_matches_counted_while_the_percent_comes_from_bytes() -> None:
     assert out.getvalue().endswith(
         " 100.0% [" + "#" * 24 + "] 737.2k matches 92.2k matches/s in 8.0s\n"
     )
+
+
+def test_a_slow_rate_keeps_a_decimal() -> None:
+    out, clock = Tty(), Clock()
+    with Progress(71, "tune", out, clock=clock) as bar:
+        clock.now += 40.0
+        bar.update(29)
+    assert "29/71 0.7/s" in out.getvalue()
+
+
+def test_tracked_counts_what_passes_and_ends_at_the_total() -> None:
+    out = Tty()
+    with Progress(2500, "simulate", out, unit="matches") as bar:
+        assert list(tracked(range(2500), bar, every=1000)) == list(range(2500))
+    assert out.getvalue().rstrip().split("\r")[-1].startswith("simulate 100.0% [")
+    assert "2.5k matches/2.5k matches" in out.getvalue()
