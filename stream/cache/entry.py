@@ -14,7 +14,14 @@ from stream.ratings.experience import ExperienceConfig, effective_skill
 from stream.ratings.explain import Explanation
 from stream.ratings.skill import PlayerState, Skill
 
-__all__ = ["MAX_COUNT", "MAX_MAGNITUDE", "CachedRating", "entry_problem"]
+__all__ = [
+    "MAX_COUNT",
+    "MAX_MAGNITUDE",
+    "CachedRating",
+    "Correction",
+    "correction_of",
+    "entry_problem",
+]
 
 # Beyond these no engine goes: ratings of every algorithm stay within a few thousand points
 # (Elo, the unbounded one, moves at most max_gain per game), and a player would need a match
@@ -38,6 +45,51 @@ _REQUIRED = (
     "version",
     "at",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """A re-rate's word on a change (stream/corrections/handover.py): its generation, the
+    operator's reason, who ran it (None in events from before it was recorded) and the version
+    of the change it replaces."""
+
+    generation: int
+    reason: str
+    by: str | None
+    replaces: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "generation": self.generation,
+            "reason": self.reason,
+            "by": self.by,
+            "replaces": self.replaces,
+        }
+
+
+def correction_of(value: object, name: str = "correction") -> Correction:
+    """The correction an event's (or a history element's) ``name`` field holds; ValueError
+    saying what is wrong."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{name}: expected an object, got {describe_value(value)}")
+    generation, reason = value.get("generation"), value.get("reason")
+    by, replaces = value.get("by"), value.get("replaces")
+    if (
+        isinstance(generation, bool)
+        or not isinstance(generation, int)
+        or not 2 <= generation <= MAX_COUNT
+        or isinstance(replaces, bool)
+        or not isinstance(replaces, int)
+        or not 1 <= replaces <= MAX_COUNT
+        or not isinstance(reason, str)
+        or not (by is None or isinstance(by, str))
+        or len(reason) + len(by or "") > 700
+    ):
+        raise ValueError(
+            f"{name}: expected generation (>= 2), reason, by and replaces (>= 1), got"
+            f" {describe_value(value)}"
+        )
+    return Correction(generation, reason, by, replaces)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +127,11 @@ class CachedRating:
     before: tuple[float, float] | None = field(default=None, compare=False)
     # An operator's adjustment (outcome ``adjusted``): who made it and why.
     adjusted: tuple[str, str] | None = field(default=None, compare=False)
+    # A re-rate's change (the event's ``generation``, 2 and up; None: the first), and when it
+    # replaces one published before, the re-rate's word on it: the cache's history then shows
+    # it in place of the change it replaces (stream/cache/writer.py).
+    generation: int | None = field(default=None, compare=False)
+    correction: Correction | None = field(default=None, compare=False)
 
     @property
     def skill(self) -> Skill:
@@ -142,6 +199,7 @@ class CachedRating:
             season=_optional_integer(event, "season"),
             outcome=_text(event, "outcome") if event.get("outcome") is not None else None,
             **_explained(event),
+            **_corrected(event),
         )
 
 
@@ -176,6 +234,18 @@ def _explained(event: Mapping[str, Any]) -> dict[str, Any]:
             _number(previous, "deviation", 0.0),
         )
     return {"why": explanation, "before": before, "adjusted": adjusted}
+
+
+def _corrected(event: Mapping[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    if event.get("generation") is not None:
+        found["generation"] = _integer(event, "generation", 2, MAX_COUNT)
+    if event.get("correction") is not None:
+        try:
+            found["correction"] = correction_of(event["correction"])
+        except ValueError as exc:
+            raise ValueError(f"rating-changed field {exc}") from None
+    return found
 
 
 def _optional_integer(event: Mapping[str, Any], name: str) -> int | None:

@@ -47,10 +47,10 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import CommitFailedError, KafkaError
 from redis.exceptions import RedisError
 
-from stream.cache.entry import CachedRating
+from stream.cache.entry import CachedRating, correction_of
 from stream.cache.keys import KeyLayout, check_id
 from stream.cache.population import event_population
-from stream.cache.writer import CacheWriter
+from stream.cache.writer import CacheWriter, Retraction
 from stream.commits import close_batch
 from stream.config.modes import Modes
 from stream.config.settings import Settings
@@ -228,6 +228,7 @@ class CacheFeed:
         populations: dict[str, tuple[int, Population]] = {}
         letters: list[DeadLetter] = []
         removals: list[tuple[str, str, int]] = []
+        retractions: list[Retraction] = []
         offsets: dict[TopicPartition, int] = {}
         oldest: int | None = None
         for tp, records in batches.items():
@@ -235,10 +236,13 @@ class CacheFeed:
                 try:
                     event = orjson.loads(record.value or b"")
                     if isinstance(event, dict) and "retracted" in event:
-                        # A re-rate's retraction (stream/corrections/handover.py): only one
-                        # that leaves the player without a rating changes the cache.
+                        # A re-rate's retraction (stream/corrections/handover.py): one that
+                        # leaves the player without a rating removes them; any other marks
+                        # the matches it names in their history (voided, no longer counted).
                         if event.get("removed") is True:
                             removals.append(_removal(event))
+                        else:
+                            retractions.append(_retraction(event))
                         continue
                     entry = CachedRating.from_rating_changed(event)
                     self._refuse(entry)
@@ -266,7 +270,7 @@ class CacheFeed:
         # offsets.
         written = await close_batch(
             partial(self._dead_letter, letters),
-            partial(self._write, entries, populations, removals),
+            partial(self._write, entries, populations, removals, retractions),
         )
         if not written:
             return  # stopping: the batch stays uncommitted and is read again next time
@@ -287,6 +291,7 @@ class CacheFeed:
         entries: list[CachedRating],
         populations: dict[str, tuple[int, Population]],
         removals: list[tuple[str, str, int]] | None = None,
+        retractions: list[Retraction] | None = None,
     ) -> bool:
         """Write until Redis has the batch (True) or the feed is stopping (False). A learning
         mode's population goes along only when it differs from the last this feed wrote."""
@@ -302,6 +307,8 @@ class CacheFeed:
                 if removals:
                     # After the batch's changes: a removal never takes a newer version away.
                     await self.writer.remove(removals)
+                if retractions:
+                    await self.writer.retract(retractions)
             except (RedisError, OSError) as exc:
                 # The error and the outage's start are recorded together, before the next await:
                 # a reader of the stats must never see the one without the other.
@@ -438,6 +445,17 @@ def feed_from_settings(settings: Settings) -> CacheFeed:
         modes=modes,
         max_request_bytes=settings.max_request_bytes,
     )
+
+
+def _retraction(event: dict[str, Any]) -> Retraction:
+    """A retraction that leaves the player a rating; ValueError when a field is wrong."""
+    mode, player, version = _removal(event)
+    matches = event.get("retracted")
+    if not isinstance(matches, list) or not all(isinstance(m, str) for m in matches):
+        raise ValueError(f"a retraction's 'retracted' must be a list of match ids, got {matches!r}")
+    for match in matches:
+        check_id(match, "retracted match id")
+    return Retraction(mode, player, version, tuple(matches), correction_of(event.get("correction")))
 
 
 def _removal(event: dict[str, Any]) -> tuple[str, str, int]:

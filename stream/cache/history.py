@@ -3,6 +3,12 @@
 Each element is the JSON of one rating change (:class:`HistoryEntry`), newest at the head; the
 writer's script pushes it in the same atomic step as the player's hash, and only for a version
 above the stored one, so a redelivered event never adds a second element (writer.py).
+
+After a re-rate the history reads as re-rated: a change of the new generation takes the place
+of the one it replaces (each match listed once, where its event time puts it, with the rating
+it replaced), and a match the re-rate no longer counts (voided) keeps its element marked
+``retracted``, which the readers leave out of the history and `ratings explain` names as
+voided (writer.py, RETRACT_SCRIPT).
 """
 
 from __future__ import annotations
@@ -14,10 +20,18 @@ from typing import Any
 import orjson
 
 from stream.cache.codec import CacheFormatError, text
-from stream.cache.entry import CachedRating
+from stream.cache.entry import CachedRating, Correction, correction_of
 from stream.ratings.explain import Explanation, describe
 
-__all__ = ["HistoryEntry", "decode_history", "encode_history", "entry_of", "worded"]
+__all__ = [
+    "HistoryEntry",
+    "counted",
+    "decode_history",
+    "encode_history",
+    "entry_of",
+    "worded",
+    "worded_correction",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +53,12 @@ class HistoryEntry:
     why: Explanation | None = None
     before: tuple[float, float] | None = None
     adjusted: tuple[str, str] | None = None  # an operator's adjustment: (by, reason)
+    # A re-rate's change that replaces one published before, and the rating that one gave
+    # (None when the cache no longer held it).
+    corrected: Correction | None = None
+    replaced_rating: float | None = None
+    # The match no longer counts: a re-rate voided it (or rated it under a pseudonym).
+    retracted: Correction | None = None
 
 
 def entry_of(change: CachedRating) -> HistoryEntry:
@@ -56,6 +76,7 @@ def entry_of(change: CachedRating) -> HistoryEntry:
         why=change.why,
         before=change.before,
         adjusted=change.adjusted,
+        corrected=change.correction,
     )
 
 
@@ -75,8 +96,14 @@ def encode_history(entry: CachedRating) -> str:
             "why": None if entry.why is None else entry.why.to_json(),
             "before": entry.before,
             **({} if entry.adjusted is None else {"adjusted": list(entry.adjusted)}),
+            **({} if entry.correction is None else {"correction": entry.correction.to_json()}),
         }
     ).decode()
+
+
+def counted(entries: Sequence[HistoryEntry]) -> list[HistoryEntry]:
+    """``entries`` without the matches a re-rate no longer counts."""
+    return [entry for entry in entries if entry.retracted is None]
 
 
 def decode_history(reply: object) -> list[HistoryEntry]:
@@ -105,6 +132,9 @@ def _entry(element: str) -> HistoryEntry:
             why=None if fields.get("why") is None else Explanation.from_json(fields["why"]),
             before=_pair(fields.get("before")),
             adjusted=_adjusted(fields.get("adjusted")),
+            corrected=_correction(fields.get("correction"), "correction"),
+            replaced_rating=_optional_float(fields.get("replaced_rating")),
+            retracted=_correction(fields.get("retracted"), "retracted"),
         )
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise CacheFormatError(f"unreadable history entry {element[:80]!r}: {exc!r}") from None
@@ -112,7 +142,26 @@ def _entry(element: str) -> HistoryEntry:
 
 def worded(entry: HistoryEntry, player_id: str) -> list[str]:
     """``entry``'s change worded for a support agent (stream.ratings.explain.describe); a
-    change cached before explanations existed says only where it went."""
+    change cached before explanations existed says only where it went; a re-rate's correction
+    ends with who corrected it, why, and what it replaced."""
+    lines = _worded_change(entry, player_id)
+    if entry.corrected is not None:
+        lines.append(worded_correction(entry.corrected, entry.replaced_rating))
+    return lines
+
+
+def worded_correction(correction: Correction, replaced_rating: float | None) -> str:
+    """One sentence on a re-rate's correction of a change, for a support agent."""
+    who = "" if correction.by is None else f" by {correction.by}"
+    was = "" if replaced_rating is None else f", which had left the rating at {replaced_rating:.0f}"
+    return (
+        f"This change is a correction: re-rate generation {correction.generation}{who}"
+        f' ("{correction.reason}") replaced the change first published for this match'
+        f" (version {correction.replaces}){was}."
+    )
+
+
+def _worded_change(entry: HistoryEntry, player_id: str) -> list[str]:
     after = (entry.rating, entry.deviation)
     if entry.adjusted is not None:
         by, reason = entry.adjusted
@@ -135,6 +184,18 @@ def worded(entry: HistoryEntry, player_id: str) -> list[str]:
         before=entry.before,
         after=after,
     )
+
+
+def _correction(value: object, name: str) -> Correction | None:
+    return None if value is None else correction_of(value, name)
+
+
+def _optional_float(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"expected a number, got {value!r}")
+    return float(value)
 
 
 def _adjusted(value: object) -> tuple[str, str] | None:

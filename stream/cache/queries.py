@@ -16,7 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from stream.cache.codec import decode_entry, encode_float, score_pairs, text
 from stream.cache.entry import CachedRating
-from stream.cache.history import HistoryEntry, decode_history
+from stream.cache.history import HistoryEntry, counted, decode_history
 from stream.cache.keys import DEFAULT_LAYOUT, Board, KeyLayout, check_id
 from stream.cache.population import rules_from
 from stream.config.modes import Modes
@@ -286,20 +286,24 @@ class RatingQueries:
 
     def history(self, mode: str, player_id: str, n: int = 20) -> Plan[list[HistoryEntry]]:
         _check_count(n, "n", minimum=1)
-        command = ("LRANGE", self.layout.history(mode, player_id), 0, n - 1)
-        return Plan((command,), lambda replies: decode_history(replies[0]))
+        # The whole list (SKILLSTREAM_CACHE_HISTORY_LENGTH elements at most): the matches a
+        # re-rate no longer counts are left out, and the n counted ones may lie beyond n.
+        command = ("LRANGE", self.layout.history(mode, player_id), 0, -1)
+        return Plan((command,), lambda replies: counted(decode_history(replies[0]))[:n])
 
     def explanation(
         self, mode: str, player_id: str, match_id: str | None = None
     ) -> Plan[HistoryEntry | None]:
-        """The cached change of ``player_id`` by ``match_id`` (None: their latest), or None when
-        the cache does not keep it (an unknown player, or a match older than the history the
-        writer keeps); :func:`stream.cache.history.worded` words it."""
+        """The cached change of ``player_id`` by ``match_id`` (None: their latest counted one),
+        or None when the cache does not keep it (an unknown player, or a match older than the
+        history the writer keeps); :func:`stream.cache.history.worded` words it. A match a
+        re-rate voided comes back with ``retracted`` set."""
 
         def pick(replies: Sequence[Any]) -> HistoryEntry | None:
             entries = decode_history(replies[0])
             if match_id is None:
-                return entries[0] if entries else None
+                latest = counted(entries)
+                return latest[0] if latest else None
             return next((e for e in entries if e.match_id == match_id), None)
 
         return Plan((("LRANGE", self.layout.history(mode, player_id), 0, -1),), pick)

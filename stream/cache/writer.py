@@ -24,18 +24,18 @@ import orjson
 import redis.asyncio as aioredis
 
 from stream.cache.codec import encode_fields, encode_float
-from stream.cache.entry import MAX_COUNT, CachedRating, entry_problem
+from stream.cache.entry import MAX_COUNT, CachedRating, Correction, entry_problem
 from stream.cache.history import encode_history
 from stream.cache.keys import DEFAULT_LAYOUT, KeyLayout
 from stream.cache.population import POPULATION_SCRIPT, encode_population_args
 from stream.config.modes import Modes
 from stream.ratings.population import Population
 
-__all__ = ["SCRIPT_VERSION", "WRITE_SCRIPT", "CacheWriter", "WriteResult"]
+__all__ = ["SCRIPT_VERSION", "WRITE_SCRIPT", "CacheWriter", "Retraction", "WriteResult"]
 
 # Bump on any change to the script's behaviour. It is part of the script text, so a new version
 # gets a new SHA and never runs as an old one cached on the server.
-SCRIPT_VERSION = 5
+SCRIPT_VERSION = 6
 
 # Entries per script call at most. A script runs alone on the server: 50 entries take about
 # 1.3 ms on Valkey here, which a matchmaker's read may wait behind, while one call for many
@@ -50,8 +50,10 @@ CALL_ENTRIES = 50
 #       4 the mode's key base (past seasons' keys are named from it); then per entry i, 5 + i:
 #       one JSON array of strings [version, rating score, rank-points score, conservative
 #       score, player id, season ('' when the event has none), event time in ms, the end of
-#       the grace in ms (the next season's start plus the grace; 0: none), [(version, element)
-#       pairs of history in ascending version, the entry's own last], [the hash's field/value
+#       the grace in ms (the next season's start plus the grace; 0: none), [(version, element,
+#       match key) triples of history in ascending version, the entry's own last; the match key
+#       ('"match_id":<id>,' as the element spells it) only for a re-rate's correction, which
+#       takes the place of its match's element: '' otherwise], [the hash's field/value
 #       pairs (codec.encode_fields, version among them)]]. One argument per entry: redis-py's
 #       work grows with the arguments, and numbers stay text so that Lua's tonumber and Redis's
 #       strtod read them exactly as before (cjson would round them to 14 digits).
@@ -67,6 +69,41 @@ local length = tonumber(ARGV[2])
 local inactive = tonumber(ARGV[3])
 local base = ARGV[4]
 local names = {{'by-rating', 'by-rank-points', 'by-conservative'}}
+
+local function at_of(element)
+  return tonumber(string.match(element, '"at_ms":(%-?%d+)')) or 0
+end
+
+-- A re-rate's correction: it takes the place of its match's element (a change it replaces, whose
+-- rating it keeps as replaced_rating, or the mark of a retraction it undoes) and goes where
+-- its event time puts it, newest first. Rare (a cut-over), so the list is rewritten whole.
+local function place(history, element, key)
+  local kept = {{}}
+  for _, item in ipairs(redis.call('LRANGE', history, 0, -1)) do
+    if string.find(item, key, 1, true) then
+      local old = string.match(item, '"rating":([^,}}]+)')
+      if old and not string.find(item, '"retracted":', 1, true) then
+        element = string.sub(element, 1, -2) .. ',"replaced_rating":' .. old .. '}}'
+      end
+    else
+      kept[#kept + 1] = item
+    end
+  end
+  local at = at_of(element)
+  local out = {{}}
+  for _, item in ipairs(kept) do
+    if element and at >= at_of(item) then
+      out[#out + 1] = element
+      element = nil
+    end
+    out[#out + 1] = item
+  end
+  if element then
+    out[#out + 1] = element
+  end
+  redis.call('DEL', history)
+  redis.call('RPUSH', history, unpack(out))
+end
 
 local function write(hash, history, e)
   local floor = 0
@@ -87,9 +124,13 @@ local function write(hash, history, e)
   if length > 0 then
     -- Only versions above the stored one: a redelivered change is never listed twice.
     local listed = e[9]
-    for i = 1, #listed, 2 do
+    for i = 1, #listed, 3 do
       if tonumber(listed[i]) > floor then
-        redis.call('LPUSH', history, listed[i + 1])
+        if listed[i + 2] == '' then
+          redis.call('LPUSH', history, listed[i + 1])
+        else
+          place(history, listed[i + 1], listed[i + 2])
+        end
       end
     end
     redis.call('LTRIM', history, 0, length - 1)
@@ -170,6 +211,17 @@ return applied
 
 
 @dataclass(frozen=True, slots=True)
+class Retraction:
+    """A re-rate's word that ``matches`` no longer count for a player (rating-retracted)."""
+
+    mode: str
+    player_id: str
+    version: int
+    matches: tuple[str, ...]
+    correction: Correction
+
+
+@dataclass(frozen=True, slots=True)
 class WriteResult:
     """What one ``write`` did: every input entry is counted once, as applied or as stale.
 
@@ -203,6 +255,31 @@ for _, season in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
 end
 redis.call('DEL', KEYS[8], KEYS[9])
 return 1
+"""
+
+
+# A re-rate's retraction of matches that no longer count for a player (voided, or rated under a
+# pseudonym; stream/corrections/handover.py): KEYS 1 the player's history; ARGV 1 the
+# retraction's version, 2 its mark (the correction as JSON), 3... the matches' keys as the
+# elements spell them (match_key). Each element of those matches below the retraction's version
+# is marked ``retracted`` in place: the readers leave it out of the history and `ratings
+# explain` names it voided, and a later generation's change of the match replaces the mark
+# (WRITE_SCRIPT's place). Idempotent: a marked element is not marked again.
+RETRACT_SCRIPT = """-- skillstream rating cache retraction, script version 1
+local items = redis.call('LRANGE', KEYS[1], 0, -1)
+local marked = 0
+for index, item in ipairs(items) do
+  for i = 3, #ARGV do
+    if string.find(item, ARGV[i], 1, true) and not string.find(item, '"retracted":', 1, true)
+        and tonumber(string.match(item, '^{"version":(%d+)')) < tonumber(ARGV[1]) then
+      redis.call('LSET', KEYS[1], index - 1,
+        string.sub(item, 1, -2) .. ',"retracted":' .. ARGV[2] .. '}')
+      marked = marked + 1
+      break
+    end
+  end
+end
+return marked
 """
 
 
@@ -257,6 +334,7 @@ class CacheWriter:
         self._script = redis.register_script(WRITE_SCRIPT)
         self._population = redis.register_script(POPULATION_SCRIPT)
         self._remove = redis.register_script(REMOVE_SCRIPT)
+        self._retract = redis.register_script(RETRACT_SCRIPT)
 
     async def remove(self, removals: Sequence[tuple[str, str, int]]) -> int:
         """Remove each (mode, player id, version) a re-rate left without any rating: their hash,
@@ -273,6 +351,26 @@ class CacheWriter:
         async with self.redis.pipeline(transaction=False) as pipe:
             for keys, args in calls:
                 await self._remove(keys=keys, args=args, client=pipe)
+            replies = await pipe.execute()
+        return sum(int(reply) for reply in replies)
+
+    async def retract(self, retractions: Sequence[Retraction]) -> int:
+        """Mark, in each player's history, the matches a re-rate retracted (RETRACT_SCRIPT).
+        Returns how many elements were marked. Idempotent; redis errors propagate (retry the
+        batch); ValueError for an id KeyLayout refuses, before anything is sent."""
+        calls = []
+        for r in retractions:
+            if not r.matches:
+                continue
+            history = self.layout.history(r.mode, r.player_id)
+            keys = [f'"match_id":{orjson.dumps(m).decode()},' for m in r.matches]
+            mark = orjson.dumps(r.correction.to_json()).decode()
+            calls.append(([history], [str(r.version), mark, *keys]))
+        if not calls:
+            return 0
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for keys, args in calls:
+                await self._retract(keys=keys, args=args, client=pipe)
             replies = await pipe.execute()
         return sum(int(reply) for reply in replies)
 
@@ -366,7 +464,7 @@ class CacheWriter:
         listed = ordered[-self.history_length :] if self.history_length else []
         history: list[str] = []
         for change in listed:
-            history += (str(change.version), encode_history(change))
+            history += (str(change.version), encode_history(change), match_key(change))
         return orjson.dumps(
             [
                 str(entry.version),
@@ -395,6 +493,16 @@ class CacheWriter:
         except (KeyError, ValueError):
             # A mode the modes file refuses, or a season with no successor: no grace to give.
             return 0
+
+
+def match_key(change: CachedRating) -> str:
+    """How a history element spells ``change``'s match (``"match_id":"m-1",``), for a re-rate's
+    correction, which replaces its match's element; '' for any other change, pushed at the head
+    (a re-rate's change that corrects nothing has no element to replace: the handover marks
+    every change of a match published before, a retracted one included, as a correction)."""
+    if change.correction is None or change.match_id is None:
+        return ""
+    return f'"match_id":{orjson.dumps(change.match_id).decode()},'
 
 
 def _season_runs(ordered: list[CachedRating]) -> list[list[CachedRating]]:

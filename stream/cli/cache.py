@@ -326,6 +326,15 @@ def cmd_ratings_explain(args: argparse.Namespace) -> int:
             " SKILLSTREAM_CACHE_HISTORY_LENGTH changes; older ones: skillstream replay HISTORY"
             " --explain PLAYER)",
         )
+    if entry.retracted is not None:
+        mark = entry.retracted
+        who = "" if mark.by is None else f" by {mark.by}"
+        return nothing_found(
+            "ratings explain",
+            f"match {entry.match_id!r} no longer counts for {args.player!r} in {args.mode!r}:"
+            f' re-rate generation {mark.generation}{who} voided it ("{mark.reason}"), so it'
+            " changed no rating",
+        )
     if args.json:
         line = {"player_id": args.player, "mode": args.mode, **dataclasses.asdict(entry)}
         sys.stdout.write(orjson.dumps(line).decode() + "\n")

@@ -75,7 +75,7 @@ async def cut_over(
     who runs it, for the audit record."""
     if shadow == settings.rating_changed_topic:
         raise UserError(f"--shadow: {shadow!r} is rating-changed itself; name the shadow topic")
-    handover = Handover(generation, reason)
+    handover = Handover(generation, reason, by)
     reader = log_reader(settings)
     producer = AIOKafkaProducer(
         bootstrap_servers=settings.bootstrap_servers,

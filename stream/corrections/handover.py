@@ -9,8 +9,8 @@ event of it from its first offset) and decides, per shadow event, what to publis
 
 - a change equal to the one already published for the same (player, mode, match) (everything
   but the version): nothing, so an operation that changes little publishes little;
-- a different one: the new change, marked ``correction`` (generation, reason, the version it
-  replaces);
+- a different one: the new change, marked ``correction`` (generation, reason, who ran the
+  re-rate, the version it replaces);
 - a change never published (the old deployment stopped before it): the change as it is;
 - once the shadow is read to its end, per player of an earlier generation: a **retraction**
   naming the matches of theirs that no longer count (voided, or rated under a pseudonym), with
@@ -64,13 +64,15 @@ class _Earlier:
 
 class Handover:
     """The decisions of one cut-over (module docstring). ``generation`` is the new one (2 for
-    the first re-rate), ``reason`` the operator's."""
+    the first re-rate), ``reason`` and ``by`` the operator's: every correction and retraction
+    carries them, so `ratings explain` says who corrected a change and why."""
 
-    def __init__(self, generation: int, reason: str) -> None:
+    def __init__(self, generation: int, reason: str, by: str = "skillstream") -> None:
         if generation < 2:
             raise ValueError("a re-rate's generation is 2 or more")
         self.generation = generation
         self.reason = reason
+        self.by = by
         self._earlier: dict[PlayerKey, _Earlier] = {}
         self._mine: set[tuple[str, str, int]] = set()
         # Per player of the shadow: its matches and its latest event.
@@ -168,7 +170,12 @@ class Handover:
         return out
 
     def _correction(self, *, replaces: int) -> dict[str, Any]:
-        return {"generation": self.generation, "reason": self.reason, "replaces": replaces}
+        return {
+            "generation": self.generation,
+            "reason": self.reason,
+            "by": self.by,
+            "replaces": replaces,
+        }
 
     def _unless_published(self, record: dict[str, Any]) -> bytes | None:
         mark = (record["mode"], record["player_id"], int(record["version"]))

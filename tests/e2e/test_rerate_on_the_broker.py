@@ -24,6 +24,7 @@ from librdkafka_clients import Reader, fleet_producer
 from pipeline_env import own_topics_env
 from replay_1v1 import Match, as_history, replayed_history, timed_events
 
+from stream.cache.history import counted, decode_history
 from stream.cache.keys import KeyLayout
 from stream.config.modes import load_modes
 from stream.corrections.corrections_file import read_corrections
@@ -275,6 +276,7 @@ def test_a_rerate_live_hands_over_exactly(stack: LocalStack, tmp_path: Path, cha
         finally:
             audit.close()
         cached = cached_ratings(old, want, got)
+        histories = cached_histories(old, want)
         erased_in_cache = erased_keys(old)
         shadow_and_tables = topics_naming(servers, new, ERASED)
     finally:
@@ -310,6 +312,9 @@ def test_a_rerate_live_hands_over_exactly(stack: LocalStack, tmp_path: Path, cha
     assert [(r["kind"], r["generation"], r["shadow"]) for r in recorded] == [
         ("rerate", 2, new["SKILLSTREAM_TOPIC_RATING_CHANGED"])
     ]
+    # The cache's history reads as re-rated: each match once, at its corrected value, and no
+    # voided match (issue 45).
+    assert histories == {}, f"cached histories differ from replay: {sorted(histories.items())[:3]}"
     if change != "corrections":
         return
     assert any("retracted" in orjson.loads(r.value()) for r in records)
@@ -344,6 +349,26 @@ def cached_ratings(
         if not wrong:
             break
         time.sleep(0.5)
+    return wrong
+
+
+def cached_histories(
+    env: dict[str, str], want: dict[tuple[str, str], tuple[Any, ...]]
+) -> dict[str, tuple[Any, Any]]:
+    """Players whose cached history (the matches it counts, with their ratings) is not the
+    last SKILLSTREAM_CACHE_HISTORY_LENGTH (20) changes of their replay, or lists a match
+    twice."""
+    replayed: dict[str, list[tuple[str, float]]] = {}
+    for (player, match), fields in want.items():  # in the order replay applied them
+        replayed.setdefault(player, []).append((match, fields[0]))
+    client = redis.Redis.from_url(env["REDIS_URL"])
+    layout = KeyLayout(env["SKILLSTREAM_CACHE_PREFIX"])
+    wrong: dict[str, tuple[Any, Any]] = {}
+    for player, changes in replayed.items():
+        listed = counted(decode_history(client.lrange(layout.history("1v1", player), 0, -1)))
+        shown = [(e.match_id, e.rating) for e in listed]
+        if len(shown) != len({m for m, _ in shown}) or set(shown) != set(changes[-20:]):
+            wrong[player] = (shown, changes[-20:])
     return wrong
 
 

@@ -165,7 +165,8 @@ def test_a_voided_last_match_retracts_it_and_restates_the_one_before() -> None:
         ("p0", "m0", 1501.0),
         ("p1", "m0", 1502.0),
     }
-    assert all(e["correction"] == {"generation": 2, "reason": "test", "replaces": 2} for e in after)
+    marked = {"generation": 2, "reason": "test", "by": "skillstream", "replaces": 2}
+    assert all(e["correction"] == marked for e in after)
 
 
 def test_retractions_and_corrections_follow_their_schemas() -> None:
