@@ -211,6 +211,10 @@ class SyncRatingCache:
         mode sets (one EXISTS)."""
         return bool(self.redis.exists(self.queries.layout.clock(mode)))
 
+    def holds_player(self, mode: str, player_id: str) -> bool:
+        """Whether the cache holds a rating of ``player_id`` in ``mode`` (one EXISTS)."""
+        return bool(self.redis.exists(self.queries.layout.player(mode, player_id)))
+
     def modes_held(self, limit: int = 1000) -> list[str]:
         """The modes the cache holds (at most ``limit``, sorted): a SCAN for the modes' clocks,
         which walks the whole key space. For a message about a mode it does not hold, not for

@@ -122,7 +122,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 T = TypeVar("T")
 
 
-def _reader(settings: Settings) -> Any:
+def cache_reader(settings: Settings) -> Any:
     from stream.cache.keys import KeyLayout
     from stream.cache.reader import SyncRatingCache
 
@@ -146,7 +146,7 @@ def _check_names(settings: Settings, mode: str, players: list[str]) -> None:
             )
 
 
-def _check_mode(settings: Settings, cache: Any, mode: str) -> None:
+def check_mode(settings: Settings, cache: Any, mode: str) -> None:
     """A mode the modes file does not list and the cache holds nothing of is most likely a
     typo (``rankd``): refused with the modes the cache holds and the closest of them, rather
     than answered with a new player's defaults or an empty board."""
@@ -191,11 +191,11 @@ def cmd_ratings_get(args: argparse.Namespace) -> int:
     if settings is None:
         return 2
     _check_names(settings, args.mode, args.players)
-    cache = _reader(settings)
+    cache = cache_reader(settings)
     try:
         with redis_errors(settings):
             missing = _wait_for(cache, args.mode, args.players, args.wait) if args.wait else []
-            _check_mode(settings, cache, args.mode)
+            check_mode(settings, cache, args.mode)
             found = cache.get_many(args.mode, args.players)
     except UnknownModeError as exc:
         print(f"skillstream ratings get: error: {exc}", file=sys.stderr)
@@ -238,10 +238,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if settings is None:
         return 2
     _check_names(settings, args.mode, [] if args.around is None else [args.around])
-    cache = _reader(settings)
+    cache = cache_reader(settings)
     try:
         with redis_errors(settings):
-            _check_mode(settings, cache, args.mode)
+            check_mode(settings, cache, args.mode)
             if args.around is None:
                 entries = cache.top(args.mode, args.top, board=args.board, season=args.season)
             else:
@@ -280,10 +280,10 @@ def _read_player(
     if settings is None:
         return False, None
     _check_names(settings, args.mode, [args.player])
-    cache = _reader(settings)
+    cache = cache_reader(settings)
     try:
         with redis_errors(settings):
-            _check_mode(settings, cache, args.mode)
+            check_mode(settings, cache, args.mode)
             return True, read(cache)
     finally:
         cache.close()

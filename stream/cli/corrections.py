@@ -80,9 +80,45 @@ def cmd_correction(args: argparse.Namespace) -> int:
         settings = settings_or_none(f"corrections {args.action}")
         if settings is None:
             return 2
+        if args.action in ("adjust", "erase") and not args.may_match_nothing:
+            _check_known(settings, args)
         checked = asyncio.run(publish(settings, correction))
     sys.stdout.write(orjson.dumps(checked).decode() + "\n")
     return 0
+
+
+def _check_known(settings: Any, args: argparse.Namespace) -> None:
+    """Before a live adjust or erase is published: the deployment's cache must hold the player
+    (in the mode, for an adjustment), or the correction would invent a rating or erase nobody
+    (a typo'd id or mode). Refused with one line unless --may-match-nothing. A cache that
+    cannot be read is said, and the record goes out unchecked: replay checks it again against
+    the history (Ledger)."""
+    from redis.exceptions import RedisError
+
+    from stream.cli.cache import cache_reader, check_mode
+
+    cache = cache_reader(settings)
+    try:
+        if args.action == "adjust":
+            check_mode(settings, cache, args.mode)
+            if cache.get_many(args.mode, [args.player])[args.player].unknown:
+                raise UserError(
+                    f"adjust: the cache holds no rating of {args.player!r} in {args.mode!r}: the"
+                    " adjustment would invent one (--may-match-nothing records it anyway)"
+                )
+        elif not any(cache.holds_player(mode, args.player) for mode in cache.modes_held()):
+            raise UserError(
+                f"erase: the cache holds no rating of {args.player!r} in any mode: the erasure"
+                " would erase nobody (--may-match-nothing records it anyway)"
+            )
+    except (RedisError, OSError) as exc:
+        print(
+            f"skillstream corrections {args.action}: warning: could not read the cache at"
+            f" REDIS_URL to check {args.player!r} ({exc}); published unchecked",
+            file=sys.stderr,
+        )
+    finally:
+        cache.close()
 
 
 def cmd_log(args: argparse.Namespace) -> int:

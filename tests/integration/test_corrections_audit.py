@@ -9,9 +9,12 @@ import os
 import uuid
 from pathlib import Path
 
+import orjson
 from aiokafka import AIOKafkaProducer
 from builders import Duel, duel_lines, skillstream
+from redis.asyncio import Redis as AsyncRedis
 
+from stream.cache import CachedRating, CacheWriter, KeyLayout
 from stream.config.settings import Settings
 from stream.local.stack import LocalStack
 from stream.pipeline.topics import ensure_topics, topic_specs
@@ -27,12 +30,7 @@ async def test_published_corrections_come_back_in_order_and_replay_applies_them(
     stack: LocalStack, tmp_path: Path
 ) -> None:
     tag = uuid.uuid4().hex[:8]
-    env = {
-        **os.environ,
-        "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap_servers,
-        "SKILLSTREAM_TOPIC_AUDIT": f"audit-{tag}",
-        "SKILLSTREAM_PSEUDONYM_KEY": "a key of at least sixteen",
-    }
+    env = await audited(stack, tag)
     missing = skillstream(env, "corrections", "log")
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
     assert f"topic 'audit-{tag}' does not exist" in missing.stderr
@@ -84,3 +82,65 @@ async def test_published_corrections_come_back_in_order_and_replay_applies_them(
     broken = skillstream(env, "corrections", "log")
     assert broken.returncode == 2 and broken.stderr.count("\n") == 1, broken.stderr
     assert f"audit topic 'audit-{tag}' offset 3: missing 'by'" in broken.stderr
+
+
+async def audited(stack: LocalStack, tag: str) -> dict[str, str]:
+    """The environment of an operator of a deployment with its own audit topic and cache
+    prefix, whose cache holds bob and carol in mode duel (what a live adjust or erase is
+    checked against)."""
+    env = {
+        **os.environ,
+        "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap_servers,
+        "REDIS_URL": stack.redis_url,
+        "SKILLSTREAM_CACHE_PREFIX": f"audit-{tag}",
+        "SKILLSTREAM_TOPIC_AUDIT": f"audit-{tag}",
+        "SKILLSTREAM_PSEUDONYM_KEY": "a key of at least sixteen",
+    }
+    client = AsyncRedis.from_url(stack.redis_url)
+    try:
+        cached = [
+            CachedRating("bob", "duel", 1500.0, 200.0, 0.06, 0, 1, 1, 1_780_000_000_000, "m1"),
+            CachedRating("carol", "duel", 1500.0, 200.0, 0.06, 0, 1, 1, 1_780_000_000_000, "m2"),
+        ]
+        await CacheWriter(client, KeyLayout(f"audit-{tag}")).write(cached)
+    finally:
+        await client.aclose()
+    return env
+
+
+async def test_a_live_adjust_or_erase_of_someone_the_cache_does_not_hold_is_refused(
+    stack: LocalStack,
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    env = await audited(stack, tag)
+    settings = Settings.from_env(env)
+    await ensure_topics(
+        settings, [s for s in topic_specs(settings) if s.name == settings.audit_topic]
+    )
+    publish = ["--reason", "r", "--publish"]
+    for args, said in (
+        (
+            ["adjust", "duel", "nobody-here", "--shift", "25"],
+            "holds no rating of 'nobody-here' in 'duel'",
+        ),
+        (["adjust", "dual", "bob", "--shift", "25"], "mode 'dual'"),
+        (["erase", "nobody-here"], "holds no rating of 'nobody-here' in any mode"),
+    ):
+        done = skillstream(env, "corrections", *args, *publish)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert said in done.stderr and done.stdout == ""
+    known = skillstream(env, "corrections", "adjust", "duel", "bob", "--shift", "25", *publish)
+    assert known.returncode == 0 and known.stderr == "", known.stderr
+    anyway = ["erase", "nobody-here", *publish, "--may-match-nothing"]
+    assert skillstream(env, "corrections", *anyway).returncode == 0
+    # A cache that cannot be read is said; the record goes out, checked again by replay.
+    away = {**env, "REDIS_URL": "redis://127.0.0.1:1/0", "SKILLSTREAM_CONNECT_TIMEOUT_SECONDS": "1"}
+    unchecked = skillstream(away, "corrections", "erase", "nobody-else", *publish)
+    assert unchecked.returncode == 0
+    assert "could not read the cache at REDIS_URL to check 'nobody-else'" in unchecked.stderr
+    listed = skillstream(env, "corrections", "log")
+    assert [orjson.loads(line)["kind"] for line in listed.stdout.splitlines()] == [
+        "adjust",
+        "erase",
+        "erase",
+    ]
