@@ -62,7 +62,4 @@ def comparison_lines(comparison: Comparison) -> Iterator[str]:
     yield f"paired on {paired.predictions} scored predictions" + (
         f" ({'; '.join(missing)})" if missing else ""
     )
-    yield (
-        f"A - B  {paired.mean:+.5f} +- {paired.standard_error:.5f} "
-        f"(standard error clustered by {paired.clusters} days): {_VERDICTS[paired.verdict]}"
-    )
+    yield f"A - B  {paired.error_text()}: {_VERDICTS[paired.verdict]}"

@@ -87,6 +87,18 @@ class PairedDifference:
             return "no evidence"
         return "better" if self.mean < 0 else "worse"
 
+    def error_text(self, what: str = "standard error") -> str:
+        """``+0.00120 +- 0.00040 (standard error clustered by 12 days)``; with fewer than two
+        days there is no standard error to give, and the text says why instead of ``nan``."""
+        if self.clusters < 2:
+            days = "1 day" if self.clusters == 1 else "no day"
+            return (
+                f"{self.mean:+.5f} (no {what}: the matches span {days}, and clustering by day"
+                " needs two or more)"
+            )
+        spread = f"+- {self.standard_error:.5f} ({what} clustered by {self.clusters} days)"
+        return f"{self.mean:+.5f} {spread}"
+
     def as_dict(self) -> dict[str, float | int | str]:
         return {
             "predictions": self.predictions,

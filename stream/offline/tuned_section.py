@@ -11,10 +11,7 @@ from stream.offline.tuning import TuneResult
 
 
 def _paired_text(paired: PairedDifference) -> str:
-    return (
-        f"{paired.mean:+.5f} +- {paired.standard_error:.5f} "
-        f"(paired, standard error clustered by {paired.clusters} days): {paired.verdict}"
-    )
+    return f"{paired.error_text('paired standard error')}: {paired.verdict}"
 
 
 def _value_text(value: Value | None) -> str:

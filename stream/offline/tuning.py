@@ -321,12 +321,16 @@ def _key(table: Table) -> bytes:
     return orjson.dumps(table, option=orjson.OPT_SORT_KEYS)
 
 
+def _days(n: int) -> str:
+    return "1 day" if n == 1 else f"{n} days"
+
+
 def scored_part_warnings(scores: Scores, where: str) -> tuple[str, ...]:
     """What makes a scored part a poor judge: too few matches, or mostly newcomers."""
     out: list[str] = []
     if scores.matches < SMALL_SCORED:
         out.append(
-            f"{where} has only {scores.matches} matches on {len(set(scores.days))} days: "
+            f"{where} has only {scores.matches} matches on {_days(len(set(scores.days)))}: "
             "differences of a few thousandths in log loss are noise there"
         )
     if scores.losses and scores.newcomers / len(scores.losses) > NEWCOMER_SHARE:

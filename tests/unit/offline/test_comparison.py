@@ -120,3 +120,15 @@ def test_a_negligible_difference_is_no_evidence_however_small_its_error() -> Non
     assert paired_difference(a, [x + 2e-4 for x in a], [i % 40 for i in range(400)]).verdict == (
         "better"
     )
+
+
+def test_the_error_is_given_or_its_absence_explained_never_nan() -> None:
+    assert PairedDifference(90, 3, -0.0012, 0.0004).error_text() == (
+        "-0.00120 +- 0.00040 (standard error clustered by 3 days)"
+    )
+    one_day = PairedDifference(400, 1, 0.0, math.nan)
+    assert one_day.error_text("paired standard error") == (
+        "+0.00000 (no paired standard error: the matches span 1 day, and clustering by day needs"
+        " two or more)"
+    )
+    assert "nan" not in one_day.error_text() and one_day.verdict == "no evidence"
