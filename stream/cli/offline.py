@@ -220,22 +220,32 @@ def resolve_modes(args: argparse.Namespace) -> tuple[Modes, str | None]:
         return Modes.single(built_in_mode(DEFAULT_MODE, args.algorithm)), None
     modes = offline_modes(args, args.modes_file) if args.modes_file else Modes()
     if args.mode:
-        check_listed(args.mode, modes, args.modes_file)
+        check_listed(args.command, args.mode, modes, args.modes_file)
     return modes, args.mode
 
 
-def check_listed(mode: str, modes: Modes, path: Path | None) -> None:
-    """``--mode`` names a mode of the modes file: any other name would rate every match with
-    ``[default]`` under a name nothing configures (most often a typo)."""
-    if path is None:
+def check_listed(command: str, mode: str, modes: Modes, path: Path | None) -> None:
+    """``--mode`` names the mode every match is rated as. A mode the modes file rejects is
+    refused; one it does not list (or any, without a modes file) is rated with the default
+    rules under that name, which is said, with the closest listed name: most often a typo, but
+    also how a history without modes (a CSV) is given one, so not refused."""
+    if path is not None and mode in modes.listed:
+        return
+    listed = ", ".join(sorted(modes.listed)) or "none"
+    hint = did_you_mean(mode, modes.listed)
+    if path is not None and not modes.accepts(mode):
         raise UsageError(
-            f"--mode {mode!r}: rates every match as a mode of the modes file, and no"
-            " --modes-file is given"
+            f"--mode {mode!r}: {path} lists no such mode and rejects unlisted modes (listed:"
+            f" {listed}){hint}"
         )
-    if mode not in modes.listed:
-        listed = ", ".join(sorted(modes.listed)) or "none"
-        hint = did_you_mean(mode, modes.listed)
-        raise UsageError(f"--mode {mode!r}: {path} lists no such mode (listed: {listed}){hint}")
+    rated = (
+        f"{path} lists no such mode (listed: {listed}), so every match is rated with its"
+        " [default] under that name"
+        if path is not None
+        else "no --modes-file is given, so every match is rated with the built-in defaults"
+        " under that name"
+    )
+    print(f"skillstream {command}: --mode {mode!r}: {rated}{hint}", file=sys.stderr)
 
 
 def offline_modes(args: argparse.Namespace, path: Path) -> Modes:
@@ -522,7 +532,7 @@ def compare_configurations(args: argparse.Namespace) -> int:
         if path.suffix.lower() == ".toml":
             modes = offline_modes(args, path)
             if args.mode:
-                check_listed(args.mode, modes, path)
+                check_listed(args.command, args.mode, modes, path)
             own = replayed(modes, args.mode)
             scored = own if scored is None else scored
             sides.append(side_of(str(path), own))
