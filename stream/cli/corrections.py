@@ -27,6 +27,7 @@ import orjson
 from stream.cli.arguments import add_force, iso_date, output_file
 from stream.cli.environment import settings_or_none
 from stream.cli.outputs import CORRECTIONS, Output, check_outputs, written
+from stream.cli.progress import Progress, counting
 from stream.corrections.pseudonyms import key_fingerprint, pseudonym, pseudonym_key
 from stream.corrections.records import correction_json, parse_correction
 from stream.errors import UserError
@@ -158,7 +159,8 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     output = Output("--out", args.out, CORRECTIONS)
     check_outputs({"the corrections file it reads": args.file}, [output], force=args.force)
     corrections = read_corrections(args.file)
-    starts, finishes = asyncio.run(read_inputs(settings))
+    with Progress(None, "reading the retained inputs", unit="records") as bar:
+        starts, finishes = asyncio.run(read_inputs(settings, counting(bar)))
     found = resolved(corrections, _finished(starts, finishes, settings), str(args.file))
     _write_corrections("corrections resolve", found, output)
     print(

@@ -11,6 +11,7 @@ import sys
 from stream.cli.arguments import add_force, output_file
 from stream.cli.environment import settings_or_none
 from stream.cli.outputs import HISTORY, Output, check_outputs, written
+from stream.cli.progress import Progress, counting
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -21,7 +22,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 2
     output = Output("--out", args.out, HISTORY)
     check_outputs({}, [output], force=args.force)
-    starts, finishes = asyncio.run(read_inputs(settings))
+    with Progress(None, "reading the retained inputs", unit="records") as bar:
+        starts, finishes = asyncio.run(read_inputs(settings, counting(bar)))
     report = ExportReport()
     with written("inputs export", output) as out:
         for record in export_lines(starts, finishes, settings.limits, report):

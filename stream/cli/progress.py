@@ -105,18 +105,22 @@ class Progress:
             parts.append(f"{self._amount(done)}/{self._amount(total)}")
         else:
             parts.append(self._amount(done))
-        parts.append(f"{self._amount(rate)}/s")
+        parts.append(f"{self._amount(rate, rate=True)}/s")
         if final:
             parts.append(f"in {_duration(elapsed)}")
         elif fraction is not None and 0.0 < fraction < 1.0 and elapsed > 0:
             parts.append(f"ETA {_duration(elapsed * (1.0 - fraction) / fraction)}")
         return " ".join(parts)
 
-    def _amount(self, value: float) -> str:
+    def _amount(self, value: float, *, rate: bool = False) -> str:
         if self.unit == "B":
             return _scaled(value, ("B", "kB", "MB", "GB", "TB"))
-        # A slow rate (trials a second) keeps a decimal rather than reading as 0.
-        text = f"{value:.1f}" if 0 < abs(value) < 10 else _scaled(value, ("", "k", "M", "G", "T"))
+        # A slow rate (trials a second) keeps a decimal rather than reading as 0; a count is whole.
+        text = (
+            f"{value:.1f}"
+            if rate and 0 < abs(value) < 10
+            else _scaled(value, ("", "k", "M", "G", "T"))
+        )
         return f"{text} {self.unit}" if self.unit else text
 
     def _draw(self, line: str, end: str) -> None:
@@ -163,3 +167,14 @@ def _duration(seconds: float) -> str:
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def counting(bar: Progress) -> Callable[[int, int], None]:
+    """A ``progress(done, total)`` callback drawing on ``bar``, for a reader that learns its
+    total only once it has started (the end offsets of the topics it reads)."""
+
+    def seen(done: int, total: int) -> None:
+        bar.total = total if total > 0 else None
+        bar.update(done)
+
+    return seen

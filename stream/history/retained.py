@@ -121,11 +121,12 @@ def export_lines(
 
 
 async def read_inputs(
-    settings: Settings,
+    settings: Settings, progress: Callable[[int, int], None] | None = None
 ) -> tuple[list[tuple[int, bytes]], list[tuple[int, bytes]]]:
     """Every retained record of match-started and of match-finished (offset, value), read to
     the end offsets of when the read began. NotRetainedError when a topic is missing or a
-    partition no longer starts at 0."""
+    partition no longer starts at 0. ``progress(read, total)`` is told the records read so far
+    out of what the end offsets hold, after every fetch (a terminal's bar)."""
     consumer = log_reader(settings)
     topics = (settings.match_started_topic, settings.match_finished_topic)
     values: dict[str, list[tuple[int, bytes]]] = {t: [] for t in topics}
@@ -151,14 +152,19 @@ async def read_inputs(
                 raise NotRetainedError(problem)
             ends = await consumer.end_offsets(tps)
             remaining = {tp for tp in tps if ends[tp] > firsts[tp]}
+            total = sum(ends[tp] - firsts[tp] for tp in tps)
+            read = 0
             while remaining:
                 batches = await consumer.getmany(*remaining, timeout_ms=500, max_records=5000)
                 for tp, batch in batches.items():
                     values[tp.topic] += [(r.offset, r.value or b"") for r in batch]
+                    read += len(batch)
                     # A whole fetched batch is used: Tansu may report an end offset inside
                     # its last batch (docs/decisions.md, known problems).
                     if batch and batch[-1].offset + 1 >= ends[tp]:
                         remaining.discard(tp)
+                if progress is not None:
+                    progress(read, total)
         finally:
             await consumer.stop()
     return values[topics[0]], values[topics[1]]

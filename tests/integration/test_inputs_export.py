@@ -15,7 +15,9 @@ from builders import skillstream
 from pipeline_env import create_topics
 
 from stream.config.modes import Modes
+from stream.config.settings import Settings
 from stream.history import HistoryMatch
+from stream.history.retained import read_inputs
 from stream.local.stack import LocalStack, environment
 from stream.offline.replayer import Replayer, in_play_order
 
@@ -118,6 +120,10 @@ async def test_the_retained_inputs_replay_as_played(stack: LocalStack, tmp_path:
         "skillstream inputs export: 1 unreadable events (the workers dead-letter them; left out)",
         "skillstream inputs export: 1 repeated finishes (live rates the first; left out)",
     ]
+    # The reader counts what it reads against the end offsets, for the terminal's bar.
+    counted: list[tuple[int, int]] = []
+    await read_inputs(Settings.from_env(env), lambda done, total: counted.append((done, total)))
+    assert counted[-1] == (10, 10) and all(done <= total for done, total in counted)
     lines = [orjson.loads(line) for line in out.read_text().splitlines()]
     assert lines[0]["teams"] == [["a"], ["b"]] and lines[0]["started_at"] == T
     assert lines[0]["finished_at"] == "2026-05-28T20:30:00.5Z"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from stream.cli.progress import Progress, tracked
+from stream.cli.progress import Progress, counting, tracked
 
 
 class Clock:
@@ -153,3 +153,24 @@ def test_tracked_counts_what_passes_and_ends_at_the_total() -> None:
         assert list(tracked(range(2500), bar, every=1000)) == list(range(2500))
     assert out.getvalue().rstrip().split("\r")[-1].startswith("simulate 100.0% [")
     assert "2.5k matches/2.5k matches" in out.getvalue()
+
+
+def test_a_total_learnt_once_reading_has_begun() -> None:
+    out = io.StringIO()
+    clock = Clock()
+    bar = Progress(None, "reading", out, enabled=True, unit="records", clock=clock)
+    seen = counting(bar)
+    clock.now += 1.0
+    seen(5, 20)
+    assert (
+        out.getvalue()
+        == "\rreading  25.0% [######------------------] 5 records/20 records 5.0 records/s ETA 3.0s"
+    )
+    clock.now += 1.0
+    seen(20, 20)
+    bar.close()
+    assert out.getvalue().split("\r")[-1].startswith("reading 100.0% [")
+    # An empty topic has no total to draw a percent from.
+    empty = Progress(None, "reading", io.StringIO(), enabled=True)
+    counting(empty)(0, 0)
+    assert empty.total is None
