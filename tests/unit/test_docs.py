@@ -3,7 +3,8 @@
 Links are checked as GitHub renders them: a relative path must name a file of the checkout, and
 a ``#fragment`` into a Markdown file must be the slug of one of its headings (lower case,
 punctuation other than ``-`` dropped, spaces as ``-``, a repeated heading numbered ``-1``...).
-Links inside fenced code blocks are text, not links, and are left alone.
+Links inside fenced code blocks are text, not links, and are left alone. The pages are the
+README, docs/ and docs/journal/ (whose relative links go up to docs/ with ``../``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    *sorted((ROOT / "docs" / "journal").glob("*.md")),
+]
 FENCED = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#+ (.+)$", re.MULTILINE)
@@ -109,3 +114,21 @@ def test_the_code_map_names_every_module() -> None:
         if not (ROOT / package / name).exists()
     ]
     assert gone == [], f"docs/architecture.md's map of the code names modules that are gone: {gone}"
+
+
+def test_the_journal_is_checked_and_indexed() -> None:
+    journal = sorted((ROOT / "docs" / "journal").glob("*.md"))
+    assert ROOT / "docs" / "journal" / "README.md" in journal
+    assert set(journal) <= set(PAGES)
+    index = (ROOT / "docs" / "journal" / "README.md").read_text()
+    unindexed = [p.name for p in journal if p.name != "README.md" and f"]({p.name})" not in index]
+    assert unindexed == [], f"docs/journal/README.md does not list {unindexed}"
+    assert "](journal/README.md)" in (ROOT / "docs" / "README.md").read_text()
+
+
+def test_a_link_from_a_subfolder_goes_up(tmp_path: Path) -> None:
+    (tmp_path / "top.md").write_text("# Where it stands\n")
+    (tmp_path / "sub").mkdir()
+    page = tmp_path / "sub" / "entry.md"
+    page.write_text("[a](../top.md#where-it-stands) [b](top.md) [c](../top.md#gone)\n")
+    assert broken_links(page) == ["top.md (no such file)", "../top.md#gone (no such heading)"]
