@@ -27,11 +27,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from stream.offline.comparison import log_loss
-from stream.offline.metrics import CALIBRATION_BINS
-
 __all__ = [
     "BUCKETS",
+    "CALIBRATION_BINS",
     "DEFAULT_WINDOW",
     "MAX_MODES",
     "Bucket",
@@ -39,7 +37,20 @@ __all__ = [
     "PredictionQuality",
     "actual_score",
     "bucket_label",
+    "log_loss",
 ]
+
+# A prediction is clipped this far from 0 and 1, so a certain miss costs ~34.5, not infinity.
+_EPS = 1e-15
+# Ten bins of the predicted score (0-0.1, ..., 0.9-1), live and offline alike.
+CALIBRATION_BINS = 10
+
+
+def log_loss(p: float, actual: float) -> float:
+    """The log loss of predicting ``p`` for a result ``actual`` (1, 0.5 or 0)."""
+    q = min(max(p, _EPS), 1.0 - _EPS)
+    return -(actual * math.log(q) + (1.0 - actual) * math.log(1.0 - q))
+
 
 # Per mode. Measured on simulated 1v1 traffic (docs/quality.md): the windowed log loss then moves
 # by about 0.01 between disjoint windows, well below the drifts worth an alert.

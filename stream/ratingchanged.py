@@ -1,5 +1,6 @@
 """The rating-changed event, the pipeline's output (commands and table records between the
-steps: stream/protocol/).
+steps: stream/protocol/), as events.py is its input: built here for the worker and for replay's
+explanations alike, so the two publish the same bytes.
 
 orjson writes the shortest representation that reads back to the same float, so the live
 pipeline and ``skillstream replay`` can agree exactly.

@@ -71,14 +71,14 @@ def bench_cache(args: argparse.Namespace) -> int:
     players = args.cache_players
     print(f"on a fresh local stack (Valkey, Tansu); {players:,} players in one mode")
     with LocalStack() as stack:
-        with Progress(2 * players, "writer", unit=" entries") as bar:
+        with Progress(2 * players, "writer", unit="entries") as bar:
             w = asyncio.run(time_writes(stack.redis_url, "bw", players, 2, progress=bar.update))
         print(
             f"  CacheWriter.write, batches of {w.batch:,}: {w.entries:,} rating changes in"
             f" {w.seconds:.2f} s = {w.per_second:,.0f}/s;"
             f" Redis memory {w.memory_bytes / players:,.0f} bytes per player (hash + 3 sorted sets)"
         )
-        with Progress(5 * players, "feed", unit=" events") as bar:
+        with Progress(5 * players, "feed", unit="events") as bar:
             f = asyncio.run(
                 time_feed(stack.bootstrap_servers, stack.redis_url, "bf", players, 5, bar.update)
             )
@@ -102,7 +102,7 @@ def bench_recovery(args: argparse.Namespace) -> int:
 
     players = args.recovery_players
     print(f"worker start to 'Worker ready', {players:,} players in the ratings changelog")
-    with LocalStack() as stack, Progress(players, "changelog", unit=" players") as bar:
+    with LocalStack() as stack, Progress(players, "changelog", unit="players") as bar:
         timings = run_recovery(environment(stack), players, bar.update)
     for t in timings:
         print(f"  {t.label:<34} {t.players:>9,} players: {t.seconds:6.1f} s")
@@ -230,7 +230,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                 warm_up(servers)
                 logs_before = asyncio.run(count_logs(servers))
                 cpu = CpuClock([*stack.pids(), worker.pid or 0])
-                with Progress(2 * matches, label, unit=" ratings") as bar:
+                with Progress(2 * matches, label, unit="ratings") as bar:
                     run = asyncio.run(
                         run_load(
                             servers,
@@ -297,7 +297,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                 worker.start()
                 ready = time.time()
                 cpu = CpuClock([worker.pid or 0])
-                with Progress(2 * matches, "backlog", unit=" ratings") as bar:
+                with Progress(2 * matches, "backlog", unit="ratings") as bar:
                     got, last = asyncio.run(
                         last_rating_at(
                             servers,
@@ -334,7 +334,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
                 app.start()
                 warm_up(servers)
                 cpu = CpuClock([*stack.pids(), app.pid or 0])
-                with Progress(2 * matches, "naive Faust app", unit=" ratings") as bar:
+                with Progress(2 * matches, "naive Faust app", unit="ratings") as bar:
                     run = asyncio.run(
                         run_load(
                             servers,

@@ -25,7 +25,7 @@ from stream.cli.arguments import non_negative_float, non_negative_int, positive_
 from stream.cli.environment import settings_or_none
 from stream.config.settings import Settings
 from stream.errors import UserError, did_you_mean
-from stream.pipeline.reachability import (
+from stream.reachability import (
     check_kafka,
     check_redis,
     kafka_errors,
@@ -89,7 +89,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
                 quiet_kafka_logs(),
                 kafka_errors(settings),
                 redis_errors(settings),
-                Progress(None, "rebuild", unit=" records") as bar,
+                Progress(None, "rebuild", unit="records") as bar,
             ):
 
                 def progress(done: int, total: int) -> None:

@@ -32,7 +32,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
     def run(config: ChaosConfig, emit: Emit, advance: Advance) -> HarnessReport:
         return run_chaos(config, emit=emit, progress=advance)
 
-    return run_harness("chaos", args, config, run, unit=" ratings")
+    return run_harness("chaos", args, config, run, unit="ratings")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

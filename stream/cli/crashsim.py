@@ -27,7 +27,7 @@ def cmd_crashsim(args: argparse.Namespace) -> int:
         print("skillstream crashsim: error: --short must be between 0 and 1", file=sys.stderr)
         return 2
     processes = args.processes or os.cpu_count() or 1
-    with Progress(count, "crashsim", unit=" schedules") as bar:
+    with Progress(count, "crashsim", unit="schedules") as bar:
 
         def advance(done: int, failed: int) -> None:
             bar.label = f"crashsim ({failed} failed)" if failed else "crashsim"

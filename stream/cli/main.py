@@ -33,6 +33,7 @@ _MODULES = {
     "chaos": ("chaos",),
     "soak": ("soak",),
     "crashsim": ("crashsim",),
+    "studies": ("study",),
 }
 
 

@@ -142,7 +142,7 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
     import asyncio
 
     from stream.config.settings import Settings
-    from stream.pipeline.reachability import check_kafka, kafka_errors, quiet_kafka_logs
+    from stream.reachability import check_kafka, kafka_errors, quiet_kafka_logs
     from stream.simulation import Simulator
     from stream.simulation.gamefleet import FleetConfig, FleetReport, run_fleet
 

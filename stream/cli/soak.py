@@ -29,7 +29,7 @@ def cmd_soak(args: argparse.Namespace) -> int:
             environment=args.environment,
         )
 
-    return run_harness("soak", args, config, run_soak, unit=" seeds")
+    return run_harness("soak", args, config, run_soak, unit="seeds")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -16,8 +16,8 @@ import sys
 from stream.cli.environment import settings_or_none
 from stream.config.settings import Settings
 from stream.errors import UserError
-from stream.pipeline.reachability import check_redis
 from stream.pipeline.topics import TopicError, ensure_topics
+from stream.reachability import check_redis
 
 
 def check_web_address(settings: Settings) -> None:

@@ -21,7 +21,7 @@ from aiokafka import AIOKafkaProducer, TopicPartition
 from stream.config.settings import Settings
 from stream.corrections.records import Correction, correction_json, parse_correction
 from stream.errors import UserError
-from stream.pipeline.reachability import (
+from stream.reachability import (
     kafka_errors,
     kafka_within_timeout,
     log_reader,

@@ -40,7 +40,7 @@ from stream.corrections.handover import Handover
 from stream.corrections.records import Audit, Rerate
 from stream.errors import UserError
 from stream.history.retained import NotRetainedError, retention_problem
-from stream.pipeline.reachability import (
+from stream.reachability import (
     kafka_errors,
     kafka_within_timeout,
     log_reader,

@@ -27,7 +27,7 @@ class HistoryMatch(NamedTuple):
     rank per team, lower is better, equal ranks are a draw. ``started_at`` (epoch seconds) is
     known only from a JSON-lines history whose events carry it; with it, ``replay
     --in-play-order`` orders by it and settles overlapping matches as the live pipeline does
-    (:mod:`stream.settling`).
+    (:mod:`stream.ratings.settling`).
     """
 
     row: int

@@ -31,7 +31,7 @@ from aiokafka import TopicPartition
 from stream.config.settings import Settings
 from stream.errors import UserError
 from stream.events import EventError, EventLimits, parse_match_finished, parse_match_started
-from stream.pipeline.reachability import (
+from stream.reachability import (
     kafka_errors,
     kafka_within_timeout,
     log_reader,

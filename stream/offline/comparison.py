@@ -14,7 +14,6 @@ from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-_EPS = 1e-15
 # A difference is called evidence when it is this many standard errors from zero (about 95%).
 Z_EVIDENCE = 2.0
 # ... and at least this large: a change that moves log loss by less (a parameter the history
@@ -43,12 +42,6 @@ def critical_value(clusters: int) -> float:
 
 
 DAY_SECONDS = 86_400.0
-
-
-def log_loss(p: float, actual: float) -> float:
-    """The log loss of predicting ``p`` for a result ``actual`` (1, 0.5 or 0)."""
-    q = min(max(p, _EPS), 1.0 - _EPS)
-    return -(actual * math.log(q) + (1.0 - actual) * math.log(1.0 - q))
 
 
 def day_of(at: float) -> int:

@@ -17,8 +17,8 @@ from stream.history.model import HistoryError
 from stream.history.source import display_name
 from stream.offline.replayer import Replayer, in_play_order
 from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.settling import Fate
 from stream.ratings.skill import PlayerState
-from stream.settling import Fate
 
 __all__ = ["Applied", "OnAdjust", "Rated", "load_ledger", "rated_in_order", "refuse_unmatched"]
 

@@ -1,7 +1,7 @@
 """`skillstream replay --explain PLAYER`: one player's rating changes as the live pipeline
 publishes them, each with its explanation, from a history file.
 
-The events are built by the worker's own functions (stream.pipeline.ratingchanged.rating_changed
+The events are built by the worker's own functions (stream.ratingchanged.rating_changed
 with stream.ratings.explain.explain), from the same updates replay computes, so a change
 explained here is explained as the live service explained it (for a history the two rate
 alike: docs/event-time.md). ``version`` counts the player's changes in the mode from 1, as the
@@ -16,12 +16,12 @@ from typing import Any
 from stream.history import HistoryMatch
 from stream.offline.corrected import Applied
 from stream.offline.replayer import Replayer
-from stream.pipeline.ratingchanged import adjustment_changed, rating_changed
+from stream.ratingchanged import adjustment_changed, rating_changed
 from stream.ratings.engine import PlayerUpdate
 from stream.ratings.explain import explain
 from stream.ratings.resolution import outcome_of
+from stream.ratings.settling import Fate, Settled
 from stream.ratings.skill import PlayerState
-from stream.settling import Fate, Settled
 
 __all__ = ["explained_changes"]
 

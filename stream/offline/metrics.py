@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-_EPS = 1e-15
-CALIBRATION_BINS = 10
+from stream.quality import CALIBRATION_BINS, log_loss
 
 
 @dataclass
@@ -27,9 +26,8 @@ class PredictionMetrics:
     _favourite_observed: float = 0.0
 
     def add(self, p: float, actual: float) -> None:
-        q = min(max(p, _EPS), 1.0 - _EPS)
         self.predictions += 1
-        self._log_loss -= actual * math.log(q) + (1.0 - actual) * math.log(1.0 - q)
+        self._log_loss += log_loss(p, actual)
         self._brier += (p - actual) ** 2
         if p == 0.5 or actual == 0.5:
             self._correct += 0.5

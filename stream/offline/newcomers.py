@@ -1,6 +1,6 @@
 """How well a newcomer's early matches are predicted: observed minus predicted win rate.
 
-``python -m stream.offline.newcomers HISTORY [--matches 10]`` rates the history with the built-in
+``skillstream study newcomers HISTORY [--matches 10]`` rates the history with the built-in
 default modes, predicting every match before applying it as ``evaluate`` does, and for each
 player's 1st, 2nd, ... match prints the mean predicted and observed score of their team against
 each other team. A negative gap in the first rows means newcomers win less often than their
@@ -9,15 +9,11 @@ default rating says. A malformed history stops it with the reader's one-line err
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from stream.cli.arguments import OneLineParser, existing_file, positive_int
-from stream.config.modes import Modes
-from stream.errors import UserError
-from stream.history import HistoryMatch, read_history
+from stream.history import HistoryMatch
 from stream.offline.replayer import Replayer
 
 
@@ -62,27 +58,3 @@ def newcomer_calibration(
         for lineup in match.teams:
             played.update(lineup)
     return table
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = OneLineParser(prog="python -m stream.offline.newcomers", description=__doc__)
-    parser.add_argument("history", type=existing_file)
-    parser.add_argument("--matches", type=positive_int, default=10, help="rows: 1st..Nth match")
-    args = parser.parse_args(argv)
-    try:
-        table = newcomer_calibration(read_history(args.history), Replayer(Modes()), args.matches)
-    except UserError as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-        return 2
-    print("match  predictions  predicted  observed  observed-predicted")
-    for row in table:
-        n = max(row.predictions, 1)
-        print(
-            f"{row.match:>5}  {row.predictions:>11}  {row.predicted / n:>9.3f}"
-            f"  {row.observed / n:>8.3f}  {row.gap:>+18.3f}"
-        )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from stream.history import HistoryError
-from stream.offline.comparison import PairedDifference, day_of, log_loss, paired_difference
+from stream.offline.comparison import PairedDifference, day_of, paired_difference
 from stream.offline.predictions import Prediction
 from stream.offline.predictions_file import ReadPrediction
+from stream.quality import log_loss
 
 Key = tuple[int, int, int]
 

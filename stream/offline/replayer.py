@@ -26,9 +26,9 @@ from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 from stream.ratings.probability import team_win_probability
 from stream.ratings.resolution import rated_players
+from stream.ratings.settling import Fate, Settled, fate, superseding_starts
 from stream.ratings.skill import PlayerState
 from stream.ratings.teams import score_against
-from stream.settling import Fate, Settled, fate, superseding_starts
 
 DEFAULT_MODE = "default"
 
@@ -179,7 +179,7 @@ class Replayer:
     def apply_settled(
         self, match: HistoryMatch, fates: Mapping[str, Fate]
     ) -> dict[str, PlayerUpdate]:
-        """Rate ``match`` as the live pipeline settles it (:mod:`stream.settling`): a player
+        """Rate ``match`` as the live pipeline settles it (:mod:`stream.ratings.settling`): a player
         whose fate is an abandonment or a timeout takes a loss at that fate's time, without the
         result's ranks or stats; the others are rated from the result."""
         if all(f.how is Settled.RESULT for f in fates.values()):
@@ -300,7 +300,7 @@ def in_play_order(
 ) -> Iterator[tuple[HistoryMatch, dict[str, Fate]]]:
     """``matches`` in the live pipeline's order of play (by start where the history has it, by
     finish otherwise: :func:`stream.history.play_order`), each with every player's fate by the
-    live rule (:func:`stream.settling.fate`): with starts known, a player whose next match
+    live rule (:func:`stream.ratings.settling.fate`): with starts known, a player whose next match
     started more than the grace period before this one's result is scored as abandoning it,
     and a result after the timeout times the match out. Reads the whole history first."""
     ordered = sorted(

@@ -1,6 +1,6 @@
 """The team strategies scored on one history, each against the first one, paired.
 
-``python -m stream.offline.strategies HISTORY`` rates the history once per team strategy
+``skillstream study strategies HISTORY`` rates the history once per team strategy
 (composite_team, composite_opponent, individual, shared) with the published Glicko-2,
 predicting every match before applying it as ``evaluate`` does, and prints each strategy's log
 loss and its paired difference from composite_team with the standard error clustered by day.
@@ -11,17 +11,15 @@ error (exit 2).
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from stream.cli.arguments import OneLineParser, existing_file
 from stream.config.modes import Modes
-from stream.errors import UserError
 from stream.history import HistoryMatch, read_history
-from stream.offline.comparison import PairedDifference, day_of, log_loss, paired_difference
+from stream.offline.comparison import PairedDifference, day_of, paired_difference
 from stream.offline.replayer import Replayer
+from stream.quality import log_loss
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.teams import TeamStrategy
 
@@ -66,27 +64,3 @@ def compare(path: Path) -> list[tuple[StrategyLosses, PairedDifference]]:
     runs = [strategy_losses(read_history(path), strategy) for strategy in STRATEGIES]
     base = runs[0]
     return [(run, paired_difference(run.losses, base.losses, base.days)) for run in runs]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = OneLineParser(prog="python -m stream.offline.strategies", description=__doc__)
-    parser.add_argument("history", type=existing_file)
-    args = parser.parse_args(argv)
-    if str(args.history) == "-":
-        parser.error("the history is read once per strategy: give a file, not -")
-    try:
-        rows = compare(args.history)
-    except UserError as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-        return 2
-    print("strategy            log_loss  minus composite_team  standard_error  days  verdict")
-    for run, diff in rows:
-        print(
-            f"{run.strategy.value:<19} {run.log_loss:.5f}  {diff.mean:+.5f}"
-            f"              {diff.standard_error:.5f}         {diff.clusters:<5} {diff.verdict}"
-        )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -24,7 +24,7 @@ import orjson
 
 from stream.config.modes import Modes, ModesError, PendingConfig, build_mode
 from stream.history import HistoryMatch, SeedRating
-from stream.offline.comparison import PairedDifference, day_of, log_loss, paired_difference
+from stream.offline.comparison import PairedDifference, day_of, paired_difference
 from stream.offline.predictions import NEWCOMER_GAMES, predictions
 from stream.offline.replayer import Replayer
 from stream.offline.search_space import (
@@ -34,6 +34,7 @@ from stream.offline.search_space import (
     mode_table,
     population_fixed,
 )
+from stream.quality import log_loss
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 

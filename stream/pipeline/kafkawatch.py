@@ -21,8 +21,8 @@ import time
 from typing import Any
 
 from stream.config.settings import Settings
-from stream.pipeline.reachability import UnreachableError, check_kafka
 from stream.pipeline.workarounds.clientlogs import watch_outages
+from stream.reachability import UnreachableError, check_kafka
 
 log = logging.getLogger("skillstream.worker")
 

@@ -215,7 +215,7 @@ def abandon_request(
     if pid in entry.settled:
         return entry, NOTHING
     # Recorded even beside a result: a result timed after the abandonment loses to it
-    # (stream.settling), whichever was read first.
+    # (stream.ratings.settling), whichever was read first.
     current = entry.aband.get(pid)
     if current is not None and current <= request.since:
         return entry, NOTHING

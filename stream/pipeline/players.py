@@ -51,7 +51,6 @@ from stream.history.model import play_order
 from stream.pipeline import eventtime
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.playerpartition import PlayerContext, PlayerPartition
-from stream.pipeline.ratingchanged import adjustment_changed, rating_changed
 from stream.protocol import (
     RECENT_MATCHES,
     Abandon,
@@ -67,6 +66,7 @@ from stream.protocol import (
     Watermark,
     rating_key,
 )
+from stream.ratingchanged import adjustment_changed, rating_changed
 from stream.ratings.carryover import started_from
 from stream.ratings.engine import MatchView, initial_state, rate_player
 from stream.ratings.evidence import is_team_match

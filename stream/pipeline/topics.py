@@ -15,7 +15,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
 from stream.config.settings import TABLES, Settings
-from stream.pipeline.reachability import (
+from stream.reachability import (
     kafka_errors,
     kafka_within_timeout,
     quiet_kafka_logs,

@@ -2,7 +2,7 @@
 ``cancel`` commands that say so to their player partitions.
 
 A player is settled exactly once per match, by whichever comes first in event time
-(:func:`stream.settling.fate`, the rule replay applies too): the result, ``abandoned`` (the
+(:func:`stream.ratings.settling.fate`, the rule replay applies too): the result, ``abandoned`` (the
 grace period after the player started a newer match) or ``timeout`` (the start plus the mode's
 timeout). A result or a timeout that an abandonment could still precede waits until every
 player partition says its abandon requests up to then are out (``AbandonWatermark``): the match
@@ -29,7 +29,7 @@ from stream.ratings.evidence import match_evidence, newcomers_of, rate_settled
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 from stream.ratings.resolution import Outcome, rated_players
-from stream.settling import Settled, fate, may_be_superseded
+from stream.ratings.settling import Settled, fate, may_be_superseded
 
 __all__ = ["Verdicts"]
 
@@ -45,8 +45,9 @@ class Verdicts:
     def settle(
         self, ctx: MatchContext, match_id: str, entry: MatchEntry, teams: list[list[str]]
     ) -> None:
-        """Settle every player whose fate event time now decides (:func:`stream.settling.fate`:
-        the result, abandonment or the timeout, whichever comes first in event time)."""
+        """Settle every player whose fate event time now decides
+        (:func:`stream.ratings.settling.fate`: the result, abandonment or the timeout, whichever
+        comes first in event time)."""
         players = [pid for team in teams for pid in team]
         snaps = entry.snaps
         if len(snaps) < len(players) or any(pid not in snaps for pid in players):

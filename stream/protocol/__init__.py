@@ -19,10 +19,11 @@ The package is split by trust: ``checks.py`` (checked reading of parsed JSON),
 topic) and ``tables.py`` (trusted: only these encoders write them). Everything is importable from
 ``stream.protocol``.
 
-The bytes are those the pipeline wrote before these types existed (tests/unit/test_protocol.py
-holds them literally), so a worker upgraded mid-stream reads what the old one wrote. Decoding
-takes the parsed JSON as ``object`` and checks every field: a malformed command raises
-:class:`ProtocolError`, whose message is the dead letter's reason.
+The bytes are those the pipeline wrote before these types existed
+(tests/unit/protocol/test_protocol.py holds them literally), so a worker upgraded mid-stream
+reads what the old one wrote. Decoding takes the parsed JSON as ``object`` and checks every
+field: a malformed command raises :class:`ProtocolError`, whose message is the dead letter's
+reason.
 
 Floats are written by orjson in their shortest exact form, so a state that goes through a
 table, a changelog and a recovery is bit-for-bit the state that was stored.

@@ -49,8 +49,8 @@ from stream.ratings.population import (
     update_evidence,
 )
 from stream.ratings.resolution import rated_players
+from stream.ratings.settling import Fate, Settled
 from stream.ratings.skill import PlayerState, Rated, Result, Skill, SkillLike
-from stream.settling import Fate, Settled
 
 __all__ = [
     "NONE",

@@ -151,7 +151,7 @@ def test_a_backlog_of_overlapping_matches_is_settled_as_replay_settles_it(
     stack: LocalStack,
 ) -> None:
     """Players in several matches at once: each match is settled for each player by the
-    earliest in event time of its result and its abandonment (stream.settling), as `replay
+    earliest in event time of its result and its abandonment (stream.ratings.settling), as `replay
     --in-play-order` settles a history with the starts, whatever order the worker reads the
     backlog in."""
     env = settings(stack)

@@ -1,7 +1,7 @@
 """`skillstream inputs export` on the real broker: the retained inputs become a history replay
 rates as the live pipeline would (starts joined to finishes, times as sent), and what a history
 cannot hold is counted. (Inputs that retention has cut are refused: tested in
-tests/unit/test_retained_inputs.py, since Tansu 0.6.0 closes the connection on DeleteRecords
+tests/unit/history/test_retained_inputs.py, since Tansu 0.6.0 closes the connection on DeleteRecords
 and keeps every record, so no partition here can start above offset 0.)"""
 
 from __future__ import annotations

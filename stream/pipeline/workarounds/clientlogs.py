@@ -36,7 +36,7 @@ import logging
 import time
 from typing import Protocol
 
-from stream.pipeline.reachability import KAFKA_UNREACHABLE
+from stream.reachability import KAFKA_UNREACHABLE
 
 __all__ = [
     "CLIENT_LOGGERS",

@@ -17,7 +17,7 @@ from stream.cache import CachedRating, CacheWriter, KeyLayout, RatingCache, Sync
 from stream.cache.history import worded
 from stream.config.modes import parse_modes
 from stream.corrections.records import Adjust, Audit
-from stream.pipeline.ratingchanged import adjustment_changed, rating_changed
+from stream.ratingchanged import adjustment_changed, rating_changed
 from stream.ratings.engine import MatchView, rate_match
 from stream.ratings.explain import explain
 from stream.ratings.modeconfig import ModeConfig

@@ -10,7 +10,7 @@ import pytest
 
 from stream.cache.entry import CachedRating
 from stream.events import format_time
-from stream.pipeline.ratingchanged import rating_changed
+from stream.ratingchanged import rating_changed
 from stream.ratings.explain import Explanation
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.skill import PlayerState

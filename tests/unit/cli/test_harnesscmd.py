@@ -41,18 +41,18 @@ def runs(passed: bool) -> Any:
 
 
 def test_a_passed_run_exits_0_with_its_lines_and_report(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run_harness("soak", args(), lambda: 7, runs(True), unit=" seeds") == 0
+    assert run_harness("soak", args(), lambda: 7, runs(True), unit="seeds") == 0
     out = capsys.readouterr().out
     assert out.splitlines() == ["seed 7: one line", "PASS"]
 
 
 def test_a_failed_run_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run_harness("soak", args(), lambda: 7, runs(False), unit=" seeds") == 1
+    assert run_harness("soak", args(), lambda: 7, runs(False), unit="seeds") == 1
     assert capsys.readouterr().out.splitlines()[-1] == "FAIL"
 
 
 def test_with_json_stdout_carries_only_the_report(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run_harness("chaos", args("--json"), lambda: 7, runs(True), unit=" ratings") == 0
+    assert run_harness("chaos", args("--json"), lambda: 7, runs(True), unit="ratings") == 0
     captured = capsys.readouterr()
     assert orjson.loads(captured.out) == {"passed": True}
     assert "seed 7: one line" in captured.err
@@ -62,7 +62,7 @@ def test_a_wrong_option_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str
     def config() -> int:
         raise ValueError("phases: need 3 (one per kill), got early")
 
-    assert run_harness("soak", args(), config, runs(True), unit=" seeds") == 2
+    assert run_harness("soak", args(), config, runs(True), unit="seeds") == 2
     captured = capsys.readouterr()
     assert captured.err == "skillstream soak: error: phases: need 3 (one per kill), got early\n"
     assert captured.out == ""
@@ -74,6 +74,6 @@ def test_a_stack_that_cannot_start_is_one_line_and_exit_2(
     def run(config: int, emit: Emit, advance: Advance) -> Report:
         raise StackError("tansu exited with 1")
 
-    assert run_harness("chaos", args(), lambda: 1, run, unit=" ratings") == 2
+    assert run_harness("chaos", args(), lambda: 1, run, unit="ratings") == 2
     err = capsys.readouterr().err
     assert err == "skillstream chaos: error: could not start: tansu exited with 1\n"

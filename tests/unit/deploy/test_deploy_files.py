@@ -334,7 +334,7 @@ def test_dockerignore_keeps_the_sources_and_drops_local_state() -> None:
         ".pytest_cache/v/cache",
         ".hypothesis/examples/x",
         "stream/__pycache__/events.cpython-311.pyc",
-        "tests/unit/test_elo.py",
+        "tests/unit/ratings/test_elo.py",
     ]:
         assert dockerignored(path), f"{path} would be sent to the builder"
 

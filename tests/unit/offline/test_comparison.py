@@ -12,9 +12,9 @@ from stream.offline.comparison import (
     PairedDifference,
     critical_value,
     day_of,
-    log_loss,
     paired_difference,
 )
+from stream.quality import log_loss
 
 
 def test_log_loss_of_known_values() -> None:

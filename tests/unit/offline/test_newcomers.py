@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from stream.cli.main import main
 from stream.config.modes import Modes
 from stream.history import HistoryMatch
-from stream.offline.newcomers import main, newcomer_calibration
+from stream.offline.newcomers import newcomer_calibration
 from stream.offline.replayer import Replayer
 
 
@@ -38,7 +39,7 @@ def test_counts_each_players_matches_from_both_sides_of_every_pair() -> None:
 def test_prints_a_row_per_match_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "h.csv"
     path.write_text("played_at,player_a,player_b,score_a\n2026-01-01T00:00:00Z,a,b,1\n")
-    assert main([str(path), "--matches", "2"]) == 0
+    assert main(["study", "newcomers", str(path), "--matches", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3
     assert lines[1].split() == ["1", "2", "0.500", "0.500", "+0.000"]
@@ -49,7 +50,7 @@ def test_a_malformed_history_is_one_line(
 ) -> None:
     path = tmp_path / "h.csv"
     path.write_text("played_at,player_a,player_b,score_a\n2026-01-01T00:00:00Z,a,b,2\n")
-    assert main([str(path)]) == 2
+    assert main(["study", "newcomers", str(path)]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1
     assert "h.csv line 2" in err

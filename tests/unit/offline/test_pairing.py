@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream.history import HistoryError
-from stream.offline.comparison import log_loss
 from stream.offline.pairing import Side, compare, side_from_file, side_of
 from stream.offline.predictions import Prediction
 from stream.offline.predictions_file import ReadPrediction
+from stream.quality import log_loss
 
 DAY = 86_400.0
 

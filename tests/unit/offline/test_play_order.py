@@ -1,5 +1,5 @@
 """``skillstream replay --in-play-order`` on a history that carries the starts: the live
-pipeline's order of play and its rule for overlapping matches (stream/settling.py)."""
+pipeline's order of play and its rule for overlapping matches (stream/ratings/settling.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from stream.config.modes import Modes
 from stream.history import HistoryError, read_history
 from stream.offline.replayer import Replayer, in_play_order
-from stream.settling import Fate, Settled
+from stream.ratings.settling import Fate, Settled
 
 T0 = 1_780_000_000_000  # epoch ms
 

@@ -427,7 +427,7 @@ def _overlap_runs(matches: list[Match], late: str) -> tuple[Cluster, Cluster]:
 def test_a_result_timed_after_an_abandonment_loses_to_it_whenever_it_is_read() -> None:
     """Player a starts m2 100 s into m1, whose result comes 300 s in: by event time a abandoned
     m1 at 160 s (grace 60 s), so a is scored abandoned and b rated from the result, whether the
-    result was read before that decision or after it (stream.settling)."""
+    result was read before that decision or after it (stream.ratings.settling)."""
     matches: list[Match] = [
         ("m1", T0, T0 + 300, [["a"], ["b"]], [0, 1]),
         ("m2", T0 + 100, T0 + 400, [["a"], ["c"]], [1, 0]),

@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 
 from stream.cache.entry import CachedRating
 from stream.config.modes import Modes
-from stream.pipeline.ratingchanged import rating_changed
+from stream.ratingchanged import rating_changed
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.explain import Explanation
 from stream.ratings.modeconfig import ModeConfig

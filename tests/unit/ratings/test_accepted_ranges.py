@@ -251,7 +251,7 @@ def doc_row(cls: type[Any], key: str) -> str:
 
 
 def test_the_docs_list_every_key() -> None:
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "modes-file.md").read_text()
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "modes-file.md").read_text()
     for cls in CONFIG_CLASSES:
         for key in cls.RANGES:
             row = doc_row(cls, key)

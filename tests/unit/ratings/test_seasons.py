@@ -208,7 +208,7 @@ def test_a_player_rated_across_several_seasons_is_reset_once_per_return() -> Non
 
 
 def test_the_modes_file_page_lists_every_season_key() -> None:
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "modes-file.md").read_text()
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "modes-file.md").read_text()
     defaults = {f.name: f.default for f in dataclasses.fields(SeasonsConfig)}
     for key, accepted in SeasonsConfig.RANGES.items():
         row = f"| `{key}` | {defaults[key]!r} | {accepted.describe()} | {accepted.why} |"

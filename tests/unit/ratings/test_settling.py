@@ -1,12 +1,12 @@
 """The rule that settles a player's match by event time, shared by the live pipeline and
-``skillstream replay --in-play-order`` (stream/settling.py)."""
+``skillstream replay --in-play-order`` (stream/ratings/settling.py)."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream.settling import Fate, Settled, fate, may_be_superseded, superseding_starts
+from stream.ratings.settling import Fate, Settled, fate, may_be_superseded, superseding_starts
 
 GRACE, TIMEOUT = 60.0, 7200.0
 

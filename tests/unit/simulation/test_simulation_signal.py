@@ -11,9 +11,9 @@ from typing import Any
 
 from stream.config.modes import Modes
 from stream.history import HistoryMatch
-from stream.offline.comparison import log_loss
 from stream.offline.newcomers import newcomer_calibration
 from stream.offline.replayer import Replayer
+from stream.quality import log_loss
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.teams import TeamStrategy
 from stream.simulation import Matchmaker, SimulatedMatch, SimulationConfig, simulate
