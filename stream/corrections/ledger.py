@@ -26,9 +26,7 @@ from stream.corrections.records import Adjust, Correction, Erase, Rerate, Void
 from stream.errors import UserError
 from stream.events import format_time
 from stream.history.model import HistoryMatch
-from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modeconfig import ModeConfig
-from stream.ratings.ranges import MAX_ABS_RATING
 from stream.ratings.skill import PlayerState
 
 __all__ = ["Ledger", "adjusted", "interleaved"]
@@ -208,15 +206,11 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def adjusted(mode: ModeConfig, state: PlayerState, adjust: Adjust) -> PlayerState:
-    """``state`` after ``adjust``: the rating set or shifted (held to Glicko-2's bounds, the one
-    algorithm that clamps, and to +-1e6 for every other), nothing else changed: an adjustment
-    is not a match, so it adds no game and does not restart inactivity."""
+    """``state`` after ``adjust``: the rating set or shifted (held to the algorithm's limits:
+    Glicko-2's bounds, the one algorithm that clamps, +-1e6 for every other), nothing else
+    changed: an adjustment is not a match, so it adds no game and does not restart inactivity."""
     rating = state.rating + adjust.value if adjust.shift else adjust.value
-    if isinstance(mode.algorithm, Glicko2Config):
-        low, high = mode.rating_bounds
-    else:
-        low, high = -MAX_ABS_RATING, MAX_ABS_RATING
-    return dataclasses.replace(state, rating=min(max(rating, low), high))
+    return dataclasses.replace(state, rating=mode.algorithm.limits.rating_held(rating))
 
 
 def interleaved(

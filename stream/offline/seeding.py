@@ -23,8 +23,6 @@ from stream.config.modes import Modes
 from stream.history import HistoryError, SeedRating
 from stream.offline.replayer import DEFAULT_MODE
 from stream.ratings.engine import initial_state
-from stream.ratings.glicko1 import Glicko1Config
-from stream.ratings.glicko2 import SCALE, Glicko2Config
 from stream.ratings.modeconfig import ModeConfig
 
 # How many clamped seeds are named one by one before the rest are counted.
@@ -52,31 +50,11 @@ def with_games(seeds: Iterable[SeedRating], games: SeedGames) -> list[SeedRating
 def out_of_bounds(mode: ModeConfig, seed: SeedRating) -> str | None:
     """What of ``seed`` lies outside ``mode``'s bounds (None: nothing)."""
     fresh = initial_state(mode)
-    algorithm = mode.algorithm
     where = f"mode {mode.name!r}"
     deviation = seed.deviation
     if deviation is not None and fresh.deviation > 0.0 and deviation > fresh.deviation:
         return f"deviation {deviation:g} is above {where}'s largest, {fresh.deviation:.6g}"
-    if isinstance(algorithm, Glicko2Config):
-        low, high = algorithm.rating_bounds
-        if not low <= seed.rating <= high:
-            return f"rating {seed.rating:g} is outside {where}'s bounds, {low:.6g} to {high:.6g}"
-        smallest = algorithm.min_deviation * SCALE
-        if deviation is not None and deviation < smallest:
-            return f"deviation {deviation:g} is below {where}'s smallest, {smallest:.6g}"
-        volatility = seed.volatility
-        if volatility is not None and not (
-            algorithm.min_volatility <= volatility <= algorithm.max_volatility
-        ):
-            return (
-                f"volatility {volatility:g} is outside {where}'s bounds,"
-                f" {algorithm.min_volatility:g} to {algorithm.max_volatility:g}"
-            )
-    if isinstance(algorithm, Glicko1Config):
-        smallest = algorithm.min_deviation
-        if deviation is not None and deviation < smallest:
-            return f"deviation {deviation:g} is below {where}'s smallest, {smallest:.6g}"
-    return None
+    return mode.algorithm.limits.breach(seed.rating, deviation, seed.volatility, where)
 
 
 def _modes_of(seed: SeedRating, modes: Modes, override: str | None) -> Iterator[ModeConfig]:

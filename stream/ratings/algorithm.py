@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 from stream.ratings.elo import EloConfig
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
+from stream.ratings.ranges import Limits
 from stream.ratings.skill import PlayerStats, Rated, Result, Skill, SkillLike
 from stream.ratings.zonestats import ZoneStatsConfig
 
@@ -25,6 +26,12 @@ class RatingAlgorithm(Protocol):
 
     @property
     def rating_bounds(self) -> tuple[float, float]: ...
+
+    @property
+    def limits(self) -> Limits:
+        """What a player state may hold: seeds, carried starts and adjustments are held to it
+        and checked against it, whatever the algorithm."""
+        ...
 
     @property
     def decay_step_seconds(self) -> float: ...

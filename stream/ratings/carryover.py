@@ -21,8 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from stream.ratings.glicko1 import Glicko1Config
-from stream.ratings.glicko2 import SCALE, Glicko2Config
 from stream.ratings.ranges import Range, check_ranges, require
 from stream.ratings.rank_points import to_points
 from stream.ratings.skill import PlayerState
@@ -95,17 +93,10 @@ def starting_state(
     last_played: float | None,
 ) -> PlayerState:
     """A state a player starts a mode with (a seed, a start from another mode): the values
-    held to the bounds the engine is proven finite on (Glicko-2's rating, deviation and
-    volatility bounds; Glicko-1's smallest deviation), Rank Points at its functional rating."""
-    algorithm = mode.algorithm
-    if isinstance(algorithm, Glicko2Config):
-        low, high = mode.rating_bounds
-        rating = min(max(rating, low), high)
-        deviation = max(deviation, algorithm.min_deviation * SCALE)
-        if volatility is not None:
-            volatility = min(max(volatility, algorithm.min_volatility), algorithm.max_volatility)
-    elif isinstance(algorithm, Glicko1Config):
-        deviation = max(deviation, algorithm.min_deviation)
+    held to the bounds the engine is proven finite on (the algorithm's limits: Glicko-2's
+    rating, deviation and volatility bounds, Glicko-1's smallest deviation, +-1e6 for any
+    rating), Rank Points at its functional rating."""
+    rating, deviation, volatility = mode.algorithm.limits.held(rating, deviation, volatility)
     rules = mode.rank_points
     points = to_points(rules, rating - rules.confidence_z * deviation, mode.rating_bounds)
     return PlayerState(rating, deviation, volatility, round(points), games, last_played)

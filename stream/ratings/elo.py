@@ -24,6 +24,7 @@ from stream.ratings.ranges import (
     INITIAL_RATING_WHY,
     MAX_ABS_RATING,
     TEMPERATURE_WHY,
+    Limits,
     Range,
     check_ranges,
 )
@@ -86,6 +87,11 @@ class EloConfig:
         """Public-scale rating range that Rank Points map onto [0, 10000]."""
         half = _BOUND_UNITS * self.temperature
         return (self.initial_rating - half, self.initial_rating + half)
+
+    @property
+    def limits(self) -> Limits:
+        """Ratings held to the range a seed may take; no deviation or volatility to bound."""
+        return Limits()
 
 
 def initial(config: EloConfig) -> Skill:

@@ -21,7 +21,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from stream.ratings.ranges import INITIAL_RATING_WHY, MAX_ABS_RATING, Range, check_ranges, require
+from stream.ratings.ranges import (
+    INITIAL_RATING_WHY,
+    MAX_ABS_RATING,
+    Limits,
+    Range,
+    check_ranges,
+    require,
+)
 from stream.ratings.skill import Rated, Result, Skill, SkillLike
 
 Q = math.log(10.0) / 400.0
@@ -119,6 +126,12 @@ class Glicko1Config:
     def rating_bounds(self) -> tuple[float, float]:
         """Public-scale rating range that Rank Points map onto [0, 10000]."""
         return (self.initial_rating - _BOUND_HALF_WIDTH, self.initial_rating + _BOUND_HALF_WIDTH)
+
+    @property
+    def limits(self) -> Limits:
+        """Ratings held to the range a seed may take (not clamped to ``rating_bounds``); the
+        deviation never below ``min_deviation``, as an update leaves it."""
+        return Limits(min_deviation=self.min_deviation)
 
 
 def initial(config: Glicko1Config) -> Skill:

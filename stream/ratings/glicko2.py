@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from stream.ratings.ranges import Range, check_ranges, require
+from stream.ratings.ranges import Limits, Range, check_ranges, require
 from stream.ratings.skill import Rated, Result, Skill, SkillLike
 
 SCALE = 173.7178
@@ -405,3 +405,13 @@ class Glicko2Config:
     def rating_bounds(self) -> tuple[float, float]:
         """Public-scale rating bounds (what Rank Points map onto [0, 10000])."""
         return (CENTER + SCALE * self.min_rating, CENTER + SCALE * self.max_rating)
+
+    @property
+    def limits(self) -> Limits:
+        """The bounds an update clamps to: rating, smallest deviation and volatility, in public
+        points (the deviation) and as configured (the volatility)."""
+        return Limits(
+            self.rating_bounds,
+            self.min_deviation * SCALE,
+            (self.min_volatility, self.max_volatility),
+        )

@@ -27,6 +27,51 @@ TEMPERATURE_WHY = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What a player state of one algorithm may hold, the bounds the engine is proven finite
+    on: a rating range (Glicko-2 clamps to its own bounds; the others hold to the range a seed
+    may take, +-MAX_ABS_RATING), the smallest deviation (0: none) and the volatility range
+    (None: the algorithm has no volatility). Every algorithm has one (its ``limits``), so a
+    state from outside the engine (a seed, a start carried from another mode, an operator's
+    adjustment) is held and checked the same way whatever the algorithm."""
+
+    rating: tuple[float, float] = (-MAX_ABS_RATING, MAX_ABS_RATING)
+    min_deviation: float = 0.0
+    volatility: tuple[float, float] | None = None
+
+    def rating_held(self, rating: float) -> float:
+        low, high = self.rating
+        return min(max(rating, low), high)
+
+    def held(
+        self, rating: float, deviation: float, volatility: float | None
+    ) -> tuple[float, float, float | None]:
+        """The three values moved onto the nearest point the limits allow."""
+        if volatility is not None and self.volatility is not None:
+            volatility = min(max(volatility, self.volatility[0]), self.volatility[1])
+        return self.rating_held(rating), max(deviation, self.min_deviation), volatility
+
+    def breach(
+        self, rating: float, deviation: float | None, volatility: float | None, where: str
+    ) -> str | None:
+        """What of the values lies outside the limits, worded for a user (None: nothing);
+        ``where`` names the owner (``mode 'ranked'``)."""
+        low, high = self.rating
+        if not low <= rating <= high:
+            return f"rating {rating:g} is outside {where}'s bounds, {low:.6g} to {high:.6g}"
+        if deviation is not None and deviation < self.min_deviation:
+            return f"deviation {deviation:g} is below {where}'s smallest, {self.min_deviation:.6g}"
+        if volatility is not None and self.volatility is not None:
+            smallest, largest = self.volatility
+            if not smallest <= volatility <= largest:
+                return (
+                    f"volatility {volatility:g} is outside {where}'s bounds,"
+                    f" {smallest:g} to {largest:g}"
+                )
+        return None
+
+
 class ConfigError(ValueError):
     """A configuration number that is refused; ``key`` names the field."""
 

@@ -44,6 +44,7 @@ from stream.ratings.ranges import (
     INITIAL_RATING_WHY,
     MAX_ABS_RATING,
     TEMPERATURE_WHY,
+    Limits,
     Range,
     check_ranges,
 )
@@ -123,6 +124,11 @@ class ZoneStatsConfig:
         """Rating range that Rank Points map onto [0, 10000]; ratings themselves are free."""
         half = _BOUND_UNITS * self.temperature
         return (self.initial_rating - half, self.initial_rating + half)
+
+    @property
+    def limits(self) -> Limits:
+        """Ratings held to the range a seed may take; no deviation or volatility to bound."""
+        return Limits()
 
 
 def initial(config: ZoneStatsConfig) -> Skill:
