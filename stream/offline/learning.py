@@ -83,7 +83,7 @@ class PopulationLearner:
         )
         ready = sorted(k for k in self._open if k <= window - LAG)
         for k in ready:
-            self.chain.fold(self.config, k, Evidence(*self._open.pop(k)))
+            self.chain.fold(self.config, k, Evidence(tuple(self._open.pop(k))))
         found = self.chain.at(window)
         if found != self.current:
             self.current = found
@@ -147,5 +147,5 @@ class PopulationLearner:
         """Everything the learner has been shown (folded windows and open ones)."""
         total = NONE
         for found in self._open.values():
-            total = total + Evidence(*found)
+            total = total + Evidence(tuple(found))
         return self.chain.seen + self.chain.carried + total.stats()

@@ -233,8 +233,8 @@ class MatchEntry:
     # A learning mode's players' line-up keys at their previous team match, from the snapshots.
     lines: dict[str, int] = field(default_factory=dict)
     # A learning mode's match settled by its result: its evidence about the mode's population
-    # (stream.ratings.evidence, nine integers), kept until this partition has sent it in a
-    # ``closed`` (stream/pipeline/populations.py).
+    # (stream.ratings.evidence.Evidence.encode: 13 integers), kept until this partition has
+    # sent it in a ``closed`` (stream/pipeline/populations.py).
     ev: list[int] | None = None
 
 

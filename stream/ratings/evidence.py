@@ -18,7 +18,9 @@ teammates' previous line-ups (the persistence).
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import operator
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -71,112 +73,73 @@ __all__ = [
 SCALE = 1 << 32
 
 
+# The sums in their stored order: PopulationStats's fields, the one declaration of what a
+# window's evidence holds. The pair counts are kept as they are; every other sum in units.
+NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(PopulationStats))
+FIELDS = len(NAMES)
+_COUNTED = tuple(name in ("same_pairs", "pairs") for name in NAMES)
+# Where the sums added in place go (a score; its information, and the newcomer updates after
+# the prior's, follow it).
+PRIOR = NAMES.index("prior_score")
+DECISIVENESS = NAMES.index("decisiveness_score")
+DRIFT = NAMES.index("drift_score")
+OFFSET = NAMES.index("offset_score")
+# What a worker wrote before the drift (9 sums) and the debut offset (11) were learned.
+_OLDER_LENGTHS = (NAMES.index("drift_score"), NAMES.index("offset_score"))
+
+
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """:class:`PopulationStats` in integer units (the counts of pairs as they are)."""
+    """:class:`PopulationStats` in integer units of 2**-32 (the counts of pairs as they are),
+    ``sums`` in :data:`NAMES`' order: integers add exactly in any order, so the windows a
+    mode's partitions send add up to the same population wherever they meet."""
 
-    prior_score: int = 0
-    prior_information: int = 0
-    newcomer_updates: int = 0
-    edge_score: int = 0
-    edge_information: int = 0
-    same_pairs: int = 0
-    pairs: int = 0
-    decisiveness_score: int = 0
-    decisiveness_information: int = 0
-    drift_score: int = 0
-    drift_information: int = 0
-    offset_score: int = 0
-    offset_information: int = 0
+    sums: tuple[int, ...] = (0,) * FIELDS
 
     def __add__(self, other: Evidence) -> Evidence:
-        return Evidence(
-            self.prior_score + other.prior_score,
-            self.prior_information + other.prior_information,
-            self.newcomer_updates + other.newcomer_updates,
-            self.edge_score + other.edge_score,
-            self.edge_information + other.edge_information,
-            self.same_pairs + other.same_pairs,
-            self.pairs + other.pairs,
-            self.decisiveness_score + other.decisiveness_score,
-            self.decisiveness_information + other.decisiveness_information,
-            self.drift_score + other.drift_score,
-            self.drift_information + other.drift_information,
-            self.offset_score + other.offset_score,
-            self.offset_information + other.offset_information,
-        )
+        return Evidence(tuple(map(operator.add, self.sums, other.sums)))
 
     def __bool__(self) -> bool:
-        return self != NONE
+        return any(self.sums)
+
+    def unit(self, name: str) -> int:
+        """One sum by its name in :class:`PopulationStats`, in integer units."""
+        return self.sums[NAMES.index(name)]
 
     def stats(self) -> PopulationStats:
         """The sums as the population's update reads them (exact: a division by 2**32)."""
-        return PopulationStats(
-            self.prior_score / SCALE,
-            self.prior_information / SCALE,
-            self.newcomer_updates / SCALE,
-            self.edge_score / SCALE,
-            self.edge_information / SCALE,
-            self.same_pairs,
-            self.pairs,
-            self.decisiveness_score / SCALE,
-            self.decisiveness_information / SCALE,
-            self.drift_score / SCALE,
-            self.drift_information / SCALE,
-            self.offset_score / SCALE,
-            self.offset_information / SCALE,
-        )
+        values: list[float] = [
+            n if counted else n / SCALE for n, counted in zip(self.sums, _COUNTED, strict=True)
+        ]
+        return PopulationStats(*values)  # type: ignore[arg-type]  # the counts are ints
 
     def encode(self) -> list[int]:
-        return [
-            self.prior_score,
-            self.prior_information,
-            self.newcomer_updates,
-            self.edge_score,
-            self.edge_information,
-            self.same_pairs,
-            self.pairs,
-            self.decisiveness_score,
-            self.decisiveness_information,
-            self.drift_score,
-            self.drift_information,
-            self.offset_score,
-            self.offset_information,
-        ]
+        return list(self.sums)
 
     @classmethod
     def decode(cls, data: Sequence[int]) -> Evidence:
         """From :meth:`encode`'s list (ValueError when it is not 13 integers, the 11 a worker
         wrote before the debut offset was learned, or the 9 before the drift was: the sums it
         did not write are 0)."""
-        if len(data) not in (9, 11, FIELDS) or not all(
+        if len(data) not in (*_OLDER_LENGTHS, FIELDS) or not all(
             isinstance(n, int) and not isinstance(n, bool) for n in data
         ):
             raise ValueError(f"evidence: expected {FIELDS} integers, got {list(data)!r:.80}")
-        return cls(*data)
+        return cls((*data, *(0,) * (FIELDS - len(data))))
 
 
 NONE = Evidence()
-# How many sums an Evidence holds (the length of :meth:`Evidence.encode`).
-FIELDS = 13
 
 
 def quantised(stats: PopulationStats) -> Evidence:
     """``stats`` in integer units (round half to even, as ``round`` does)."""
     return Evidence(
-        round(stats.prior_score * SCALE),
-        round(stats.prior_information * SCALE),
-        round(stats.newcomer_updates * SCALE),
-        round(stats.edge_score * SCALE),
-        round(stats.edge_information * SCALE),
-        stats.same_pairs,
-        stats.pairs,
-        round(stats.decisiveness_score * SCALE),
-        round(stats.decisiveness_information * SCALE),
-        round(stats.drift_score * SCALE),
-        round(stats.drift_information * SCALE),
-        round(stats.offset_score * SCALE),
-        round(stats.offset_information * SCALE),
+        tuple(
+            value if counted else round(value * SCALE)
+            for value, counted in zip(
+                (getattr(stats, name) for name in NAMES), _COUNTED, strict=True
+            )
+        )
     )
 
 
@@ -202,7 +165,7 @@ def match_evidence(
     add_match_evidence(
         sums, rules, population, teams, ranks, at, states, updates, lineups, as_played=as_played
     )
-    return Evidence(*sums)
+    return Evidence(tuple(sums))
 
 
 def add_match_evidence(
@@ -246,20 +209,20 @@ def add_match_evidence(
                 logit = math.log(p / (1.0 - p))
                 sharp = 1.0 / (1.0 + math.exp(-decisiveness * logit))
                 actual = 1.0 if ranks[0] < ranks[1] else 0.0 if ranks[0] > ranks[1] else 0.5
-                sums[7] += round((actual - sharp) * logit * SCALE)
-                sums[8] += round(sharp * (1.0 - sharp) * logit * logit * SCALE)
+                sums[DECISIVENESS] += round((actual - sharp) * logit * SCALE)
+                sums[DECISIVENESS + 1] += round(sharp * (1.0 - sharp) * logit * logit * SCALE)
                 if rules.tracks_drift:
                     entered = _entered(rules, states, teams, at)
                     drifted_p = _duel_drifted(rules, entered.get(a), entered.get(b), own, met)
                     if drifted_p is not None:
                         _add_slope(
-                            sums, 9, drifted_p, logit, sharp, actual, decisiveness, DRIFT_STEP
+                            sums, DRIFT, drifted_p, logit, sharp, actual, decisiveness, DRIFT_STEP
                         )
                 prior = population.deviation
                 if population.debut_offset is not None and prior is not None:
                     shifted_p = _duel_shifted(rules, prior, states.get(a), states.get(b), own, met)
                     if shifted_p is not None:
-                        _add_slope(sums, 11, shifted_p, logit, sharp, actual, decisiveness, 1.0)
+                        _add_slope(sums, OFFSET, shifted_p, logit, sharp, actual, decisiveness, 1.0)
     elif as_played or is_team_match(teams):
         skills = played_skills(rules, states, teams, at) if as_played else None
         moved = None
@@ -280,9 +243,9 @@ def add_match_evidence(
         if update.state.games <= SETTLED_GAMES:
             stats = update_evidence(rules, population, update)
             if stats.newcomer_updates:
-                sums[0] += round(stats.prior_score * SCALE)
-                sums[1] += round(stats.prior_information * SCALE)
-                sums[2] += round(stats.newcomer_updates * SCALE)
+                sums[PRIOR] += round(stats.prior_score * SCALE)
+                sums[PRIOR + 1] += round(stats.prior_information * SCALE)
+                sums[PRIOR + 2] += round(stats.newcomer_updates * SCALE)
 
 
 def match_part(

@@ -334,19 +334,7 @@ class PopulationStats:
 
     def __add__(self, other: PopulationStats) -> PopulationStats:
         return PopulationStats(
-            self.prior_score + other.prior_score,
-            self.prior_information + other.prior_information,
-            self.newcomer_updates + other.newcomer_updates,
-            self.edge_score + other.edge_score,
-            self.edge_information + other.edge_information,
-            self.same_pairs + other.same_pairs,
-            self.pairs + other.pairs,
-            self.decisiveness_score + other.decisiveness_score,
-            self.decisiveness_information + other.decisiveness_information,
-            self.drift_score + other.drift_score,
-            self.drift_information + other.drift_information,
-            self.offset_score + other.offset_score,
-            self.offset_information + other.offset_information,
+            *(getattr(self, name) + getattr(other, name) for name in _STATS_FIELDS)
         )
 
     @property
@@ -363,6 +351,9 @@ class PopulationStats:
 
 
 EMPTY = PopulationStats()
+# The sums' names in their declared order (also the order of their stored integers:
+# stream.ratings.evidence).
+_STATS_FIELDS = tuple(f.name for f in dataclasses.fields(PopulationStats))
 
 
 def update_evidence(

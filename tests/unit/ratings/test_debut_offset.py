@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from stream.ratings.elo import EloConfig
-from stream.ratings.evidence import Evidence, quantised
+from stream.ratings.evidence import quantised
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import SCALE
 from stream.ratings.modeconfig import ModeConfig
@@ -148,7 +148,7 @@ def test_the_offset_converges_to_where_its_evidence_points(start_at: float) -> N
         information = rng.uniform(0.5, 2.0) * 1e-4
         score = information * (-150.0 - now) + rng.gauss(0.0, math.sqrt(information))
         stats = PopulationStats(offset_score=score, offset_information=information)
-        chain.fold(LEARNING, window, Evidence(*quantised(stats).encode()))
+        chain.fold(LEARNING, window, quantised(stats))
         path.append(chain.current.debut_offset)
     assert all(o is not None and abs(o + 150.0) < 25.0 for o in path[150:])
     assert OFFSET_PRIOR_INFORMATION > 0.0

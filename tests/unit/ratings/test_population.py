@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from stream.ratings.elo import EloConfig
 from stream.ratings.engine import MatchView, rate_match
-from stream.ratings.evidence import Evidence, quantised
+from stream.ratings.evidence import quantised
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import SCALE, Glicko2Config
 from stream.ratings.modeconfig import ModeConfig
@@ -195,7 +195,7 @@ def test_the_prior_converges_to_where_its_evidence_points_fast_then_stays(start:
         chain.fold(
             LEARNING,
             window,
-            Evidence(*quantised(PopulationStats(score, information, 150.0)).encode()),
+            quantised(PopulationStats(score, information, 150.0)),
         )
         path.append(chain.current.deviation)
     assert all(d is not None and abs(math.log(d / 250.0)) < 0.1 for d in path[100:])

@@ -103,14 +103,15 @@ def test_evidence_written_before_the_drift_was_learned_reads_with_no_drift_evide
     old = [1, 2, 3, 4, 5, 6, 7, 8, 9]
     found = Evidence.decode(old)
     assert found.encode() == [*old, 0, 0, 0, 0]
-    assert found.drift_score == found.drift_information == 0
+    assert found.unit("drift_score") == found.unit("drift_information") == 0
 
 
 def test_evidence_written_before_the_offset_was_learned_reads_with_no_offset_evidence() -> None:
     old = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
     found = Evidence.decode(old)
     assert found.encode() == [*old, 0, 0]
-    assert found.drift_score == 10 and found.offset_score == found.offset_information == 0
+    assert found.unit("drift_score") == 10
+    assert found.unit("offset_score") == found.unit("offset_information") == 0
 
 
 def test_a_window_is_in_force_two_windows_after_its_evidence() -> None:
@@ -203,15 +204,15 @@ def test_a_matchs_evidence_is_its_parts_added_in_place(
         sums, rules, population, teams, (0, 1), T0, states, updates, lineups, as_played=as_played
     )
     assert [s - 5 for s in sums] == total.encode()
-    assert total.newcomer_updates > 0  # a and c are newcomers
-    assert (total.decisiveness_information > 0) == as_played
+    assert total.unit("newcomer_updates") > 0  # a and c are newcomers
+    assert (total.unit("decisiveness_information") > 0) == as_played
     # Every participant has a slope or a growing deviation: a prediction says something of the
     # drift.
-    assert (total.drift_information > 0) == as_played
+    assert (total.unit("drift_information") > 0) == as_played
     if as_played and len(teams[0]) != len(teams[1]):
-        assert total.edge_information > 0
+        assert total.unit("edge_information") > 0
     if len(teams[0]) > 1:
-        assert total.pairs > 0  # a and b kept their line-up
+        assert total.unit("pairs") > 0  # a and b kept their line-up
 
 
 def test_a_duel_of_settled_players_says_nothing_about_the_prior() -> None:
@@ -222,6 +223,6 @@ def test_a_duel_of_settled_players_says_nothing_about_the_prior() -> None:
     found = match_evidence(
         MODE, population, match.teams, match.ranks, T0, states, updates, {}, as_played=True
     )
-    assert found.prior_information == found.newcomer_updates == 0
-    assert found.decisiveness_information > 0
-    assert abs(found.decisiveness_score) < SCALE
+    assert found.unit("prior_information") == found.unit("newcomer_updates") == 0
+    assert found.unit("decisiveness_information") > 0
+    assert abs(found.unit("decisiveness_score")) < SCALE
