@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from stream.corrections.pseudonyms import ErasedNames
-from stream.corrections.records import Adjust, Correction, Erase, Void
+from stream.corrections.records import Adjust, Correction, Erase, Void, kind_of
 from stream.errors import UserError
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def load_input_corrections(
     from stream.corrections.pseudonyms import pseudonym_key
 
     corrections = read_corrections(path)
-    erases = any(isinstance(c, Erase) for _, c in corrections)
+    erases = any(kind_of(c).needs_key for _, c in corrections)
     return input_corrections(
         corrections,
         pseudonym_key() if erases else None,

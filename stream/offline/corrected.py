@@ -10,7 +10,7 @@ from stream.config.modes import Modes
 from stream.corrections.corrections_file import read_corrections
 from stream.corrections.ledger import Ledger, adjusted, interleaved
 from stream.corrections.pseudonyms import pseudonym_key
-from stream.corrections.records import Adjust, Erase
+from stream.corrections.records import Adjust, kind_of
 from stream.errors import UserError
 from stream.history import HistoryMatch
 from stream.history.model import HistoryError
@@ -43,7 +43,7 @@ def load_ledger(path: Path, modes: Modes, override: str | None) -> Ledger:
                 raise HistoryError(
                     name, line, f"adjust {correction.audit.id!r}: mode {mode!r} is not in {rated}"
                 )
-    erases = any(isinstance(c, Erase) for _, c in corrections)
+    erases = any(kind_of(c).needs_key for _, c in corrections)
     return Ledger(corrections, pseudonym_key() if erases else None, name)
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from stream.corrections.corrections_file import read_corrections
 from stream.corrections.records import (
+    KINDS,
     Adjust,
     Audit,
     Correction,
@@ -21,6 +22,7 @@ from stream.corrections.records import (
     Rerate,
     Void,
     correction_json,
+    kind_of,
     parse_correction,
 )
 from stream.history.model import HistoryError
@@ -146,3 +148,19 @@ def test_a_files_mistakes_are_named_by_line(tmp_path: Path) -> None:
         read_corrections(path)
     path.write_text(f"\n{good}\n")
     assert [line for line, _ in read_corrections(path)] == [2]
+
+
+def test_every_kind_is_registered_once_and_named_in_the_refusal() -> None:
+    names = [kind.name for kind in KINDS]
+    assert names == ["void", "adjust", "erase", "rerate"]
+    assert len({kind.record for kind in KINDS}) == len(KINDS)
+    # Only an erasure needs the pseudonym key to be applied.
+    assert [kind.name for kind in KINDS if kind.needs_key] == ["erase"]
+    with pytest.raises(ValueError, match="'kind' must be void, adjust, erase or rerate, got 7"):
+        parse_correction(record(kind=7))
+
+
+@given(corrections())
+def test_a_record_is_of_the_kind_its_json_names(correction: Correction) -> None:
+    assert kind_of(correction).name == correction_json(correction)["kind"]
+    assert isinstance(correction, kind_of(correction).record)

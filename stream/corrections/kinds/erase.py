@@ -1,0 +1,44 @@
+"""``erase``: a player forgotten: every occurrence of their id in the inputs is read as
+``pseudonym`` (stream.corrections.pseudonyms), so their opponents' ratings stay as they are and
+no output names them. The record holds only the pseudonym, never the id, and the fingerprint of
+the key it was made with (``key``: never the key itself), so an erasure applied with another
+key is refused instead of erasing nobody."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from stream.corrections.fields import Audit, flag, text
+
+# What an erase record may hold: one that also named the player would keep what it erases.
+_KNOWN = frozenset({"id", "kind", "by", "at", "reason", "pseudonym", "key", "may_match_nothing"})
+
+
+@dataclass(frozen=True, slots=True)
+class Erase:
+    """A forgotten player, known here only by their ``pseudonym``; ``key``: the fingerprint
+    of the pseudonym key it was made with (None: a record from before fingerprints)."""
+
+    audit: Audit
+    pseudonym: str
+    key: str | None = None
+    may_match_nothing: bool = False
+
+
+def parse(obj: Mapping[str, Any], audit: Audit) -> Erase:
+    extra = sorted(set(obj) - _KNOWN)
+    if extra:
+        raise ValueError(f"an erase holds only its pseudonym; unexpected: {', '.join(extra)}")
+    key = None if obj.get("key") is None else text(obj, "key")
+    return Erase(audit, text(obj, "pseudonym"), key, flag(obj, "may_match_nothing"))
+
+
+def fields(erase: Erase) -> dict[str, Any]:
+    out: dict[str, Any] = {"pseudonym": erase.pseudonym}
+    if erase.key is not None:
+        out["key"] = erase.key
+    if erase.may_match_nothing:
+        out["may_match_nothing"] = True
+    return out
