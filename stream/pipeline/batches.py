@@ -217,6 +217,11 @@ class BatchRunner:
         numbers = list(partitions)
         self.forget(numbers)
         self.positions.forget(numbers)
+        # Whoever receives a command may now rebuild its state from a changelog older than the
+        # copies it was sent (a restore from an earlier flush), where a copy dropped then (a
+        # snapshot read before the start it answers) matters again: repeats are counted afresh
+        # in every generation, which still stops a loop within one.
+        self.outputs.repeats.clear()
 
     def caught_up(self, topic: str, partition: int, reached: Mapping[tuple[str, int], int]) -> bool:
         """Whether every record the broker holds on (topic, partition) has been processed

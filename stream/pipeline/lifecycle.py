@@ -163,15 +163,12 @@ def snapshot(
     entry: MatchEntry | None, snap: Snapshot, now: float | None
 ) -> tuple[MatchEntry | None, Effects]:
     """A player partition's snapshot of a player for the match."""
-    if (
-        entry is None
-        and not snap.applied
-        and snap.at is not None
-        and (now is None or now <= snap.at)
-    ):
+    if entry is None and snap.at is not None and (now is None or now <= snap.at):
         # Read before the start that asked for it: kept for it (matchentry.early_entry). One
         # without its start (protocol version 4) is dropped, as before: it could not tell
-        # when to give up waiting.
+        # when to give up waiting. An applied one too: the start read again after a restore
+        # makes the entry anew, which would wait for good on a player who has the match and
+        # has already said so.
         entry = early_entry(snap.at)
     pid = snap.player_id
     if entry is None:

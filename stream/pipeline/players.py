@@ -151,8 +151,12 @@ class PlayerProcessor:
         record = ctx.pending.get(player_id) or PendingRecord()
         rated = ctx.ratings.get(rating_key(player_id, join.mode))
         if match_id in record.done or (rated is not None and match_id in rated.recent):
-            # Settled long ago: say so, with the current state for the others' benefit.
-            ctx.out.to_match(join.home, Snapshot(match_id, player_id, _state_of(rated), True))
+            # Settled long ago: say so, with the current state for the others' benefit, and
+            # the start the join gave: read before that start (a match partition reading its
+            # inputs again after a restore), the match side keeps it for the entry the start
+            # makes anew, which would otherwise wait for good on a player who has the match.
+            state = _state_of(rated)
+            ctx.out.to_match(join.home, Snapshot(match_id, player_id, state, True, join.started_at))
             return
         matches = record.matches
         if match_id in matches:

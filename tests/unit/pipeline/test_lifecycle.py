@@ -117,3 +117,17 @@ def test_an_abandon_request_is_recorded_once_or_released() -> None:
     assert later == Effects()  # the earlier abandonment stands
     _, gone = lifecycle.abandon_request(None, Abandon("m-9", "a", T0), T0 + 10)
     assert gone == Effects(release_player="a")
+
+
+def test_a_player_who_has_the_match_read_before_its_start_is_kept_for_it() -> None:
+    # A match partition reading its inputs again after a restore reads the answer to a join
+    # before the start that sent it: the player has the match already (applied). Dropped, the
+    # start read next would make an entry waiting for good on that player.
+    applied = Snapshot("m-1", "a", STATE, True, T0)
+    early, effects = lifecycle.snapshot(None, applied, T0 - 10)
+    assert early is not None and early.settled == ["a"] and effects == Effects(advance=True)
+    entry, _ = lifecycle.start(early, started(), "1v1", DEFAULT_LIMITS)
+    assert entry is not None and entry.settled == ["a"] and entry.snaps == {"a": STATE}
+    # Once event time is past its start, or from a worker that sent no start, it is late.
+    assert lifecycle.snapshot(None, applied, T0 + 1)[0] is None
+    assert lifecycle.snapshot(None, Snapshot("m-1", "a", STATE, True), T0 - 10)[0] is None
