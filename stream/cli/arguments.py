@@ -10,9 +10,12 @@ import argparse
 import datetime as dt
 import math
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
+
+from stream.errors import did_you_mean
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -23,7 +26,45 @@ class OneLineParser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {message}{_choice_hint(message)}\n")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """As argparse's, but an unknown option is named by the (sub)command that was given,
+        with the closest option it has: ``skillstream replay: error: unrecognized arguments:
+        --modes-fle; did you mean '--modes-file'?``."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            parser = _deepest(self, parsed)
+            options = [o for action in parser._actions for o in action.option_strings]
+            first = next((e for e in extras if e.startswith("-")), extras[0])
+            hint = did_you_mean(first.split("=", 1)[0], options) if first.startswith("-") else ""
+            parser.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return parsed
+
+
+def _choice_hint(message: str) -> str:
+    """The closest choice, after argparse's "invalid choice: 'X' (choose from ...)"."""
+    found = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+    if found is None:
+        return ""
+    choices = re.findall(r"'([^']*)'", found.group(2))
+    return did_you_mean(found.group(1), choices)
+
+
+def _deepest(
+    parser: argparse.ArgumentParser, parsed: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The subcommand's own parser (``replay``, ``corrections void``) that ``parsed`` went
+    through: the one whose options an unknown one is compared with."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = getattr(parsed, action.dest, None)
+            sub = action.choices.get(chosen) if isinstance(chosen, str) else None
+            if isinstance(sub, argparse.ArgumentParser):
+                return _deepest(sub, parsed)
+    return parser
 
 
 # The refusals below echo the argument stripped: float() accepts surrounding whitespace, form
@@ -42,6 +83,18 @@ def existing_file(text: str) -> Path:
     _check(not path.is_dir(), f"{text} is a directory, not a file")
     _check(os.access(path, os.R_OK), f"{text} is not readable")
     return path
+
+
+def rereadable(path: Path) -> bool:
+    """Whether ``path`` can be read more than once: a regular file, not ``-`` (stdin) or a
+    pipe named as a path (``/dev/stdin``, ``<(...)``), which the first reading empties."""
+    return str(path) != "-" and path.is_file()
+
+
+def existing_named_file(text: str) -> Path:
+    """An :func:`existing_file` that is not stdin: a file read by name (a modes file)."""
+    _check(text != "-", "must be a file, not - (stdin)")
+    return existing_file(text)
 
 
 def existing_file_ending(*suffixes: str) -> Callable[[str], Path]:
@@ -65,6 +118,12 @@ def output_file(*suffixes: str) -> Callable[[str], Path]:
         path = Path(text)
         _check(not path.is_dir(), f"{text} is a directory, not a file")
         if suffixes:
+            # ".jsonl" alone is a hidden file without a suffix, not a nameless .jsonl file.
+            _check(
+                path.name.lower() not in suffixes,
+                f"{text}: the file needs a name before its suffix ({path.parent / 'out'}"
+                f"{path.name})",
+            )
             _check(
                 path.suffix.lower() in suffixes,
                 f"{text}: the file name must end with {' or '.join(suffixes)}",
@@ -78,8 +137,8 @@ def output_file(*suffixes: str) -> Callable[[str], Path]:
     return parse
 
 
-def int_at_least(low: int) -> Callable[[str], int]:
-    """A whole number of at least ``low``."""
+def int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
+    """A whole number of at least ``low`` (and at most ``high``, when given)."""
 
     def parse(text: str) -> int:
         try:
@@ -87,6 +146,8 @@ def int_at_least(low: int) -> Callable[[str], int]:
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
         _check(value >= low, f"must be at least {low}, got {value}")
+        if high is not None:
+            _check(value <= high, f"must be at most {high:,}, got {value}")
         return value
 
     return parse

@@ -48,6 +48,11 @@ def cmd_correction(args: argparse.Namespace) -> int:
         if args.matches:
             if args.player or args.since is not None or args.until is not None:
                 raise UserError("--matches: give match ids, or --player with --from and --until")
+            if args.mode:
+                raise UserError(
+                    "--mode: the ids name the matches, whatever their mode; --mode goes with"
+                    " --player, --from and --until"
+                )
             record["matches"] = args.matches
         else:
             if not args.player or args.since is None or args.until is None:
@@ -60,6 +65,8 @@ def cmd_correction(args: argparse.Namespace) -> int:
         record.update(mode=args.mode, player=args.player)
         if (args.set is None) == (args.shift is None):
             raise UserError("adjust: give exactly one of --set RATING and --shift POINTS")
+        if args.shift == 0:
+            raise UserError("--shift 0 changes nothing: give the points to move the rating by")
         record["set" if args.set is not None else "shift"] = (
             args.set if args.set is not None else args.shift
         )

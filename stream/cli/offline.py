@@ -14,10 +14,12 @@ from stream.cli.arguments import (
     add_force,
     existing_file,
     existing_file_ending,
+    existing_named_file,
     fraction,
     iso_date,
     output_file,
     positive_int,
+    rereadable,
 )
 from stream.cli.evaluation_report import comparison_lines, evaluation_lines
 from stream.cli.outputs import (
@@ -182,7 +184,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         help="rate with this algorithm and the built-in defaults",
     )
     parser.add_argument(
-        "--modes-file", type=existing_file, help="modes TOML (default: built-in defaults)"
+        "--modes-file", type=existing_named_file, help="modes TOML (default: built-in defaults)"
     )
     parser.add_argument(
         "--seed-ratings",
@@ -192,14 +194,12 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed-bounds",
         choices=[b.value for b in SeedBounds],
-        default=SeedBounds.REFUSE.value,
         help="a seed outside its mode's bounds: refuse it, naming its line (default), or clamp "
         "it, saying so",
     )
     parser.add_argument(
         "--seed-games",
         choices=[g.value for g in SeedGames],
-        default=SeedGames.ESTABLISHED.value,
         help="a seed without games: an established player (default) or a new one (0 games)",
     )
 
@@ -265,12 +265,32 @@ def load_seeds(args: argparse.Namespace, modes: Modes, override: str | None) -> 
     (``--seed-bounds``: a refused seed stops the command with its line, each clamped one is
     reported on stderr), seeds without games as ``--seed-games`` says."""
     if not args.seed_ratings:
+        for option, given in (
+            ("--seed-games", args.seed_games),
+            ("--seed-bounds", args.seed_bounds),
+        ):
+            if given is not None:
+                raise UsageError(f"{option} says how seeds are taken: give --seed-ratings FILE")
         return []
-    seeds = with_games(read_seed_ratings(args.seed_ratings), SeedGames(args.seed_games))
+    games = SeedGames(args.seed_games or SeedGames.ESTABLISHED.value)
+    seeds = with_games(read_seed_ratings(args.seed_ratings), games)
     source = display_name(args.seed_ratings)
-    for note in check_seeds(seeds, modes, override, SeedBounds(args.seed_bounds), source):
+    bounds = SeedBounds(args.seed_bounds or SeedBounds.REFUSE.value)
+    for note in check_seeds(seeds, modes, override, bounds, source):
         print(f"skillstream {args.command}: {note}", file=sys.stderr)
     return seeds
+
+
+def seed_modes(replayer: Replayer, args: argparse.Namespace | None) -> dict[str, tuple[str, int]]:
+    """The modes ``--seed-ratings`` names, each with the file and its first seed's line."""
+    if args is None or not getattr(args, "seed_ratings", None):
+        return {}
+    source = display_name(args.seed_ratings)
+    found: dict[str, tuple[str, int]] = {}
+    for seed in sorted(replayer.seeds, key=lambda s: s.line):
+        if seed.mode is not None:
+            found.setdefault(seed.mode, (source, seed.line))
+    return found
 
 
 def stream_history(
@@ -300,6 +320,7 @@ def stream_history(
             progress=bar.update,
             modes_source=source,
             play_order=args is not None and getattr(args, "in_play_order", False),
+            seed_modes=None if replayer is None else seed_modes(replayer, args),
         )
         yield from intake
     for line in intake.report.lines():
@@ -314,6 +335,14 @@ def replay_output(args: argparse.Namespace) -> Output:
         kind = WORDED if args.worded else CHANGES
     elif args.leaderboard_change is not None:
         kind = LEADERBOARD_CHANGE
+    if args.out is not None:
+        text = kind in (WORDED, LEADERBOARD_CHANGE)
+        if text != (args.out.suffix.lower() == ".txt"):
+            what = "text" if text else "JSON lines"
+            raise UsageError(
+                f"--out {args.out}: replay writes {kind.name} here, {what}: name the file"
+                f" {args.out.stem}{'.txt' if text else '.jsonl'}"
+            )
     return Output("--out", args.out, kind)
 
 
@@ -358,10 +387,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
     )
     if args.explain is not None:
         return _explain(args, replayer, rated, ledger, applied)
-    if args.leaderboard_change is not None and str(args.history) == "-":
-        raise UsageError("--leaderboard-change rates the history twice: give a file, not '-'")
+    if args.leaderboard_change is not None and not rereadable(args.history):
+        raise UsageError(
+            "--leaderboard-change rates the history twice: give a file, not stdin or a pipe"
+        )
     apply_all(replayer, rated)
     refuse_unmatched(ledger)
+    if not any(replayer.tables.values()):
+        # Every row skipped, voided or rejected: nothing rated is not a result to write.
+        raise UsageError(f"{display_name(args.history)}: no match was rated: nothing to write")
     if ledger is not None:
         print(f"skillstream replay: {ledger.source}: {ledger.applied()}", file=sys.stderr)
     write_populations(args, replayer)
@@ -512,8 +546,10 @@ def compare_configurations(args: argparse.Namespace) -> int:
         raise UsageError(
             "--compare prints a comparison only: use --predictions, --plot or --populations alone"
         )
-    if str(args.history) == "-":
-        raise UsageError("--compare reads the history once per side: give a file, not stdin")
+    if not rereadable(args.history):
+        raise UsageError(
+            "--compare reads the history once per side: give a file, not stdin or a pipe"
+        )
     own_modes = resolve_modes(args)
     seeds = load_seeds(args, *own_modes)
     tally = Tally()
@@ -567,8 +603,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     """Search, then print the configuration to use as a modes-file section (stdout) and the
     verdict and warnings (stderr). Reads the history once per trial, so not stdin; the same
     arguments give the same output."""
-    if str(args.history) == "-":
-        raise UsageError("tune reads the history several times: give a file, not stdin")
+    if not rereadable(args.history):
+        raise UsageError("tune reads the history several times: give a file, not stdin or a pipe")
     modes, override = resolve_modes(args)
     base = modes.get(override or DEFAULT_MODE)
     seeds = load_seeds(args, modes, override)
@@ -633,7 +669,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_common(replay)
     add_on_error(replay)
     replay.add_argument(
-        "--out", type=output_file(".jsonl"), help="output JSON lines, FILE.jsonl (default: stdout)"
+        "--out",
+        type=output_file(".jsonl", ".txt"),
+        help="output file (default: stdout): FILE.jsonl, or FILE.txt for --worded and"
+        " --leaderboard-change, which print text",
     )
     replay.add_argument(
         "--in-play-order",

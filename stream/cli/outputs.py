@@ -47,6 +47,7 @@ __all__ = [
     "POPULATIONS",
     "PREDICTIONS",
     "RATINGS",
+    "SEEDS",
     "WORDED",
     "Kind",
     "Output",
@@ -88,9 +89,14 @@ def _keys(*names: str, without: tuple[str, ...] = ()) -> Callable[[bytes], bool]
     return check
 
 
+# A final rating has Rank Points, which a seed rating (the same player, mode and rating, often
+# the same games) never does: a seed file is not replaced as if it were replay's last output.
 RATINGS = Kind(
-    "final ratings", "final ratings", _keys("player_id", "mode", "rating", without=("match_id",))
+    "final ratings",
+    "final ratings",
+    _keys("player_id", "mode", "rating", "rank_points", without=("match_id",)),
 )
+SEEDS = Kind("seed ratings", "seed ratings", _keys("player_id", "rating"), replaceable=False)
 CHANGES = Kind("rating changes", "rating changes", _keys("player_id", "match_id", "version"))
 WORDED = Kind(
     "worded rating changes", "lines", lambda line: re.fullmatch(rb"\S+ \S+:", line) is not None
@@ -107,7 +113,7 @@ PICTURE = Kind(
     "pictures",
     lambda head: head.startswith((b"\x89PNG", b"%PDF", b"<?xml", b"<svg")),
 )
-CORRECTIONS = Kind("corrections", "corrections", _keys("audit"))
+CORRECTIONS = Kind("corrections", "corrections", _keys("id", "kind", "by", "at", "reason"))
 HISTORY = Kind(
     "a match history",
     "matches",
@@ -118,6 +124,7 @@ HISTORY = Kind(
 KNOWN = (
     RATINGS,
     CHANGES,
+    SEEDS,
     PREDICTIONS,
     POPULATIONS,
     CORRECTIONS,
@@ -148,6 +155,10 @@ def check_outputs(
     file the command reads (``reads``: what each is, e.g. "the history it reads"), two
     outputs on one file, and an existing file that is not empty and does not read as the
     output's kind unless ``force`` (module docstring)."""
+    named = [o for o in outputs if o.path is not None and str(o.path) != "-"]
+    if force and not named:
+        options = " or ".join(sorted({o.option for o in outputs})) or "an output file"
+        raise UserError(f"--force replaces an existing output file, and none is given ({options})")
     taken: list[Output] = []
     for output in outputs:
         path = output.path

@@ -99,6 +99,18 @@ _TYPES: dict[str, Any] = {
     "initial-players": int,
 }
 
+# The options of publishing to Kafka (option, its argparse destination): refused without
+# --kafka, where they would change nothing.
+KAFKA_ONLY = (
+    ("--rate", "rate"),
+    ("--match-seconds", "match_seconds"),
+    ("--duplicate-rate", "duplicate_rate"),
+    ("--reorder-rate", "reorder_rate"),
+    ("--abandon-rate", "abandon_rate"),
+    ("--omit-teams-rate", "omit_teams_rate"),
+    ("--history-times", "history_times"),
+)
+
 # What --out may be: the format follows the suffix unless --format says otherwise.
 OUT_SUFFIXES = (".csv", ".jsonl")
 
@@ -120,6 +132,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if args.kafka:
         return _to_kafka(args, config)
+    # "is", not "in": --rate 0 is given, and 0.0 == False.
+    given = [
+        o for o, dest in KAFKA_ONLY if (v := getattr(args, dest)) is not None and v is not False
+    ]
+    if given:
+        raise UserError(
+            f"{given[0]} shapes how matches are published to Kafka: add --kafka (a file keeps"
+            " the simulation's own times)"
+        )
     suffix = args.out.suffix.lower().lstrip(".") if args.out else None
     fmt = args.format or suffix or "csv"
     if suffix is not None and fmt != suffix:
@@ -151,13 +172,13 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
         settings = Settings.from_env()
         servers = settings.bootstrap_servers
         fleet = FleetConfig(
-            rate=args.rate,
+            rate=100.0 if args.rate is None else args.rate,
             realtime=not args.history_times,
-            duplicate_rate=args.duplicate_rate,
-            reorder_rate=args.reorder_rate,
-            abandon_rate=args.abandon_rate,
-            omit_teams_rate=args.omit_teams_rate,
-            match_seconds=args.match_seconds,
+            duplicate_rate=args.duplicate_rate or 0.0,
+            reorder_rate=args.reorder_rate or 0.0,
+            abandon_rate=args.abandon_rate or 0.0,
+            omit_teams_rate=args.omit_teams_rate or 0.0,
+            match_seconds=args.match_seconds or 0.0,
             seed=config.seed,
             match_started_topic=settings.match_started_topic,
             match_finished_topic=settings.match_finished_topic,
@@ -214,37 +235,37 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     kafka.add_argument(
         "--rate",
         type=non_negative_float,
-        default=100.0,
+        default=None,
         help="matches/s (default 100; 0: flat out)",
     )
     kafka.add_argument(
         "--match-seconds",
         type=non_negative_float,
-        default=0.0,
+        default=None,
         help="start-to-finish time, seconds (default 0)",
     )
     kafka.add_argument(
         "--duplicate-rate",
         type=probability,
-        default=0.0,
+        default=None,
         help="share of events published twice, as a retrying producer may (default 0)",
     )
     kafka.add_argument(
         "--reorder-rate",
         type=probability,
-        default=0.0,
+        default=None,
         help="share of matches whose finish is published before their start (default 0)",
     )
     kafka.add_argument(
         "--abandon-rate",
         type=probability,
-        default=0.0,
+        default=None,
         help="share of matches never finished (default 0)",
     )
     kafka.add_argument(
         "--omit-teams-rate",
         type=probability,
-        default=0.0,
+        default=None,
         help="share of finishes without teams, left to their start (default 0)",
     )
     kafka.add_argument(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from stream.cli.arguments import existing_file, positive_int
+from stream.cli.arguments import existing_file, int_at_least, rereadable
 
 
 def cmd_newcomers(args: argparse.Namespace) -> int:
@@ -32,10 +32,10 @@ def cmd_newcomers(args: argparse.Namespace) -> int:
 def cmd_strategies(args: argparse.Namespace) -> int:
     from stream.offline.strategies import compare
 
-    if str(args.history) == "-":
+    if not rereadable(args.history):
         print(
             "skillstream study strategies: error: the history is read once per strategy:"
-            " give a file, not -",
+            " give a file, not stdin or a pipe",
             file=sys.stderr,
         )
         return 2
@@ -61,7 +61,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     newcomers.add_argument("history", type=existing_file, help="a history file, or - for stdin")
     newcomers.add_argument(
-        "--matches", type=positive_int, default=10, help="rows: the 1st to Nth match (default 10)"
+        "--matches",
+        type=int_at_least(1, 1000),
+        default=10,
+        help="rows: the 1st to Nth match, at most 1,000 (default 10)",
     )
     newcomers.set_defaults(func=cmd_newcomers)
     strategies = studies.add_parser(

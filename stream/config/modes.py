@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from stream.errors import UserError
+from stream.errors import UserError, did_you_mean
 from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.carryover import StartConfig
 from stream.ratings.experience import ExperienceConfig
@@ -174,7 +174,8 @@ def load_modes(path: Path) -> Modes:
     """Read a modes file; ModesError names the file and the offending key. Reading it again
     gives equal modes (the file is the only input)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        # utf-8-sig: a byte-order mark (as some editors on Windows save) is not TOML's.
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ModesError(f"{path}: cannot read: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
@@ -195,7 +196,10 @@ def parse_modes(data: Mapping[str, Any], source: str = "modes") -> Modes:
     default_table = _merge(built_in_table(), given_default)
     unlisted = default_table.get("unlisted", "default")
     if unlisted not in ("default", "reject"):
-        raise ModesError(f"{source}: [default] unlisted must be 'default' or 'reject'")
+        raise ModesError(
+            f"{source}: [default] unlisted must be 'default' or 'reject', got {unlisted!r}"
+            + did_you_mean(str(unlisted), ("default", "reject"))
+        )
     default, default_pending = _build_mode("default", default_table, source, "default")
     listed: dict[str, ModeConfig] = {}
     listed_pending: dict[str, PendingConfig] = {}
@@ -288,6 +292,7 @@ def _build_mode(
     if not isinstance(algo_name, str) or algo_name not in ALGORITHMS:
         raise ModesError(
             f"{source}: {where} unknown algorithm {algo_name!r}; one of {sorted(ALGORITHMS)}"
+            + did_you_mean(str(algo_name), ALGORITHMS)
         )
     given = table.get("teams", TeamStrategy.COMPOSITE_TEAM)
     try:
@@ -389,7 +394,11 @@ def _table(value: object, source: str, where: str) -> dict[str, Any]:
 def _check_keys(table: Mapping[str, Any], allowed: set[str], source: str, where: str) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise ModesError(f"{source}: {where} unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+        hint = did_you_mean(unknown[0], allowed).removeprefix("; ")
+        raise ModesError(
+            f"{source}: {where} unknown key(s) {unknown}; "
+            + (f"{hint} (allowed: {sorted(allowed)})" if hint else f"allowed: {sorted(allowed)}")
+        )
 
 
 def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

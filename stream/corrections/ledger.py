@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from stream.corrections.pseudonyms import ErasedNames, key_fingerprint
 from stream.corrections.records import Adjust, Correction, Erase, Rerate, Void
-from stream.errors import UserError
+from stream.errors import UserError, did_you_mean
 from stream.events import format_time
 from stream.history.model import HistoryMatch
 from stream.ratings.modeconfig import ModeConfig
@@ -60,6 +60,8 @@ class Ledger:
         # adjustments' players that some match rated (one that none did adjusts nobody here).
         self.voided = 0
         self._played: set[tuple[str, str]] = set()
+        # The modes matches were rated in (kept while some adjustment may need naming one).
+        self._modes: set[str] = set()
         for line, correction in corrections:
             if isinstance(correction, Void):
                 self._void_lines[line] = correction
@@ -114,6 +116,7 @@ class Ledger:
             return None
         kept = match if not self._erased else self._renamed(match)
         if self.adjustments:
+            self._modes.add(mode)
             self._note_played(kept, mode)
         return kept
 
@@ -154,6 +157,13 @@ class Ledger:
                         f"{self.source} line {line}: void {void.audit.id!r}: match {shown}{more} "
                         "is not in the history"
                     )
+                elif all(self._voided[m] != line for m in void.matches):
+                    # A repeated record: counted once, it would read as done twice.
+                    first = min(self._voided[m] for m in void.matches)
+                    problems.append(
+                        f"{self.source} line {line}: void {void.audit.id!r} voids nothing more:"
+                        f" every match it names is voided from line {first} on"
+                    )
             elif line not in self._hits:
                 assert void.since is not None and void.until is not None
                 where = "" if void.mode is None else f" in mode {void.mode!r}"
@@ -172,12 +182,20 @@ class Ledger:
                 )
         for line, adjust in self.adjustments:
             rated = (self._names.rated_as(adjust.player), adjust.mode)
-            if not adjust.may_match_nothing and rated not in self._played:
+            if adjust.may_match_nothing or rated in self._played:
+                continue
+            if adjust.mode not in self._modes:
                 problems.append(
-                    f"{self.source} line {line}: adjust {adjust.audit.id!r} adjusts nobody: "
-                    f"{adjust.player!r} played no match in mode {adjust.mode!r} (a typo would "
-                    'start a new player); one who is to start adjusted: "may_match_nothing": true'
+                    f"{self.source} line {line}: adjust {adjust.audit.id!r} adjusts nobody: no"
+                    f" match of the history is in mode {adjust.mode!r}"
+                    f"{did_you_mean(adjust.mode, self._modes)}"
                 )
+                continue
+            problems.append(
+                f"{self.source} line {line}: adjust {adjust.audit.id!r} adjusts nobody: "
+                f"{adjust.player!r} played no match in mode {adjust.mode!r} (a typo would "
+                'start a new player); one who is to start adjusted: "may_match_nothing": true'
+            )
         return problems
 
     def _in_windows(self, match: HistoryMatch, mode: str) -> Iterator[int]:

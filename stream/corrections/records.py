@@ -43,6 +43,7 @@ from stream.corrections.kinds.adjust import Adjust
 from stream.corrections.kinds.erase import Erase
 from stream.corrections.kinds.rerate import Rerate
 from stream.corrections.kinds.void import Void
+from stream.errors import did_you_mean
 from stream.events import describe_value, format_time
 
 __all__ = [
@@ -66,22 +67,27 @@ C = TypeVar("C", Void, Adjust, Erase, Rerate)
 @dataclass(frozen=True, slots=True)
 class Kind(Generic[C]):
     """A kind of correction: its ``name`` (the JSON's ``kind``), its ``record`` type, how its
-    fields are read (``parse``: ValueError naming the field) and written (``fields``), and
-    ``needs_key``: applying it takes the pseudonym key (stream.corrections.pseudonyms)."""
+    fields are read (``parse``: ValueError naming the field) and written (``fields``), the
+    ``names`` of its fields besides the audit's (any other is refused: a misspelt field would
+    otherwise be dropped and the record do less than it says), and ``needs_key``: applying it
+    takes the pseudonym key (stream.corrections.pseudonyms)."""
 
     name: str
     record: type[C]
     parse: Callable[[Mapping[str, Any], Audit], C]
     fields: Callable[[C], dict[str, Any]]
+    names: frozenset[str]
     needs_key: bool = False
 
 
 KINDS: tuple[Kind[Any], ...] = (
-    Kind("void", Void, void.parse, void.fields),
-    Kind("adjust", Adjust, adjust.parse, adjust.fields),
-    Kind("erase", Erase, erase.parse, erase.fields, needs_key=True),
-    Kind("rerate", Rerate, rerate.parse, rerate.fields),
+    Kind("void", Void, void.parse, void.fields, void.FIELDS),
+    Kind("adjust", Adjust, adjust.parse, adjust.fields, adjust.FIELDS),
+    Kind("erase", Erase, erase.parse, erase.fields, erase.FIELDS, needs_key=True),
+    Kind("rerate", Rerate, rerate.parse, rerate.fields, rerate.FIELDS),
 )
+# The fields every record has.
+AUDIT_FIELDS = frozenset({"id", "kind", "by", "at", "reason"})
 _BY_NAME = {kind.name: kind for kind in KINDS}
 _BY_RECORD = {kind.record: kind for kind in KINDS}
 _NAMES = ", ".join(kind.name for kind in KINDS[:-1]) + f" or {KINDS[-1].name}"
@@ -102,6 +108,13 @@ def parse_correction(obj: object) -> Correction:
     if kind is None:
         raise ValueError(f"'kind' must be {_NAMES}, got {describe_value(given)}")
     parsed: Correction = kind.parse(obj, audit)
+    unknown = sorted(set(obj) - AUDIT_FIELDS - kind.names)
+    if unknown:
+        allowed = AUDIT_FIELDS | kind.names
+        raise ValueError(
+            f"{'an' if kind.name[0] in 'aeiou' else 'a'} {kind.name} has no field"
+            f" {unknown[0]!r}{did_you_mean(unknown[0], allowed)}"
+        )
     return parsed
 
 

@@ -107,6 +107,9 @@ def read_history(
     if is_stdin(path):
         progress = None
     with open_binary(path) as handle:
+        if not handle.seekable():
+            # A pipe named as a path (/dev/stdin, <(...)): no position to read progress from.
+            progress = None
         head = handle.peek(256)
         if head.startswith(BOM):
             head = head[len(BOM) :]

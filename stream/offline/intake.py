@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import difflib
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from stream.config.modes import Modes
+from stream.errors import did_you_mean
 from stream.events import unknown_fields_text
 from stream.history import HistoryError, HistoryMatch, read_history
 from stream.history.reader import CSV_ID_PREFIX, HISTORY_FIELDS, Progress
@@ -172,6 +173,7 @@ class Intake:
         progress: Progress | None = None,
         modes_source: str = "the modes file",
         play_order: bool = False,
+        seed_modes: Mapping[str, tuple[str, int]] | None = None,
     ) -> None:
         self.path = path
         self.modes = modes
@@ -182,6 +184,9 @@ class Intake:
         # The caller rates in play order (replay --in-play-order): matches out of file order
         # are not worth a line.
         self.play_order = play_order
+        # The modes seeds name, each with the seeds file and the line of its first seed: a
+        # mode no match is rated in starts nobody, which is said (a misspelt mode).
+        self.seed_modes = seed_modes or {}
         self.report = IntakeReport()
 
     def __iter__(self) -> Iterator[HistoryMatch]:
@@ -224,6 +229,21 @@ class Intake:
             yield match
         if override is None:
             report.mode_notes = misspelt_modes(seen_modes, self.modes, self.modes_source)
+        rated = {override} if override is not None else seen_modes
+        report.mode_notes += unseeded_modes(self.seed_modes, rated)
+
+
+def unseeded_modes(seed_modes: Mapping[str, tuple[str, int]], rated: set[str]) -> list[str]:
+    """One line per mode of the seeds that no match of the history is rated in: its seeds
+    start nobody (most often a misspelt mode), with the closest mode that is rated."""
+    notes = []
+    for mode in sorted(set(seed_modes) - rated):
+        source, line = seed_modes[mode]
+        notes.append(
+            f"{source} line {line}: the seeds' mode {mode!r} has no match in the history, so"
+            f" its seeds start nobody{did_you_mean(mode, rated)}"
+        )
+    return notes
 
 
 def misspelt_modes(seen: set[str], modes: Modes, source: str) -> list[str]:

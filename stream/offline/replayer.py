@@ -80,6 +80,11 @@ class Replayer:
         }
 
     @property
+    def seeds(self) -> Iterable[SeedRating]:
+        """The seed ratings it starts players from."""
+        return self._seeds.values()
+
+    @property
     def mode_choice(self) -> tuple[Modes, str | None]:
         """The modes rated with, and the mode every match is forced into (or None)."""
         return self._modes, self._override

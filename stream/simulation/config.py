@@ -17,6 +17,15 @@ class Matchmaker(StrEnum):
     ORACLE = "oracle"
 
 
+# Bounds that keep a simulation within a machine: a simulated player holds about 350 bytes
+# (1,000,000 players: 344 MB), matches are written as they are made (time, not memory), and a
+# match is at most what a worker accepts (stream.events.EventLimits: 64 teams, 256 players).
+MAX_PLAYERS = 10_000_000
+MAX_MATCHES = 1_000_000_000
+MAX_TEAMS = 64
+MAX_TEAM_SIZE = 256
+
+
 @dataclass(frozen=True, slots=True)
 class SimulationConfig:
     """Knobs of the simulation; the defaults give a 1v1 history of 10,000 matches."""
@@ -72,22 +81,39 @@ class SimulationConfig:
     match_seconds: float = 900.0
 
     def __post_init__(self) -> None:
-        _check(self.matches >= 0, f"matches must be >= 0, got {self.matches}")
-        _check(self.team_size >= 1, f"team_size must be >= 1, got {self.team_size}")
-        _check(self.teams >= 2, f"teams must be >= 2, got {self.teams}")
+        _check(
+            0 <= self.matches <= MAX_MATCHES,
+            f"matches must be between 0 and {MAX_MATCHES:,}, got {self.matches}",
+        )
+        _check(
+            self.players <= MAX_PLAYERS,
+            f"players must be at most {MAX_PLAYERS:,} (each takes about 350 bytes of memory),"
+            f" got {self.players}",
+        )
+        _check(
+            1 <= self.team_size <= MAX_TEAM_SIZE,
+            f"team_size must be between 1 and {MAX_TEAM_SIZE}, got {self.team_size}",
+        )
+        _check(
+            2 <= self.teams <= MAX_TEAMS,
+            f"teams must be between 2 and {MAX_TEAMS}, got {self.teams}",
+        )
         if self.team_sizes is not None:
             # A list from a caller becomes a tuple, so the config stays hashable.
             object.__setattr__(self, "team_sizes", tuple(self.team_sizes))
             _check(
-                len(self.team_sizes) >= 2 and all(size >= 1 for size in self.team_sizes),
-                f"team_sizes must be two or more sizes >= 1, got {self.team_sizes}",
+                2 <= len(self.team_sizes) <= MAX_TEAMS
+                and all(1 <= size <= MAX_TEAM_SIZE for size in self.team_sizes),
+                f"team_sizes must be 2 to {MAX_TEAMS} sizes of 1 to {MAX_TEAM_SIZE}, got"
+                f" {self.team_sizes}",
             )
         if self.size_range is not None:
             object.__setattr__(self, "size_range", tuple(self.size_range))
             low, high = self.size_range
             _check(
-                1 <= low <= high,
-                f"size_range must be (fewest, most) with 1 <= fewest <= most, got {low}-{high}",
+                1 <= low <= high <= MAX_TEAM_SIZE,
+                f"size_range must be (fewest, most) with 1 <= fewest <= most <="
+                f" {MAX_TEAM_SIZE}, got {low}-{high}",
             )
         need = self.players_per_match
         _check(

@@ -12,6 +12,9 @@ from typing import Any
 from stream.corrections.fields import MAX_RATING, Audit, flag, text, time_field
 from stream.events import describe_value, format_time
 
+# The fields of its JSON besides the audit's.
+FIELDS = frozenset({"mode", "player", "set", "shift", "effective", "may_match_nothing"})
+
 
 @dataclass(frozen=True, slots=True)
 class Adjust:

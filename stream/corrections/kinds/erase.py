@@ -16,6 +16,10 @@ from stream.corrections.fields import Audit, flag, text
 _KNOWN = frozenset({"id", "kind", "by", "at", "reason", "pseudonym", "key", "may_match_nothing"})
 
 
+# The fields of its JSON besides the audit's.
+FIELDS = frozenset({"pseudonym", "key", "may_match_nothing"})
+
+
 @dataclass(frozen=True, slots=True)
 class Erase:
     """A forgotten player, known here only by their ``pseudonym``; ``key``: the fingerprint

@@ -11,6 +11,9 @@ from typing import Any
 
 from stream.corrections.fields import Audit, text
 
+# The fields of its JSON besides the audit's.
+FIELDS = frozenset({"generation", "group", "shadow"})
+
 
 @dataclass(frozen=True, slots=True)
 class Rerate:

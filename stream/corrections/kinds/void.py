@@ -13,6 +13,10 @@ from stream.events import describe_value, format_time
 MAX_VOIDED_IDS = 100_000
 
 
+# The fields of its JSON besides the audit's.
+FIELDS = frozenset({"matches", "player", "from", "until", "mode"})
+
+
 @dataclass(frozen=True, slots=True)
 class Void:
     """Matches that count as never played: ``matches`` by id, or ``player``'s matches that
@@ -33,9 +37,9 @@ def parse(obj: Mapping[str, Any], audit: Audit) -> Void:
         raise ValueError("a void names 'matches' or a 'player' with 'from' and 'until', not both")
     if matches is not None:
         if not isinstance(matches, list) or not matches or len(matches) > MAX_VOIDED_IDS:
+            got = "an empty list" if matches == [] else describe_value(matches)
             raise ValueError(
-                f"'matches' must be a list of 1 to {MAX_VOIDED_IDS:,} match ids, got "
-                f"{describe_value(matches)}"
+                f"'matches' must be a list of 1 to {MAX_VOIDED_IDS:,} match ids, got {got}"
             )
         ids = frozenset(identifier(m, "matches[]") for m in matches)
         return Void(audit, matches=ids)

@@ -42,7 +42,13 @@ def files(tmp_path: Path) -> dict[str, str]:
     )
     a_file = tmp_path / "a-file"
     a_file.write_text("")
+    header_only = tmp_path / "header.csv"
+    header_only.write_text(HEADER)
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
     return {
+        "header": str(header_only),
+        "fifo": str(fifo),
         "dir": str(tmp_path),
         "h": str(history),
         "inf": str(infinite),
@@ -74,7 +80,28 @@ CASES = [
     (["replay", "{missing}"], "no such file: {missing}"),
     (["replay", "{dir}"], "{dir} is a directory"),
     (["replay", "{h}", "--out", "{dir}"], "{dir} is a directory"),
-    (["replay", "{h}", "--out", "x.txt"], "x.txt: the file name must end with .jsonl"),
+    (["replay", "{h}", "--out", "x.csv"], "x.csv: the file name must end with .jsonl or .txt"),
+    (["replay", "{h}", "--out", "x.txt"], "--out x.txt: replay writes final ratings here, JSON"),
+    (["replay", "{h}", "--out", ".jsonl"], ".jsonl: the file needs a name before its suffix"),
+    (["replay", "{h}", "--force"], "--force replaces an existing output file, and none is given"),
+    (["replay", "{h}", "--seed-games", "new"], "--seed-games says how seeds are taken"),
+    (["replay", "{h}", "--modes-file", "-"], "--modes-file: must be a file, not - (stdin)"),
+    (["replay", "{h}", "--modes-fle", "m.toml"], "did you mean '--modes-file'?"),
+    (["rplay", "{h}"], "invalid choice: 'rplay' (choose from"),
+    (["simulate", "--matches", "10", "--rate", "0"], "--rate shapes how matches are published"),
+    (["simulate", "--players", "100000000"], "players must be at most 10,000,000"),
+    (["study", "newcomers", "{h}", "--matches", "1001"], "--matches: must be at most 1,000"),
+    (["replay", "{header}"], "{header}: no match was rated: nothing to write"),
+    (["tune", "{fifo}"], "tune reads the history several times: give a file, not stdin or a pipe"),
+    (["study", "strategies", "{fifo}"], "read once per strategy: give a file, not stdin or a pipe"),
+    (
+        ["corrections", "void", "--matches", "m1", "--mode", "duel", "--reason", "x"],
+        "--mode: the ids name the matches, whatever their mode",
+    ),
+    (
+        ["corrections", "adjust", "duel", "a", "--shift", "0", "--reason", "x"],
+        "--shift 0 changes nothing",
+    ),
     (["replay", "{h}", "--out", "{nofolder}"], "does not exist"),
     (["replay", "{h}", "--modes-file", "{missing}"], "no such file: {missing}"),
     (["replay", "{h}", "--modes-file", "{inf}"], "{inf}: [default.glicko2] tau must be"),

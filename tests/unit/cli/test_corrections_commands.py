@@ -262,7 +262,10 @@ def test_corrections_that_would_do_nothing_are_refused_unless_they_say_they_may(
     cases = [
         (["erase", "nobody-here"], "erases nobody: no player of the history has its pseudonym"),
         (["adjust", "duel", "nobody-here", "--shift", "25"], "adjusts nobody: 'nobody-here'"),
-        (["adjust", "due1", "alice", "--shift", "25"], "played no match in mode 'due1'"),
+        (
+            ["adjust", "due1", "alice", "--shift", "25"],
+            "no match of the history is in mode 'due1'; did you mean 'duel'?",
+        ),
     ]
     for args, culprit in cases:
         code, line, err = run(["corrections", *args, "--reason", "x"], capsys)

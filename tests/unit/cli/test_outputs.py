@@ -11,7 +11,8 @@ import orjson
 import pytest
 
 from stream.cli.main import main
-from stream.cli.outputs import PREDICTIONS, RATINGS, Output, written
+from stream.cli.outputs import CORRECTIONS, PREDICTIONS, RATINGS, SEEDS, Output, written
+from stream.corrections.records import correction_json, parse_correction
 
 HISTORY = "played_at,player_a,player_b,score_a\n" + "".join(
     f"2026-03-01T10:{m:02d}:00Z,p{m % 4},p{(m + 1) % 4},{m % 2}\n" for m in range(20)
@@ -147,3 +148,25 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_a_seed_file_is_not_taken_for_final_ratings(
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The slip of --out for --seed-ratings: a seed line has a player, a mode and a rating, as a
+    # final rating does, but never Rank Points.
+    seeds = tmp_path / "ladder.jsonl"
+    line = b'{"player_id":"old1","mode":"default","rating":1700,"deviation":80,"games":300}'
+    seeds.write_bytes(line + b"\n")
+    assert SEEDS.looks_like(line) and not RATINGS.looks_like(line)
+    code, err = run(["replay", str(history), "--out", str(seeds)], capsys)
+    assert code == 2 and f"--out {seeds} exists and reads as seed ratings" in err
+    assert seeds.read_bytes() == line + b"\n"
+
+
+def test_a_corrections_file_reads_as_corrections() -> None:
+    record = {"id": "c-1", "kind": "void", "by": "ops", "at": "2026-11-25T08:00:00Z"}
+    line = orjson.dumps(
+        correction_json(parse_correction({**record, "reason": "r", "matches": ["m"]}))
+    )
+    assert CORRECTIONS.looks_like(line)

@@ -175,8 +175,11 @@ def test_unlisted_modes_can_be_rejected() -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"defaults": {}}, "unknown key(s) ['defaults']"),
+        ({"defaults": {}}, "unknown key(s) ['defaults']; did you mean 'default'?"),
         ({"default": {"algorithm": "trueskill"}}, "unknown algorithm 'trueskill'"),
+        ({"default": {"algorithm": "elo2"}}, "unknown algorithm 'elo2'; one of"),
+        ({"default": {"algorithm": "glikco2"}}, "did you mean 'glicko2'?"),
+        ({"default": {"unlisted": "rejct"}}, "got 'rejct'; did you mean 'reject'?"),
         ({"default": {"teams": "solo"}}, "teams must be one of"),
         (
             {"default": {"glicko2": {"taw": 0.5}}},
@@ -288,3 +291,9 @@ def test_default_parameters_serve_the_modes_that_use_their_algorithm() -> None:
     modes = parse_modes(data, source="m.toml")
     assert modes.get("a").algorithm == EloConfig(max_gain=24.0)
     assert modes.get("b").algorithm.name == "glicko2"
+
+
+def test_a_byte_order_mark_is_not_a_mistake(tmp_path: Path) -> None:
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b'\xef\xbb\xbf[modes.duel]\nalgorithm = "elo"\n')
+    assert load_modes(path).get("duel").algorithm.name == "elo"

@@ -90,6 +90,21 @@ def test_each_kind_reads_as_written() -> None:
         ),
         ({"kind": "adjust", "mode": "m", "player": "p", "shift": 1}, "missing 'effective'"),
         ({"kind": "erase", "pseudonym": "erased-x", "player": "alice"}, "unexpected: player"),
+        (
+            {"kind": "void", "matches": ["m"], "mathces": ["n"]},
+            "a void has no field 'mathces'; did you mean 'matches'?",
+        ),
+        (
+            {
+                "kind": "adjust",
+                "mode": "m",
+                "player": "p",
+                "shift": 1,
+                "effective": "2026-11-25T00:00:00Z",
+                "efective": 0,
+            },
+            "an adjust has no field 'efective'",
+        ),
         ({"kind": "erase", "pseudonym": "erased-x", "reason": ""}, "'reason' must be a string"),
         ({"kind": "erase", "pseudonym": "erased-x", "at": "yesterday"}, "'at': expected an RFC"),
     ],

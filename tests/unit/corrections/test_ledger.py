@@ -167,3 +167,29 @@ def test_a_void_that_voids_nothing_is_reported_with_its_line() -> None:
 def test_erasures_without_the_key_are_refused() -> None:
     with pytest.raises(Exception, match="need the key their pseudonyms were made with"):
         Ledger([(1, Erase(AUDIT, "erased-x"))], None, "c.jsonl")
+
+
+def test_a_void_of_matches_voided_by_an_earlier_line_is_reported() -> None:
+    history = [HistoryMatch(0, "m0", "ranked", T0, (("a",), ("b",)), (0, 1), None, frozenset(), T0)]
+    corrections: list[tuple[int, Correction]] = [
+        (1, Void(Audit("c-1", "ops", T0, "cheat"), matches=frozenset({"m0"}))),
+        (2, Void(Audit("c-2", "ops", T0, "cheat again"), matches=frozenset({"m0"}))),
+    ]
+    ledger = Ledger(corrections, source="c.jsonl")
+    assert [ledger.admit(m, "ranked") for m in history] == [None]
+    assert ledger.applied().startswith("voided 1 match,")
+    assert ledger.unmatched() == [
+        "c.jsonl line 2: void 'c-2' voids nothing more: every match it names is voided from"
+        " line 1 on"
+    ]
+
+
+def test_an_adjustment_in_a_mode_no_match_is_in_names_the_closest() -> None:
+    history = [HistoryMatch(0, "m0", "2v2", T0, (("a",), ("b",)), (0, 1), None, frozenset(), T0)]
+    adjust = Adjust(Audit("c-1", "ops", T0, "typo"), "2vs2", "a", 25.0, True, T0 + 10)
+    ledger = Ledger([(1, adjust)], source="c.jsonl")
+    assert [ledger.admit(m, "2v2") for m in history] == history
+    assert ledger.unmatched() == [
+        "c.jsonl line 1: adjust 'c-1' adjusts nobody: no match of the history is in mode '2vs2';"
+        " did you mean '2v2'?"
+    ]

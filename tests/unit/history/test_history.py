@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 import tracemalloc
 from pathlib import Path
@@ -494,3 +495,17 @@ def test_seed_rating_errors(tmp_path: Path, text: str, reason: str) -> None:
 def test_seed_ratings_missing_file(tmp_path: Path) -> None:
     with pytest.raises(HistoryError, match=r"seeds\.jsonl: cannot open: No such file or directory"):
         list(read_seed_ratings(tmp_path / "seeds.jsonl"))
+
+
+def test_a_pipe_named_as_a_path_is_read_without_a_position(tmp_path: Path) -> None:
+    # /dev/stdin or a shell's <(...): the file cannot tell where it is, so no progress is
+    # reported from it, and every match is read.
+    read, write = os.pipe()
+    os.write(write, b"played_at,player_a,player_b,score_a\n2026-01-01T00:00:00Z,a,b,1\n")
+    os.close(write)
+    seen: list[tuple[int, int]] = []
+    try:
+        matches = list(read_history(f"/dev/fd/{read}", lambda n, at: seen.append((n, at))))
+    finally:
+        os.close(read)
+    assert [m.teams for m in matches] == [(("a",), ("b",))] and seen == []

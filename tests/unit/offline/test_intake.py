@@ -18,6 +18,7 @@ from stream.offline.intake import (
     NAMED_ROWS,
     Intake,
     RecentMatchIds,
+    unseeded_modes,
 )
 from stream.offline.replayer import Replayer
 from stream.protocol import RECENT_MATCHES
@@ -148,3 +149,12 @@ def test_a_rejected_mode_names_the_line_or_is_skipped(tmp_path: Path) -> None:
     assert intake.report.skipped == 1
     # --mode rates every match as one accepted mode: nothing is rejected.
     assert len(list(Intake(path, modes, "duel"))) == 2
+
+
+def test_a_seed_mode_no_match_is_rated_in_is_said_with_the_closest() -> None:
+    seeds = {"rankd": ("s.jsonl", 3), "ranked": ("s.jsonl", 1)}
+    assert unseeded_modes(seeds, {"ranked", "casual"}) == [
+        "s.jsonl line 3: the seeds' mode 'rankd' has no match in the history, so its seeds"
+        " start nobody; did you mean 'ranked'?"
+    ]
+    assert unseeded_modes(seeds, {"ranked", "rankd"}) == []

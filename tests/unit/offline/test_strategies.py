@@ -45,7 +45,10 @@ def test_prints_one_row_per_strategy(history: Path, capsys: pytest.CaptureFixtur
 
 
 def test_refuses_standard_input_and_a_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
-    for argv, culprit in ((["-"], "not -"), (["/nonexistent.jsonl"], "/nonexistent.jsonl")):
+    for argv, culprit in (
+        (["-"], "not stdin or a pipe"),
+        (["/nonexistent.jsonl"], "/nonexistent.jsonl"),
+    ):
         code: object
         try:
             code = main(["study", "strategies", *argv])

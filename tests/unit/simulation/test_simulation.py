@@ -226,8 +226,8 @@ def test_simulator_runs_once() -> None:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"teams": 1}, "teams must be >= 2, got 1"),
-        ({"team_size": 0}, "team_size must be >= 1, got 0"),
+        ({"teams": 1}, "teams must be between 2 and 64, got 1"),
+        ({"team_size": 0}, "team_size must be between 1 and 256, got 0"),
         (
             {"players": 3, "team_size": 2},
             "players must be at least the players of one match (4), got 3",
@@ -237,10 +237,15 @@ def test_simulator_runs_once() -> None:
         ({"matches_per_second": 0}, "matches_per_second must be > 0, got 0"),
         ({"skill_sd": math.nan}, "skill_sd must be >= 0, got nan"),
         ({"pool_size": 3, "teams": 4}, "pool_size must be at least 4, got 3"),
-        ({"matches": -1}, "matches must be >= 0, got -1"),
+        ({"matches": -1}, "matches must be between 0 and 1,000,000,000, got -1"),
+        (
+            {"players": 10**8},
+            "players must be at most 10,000,000 (each takes about 350 bytes of memory), got"
+            " 100000000",
+        ),
         ({"mode": ""}, "mode must not be empty"),
-        ({"team_sizes": (2,)}, "team_sizes must be two or more sizes >= 1, got (2,)"),
-        ({"team_sizes": [2, 0]}, "team_sizes must be two or more sizes >= 1, got (2, 0)"),
+        ({"team_sizes": (2,)}, "team_sizes must be 2 to 64 sizes of 1 to 256, got (2,)"),
+        ({"team_sizes": [2, 0]}, "team_sizes must be 2 to 64 sizes of 1 to 256, got (2, 0)"),
         ({"carry": -0.1}, "carry must be between 0 and 1, got -0.1"),
         ({"learning_matches": 0}, "learning_matches must be > 0, got 0"),
         ({"matchmaker": "magic"}, "matchmaker must be one of elo, oracle, got 'magic'"),
