@@ -68,7 +68,13 @@ SAME_MODES, BUILT_IN = "same", "built-in"
 def _baseline(text: str) -> Path | str:
     """A modes file to compare with (``same``: the replay's own modes; ``built-in``: the
     built-in defaults)."""
-    return text if text in (SAME_MODES, BUILT_IN) else existing_file(text)
+    if text in (SAME_MODES, BUILT_IN):
+        return text
+    if not Path(text).exists():
+        hint = did_you_mean(text, (SAME_MODES, BUILT_IN))
+        if hint:
+            raise argparse.ArgumentTypeError(f"no such file: {text}{hint}")
+    return existing_file(text)
 
 
 class UsageError(UserError):

@@ -92,6 +92,10 @@ CASES = [
     (["simulate", "--players", "100000000"], "players must be at most 10,000,000"),
     (["study", "newcomers", "{h}", "--matches", "1001"], "--matches: must be at most 1,000"),
     (["replay", "{header}"], "{header}: no match was rated: nothing to write"),
+    (
+        ["replay", "{h}", "--leaderboard-change", "builtin"],
+        "no such file: builtin; did you mean 'built-in'?",
+    ),
     (["tune", "{fifo}"], "tune reads the history several times: give a file, not stdin or a pipe"),
     (["study", "strategies", "{fifo}"], "read once per strategy: give a file, not stdin or a pipe"),
     (
