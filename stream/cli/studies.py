@@ -7,9 +7,9 @@ line and prints. A malformed history stops either with the reader's one-line err
 from __future__ import annotations
 
 import argparse
-import sys
 
 from stream.cli.arguments import existing_file, int_at_least, rereadable
+from stream.errors import UserError
 
 
 def cmd_newcomers(args: argparse.Namespace) -> int:
@@ -33,12 +33,7 @@ def cmd_strategies(args: argparse.Namespace) -> int:
     from stream.offline.strategies import compare
 
     if not rereadable(args.history):
-        print(
-            "skillstream study strategies: error: the history is read once per strategy:"
-            " give a file, not stdin or a pipe",
-            file=sys.stderr,
-        )
-        return 2
+        raise UserError("the history is read once per strategy: give a file, not stdin or a pipe")
     rows = compare(args.history)
     print("strategy            log_loss  minus composite_team  standard_error  days  verdict")
     for run, diff in rows:

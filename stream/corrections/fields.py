@@ -13,6 +13,8 @@ from stream.ratings.ranges import MAX_ABS_RATING
 # A reason is for people: a sentence or two. Ids are at most the events' own limit.
 MAX_REASON = 500
 MAX_ID = 128
+# The fields every correction record has, whatever its kind.
+AUDIT_FIELDS = frozenset({"id", "kind", "by", "at", "reason"})
 # Beyond this no rating scale goes (a unit or export mistake): the seeds' bound.
 MAX_RATING = MAX_ABS_RATING
 

@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from stream.corrections.fields import Audit, audit_of
+from stream.corrections.fields import AUDIT_FIELDS, Audit, audit_of
 from stream.corrections.kinds import adjust, erase, rerate, void
 from stream.corrections.kinds.adjust import Adjust
 from stream.corrections.kinds.erase import Erase
@@ -86,8 +86,6 @@ KINDS: tuple[Kind[Any], ...] = (
     Kind("erase", Erase, erase.parse, erase.fields, erase.FIELDS, needs_key=True),
     Kind("rerate", Rerate, rerate.parse, rerate.fields, rerate.FIELDS),
 )
-# The fields every record has.
-AUDIT_FIELDS = frozenset({"id", "kind", "by", "at", "reason"})
 _BY_NAME = {kind.name: kind for kind in KINDS}
 _BY_RECORD = {kind.record: kind for kind in KINDS}
 _NAMES = ", ".join(kind.name for kind in KINDS[:-1]) + f" or {KINDS[-1].name}"

@@ -10,11 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from stream.corrections.fields import Audit, flag, text
-
-# What an erase record may hold: one that also named the player would keep what it erases.
-_KNOWN = frozenset({"id", "kind", "by", "at", "reason", "pseudonym", "key", "may_match_nothing"})
-
+from stream.corrections.fields import AUDIT_FIELDS, Audit, flag, text
 
 # The fields of its JSON besides the audit's.
 FIELDS = frozenset({"pseudonym", "key", "may_match_nothing"})
@@ -32,7 +28,9 @@ class Erase:
 
 
 def parse(obj: Mapping[str, Any], audit: Audit) -> Erase:
-    extra = sorted(set(obj) - _KNOWN)
+    # Checked before the registry's own check: an erase record that also names the player
+    # would keep what it erases, which deserves its own words.
+    extra = sorted(set(obj) - AUDIT_FIELDS - FIELDS)
     if extra:
         raise ValueError(f"an erase holds only its pseudonym; unexpected: {', '.join(extra)}")
     key = None if obj.get("key") is None else text(obj, "key")
