@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stream.corrections.records import Adjust
+from stream.corrections.effects import PlayerChange
 from stream.events import format_time
 from stream.ratings.algorithm import DriftRate, PriorDeviation
 from stream.ratings.explain import Explanation
@@ -69,25 +69,23 @@ def adjustment_changed(
     *,
     player_id: str,
     mode: ModeConfig,
-    adjust: Adjust,
+    change: PlayerChange,
     before: PlayerState,
     after: PlayerState,
     version: int,
 ) -> dict[str, Any]:
-    """The rating-changed event of an operator's adjustment (stream.corrections.records.Adjust):
-    ``outcome`` ``adjusted``, ``match_id`` the adjustment's id, ``at`` its effective time,
-    ``expected_score`` null (no match was predicted) and ``adjustment``: who, why and what.
-    Replay builds the same bytes (stream.offline.explaining)."""
-    event = _change(player_id, mode, adjust.audit.id, "adjusted", before, after, version, None)
-    event["at"] = format_time(adjust.effective)
-    event["adjustment"] = {
-        "by": adjust.audit.by,
-        "reason": adjust.audit.reason,
-        ("shift" if adjust.shift else "set"): adjust.value,
-    }
+    """The rating-changed event of an operator's change of a player (an adjustment,
+    stream.corrections.effects.PlayerChange): ``outcome`` ``adjusted``, ``match_id`` the
+    correction's id, ``at`` its effective time, ``expected_score`` null (no match was
+    predicted) and ``adjustment``: who, why and what. Replay builds the same bytes
+    (stream.offline.explaining)."""
+    audit = change.audit
+    event = _change(player_id, mode, audit.id, "adjusted", before, after, version, None)
+    event["at"] = format_time(change.effective)
+    event["adjustment"] = {"by": audit.by, "reason": audit.reason, **change.described()}
     seasons = mode.seasons
     if seasons is not None:
-        event["season"] = seasons.season_of(adjust.effective)
+        event["season"] = seasons.season_of(change.effective)
     return event
 
 

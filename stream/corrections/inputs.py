@@ -7,26 +7,25 @@ does: when a decision is taken never changes what it is), and an erased player's
 their pseudonym in the event's bytes, so everything downstream (the tables, the stored
 messages, rating-changed, the cache) only ever sees the pseudonym. Pure: no I/O, no clock.
 
-What it takes: voids by match id, erasures and adjustments (these the player side applies at
-their effective time: stream/pipeline/players.py). A void by player and time window is decided
-by the finish time, which a worker does not know when the start arrives (the start already
-holds a snapshot and may supersede the player's other matches), so it is resolved to match ids
-from the retained inputs first (``skillstream corrections resolve``) and refused here with the
-file's line (:func:`input_corrections`), as is an adjustment in a mode the modes file does not
-rate.
+What it takes, in the terms of stream.corrections.effects: match ids left out, erasures and
+player changes (these the player side applies at their effective time:
+stream/pipeline/players.py). What a worker cannot apply its kind refuses, with the file's line
+(:func:`input_corrections`): a void by player and time window (it is resolved to match ids from
+the retained inputs first: stream/corrections/kinds/void.py), an adjustment in a mode the
+modes file does not rate.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import orjson
 
+from stream.corrections.effects import PlayerChange, Where
 from stream.corrections.pseudonyms import ErasedNames
-from stream.corrections.records import Adjust, Correction, Erase, Void, kind_of
+from stream.corrections.records import Correction, effects_of, needs_key, refusal
 from stream.errors import UserError
 
 if TYPE_CHECKING:
@@ -44,14 +43,13 @@ class InputCorrections:
         voided: frozenset[str] = frozenset(),
         erased: frozenset[str] = frozenset(),
         key: bytes | None = None,
-        adjustments: Sequence[Adjust] = (),
+        adjustments: Sequence[PlayerChange] = (),
     ) -> None:
         self.voided = voided
         self._names = ErasedNames(erased, key)
         self._erased = erased
-        self.adjustments = tuple(
-            dataclasses.replace(a, player=self.name(a.player)) for a in adjustments
-        )
+        # Each with the player as rated.
+        self.adjustments = tuple((self.name(a.player), a) for a in adjustments)
 
     def is_void(self, match_id: str) -> bool:
         return match_id in self.voided
@@ -104,32 +102,24 @@ def input_corrections(
     modes: Modes | None = None,
 ) -> InputCorrections:
     """The corrections of a file as a worker applies them; UserError (one line naming the
-    file's line) for a void by player window, an adjustment in a mode ``modes`` does not rate
-    (module docstring), and for erasures without the key."""
-    voided: set[str] = set()
-    erased: set[str] = set()
-    adjustments: list[Adjust] = []
-    for line, correction in corrections:
-        if isinstance(correction, Void):
-            if correction.player is not None:
-                raise UserError(
-                    f"{source} line {line}: void {correction.audit.id!r} names a player and a "
-                    "time window; a worker takes match ids only: resolve it with "
-                    "`skillstream corrections resolve` first"
-                )
-            voided.update(correction.matches)
-        elif isinstance(correction, Erase):
-            erased.add(correction.pseudonym)
-        elif isinstance(correction, Adjust):
-            if modes is not None and not modes.accepts(correction.mode):
-                raise UserError(
-                    f"{source} line {line}: adjust {correction.audit.id!r}: mode "
-                    f"{correction.mode!r} is not in the modes file"
-                )
-            adjustments.append(correction)
-    if erased and key is None:
+    file's line) for one a worker cannot apply (its kind says: a void by player window, an
+    adjustment in a mode ``modes`` does not rate; module docstring), and for erasures without
+    the key."""
+    where = Where(
+        accepts=(lambda mode: True) if modes is None else modes.accepts,
+        rated="the modes file",
+        live=True,
+    )
+    refused = refusal(corrections, where)
+    if refused is not None:
+        line, why = refused
+        raise UserError(f"{source} line {line}: {why}")
+    effects = effects_of(corrections)
+    if effects.erased and key is None:
         raise UserError(f"{source}: holds erasures; set SKILLSTREAM_PSEUDONYM_KEY")
-    return InputCorrections(frozenset(voided), frozenset(erased), key, adjustments)
+    return InputCorrections(
+        frozenset(effects.voided), frozenset(effects.erased), key, [c for _, c in effects.changes]
+    )
 
 
 def load_input_corrections(
@@ -143,10 +133,9 @@ def load_input_corrections(
     from stream.corrections.pseudonyms import pseudonym_key
 
     corrections = read_corrections(path)
-    erases = any(kind_of(c).needs_key for _, c in corrections)
     return input_corrections(
         corrections,
-        pseudonym_key() if erases else None,
+        pseudonym_key() if needs_key(corrections) else None,
         f"SKILLSTREAM_CORRECTIONS_FILE {path}",
         modes,
     )

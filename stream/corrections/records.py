@@ -23,8 +23,9 @@ An adjust or an erase that matches no player of the history it is applied to is 
 deployment or history, deliberately).
 
 Each kind is one module of stream/corrections/kinds/ (its record, how its fields read and
-write) and one line of :data:`KINDS`; nothing here or in the readers of records asks which
-kind a record is by testing its class.
+write, what it does in the terms of stream.corrections.effects, when it is refused, how it says
+it did nothing, how it is resolved for a worker) and one entry of :data:`KINDS`; nothing here
+or in the readers of records asks which kind a record is by testing its class.
 
 The same records are the lines of a corrections file (``skillstream replay --corrections``) and
 the values of the audit topic, so a correction is applied identically wherever it is read.
@@ -33,10 +34,10 @@ Pure: parsing checks every field and raises ValueError with the field's name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import Any
 
+from stream.corrections.effects import Correction, Effects, Kind, Where
 from stream.corrections.fields import AUDIT_FIELDS, Audit, audit_of
 from stream.corrections.kinds import adjust, erase, rerate, void
 from stream.corrections.kinds.adjust import Adjust
@@ -56,44 +57,47 @@ __all__ = [
     "Rerate",
     "Void",
     "correction_json",
+    "effects_of",
     "kind_of",
+    "needs_key",
     "parse_correction",
+    "refusal",
 ]
 
-Correction = Void | Adjust | Erase | Rerate
-C = TypeVar("C", Void, Adjust, Erase, Rerate)
 
-
-@dataclass(frozen=True, slots=True)
-class Kind(Generic[C]):
-    """A kind of correction: its ``name`` (the JSON's ``kind``), its ``record`` type, how its
-    fields are read (``parse``: ValueError naming the field) and written (``fields``), the
-    ``names`` of its fields besides the audit's (any other is refused: a misspelt field would
-    otherwise be dropped and the record do less than it says), and ``needs_key``: applying it
-    takes the pseudonym key (stream.corrections.pseudonyms)."""
-
-    name: str
-    record: type[C]
-    parse: Callable[[Mapping[str, Any], Audit], C]
-    fields: Callable[[C], dict[str, Any]]
-    names: frozenset[str]
-    needs_key: bool = False
-
-
-KINDS: tuple[Kind[Any], ...] = (
-    Kind("void", Void, void.parse, void.fields, void.FIELDS),
-    Kind("adjust", Adjust, adjust.parse, adjust.fields, adjust.FIELDS),
-    Kind("erase", Erase, erase.parse, erase.fields, erase.FIELDS, needs_key=True),
-    Kind("rerate", Rerate, rerate.parse, rerate.fields, rerate.FIELDS),
-)
-_BY_NAME = {kind.name: kind for kind in KINDS}
-_BY_RECORD = {kind.record: kind for kind in KINDS}
-_NAMES = ", ".join(kind.name for kind in KINDS[:-1]) + f" or {KINDS[-1].name}"
+KINDS: dict[str, Kind[Any]] = {
+    kind.name: kind for kind in (void.KIND, adjust.KIND, erase.KIND, rerate.KIND)
+}
 
 
 def kind_of(correction: Correction) -> Kind[Any]:
     """The kind ``correction`` is a record of."""
-    return _BY_RECORD[type(correction)]
+    for kind in KINDS.values():
+        if type(correction) is kind.record:
+            return kind
+    raise KeyError(f"{type(correction).__name__} is no registered kind of correction")
+
+
+def effects_of(corrections: Iterable[tuple[int, Correction]]) -> Effects:
+    """What ``corrections`` (each with its file line) do, gathered kind by kind."""
+    into = Effects()
+    for line, correction in corrections:
+        kind_of(correction).effects(correction, line, into)
+    return into
+
+
+def refusal(corrections: Iterable[tuple[int, Correction]], where: Where) -> tuple[int, str] | None:
+    """The line of the first correction that cannot apply ``where``, and why (None: all can)."""
+    for line, correction in corrections:
+        why = kind_of(correction).refused(correction, where)
+        if why is not None:
+            return line, why
+    return None
+
+
+def needs_key(corrections: Iterable[tuple[int, Correction]]) -> bool:
+    """Whether applying ``corrections`` takes the pseudonym key."""
+    return any(kind_of(c).needs_key for _, c in corrections)
 
 
 def parse_correction(obj: object) -> Correction:
@@ -102,9 +106,12 @@ def parse_correction(obj: object) -> Correction:
         raise ValueError(f"a correction must be a JSON object, got {describe_value(obj)}")
     audit = audit_of(obj)
     given = obj.get("kind")
-    kind = _BY_NAME.get(given) if isinstance(given, str) else None
+    kind = KINDS.get(given) if isinstance(given, str) else None
     if kind is None:
-        raise ValueError(f"'kind' must be {_NAMES}, got {describe_value(given)}")
+        names = list(KINDS)
+        raise ValueError(
+            f"'kind' must be {', '.join(names[:-1])} or {names[-1]}, got {describe_value(given)}"
+        )
     parsed: Correction = kind.parse(obj, audit)
     unknown = sorted(set(obj) - AUDIT_FIELDS - kind.names)
     if unknown:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from stream.config.modes import Modes
 from stream.corrections.corrections_file import read_corrections
+from stream.corrections.effects import PlayerChange, Where
 from stream.corrections.ledger import Ledger, adjusted, interleaved
 from stream.corrections.pseudonyms import pseudonym_key
-from stream.corrections.records import Adjust, kind_of
+from stream.corrections.records import needs_key, refusal
 from stream.errors import UserError
 from stream.history import HistoryMatch
 from stream.history.model import HistoryError
@@ -25,8 +26,8 @@ __all__ = ["Applied", "OnAdjust", "Rated", "load_ledger", "rated_in_order", "ref
 Rated = tuple[HistoryMatch, Mapping[str, Fate] | None]
 # An adjustment as applied: the player as rated, it, the mode's configuration, the states
 # before and after.
-Applied = tuple[str, Adjust, ModeConfig, PlayerState, PlayerState]
-OnAdjust = Callable[[str, Adjust, ModeConfig, PlayerState, PlayerState], None]
+Applied = tuple[str, PlayerChange, ModeConfig, PlayerState, PlayerState]
+OnAdjust = Callable[[str, PlayerChange, ModeConfig, PlayerState, PlayerState], None]
 
 
 def load_ledger(path: Path, modes: Modes, override: str | None) -> Ledger:
@@ -35,16 +36,15 @@ def load_ledger(path: Path, modes: Modes, override: str | None) -> Ledger:
     when the file erases someone."""
     name = display_name(path)
     corrections = read_corrections(path)
-    for line, correction in corrections:
-        if isinstance(correction, Adjust):
-            mode = correction.mode
-            if (override is not None and mode != override) or not modes.accepts(mode):
-                rated = f"every match is rated as {override!r}" if override else "the modes file"
-                raise HistoryError(
-                    name, line, f"adjust {correction.audit.id!r}: mode {mode!r} is not in {rated}"
-                )
-    erases = any(kind_of(c).needs_key for _, c in corrections)
-    return Ledger(corrections, pseudonym_key() if erases else None, name)
+    where = Where(
+        accepts=lambda mode: (override is None or mode == override) and modes.accepts(mode),
+        rated=f"every match is rated as {override!r}" if override else "the modes file",
+        live=False,
+    )
+    refused = refusal(corrections, where)
+    if refused is not None:
+        raise HistoryError(name, *refused)
+    return Ledger(corrections, pseudonym_key() if needs_key(corrections) else None, name)
 
 
 def rated_in_order(
@@ -76,7 +76,7 @@ def rated_in_order(
             return match.started_at
         return match.at
 
-    def apply(adjust: Adjust) -> None:
+    def apply(adjust: PlayerChange) -> None:
         player = ledger.name(adjust.player)
         config, before, after = replayer.adjust(
             player, adjust.mode, lambda mode, s: adjusted(mode, s, adjust)

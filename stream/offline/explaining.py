@@ -47,7 +47,7 @@ def explained_changes(
                 yield adjustment_changed(
                     player_id=player,
                     mode=config,
-                    adjust=adjust,
+                    change=adjust,
                     before=before,
                     after=after,
                     version=version,

@@ -45,8 +45,8 @@ import heapq
 from collections.abc import Iterable, Mapping, Sequence
 
 from stream.config.modes import Modes
+from stream.corrections.effects import PlayerChange
 from stream.corrections.ledger import adjusted
-from stream.corrections.records import Adjust
 from stream.history.model import play_order
 from stream.pipeline import eventtime
 from stream.pipeline.partitioning import partition_for
@@ -86,10 +86,10 @@ class PlayerProcessor:
         *,
         partitions: int,
         announce_seconds: float = 0.0,
-        adjustments: Sequence[Adjust] = (),
+        adjustments: Sequence[tuple[str, PlayerChange]] = (),
     ) -> None:
-        """``adjustments``: the operator's, each naming the player as rated (an erased player's
-        pseudonym), in the corrections file's order."""
+        """``adjustments``: the operator's player changes, each with the player as rated (an
+        erased player's pseudonym), in the corrections file's order."""
         self.modes = modes
         self.partitions = partitions
         # AbandonWatermarks go out at most this often (the worker: its tick). They hold only
@@ -100,9 +100,9 @@ class PlayerProcessor:
         # A learning mode's rules per population the rate commands carried (_rules).
         self._populations: dict[tuple[object, ...], tuple[ModeConfig, ModeConfig]] = {}
         # Each player's adjustments by effective time, then as given (replay's order).
-        self._adjusting: dict[str, list[Adjust]] = {}
-        for adjust in sorted(adjustments, key=lambda a: a.effective):
-            self._adjusting.setdefault(adjust.player, []).append(adjust)
+        self._adjusting: dict[str, list[PlayerChange]] = {}
+        for player_id, adjust in sorted(adjustments, key=lambda item: item[1].effective):
+            self._adjusting.setdefault(player_id, []).append(adjust)
 
     def restore(
         self, number: int, records: Iterable[tuple[str, PendingRecord]], wall: float = 0.0
@@ -251,7 +251,7 @@ class PlayerProcessor:
                 return adjust.effective
         return None
 
-    def _applied(self, ctx: PlayerContext, player_id: str, adjust: Adjust) -> bool:
+    def _applied(self, ctx: PlayerContext, player_id: str, adjust: PlayerChange) -> bool:
         rated = ctx.ratings.get(rating_key(player_id, adjust.mode))
         return rated is not None and adjust.audit.id in rated.adjusted
 
@@ -284,7 +284,7 @@ class PlayerProcessor:
             adjustment_changed(
                 player_id=player_id,
                 mode=mode,
-                adjust=adjust,
+                change=adjust,
                 before=before,
                 after=after,
                 version=version,

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stream.corrections.effects import Effects, Kind, Seen
 from stream.corrections.fields import AUDIT_FIELDS, Audit, flag, text
 
 # The fields of its JSON besides the audit's.
@@ -44,3 +45,24 @@ def fields(erase: Erase) -> dict[str, Any]:
     if erase.may_match_nothing:
         out["may_match_nothing"] = True
     return out
+
+
+def effects(erase: Erase, line: int, into: Effects) -> None:
+    into.erased.setdefault(erase.pseudonym, line)
+    if erase.key is not None:
+        into.fingerprints.append((line, erase.audit.id, erase.key))
+
+
+def unmatched(erase: Erase, line: int, seen: Seen) -> str | None:
+    if erase.may_match_nothing or erase.pseudonym in seen.pseudonyms:
+        return None
+    return (
+        f"erase {erase.audit.id!r} erases nobody: no player of the history has its pseudonym"
+        " (a player in no match here, or a key other than the one it was made with); one of"
+        ' another deployment: "may_match_nothing": true'
+    )
+
+
+KIND: Kind[Erase] = Kind(
+    "erase", Erase, parse, fields, FIELDS, needs_key=True, effects=effects, unmatched=unmatched
+)

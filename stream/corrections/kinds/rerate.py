@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stream.corrections.effects import Kind
 from stream.corrections.fields import Audit, text
 
 # The fields of its JSON besides the audit's.
@@ -34,3 +35,6 @@ def parse(obj: Mapping[str, Any], audit: Audit) -> Rerate:
 
 def fields(rerate: Rerate) -> dict[str, Any]:
     return {"generation": rerate.generation, "group": rerate.group, "shadow": rerate.shadow}
+
+
+KIND: Kind[Rerate] = Kind("rerate", Rerate, parse, fields, FIELDS)

@@ -123,7 +123,7 @@ def test_an_adjustment_is_cached_and_worded_with_who_and_why(
     adjusted = adjustment_changed(
         player_id="a",
         mode=RULES,
-        adjust=adjust,
+        change=adjust,
         before=before,
         after=PlayerState(1650.0, before.deviation, before.volatility, games=2),
         version=3,

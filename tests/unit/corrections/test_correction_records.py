@@ -166,11 +166,11 @@ def test_a_files_mistakes_are_named_by_line(tmp_path: Path) -> None:
 
 
 def test_every_kind_is_registered_once_and_named_in_the_refusal() -> None:
-    names = [kind.name for kind in KINDS]
-    assert names == ["void", "adjust", "erase", "rerate"]
-    assert len({kind.record for kind in KINDS}) == len(KINDS)
+    assert list(KINDS) == ["void", "adjust", "erase", "rerate"]
+    assert all(name == kind.name for name, kind in KINDS.items())
+    assert len({kind.record for kind in KINDS.values()}) == len(KINDS)
     # Only an erasure needs the pseudonym key to be applied.
-    assert [kind.name for kind in KINDS if kind.needs_key] == ["erase"]
+    assert [kind.name for kind in KINDS.values() if kind.needs_key] == ["erase"]
     with pytest.raises(ValueError, match="'kind' must be void, adjust, erase or rerate, got 7"):
         parse_correction(record(kind=7))
 

@@ -16,6 +16,7 @@ from harness import FINISHED, STARTED, Cluster, drain_in_order
 from jsonschema import Draft202012Validator
 from replay_1v1 import live_states, replayed_history
 from test_learned_population import PARTITIONS, learning, send_all, simulated
+from toy_correction import Cap, registered
 
 import stream
 from stream.config.modes import Modes, parse_modes
@@ -210,3 +211,32 @@ def test_a_worker_refuses_what_it_cannot_apply_with_the_line() -> None:
     with pytest.raises(UserError, match=r"^f line 4: adjust 'c-1': mode 'ranked' is not in the"):
         rejecting = parse_modes({"default": {"unlisted": "reject"}, "modes": {"m": {}}}, "t")
         input_corrections([(4, unknown)], None, "f", rejecting)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_kind_defined_in_the_tests_only_applies_live_as_in_replay(seed: int) -> None:
+    # The toy `cap` (tests/toy_correction.py): one module and one registry entry, and the
+    # worker's player side applies it as it applies an adjustment, published once.
+    modes = learning()
+    history = simulated(80 + seed, matches=300, players=200)
+    players = sorted({p for m in history[:40] for team in m.teams for p in team})
+    first = history[0].started_at
+    assert first is not None
+    caps = [
+        Cap(Audit(f"cap-{n}", "ops", 0.0, "test"), "m", p, 1450.0, history[60 + 30 * n].at)
+        for n, p in enumerate(players[:5])
+    ]
+    corrections: list[tuple[int, Correction]] = list(enumerate(caps, start=1))
+    with registered():
+        ledger = Ledger(corrections, KEY)
+        c = adjusted_cluster(modes, corrections)
+        send_all(c, history)
+        drain_in_order(c, seed)
+        assert not c.dead_letters
+        assert live_states(c.ratings) == replayed_history(history, modes, ledger)
+    capped = [e for e in c.ratings if e["outcome"] == "adjusted"]
+    assert sorted(e["match_id"] for e in capped) == [f"cap-{n}" for n in range(5)]
+    assert all(
+        e["adjustment"] == {"by": "ops", "reason": "test", "ceiling": 1450.0} for e in capped
+    )
+    assert all(e["rating"] <= 1450.0 for e in capped)
