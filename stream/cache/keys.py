@@ -31,6 +31,7 @@ since a brace there would become the tag.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -138,9 +139,24 @@ class KeyLayout:
 
     def past_board(self, mode: str, season: int, board: Board | str) -> str:
         """Season ``season``'s final standings on ``board``; ValueError as :meth:`board`."""
-        current = self.board(mode, board)
+        head, tails = self.past_boards(mode)
+        index = (self.by_rating(mode), self.by_rank_points(mode), self.by_conservative(mode))
+        return f"{head}{season}{tails[index.index(self.board(mode, board))]}"
+
+    def past_boards(self, mode: str) -> tuple[str, tuple[str, str, str]]:
+        """How a past season's standings are named: the head before the season's number and
+        the tails after it, one per board in :meth:`mode_keys`' order (by-rating,
+        by-rank-points, by-conservative). The writer's scripts name past seasons' keys from
+        these (their number is only known there), so the layout is written here only."""
         base = self.mode_base(mode)
-        return f"{base}:season:{season}{current[len(base) :]}"
+        current = (self.by_rating(mode), self.by_rank_points(mode), self.by_conservative(mode))
+        tails = tuple(key[len(base) :] for key in current)
+        return f"{base}:season:", (tails[0], tails[1], tails[2])
+
+    def past_boards_argument(self, mode: str) -> str:
+        """:meth:`past_boards` as the writer's scripts take it: one JSON array of strings."""
+        head, tails = self.past_boards(mode)
+        return json.dumps([head, *tails])
 
     def clock(self, mode: str) -> str:
         """The newest event time written in ``mode``: set by every write, so its presence says
@@ -176,9 +192,9 @@ class KeyLayout:
         by-rank-points, by-conservative, by-last-played, season, seasons, clock."""
         base = self.mode_base(mode)
         return (
-            f"{base}:by-rating",
-            f"{base}:by-rank-points",
-            f"{base}:by-conservative",
+            self.by_rating(mode),
+            self.by_rank_points(mode),
+            self.by_conservative(mode),
             f"{base}:by-last-played",
             f"{base}:season",
             f"{base}:seasons",

@@ -35,7 +35,7 @@ __all__ = ["SCRIPT_VERSION", "WRITE_SCRIPT", "CacheWriter", "Retraction", "Write
 
 # Bump on any change to the script's behaviour. It is part of the script text, so a new version
 # gets a new SHA and never runs as an old one cached on the server.
-SCRIPT_VERSION = 6
+SCRIPT_VERSION = 7
 
 # Entries per script call at most. A script runs alone on the server: 50 entries take about
 # 1.3 ms on Valkey here, which a matchmaker's read may wait behind, while one call for many
@@ -47,7 +47,8 @@ CALL_ENTRIES = 50
 #       6 seasons, 7 clock (KeyLayout.mode_keys); then per entry i (from 0) 8 + 2i the player's
 #       hash, 9 + 2i the player's history (KeyLayout.player_keys).
 # ARGV: 1 past seasons kept, 2 history length, 3 inactivity in ms (0: never leave the boards),
-#       4 the mode's key base (past seasons' keys are named from it); then per entry i, 5 + i:
+#       4 how past seasons' keys are named (KeyLayout.past_boards_argument: a JSON array of the
+#       head before the season's number and the three boards' tails); then per entry i, 5 + i:
 #       one JSON array of strings [version, rating score, rank-points score, conservative
 #       score, player id, season ('' when the event has none), event time in ms, the end of
 #       the grace in ms (the next season's start plus the grace; 0: none), [(version, element,
@@ -67,8 +68,8 @@ WRITE_SCRIPT = f"""-- skillstream rating cache writer, script version {SCRIPT_VE
 local kept = tonumber(ARGV[1])
 local length = tonumber(ARGV[2])
 local inactive = tonumber(ARGV[3])
-local base = ARGV[4]
-local names = {{'by-rating', 'by-rank-points', 'by-conservative'}}
+local past_boards = cjson.decode(ARGV[4])
+local past_head = past_boards[1]
 
 local function at_of(element)
   return tonumber(string.match(element, '"at_ms":(%-?%d+)')) or 0
@@ -154,17 +155,15 @@ local function write(hash, history, e)
       boarded = false
       if season == current - 1 and clock < tonumber(e[8])
           and redis.call('ZSCORE', KEYS[6], season) then
-        local past = base .. ':season:' .. season
         for i = 1, 3 do
-          redis.call('ZADD', past .. ':' .. names[i], e[i + 1], player)
+          redis.call('ZADD', past_head .. season .. past_boards[i + 1], e[i + 1], player)
         end
       end
     elseif season > current then
       if current >= 0 then
-        local past = base .. ':season:' .. current
         for i = 1, 3 do
           if redis.call('EXISTS', KEYS[i]) == 1 then
-            redis.call('RENAME', KEYS[i], past .. ':' .. names[i])
+            redis.call('RENAME', KEYS[i], past_head .. current .. past_boards[i + 1])
           end
         end
         redis.call('DEL', KEYS[4])
@@ -173,7 +172,7 @@ local function write(hash, history, e)
         if extra > 0 then
           for _, old in ipairs(redis.call('ZRANGE', KEYS[6], 0, extra - 1)) do
             for i = 1, 3 do
-              redis.call('DEL', base .. ':season:' .. old .. ':' .. names[i])
+              redis.call('DEL', past_head .. old .. past_boards[i + 1])
             end
           end
           redis.call('ZREMRANGEBYRANK', KEYS[6], 0, extra - 1)
@@ -235,11 +234,12 @@ class WriteResult:
 
 # A re-rate's removal of a player left without any rating (stream/corrections/handover.py):
 # KEYS 1-7 the mode's keys (KeyLayout.mode_keys: the current boards, season, seasons, clock),
-# 8 the player's hash, 9 their history; ARGV 1 the removal's version, 2 the player id, 3 the
-# mode's key base. Only a cached version below the removal's is removed: a later change stays.
+# 8 the player's hash, 9 their history; ARGV 1 the removal's version, 2 the player id, 3 how
+# past seasons' keys are named (KeyLayout.past_boards_argument). Only a cached version below
+# the removal's is removed: a later change stays.
 # The archived seasons' standings lose them too: a re-rate that leaves a player no rating
 # leaves them none in any season (and an erased id must leave no trace).
-REMOVE_SCRIPT = """-- skillstream rating cache removal, script version 1
+REMOVE_SCRIPT = """-- skillstream rating cache removal, script version 2
 local stored = redis.call('HGET', KEYS[8], 'version')
 if stored and tonumber(stored) ~= nil and tonumber(stored) >= tonumber(ARGV[1]) then
   return 0
@@ -247,10 +247,10 @@ end
 for i = 1, 4 do
   redis.call('ZREM', KEYS[i], ARGV[2])
 end
-local names = {'by-rating', 'by-rank-points', 'by-conservative'}
+local past_boards = cjson.decode(ARGV[3])
 for _, season in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
-  for i = 1, 3 do
-    redis.call('ZREM', ARGV[3] .. ':season:' .. season .. ':' .. names[i], ARGV[2])
+  for i = 2, 4 do
+    redis.call('ZREM', past_boards[1] .. season .. past_boards[i], ARGV[2])
   end
 end
 redis.call('DEL', KEYS[8], KEYS[9])
@@ -347,7 +347,7 @@ class CacheWriter:
         calls = []
         for mode, player, version in removals:
             keys = [*self.layout.mode_keys(mode), *self.layout.player_keys(mode, player)]
-            calls.append((keys, [str(version), player, self.layout.mode_base(mode)]))
+            calls.append((keys, [str(version), player, self.layout.past_boards_argument(mode)]))
         async with self.redis.pipeline(transaction=False) as pipe:
             for keys, args in calls:
                 await self._remove(keys=keys, args=args, client=pipe)
@@ -424,7 +424,7 @@ class CacheWriter:
                     str(self.seasons_kept),
                     str(self.history_length),
                     str(self.inactive_ms),
-                    self.layout.mode_base(mode),
+                    self.layout.past_boards_argument(mode),
                 ]
                 mode_keys = list(self.layout.mode_keys(mode))
                 for first in range(0, len(args), CALL_ENTRIES):

@@ -60,6 +60,7 @@ from stream.chaos.verify import (
 from stream.chaos.workerfleet import READY_TIMEOUT, Fleet, harness_env
 from stream.config.modes import Modes
 from stream.config.settings import Settings
+from stream.config.stores import STORES, store_named
 from stream.history import HistoryMatch, read_history
 from stream.local.stack import LocalStack, Server
 from stream.offline.replayer import Replayer
@@ -101,8 +102,7 @@ class ChaosConfig:
     keep_logs: bool = False
 
     def __post_init__(self) -> None:
-        if self.store not in ("memory", "rocksdb"):
-            raise ValueError(f"store must be memory or rocksdb, got {self.store!r}")
+        store_named(self.store, "store")
         if self.workers < 1 or self.matches < 1:
             raise ValueError("need at least one worker and one match")
 
@@ -193,7 +193,7 @@ def run_chaos(
                 f"(pid {servers['tansu'].process.pid}), valkey {stack.redis_url} "
                 f"(pid {servers['valkey'].process.pid})"
             )
-            data_root = Path(tmp) / "data" if config.store == "rocksdb" else None
+            data_root = Path(tmp) / "data" if STORES[config.store].on_disk else None
             fleet = Fleet(env, config.workers, clock, say, data_root)
             run = _Run(config, settings, servers, fleet, pauser, report, history, clock, say)
             try:

@@ -62,6 +62,7 @@ from stream.chaos.workerfleet import (
     worker_warnings,
 )
 from stream.config.settings import Settings
+from stream.config.stores import STORES, store_named
 from stream.history import read_history
 from stream.local.stack import LocalStack
 from stream.local.workers import remove_log
@@ -104,8 +105,7 @@ class SoakConfig:
     def __post_init__(self) -> None:
         if self.seeds < 1 or self.kills < 1:
             raise ValueError(f"need seeds >= 1 and kills >= 1, got {self.seeds}, {self.kills}")
-        if self.store not in ("memory", "rocksdb"):
-            raise ValueError(f"store must be memory or rocksdb, got {self.store!r}")
+        store_named(self.store, "store")
         self.plan(self.first_seed)  # the same checks as the runs will make
 
     def plan(self, seed: int) -> SoakPlan:
@@ -462,7 +462,7 @@ class _SeedRun:
     def _new_slot(self) -> _Slot:
         name = f"w{len(self.slots)}"
         env = dict(self.env)
-        if self.config.store == "rocksdb":
+        if STORES[self.config.store].on_disk:
             (self.tmp / name).mkdir(parents=True, exist_ok=True)
             env["SKILLSTREAM_DATA_DIR"] = str(self.tmp / name)
         slot = _Slot(name, env, ChaosWorker(env, f"soak-{name}.0"))

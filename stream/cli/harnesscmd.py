@@ -12,6 +12,8 @@ from typing import Any, Protocol, TypeVar
 
 import orjson
 
+from stream.config.stores import STORES
+
 C = TypeVar("C")
 
 # A line for the person watching; (done, total) for the progress bar.
@@ -80,7 +82,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     """The options both harnesses take: the store, the workers' logs, JSON output."""
     parser.add_argument(
         "--store",
-        choices=["memory", "rocksdb"],
+        choices=list(STORES),
         default="memory",
         help="the workers' table store (SKILLSTREAM_STORE; default memory)",
     )

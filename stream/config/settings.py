@@ -18,6 +18,7 @@ from stream.config.addresses import (
 )
 from stream.config.modes import Modes, load_modes
 from stream.config.security import KafkaSecurity, SecurityError
+from stream.config.stores import store_named
 from stream.errors import UserError
 from stream.events import EventLimits
 
@@ -269,8 +270,10 @@ class Settings:
             kafka_security = KafkaSecurity.from_env(env)
         except SecurityError as exc:
             raise SettingsError(str(exc)) from None
-        if store not in ("memory", "rocksdb"):
-            raise SettingsError(f"SKILLSTREAM_STORE: expected memory or rocksdb, got {store!r}")
+        try:
+            needs = store_named(store, "SKILLSTREAM_STORE")
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
         crash_at = None
         if env.get("SKILLSTREAM_CRASH_AT"):
             try:
@@ -370,10 +373,8 @@ class Settings:
                 f"SKILLSTREAM_CORRECTIONS_FILE: no such file: {settings.corrections_file}"
             )
         _refuse_shared_topics(settings)
-        if store == "rocksdb" and importlib.util.find_spec("rocksdict") is None:
-            raise SettingsError(
-                "SKILLSTREAM_STORE=rocksdb needs rocksdict: pip install 'skillstream[rocksdb]'"
-            )
+        if needs.module is not None and importlib.util.find_spec(needs.module) is None:
+            raise SettingsError(f"SKILLSTREAM_STORE={store} needs {needs.module}: {needs.install}")
         return settings
 
 

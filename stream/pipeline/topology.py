@@ -22,6 +22,7 @@ import faust
 import orjson
 
 from stream.config.settings import Settings
+from stream.config.stores import STORES
 from stream.pipeline.health import readiness
 from stream.pipeline.kafkawatch import KafkaWatch
 from stream.pipeline.metrics import CONTENT_TYPE
@@ -38,7 +39,7 @@ def faust_app(s: Settings) -> faust.App:
     return faust.App(
         s.app_id,
         broker=s.broker_urls,
-        store="rocksdb://" if s.store == "rocksdb" else "memory://",
+        store=STORES[s.store].url,
         datadir=str(s.data_dir),
         topic_partitions=s.partitions,
         topic_replication_factor=s.replication_factor,

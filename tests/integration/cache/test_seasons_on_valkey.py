@@ -309,3 +309,40 @@ async def everything(client: AsyncRedis) -> dict[bytes, object]:
         else:
             found[key] = await client.get(key)
     return found
+
+
+class Renamed(KeyLayout):
+    """Another key layout, defined here only: boards and past seasons named otherwise."""
+
+    def by_rating(self, mode: str) -> str:
+        return f"{self.mode_base(mode)}:skill"
+
+    def by_rank_points(self, mode: str) -> str:
+        return f"{self.mode_base(mode)}:points"
+
+    def by_conservative(self, mode: str) -> str:
+        return f"{self.mode_base(mode)}:safe"
+
+    def past_boards(self, mode: str) -> tuple[str, tuple[str, str, str]]:
+        return f"{self.mode_base(mode)}:s", (":skill", ":points", ":safe")
+
+
+async def test_the_key_layout_is_written_in_one_place(aredis: AsyncRedis) -> None:
+    # docs/architecture.md, "What a change touches": the writer's scripts and the readers take
+    # every key name from the layout, past seasons' standings too.
+    layout = Renamed("other")
+    writer = CacheWriter(aredis, layout, seasons_kept=1)
+    cache = RatingCache(aredis, MODES, layout)
+    await writer.write([change("a", 1, 300, season=1), change("b", 1, 200, season=1)])
+    await writer.write([change("b", 2, 50, season=2, day=40)])
+    await writer.write([change("a", 2, 60, season=3, day=80)])
+    assert board(await cache.top(MODE, 10)) == [("a", 60.0)]
+    assert board(await cache.top(MODE, 10, season=2)) == [("b", 50.0)]
+    assert await cache.top(MODE, 10, season=1) == []  # one past season kept
+    await writer.remove([(MODE, "b", 3)])
+    assert await cache.top(MODE, 10, season=2) == []
+    base = layout.mode_base(MODE)
+    keys = {k.decode() async for k in aredis.scan_iter("other:*")}
+    assert keys == {
+        f"{base}:{name}" for name in ("skill", "points", "safe", "by-last-played", "season")
+    } | {f"{base}:seasons", f"{base}:clock", f"{base}:player:a", f"{base}:history:a"}
