@@ -71,13 +71,13 @@ def kafka_unreachable(settings: Settings, reason: BaseException) -> UnreachableE
     else:
         why = _reason(settings, reason)
     return UnreachableError(
-        f"KAFKA_BOOTSTRAP_SERVERS: cannot reach Kafka at {settings.bootstrap_servers}", why
+        f"KAFKA_BOOTSTRAP_SERVERS: cannot reach Kafka at {settings.kafka.bootstrap_servers}", why
     )
 
 
 def redis_unreachable(settings: Settings, reason: BaseException) -> UnreachableError:
     return UnreachableError(
-        f"REDIS_URL: cannot reach Redis at {settings.redis_address}", _reason(settings, reason)
+        f"REDIS_URL: cannot reach Redis at {settings.redis.address}", _reason(settings, reason)
     )
 
 
@@ -120,9 +120,9 @@ async def check_kafka(settings: Settings, *, quiet: bool = True) -> None:
     """Connect to the brokers and read the cluster's metadata, then disconnect; with ``quiet``
     aiokafka's own log lines are held back meanwhile (see quiet_kafka_logs)."""
     client = AIOKafkaClient(
-        bootstrap_servers=settings.bootstrap_servers,
+        bootstrap_servers=settings.kafka.bootstrap_servers,
         request_timeout_ms=round(settings.connect_timeout_seconds * 1000),
-        **settings.kafka_security.aiokafka_options(),
+        **settings.kafka.security.aiokafka_options(),
     )
     try:
         with quiet_kafka_logs() if quiet else nullcontext():
@@ -136,7 +136,7 @@ async def resolve_brokers(settings: Settings) -> None:
     """Raises UnreachableError when no broker's host name resolves: aiokafka reports that as
     any other failed connection, and the cause is what the user has to fix."""
     loop = asyncio.get_running_loop()
-    hosts = bootstrap_addresses("KAFKA_BOOTSTRAP_SERVERS", settings.bootstrap_servers)
+    hosts = bootstrap_addresses("KAFKA_BOOTSTRAP_SERVERS", settings.kafka.bootstrap_servers)
     for host, port in hosts:
         try:
             await loop.getaddrinfo(host, port)
@@ -145,7 +145,7 @@ async def resolve_brokers(settings: Settings) -> None:
             continue
     names = ", ".join(sorted({host for host, _ in hosts}))
     raise UnreachableError(
-        f"KAFKA_BOOTSTRAP_SERVERS: cannot reach Kafka at {settings.bootstrap_servers}",
+        f"KAFKA_BOOTSTRAP_SERVERS: cannot reach Kafka at {settings.kafka.bootstrap_servers}",
         f"unknown host {names}",
     )
 
@@ -168,19 +168,19 @@ def log_reader(settings: Settings) -> AIOKafkaConsumer:
     retained inputs): no group, nothing committed, requests bounded by the connect timeout
     (at least 5 s: a fetch of a large topic takes longer than a connect)."""
     return AIOKafkaConsumer(
-        bootstrap_servers=settings.bootstrap_servers,
+        bootstrap_servers=settings.kafka.bootstrap_servers,
         enable_auto_commit=False,
         auto_offset_reset="earliest",
         fetch_max_wait_ms=50,
         request_timeout_ms=max(round(settings.connect_timeout_seconds * 1000), 5000),
-        **settings.kafka_security.aiokafka_options(),
+        **settings.kafka.security.aiokafka_options(),
     )
 
 
 def redis_client(settings: Settings) -> Redis:
     """A synchronous client whose connect and every reply wait at most the connect timeout."""
     client: Redis = Redis.from_url(
-        settings.redis_url,
+        settings.redis.url,
         socket_connect_timeout=settings.connect_timeout_seconds,
         socket_timeout=settings.connect_timeout_seconds,
     )

@@ -118,8 +118,8 @@ def make_app(settings: Settings, expected: int) -> faust.App:
     workarounds.install(s)
     app = topology.faust_app(s)
     both = app.topic(
-        s.match_started_topic,
-        s.match_finished_topic,
+        s.topics.match_started,
+        s.topics.match_finished,
         key_type=bytes,
         value_type=bytes,
         key_serializer="raw",
@@ -130,7 +130,7 @@ def make_app(settings: Settings, expected: int) -> faust.App:
 
     # Any: Faust's StreamT does not declare take_events (the worker's agents type it the same).
     async def read(stream: Any) -> None:
-        async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
+        async for events in stream.take_events(s.worker.batch_size, s.worker.batch_wait_seconds):
             line = counter.add(len(events))
             if line is not None:
                 # A warning: it reaches the log whatever the level.

@@ -29,15 +29,15 @@ P99_MS = 150.0
 
 def topic_class(topic: str, settings: Settings) -> str:
     """The class of ``topic`` for a worker running with ``settings``."""
-    if topic in (settings.match_started_topic, settings.match_finished_topic):
+    if topic in (settings.topics.match_started, settings.topics.match_finished):
         return INPUTS
     if topic in (settings.match_commands_topic, settings.player_commands_topic):
         return "commands"
-    if topic == settings.rating_changed_topic:
+    if topic == settings.topics.rating_changed:
         return "outputs"
-    if topic == settings.dead_letter_topic:
+    if topic == settings.topics.dead_letter:
         return "dead letters"
-    if topic == settings.audit_topic:
+    if topic == settings.topics.audit:
         return "corrections"
     # Faust names every table's changelog this way (Settings.changelog_topic).
     if topic.startswith(f"{settings.app_id}-") and topic.endswith("-changelog"):

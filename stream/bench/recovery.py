@@ -44,7 +44,7 @@ async def fill_ratings_changelog(
     await ensure_topics(settings)
     rng = random.Random(5)
     producer = AIOKafkaProducer(
-        bootstrap_servers=settings.bootstrap_servers, linger_ms=20, max_batch_size=512 * 1024
+        bootstrap_servers=settings.kafka.bootstrap_servers, linger_ms=20, max_batch_size=512 * 1024
     )
     await producer.start()
     try:
@@ -90,7 +90,7 @@ async def _end_scan(settings: Settings, rounds: int = 5) -> float:
 
     from stream.pipeline.workarounds.endoffsets import scan_end_offsets
 
-    consumer = AIOKafkaConsumer(bootstrap_servers=settings.bootstrap_servers)
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.kafka.bootstrap_servers)
     await consumer.start()
     try:
         tps = [
@@ -105,7 +105,7 @@ async def _end_scan(settings: Settings, rounds: int = 5) -> float:
     seconds = []
     for _ in range(rounds):
         started = time.monotonic()
-        await scan_end_offsets(settings.bootstrap_servers, ends, {})
+        await scan_end_offsets(settings.kafka.bootstrap_servers, ends, {})
         seconds.append(time.monotonic() - started)
     return sorted(seconds)[rounds // 2]
 

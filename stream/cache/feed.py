@@ -53,7 +53,7 @@ from stream.cache.population import event_population
 from stream.cache.writer import CacheWriter, Retraction
 from stream.commits import close_batch
 from stream.config.modes import Modes
-from stream.config.settings import Settings
+from stream.config.settings import KafkaSettings, Settings
 from stream.deadletters import DeadLetter, Origin, reason_kind
 from stream.delivery import Delivery, letter_record
 from stream.quality import PredictionQuality
@@ -109,7 +109,7 @@ class CacheFeed:
         session_timeout_ms: int = 10_000,
         client_options: dict[str, Any] | None = None,
         modes: Modes | None = None,
-        max_request_bytes: int = Settings.max_request_bytes,
+        max_request_bytes: int = KafkaSettings.max_request_bytes,
     ) -> None:
         self.writer = writer
         self.modes = Modes() if modes is None else modes
@@ -419,31 +419,31 @@ def writer_from_settings(
     (the settings' modes file when None) give the season schedules the grace is counted from."""
     return CacheWriter(
         client,
-        KeyLayout(settings.cache_prefix),
-        settings.cache_conservative_k,
-        history_length=settings.cache_history_length,
-        seasons_kept=settings.cache_seasons_kept,
-        inactive_seconds=settings.cache_inactive_seconds,
+        KeyLayout(settings.cache.prefix),
+        settings.cache.conservative_k,
+        history_length=settings.cache.history_length,
+        seasons_kept=settings.cache.seasons_kept,
+        inactive_seconds=settings.cache.inactive_seconds,
         modes=settings.load_modes() if modes is None else modes,
-        season_grace_seconds=settings.cache_season_grace_seconds,
+        season_grace_seconds=settings.cache.season_grace_seconds,
     )
 
 
 def feed_from_settings(settings: Settings) -> CacheFeed:
     """The feed a worker (or `skillstream cache writer`) runs with these settings."""
     modes = settings.load_modes()
-    writer = writer_from_settings(settings, redis_client(settings.redis_url), modes)
+    writer = writer_from_settings(settings, redis_client(settings.redis.url), modes)
     return CacheFeed(
         writer,
-        settings.bootstrap_servers,
-        settings.rating_changed_topic,
+        settings.kafka.bootstrap_servers,
+        settings.topics.rating_changed,
         settings.cache_group,
-        settings.dead_letter_topic,
-        fetch_max_wait_ms=max(1, round(settings.fetch_max_wait_seconds * 1000)),
-        session_timeout_ms=round(settings.session_timeout_seconds * 1000),
-        client_options=settings.kafka_security.aiokafka_options(),
+        settings.topics.dead_letter,
+        fetch_max_wait_ms=max(1, round(settings.kafka.fetch_max_wait_seconds * 1000)),
+        session_timeout_ms=round(settings.kafka.session_timeout_seconds * 1000),
+        client_options=settings.kafka.security.aiokafka_options(),
         modes=modes,
-        max_request_bytes=settings.max_request_bytes,
+        max_request_bytes=settings.kafka.max_request_bytes,
     )
 
 

@@ -279,15 +279,15 @@ class _Run:
             + ", ".join(str(p) for p in self.fleet.pids())
         )
         reader = RatingReader(
-            s.bootstrap_servers,
-            s.rating_changed_topic,
-            s.dead_letter_topic,
+            s.kafka.bootstrap_servers,
+            s.topics.rating_changed,
+            s.topics.dead_letter,
             s.partitions,
             self.log,
         )
-        publisher = Publisher(s.bootstrap_servers)
-        redis = AsyncRedis.from_url(s.redis_url, socket_timeout=2.0, socket_connect_timeout=2.0)
-        cache = RatingCache(redis, self.modes, KeyLayout(s.cache_prefix))
+        publisher = Publisher(s.kafka.bootstrap_servers)
+        redis = AsyncRedis.from_url(s.redis.url, socket_timeout=2.0, socket_connect_timeout=2.0)
+        cache = RatingCache(redis, self.modes, KeyLayout(s.cache.prefix))
         stopping = asyncio.Event()
         tasks: list[asyncio.Task[None]] = []
         try:
@@ -344,7 +344,7 @@ class _Run:
                 fault_task = None
             if fault is not None and fault.planned.kind is FaultKind.KILL_EARLY:
                 await self._until_aged(fault.planned.target or 0, fault.planned.age)
-            messages = match_messages(wave, s.match_started_topic, s.match_finished_topic)
+            messages = match_messages(wave, s.topics.match_started, s.topics.match_finished)
             try:
                 await publisher.publish(messages)
             except KafkaError as exc:

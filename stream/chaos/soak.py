@@ -533,7 +533,7 @@ class _SeedRun:
         first = self._new_slot()
         self._launch(first)
         anywhere = None if self.plan.keyed else (s.partitions, random.Random(self.plan.seed))
-        publisher = Publisher(s.bootstrap_servers, anywhere)
+        publisher = Publisher(s.kafka.bootstrap_servers, anywhere)
         await publisher.start()
         if self.plan.early_publish:
             # The fleet does not wait for the workers: the first wave goes out while the
@@ -542,7 +542,11 @@ class _SeedRun:
             self.early = True
         await self._ready(first)
         reader = RatingReader(
-            s.bootstrap_servers, s.rating_changed_topic, s.dead_letter_topic, s.partitions, self.log
+            s.kafka.bootstrap_servers,
+            s.topics.rating_changed,
+            s.topics.dead_letter,
+            s.partitions,
+            self.log,
         )
         await reader.start()
         tasks = [asyncio.create_task(reader.run()), asyncio.create_task(self._supervise())]
@@ -625,7 +629,7 @@ class _SeedRun:
     async def _publish(self, publisher: Publisher, i: int) -> None:
         """Publish wave ``i`` in its style's order (and note when, for the first)."""
         s = self.settings
-        topics = {"started": s.match_started_topic, "finished": s.match_finished_topic}
+        topics = {"started": s.topics.match_started, "finished": s.topics.match_finished}
         messages = [
             (topics[kind], str(event["match_id"]).encode(), orjson.dumps(event))
             for kind, event in wave_events(self.waves[i], self.plan.waves[i], self.rng)

@@ -82,17 +82,17 @@ async def trace_matches(settings: Settings, match_ids: Iterable[str]) -> list[st
     ids = sorted(set(match_ids))
     # What the rating group consumes (its commits say how far it got), then what it produces.
     consumed = [
-        s.match_started_topic,
-        s.match_finished_topic,
+        s.topics.match_started,
+        s.topics.match_finished,
         s.match_commands_topic,
         s.player_commands_topic,
     ]
-    topics = [*consumed, s.rating_changed_topic, s.dead_letter_topic]
+    topics = [*consumed, s.topics.rating_changed, s.topics.dead_letter]
     try:
         records, committed = await asyncio.wait_for(
             asyncio.gather(
-                _read_all(s.bootstrap_servers, topics, s.partitions),
-                _committed(s.bootstrap_servers, s.app_id, consumed, s.partitions),
+                _read_all(s.kafka.bootstrap_servers, topics, s.partitions),
+                _committed(s.kafka.bootstrap_servers, s.app_id, consumed, s.partitions),
             ),
             timeout=30.0,
         )

@@ -368,7 +368,7 @@ def bench_pipeline(args: argparse.Namespace) -> int:
             env[EVENTS_VARIABLE] = str(2 * matches)
             servers = stack.bootstrap_servers
             s = Settings.from_env(env)
-            inputs = [s.match_started_topic, s.match_finished_topic]
+            inputs = [s.topics.match_started, s.topics.match_finished]
             asyncio.run(create_topics(servers, inputs, partitions))
             # Published first: the load generator is slower than the app, and would set the pace.
             asyncio.run(publish_flat_out(servers, matches, seed=2, partitioning=partitioning))

@@ -82,7 +82,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
     async def run() -> int:
         await check_kafka(settings)
-        client = feed_redis_client(settings.redis_url)
+        client = feed_redis_client(settings.redis.url)
         writer = writer_from_settings(settings, client)
         try:
             with (
@@ -98,10 +98,10 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
                 report = await rebuild(
                     writer,
-                    settings.bootstrap_servers,
+                    settings.kafka.bootstrap_servers,
                     settings.ratings_changelog_topic,
                     progress=progress,
-                    client_options=settings.kafka_security.aiokafka_options(),
+                    client_options=settings.kafka.security.aiokafka_options(),
                     modes=settings.load_modes(),
                 )
         except LookupError as exc:
@@ -127,7 +127,7 @@ def cache_reader(settings: Settings) -> Any:
     from stream.cache.reader import SyncRatingCache
 
     return SyncRatingCache(
-        redis_client(settings), settings.load_modes(), KeyLayout(settings.cache_prefix)
+        redis_client(settings), settings.load_modes(), KeyLayout(settings.cache.prefix)
     )
 
 
@@ -135,7 +135,7 @@ def _check_names(settings: Settings, mode: str, players: list[str]) -> None:
     """An empty mode or an id longer than events may carry is in no cache: say so up front."""
     if not mode.strip():
         raise UserError("MODE: empty mode name")
-    longest = settings.limits.max_id_length
+    longest = settings.worker.limits.max_id_length
     for player in players:
         if not player.strip():
             raise UserError("PLAYER: empty player id")

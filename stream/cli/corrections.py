@@ -141,7 +141,7 @@ def cmd_log(args: argparse.Namespace) -> int:
     records = asyncio.run(read_log(settings))
     _write_corrections("corrections log", [c for _, c in records], output)
     print(
-        f"skillstream corrections log: {len(records):,} corrections from {settings.audit_topic!r}",
+        f"skillstream corrections log: {len(records):,} corrections from {settings.topics.audit!r}",
         file=sys.stderr,
     )
     return 0

@@ -26,7 +26,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         starts, finishes = asyncio.run(read_inputs(settings, counting(bar)))
     report = ExportReport()
     with written("inputs export", output) as out:
-        for record in export_lines(starts, finishes, settings.limits, report):
+        for record in export_lines(starts, finishes, settings.worker.limits, report):
             out.write(record)
     for line in report.lines():
         print(f"skillstream inputs export: {line}", file=sys.stderr)

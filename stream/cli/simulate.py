@@ -170,7 +170,7 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
     try:
         # The worker's own settings: the same broker, topic names and defaults.
         settings = Settings.from_env()
-        servers = settings.bootstrap_servers
+        servers = settings.kafka.bootstrap_servers
         fleet = FleetConfig(
             rate=100.0 if args.rate is None else args.rate,
             realtime=not args.history_times,
@@ -180,8 +180,8 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
             omit_teams_rate=args.omit_teams_rate or 0.0,
             match_seconds=args.match_seconds or 0.0,
             seed=config.seed,
-            match_started_topic=settings.match_started_topic,
-            match_finished_topic=settings.match_finished_topic,
+            match_started_topic=settings.topics.match_started,
+            match_finished_topic=settings.topics.match_finished,
         )
     except ValueError as exc:  # SettingsError is one too
         print(f"skillstream simulate: error: {exc}", file=sys.stderr)

@@ -28,7 +28,7 @@ def cmd_topics_create(args: argparse.Namespace) -> int:
         return 2
     specs = topic_specs(settings)
     if args.dry_run:
-        print(f"would ensure on {settings.bootstrap_servers}:")
+        print(f"would ensure on {settings.kafka.bootstrap_servers}:")
         for spec in specs:
             print(f"  {_describe(spec)}")
         return 0

@@ -23,10 +23,10 @@ from stream.reachability import check_redis
 def check_web_address(settings: Settings) -> None:
     """Listen on the web pages' address once, now: Faust finds a port in use or an address
     not on this machine only after joining the group, and dies with a traceback."""
-    if settings.web_port is None:
+    if settings.worker.web_port is None:
         return
-    address = (settings.web_bind, settings.web_port)
-    family = socket.AF_INET6 if ":" in settings.web_bind else socket.AF_INET
+    address = (settings.worker.web_bind, settings.worker.web_port)
+    family = socket.AF_INET6 if ":" in settings.worker.web_bind else socket.AF_INET
     try:
         with socket.socket(family, socket.SOCK_STREAM) as probe:
             # As aiohttp listens: a port left in TIME_WAIT by a previous worker is free.
@@ -34,7 +34,8 @@ def check_web_address(settings: Settings) -> None:
             probe.bind(address)
     except OSError as exc:
         raise UserError(
-            f"SKILLSTREAM_WEB_PORT={settings.web_port}, SKILLSTREAM_WEB_BIND={settings.web_bind}:"
+            f"SKILLSTREAM_WEB_PORT={settings.worker.web_port},"
+            f" SKILLSTREAM_WEB_BIND={settings.worker.web_bind}:"
             f" cannot listen there ({exc.strerror or exc})"
         ) from None
 
@@ -58,7 +59,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     # A mistake in the file is the user's: said before any server is asked anything.
     load_input_corrections(settings.corrections_file, settings.load_modes())
     check_web_address(settings)
-    if settings.cache_writer == "worker":
+    if settings.cache.writer == "worker":
         check_redis(settings)
     created = asyncio.run(ensure_topics(settings))
     if created:
@@ -67,7 +68,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     asyncio.set_event_loop(asyncio.new_event_loop())
     pipeline = build_worker(settings)
     siblings = []
-    if settings.cache_writer == "worker":
+    if settings.cache.writer == "worker":
         cache = CacheFeedService(settings)
         pipeline.metrics.watch_cache(lambda: cache.stats)
         siblings.append(cache)

@@ -41,17 +41,17 @@ async def publish(settings: Settings, correction: Correction) -> dict[str, Any]:
     which the log refuses (read_log): the caller makes a new id instead."""
     record = correction_json(correction)
     producer = AIOKafkaProducer(
-        bootstrap_servers=settings.bootstrap_servers,
+        bootstrap_servers=settings.kafka.bootstrap_servers,
         acks="all",
         enable_idempotence=False,
         request_timeout_ms=round(settings.connect_timeout_seconds * 1000),
-        **settings.kafka_security.aiokafka_options(),
+        **settings.kafka.security.aiokafka_options(),
     )
     with quiet_kafka_logs(), kafka_errors(settings):
         await kafka_within_timeout(settings, producer.start())
         try:
             await producer.send_and_wait(
-                settings.audit_topic, orjson.dumps(record), key=correction.audit.id.encode()
+                settings.topics.audit, orjson.dumps(record), key=correction.audit.id.encode()
             )
         finally:
             await producer.stop()
@@ -62,7 +62,7 @@ async def read_log(settings: Settings) -> list[tuple[int, Correction]]:
     """Every correction on the audit topic from its first offset to its end when called, each
     with its offset; AuditLogError for a missing topic, a record that is not a correction and
     an id used twice."""
-    topic = settings.audit_topic
+    topic = settings.topics.audit
     consumer = log_reader(settings)
     found: list[tuple[int, Correction]] = []
     with quiet_kafka_logs(), kafka_errors(settings):

@@ -73,28 +73,28 @@ async def cut_over(
 ) -> int:
     """Run the cut-over (module docstring); returns how many records it published. ``by``:
     who runs it, for the audit record."""
-    if shadow == settings.rating_changed_topic:
+    if shadow == settings.topics.rating_changed:
         raise UserError(f"--shadow: {shadow!r} is rating-changed itself; name the shadow topic")
     handover = Handover(generation, reason, by)
     reader = log_reader(settings)
     producer = AIOKafkaProducer(
-        bootstrap_servers=settings.bootstrap_servers,
+        bootstrap_servers=settings.kafka.bootstrap_servers,
         acks="all",
         enable_idempotence=False,
         linger_ms=5,
         request_timeout_ms=max(round(settings.connect_timeout_seconds * 1000), 5000),
-        **settings.kafka_security.aiokafka_options(),
+        **settings.kafka.security.aiokafka_options(),
     )
     published = 0
     with quiet_kafka_logs(), kafka_errors(settings):
         await kafka_within_timeout(settings, reader.start())
         await kafka_within_timeout(settings, producer.start())
         try:
-            output = await _partitions(reader, settings.rating_changed_topic)
+            output = await _partitions(reader, settings.topics.rating_changed)
             shadow_tps = await _partitions(reader, shadow)
             inputs = [
-                *await _partitions(reader, settings.match_started_topic),
-                *await _partitions(reader, settings.match_finished_topic),
+                *await _partitions(reader, settings.topics.match_started),
+                *await _partitions(reader, settings.topics.match_finished),
             ]
             # A re-rate of inputs that lost records to retention is not the history the
             # ratings were made from: refused before anything is published.
@@ -108,7 +108,7 @@ async def cut_over(
             ]
             ends = await _ends(settings, reader, output)
             count = await _read_to(reader, output, ends, handover.read)
-            say(f"cutover: read {count:,} events of {settings.rating_changed_topic!r}")
+            say(f"cutover: read {count:,} events of {settings.topics.rating_changed!r}")
             # A match goes start -> snapshot request -> snapshot -> result -> rate: each round
             # waits for every record there was when it began, so after four every input read
             # in the first has gone all the way to the shadow.
@@ -125,14 +125,14 @@ async def cut_over(
                 nonlocal published
                 data = handover.handed(record)
                 if data is not None:
-                    await _send(producer, settings.rating_changed_topic, record, data)
+                    await _send(producer, settings.topics.rating_changed, record, data)
                     published += 1
 
             shadow_ends = await _ends(settings, reader, shadow_tps)
             copied = await _copy_to(reader, shadow_tps, shadow_ends, send)
             for data in handover.closing():
                 record = orjson.loads(data)
-                await _send(producer, settings.rating_changed_topic, record, data)
+                await _send(producer, settings.topics.rating_changed, record, data)
                 published += 1
             await producer.flush()
             say(
@@ -164,7 +164,7 @@ async def _record(
             return
     audit = Audit(f"rerate-{generation}", by, time.time(), reason)
     await publish(settings, Rerate(audit, generation, group, shadow))
-    say(f"cutover: recorded generation {generation} on {settings.audit_topic!r}")
+    say(f"cutover: recorded generation {generation} on {settings.topics.audit!r}")
 
 
 async def _ends(
@@ -265,10 +265,10 @@ async def _caught_up(
 ) -> None:
     """Wait until ``group`` has committed ``ends`` on every partition of ``watched``."""
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=settings.bootstrap_servers,
+        bootstrap_servers=settings.kafka.bootstrap_servers,
         group_id=group,
         enable_auto_commit=False,
-        **settings.kafka_security.aiokafka_options(),
+        **settings.kafka.security.aiokafka_options(),
     )
     await kafka_within_timeout(settings, consumer.start())
     try:

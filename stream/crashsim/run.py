@@ -28,7 +28,7 @@ import orjson
 
 from stream.chaos.verify import check_exactly_once, check_replay, last_events
 from stream.config.modes import Modes
-from stream.config.settings import Settings
+from stream.config.settings import CacheSettings, Settings
 from stream.crashsim.broker import Broker
 from stream.crashsim.schedule import Kill, Schedule
 from stream.crashsim.worker import TABLES, Crash, CrashPlan, SimWorker
@@ -91,16 +91,18 @@ class Simulation:
         self.schedule = sc = schedule
         self.use_checkpoints = use_checkpoints
         self.modes = modes or Modes()
-        self.settings = s = Settings(app_id="sim", cache_writer="off", partitions=sc.partitions)
+        self.settings = s = Settings(
+            app_id="sim", cache=CacheSettings(writer="off"), partitions=sc.partitions
+        )
         self.rng = random.Random(sc.seed * 7919 + 1)
         self.broker = Broker()
         self.wall = WALL0
-        self.next_tick = WALL0 + s.tick_seconds
+        self.next_tick = WALL0 + s.worker.tick_seconds
         self.workload: Workload = draw_workload(
             random.Random(sc.seed),
             partitions=sc.partitions,
-            started_topic=s.match_started_topic,
-            finished_topic=s.match_finished_topic,
+            started_topic=s.topics.match_started,
+            finished_topic=s.topics.match_finished,
             players=sc.players,
             waves=sc.waves,
             duplicates=sc.duplicates,
@@ -231,7 +233,7 @@ class Simulation:
         """The leader's tick (if any worker lives), and the stall watchdog's look."""
         if jump:
             self.wall = max(self.wall, self.next_tick)
-        self.next_tick = self.wall + self.settings.tick_seconds
+        self.next_tick = self.wall + self.settings.worker.tick_seconds
         self.ticks_since += 1
         if not any(self.workers):
             return

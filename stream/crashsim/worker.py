@@ -98,11 +98,11 @@ class SimWorker:
             MatchProcessor(
                 modes,
                 partitions=s.partitions,
-                retention_seconds=s.retention_seconds,
-                lateness_seconds=s.event_lateness_seconds,
-                report_seconds=s.progress_seconds,
+                retention_seconds=s.worker.retention_seconds,
+                lateness_seconds=s.worker.event_lateness_seconds,
+                report_seconds=s.worker.progress_seconds,
             ),
-            PlayerProcessor(modes, partitions=s.partitions, announce_seconds=s.tick_seconds),
+            PlayerProcessor(modes, partitions=s.partitions, announce_seconds=s.worker.tick_seconds),
             self.tables,
             self._deliver,
             self._end_offset,
@@ -245,7 +245,7 @@ class SimWorker:
 
     async def _deliver(self, agent: str, records: list[OutRecord]) -> list[DeadLetter]:
         """Append every record to its topic; ``delivering`` is a crash point before each."""
-        rated = self.settings.rating_changed_topic
+        rated = self.settings.topics.rating_changed
         for record in records:
             self.plan.reached("delivering")
             if record.letter is not None:

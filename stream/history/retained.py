@@ -128,7 +128,7 @@ async def read_inputs(
     partition no longer starts at 0. ``progress(read, total)`` is told the records read so far
     out of what the end offsets hold, after every fetch (a terminal's bar)."""
     consumer = log_reader(settings)
-    topics = (settings.match_started_topic, settings.match_finished_topic)
+    topics = (settings.topics.match_started, settings.topics.match_finished)
     values: dict[str, list[tuple[int, bytes]]] = {t: [] for t in topics}
     with quiet_kafka_logs(), kafka_errors(settings):
         await kafka_within_timeout(settings, consumer.start())

@@ -94,25 +94,29 @@ class Pipeline:
         self.matches = MatchProcessor(
             self.modes,
             partitions=s.partitions,
-            retention_seconds=s.retention_seconds,
-            limits=s.limits,
-            max_future_seconds=s.max_future_seconds,
-            lateness_seconds=s.event_lateness_seconds,
-            report_seconds=s.progress_seconds,
+            retention_seconds=s.worker.retention_seconds,
+            limits=s.worker.limits,
+            max_future_seconds=s.worker.max_future_seconds,
+            lateness_seconds=s.worker.event_lateness_seconds,
+            report_seconds=s.worker.progress_seconds,
             corrections=corrections,
         )
         self.players = PlayerProcessor(
             self.modes,
             partitions=s.partitions,
-            announce_seconds=s.tick_seconds,
+            announce_seconds=s.worker.tick_seconds,
             adjustments=() if corrections is None else corrections.adjustments,
         )
         self.metrics = WorkerMetrics()
-        self.crash = CrashPoints(s.crash_at)
+        self.crash = CrashPoints(s.worker.crash_at)
         # One per agent: each reports its own outage.
         self.deliveries = {
             agent: Delivery(
-                self._send, s.dead_letter_topic, s.max_request_bytes, agent, self.crash.reached
+                self._send,
+                s.topics.dead_letter,
+                s.kafka.max_request_bytes,
+                agent,
+                self.crash.reached,
             )
             for agent in ("matches", "players")
         }
@@ -121,8 +125,8 @@ class Pipeline:
         # Per partition read again, the offset and when (one seek per gap, not per record).
         self._rewound: dict[TP, tuple[int, float]] = {}
         self.agent_topics = {
-            s.match_started_topic,
-            s.match_finished_topic,
+            s.topics.match_started,
+            s.topics.match_finished,
             s.match_commands_topic,
             s.player_commands_topic,
         }
@@ -189,7 +193,7 @@ class Pipeline:
         self.watchdog = StallWatchdog(
             self.app, self.agent_topics, self.positions, self._progress_at, self.metrics, self.seek
         )
-        self.liveness = LivenessMonitor(self.metrics, s.stuck_seconds)
+        self.liveness = LivenessMonitor(self.metrics, s.worker.stuck_seconds)
         self._outages = {agent: Outage(f"{agent}: batch failed") for agent in self.deliveries}
         topology.define(self.app, s, self)
 
@@ -446,9 +450,9 @@ class Pipeline:
             if commands:
                 m.events_out.labels(topic).inc(sum(len(c) for c in commands.values()))
         if out.ratings:
-            m.events_out.labels(s.rating_changed_topic).inc(len(out.ratings))
+            m.events_out.labels(s.topics.rating_changed).inc(len(out.ratings))
         if out.dead_letters:
-            m.events_out.labels(s.dead_letter_topic).inc(len(out.dead_letters))
+            m.events_out.labels(s.topics.dead_letter).inc(len(out.dead_letters))
             for letter in out.dead_letters:
                 m.dead_lettered.labels(letter.origin.topic, reason_kind(letter.reason)).inc()
         m.count_outbox(out.counts)

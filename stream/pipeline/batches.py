@@ -89,7 +89,7 @@ def agent_inputs(settings: Settings) -> tuple[AgentInputs, AgentInputs]:
     return (
         AgentInputs(
             "matches",
-            (s.match_started_topic, s.match_finished_topic, s.match_commands_topic),
+            (s.topics.match_started, s.topics.match_finished, s.match_commands_topic),
             (MATCH_TABLE, CLOCK_TABLE, POPULATION_TABLE),
         ),
         AgentInputs("players", (s.player_commands_topic,), (RATING_TABLE, PENDING_TABLE)),
@@ -197,7 +197,7 @@ class BatchRunner:
         self.positions = InputPositions()
         # The outbox as records to send (packed commands, repeats held back).
         self.outputs = Outputs(s)
-        self.input_kinds = {s.match_started_topic: STARTED, s.match_finished_topic: FINISHED}
+        self.input_kinds = {s.topics.match_started: STARTED, s.topics.match_finished: FINISHED}
         # The partitions whose state across batches is current (rebuilt after assignment).
         self.match_partitions: dict[int, MatchPartition] = {}
         self.player_partitions: dict[int, PlayerPartition] = {}
@@ -306,9 +306,11 @@ class BatchRunner:
                 reached = admission.reached
                 self.matches.report(
                     ctx,
-                    started_done=self.caught_up(self.settings.match_started_topic, number, reached),
+                    started_done=self.caught_up(
+                        self.settings.topics.match_started, number, reached
+                    ),
                     finished_done=self.caught_up(
-                        self.settings.match_finished_topic, number, reached
+                        self.settings.topics.match_finished, number, reached
                     ),
                 )
             if partition.mark_due:

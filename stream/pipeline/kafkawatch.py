@@ -49,7 +49,7 @@ class KafkaWatch:
         log.warning(
             "Kafka at %s (KAFKA_BOOTSTRAP_SERVERS) stopped answering (%s); retrying, with "
             "the Kafka clients' errors held back until it answers",
-            self.settings.bootstrap_servers,
+            self.settings.kafka.bootstrap_servers,
             reason,
         )
 
@@ -59,7 +59,7 @@ class KafkaWatch:
         seconds = time.monotonic() - self.down_since
         self.down_since = None
         log.warning(
-            "Kafka at %s answers again after %.0f s", self.settings.bootstrap_servers, seconds
+            "Kafka at %s answers again after %.0f s", self.settings.kafka.bootstrap_servers, seconds
         )
 
     async def probe(self) -> None:

@@ -67,7 +67,7 @@ class Outputs:
         # Identical commands delivered again and again are not sent once more (a loop).
         self.repeats = RepeatedCommands()
         self._repeat_said = -REPEAT_LOG_SECONDS
-        self.pack_budget = min(MAX_PACKED_BYTES, settings.max_request_bytes // 4)
+        self.pack_budget = min(MAX_PACKED_BYTES, settings.kafka.max_request_bytes // 4)
 
     def records(self, out: Outbox) -> tuple[list[OutRecord], list[tuple[int, bytes]]]:
         """The records to send for ``out``, and the commands among them (destination
@@ -94,7 +94,7 @@ class Outputs:
                     records.append(OutRecord(topic, None, value, partition))
         for event in out.ratings:
             key = event["player_id"].encode()
-            records.append(OutRecord(s.rating_changed_topic, key, orjson.dumps(event)))
+            records.append(OutRecord(s.topics.rating_changed, key, orjson.dumps(event)))
         for letter in out.dead_letters:
             log.warning(
                 "dead-lettered %s[%d]@%d: %s",
@@ -104,7 +104,7 @@ class Outputs:
                 letter.reason[:200],
                 extra={**log_context(letter.origin, letter.key), "reason": letter.reason[:1000]},
             )
-            records.append(letter_record(s.dead_letter_topic, letter, s.max_request_bytes))
+            records.append(letter_record(s.topics.dead_letter, letter, s.kafka.max_request_bytes))
         return records, sent
 
     def delivered(self, sent: list[tuple[int, bytes]]) -> None:

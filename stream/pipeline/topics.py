@@ -40,19 +40,19 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
     """Every topic of the deployment: inputs, output, dead letters, the audit log of
     corrections, internal commands, and the tables' changelogs (compacted: each keeps the
     latest value per key for ever, which is what recovery and ``cache rebuild`` read)."""
-    p, r = settings.partitions, settings.replication_factor
+    p, r = settings.partitions, settings.kafka.replication_factor
     week = str(7 * DAY_MS)
     # With three or more replicas an acknowledged write survives the loss of one broker.
     durable = {"min.insync.replicas": "2"} if r >= 3 else {}
     delete = {"cleanup.policy": "delete", **durable}
     compact = {"cleanup.policy": "compact", **durable}
     return [
-        TopicSpec(settings.match_started_topic, p, r, {**delete, "retention.ms": week}),
-        TopicSpec(settings.match_finished_topic, p, r, {**delete, "retention.ms": week}),
-        TopicSpec(settings.rating_changed_topic, p, r, {**delete, "retention.ms": week}),
-        TopicSpec(settings.dead_letter_topic, p, r, {**delete, "retention.ms": str(30 * DAY_MS)}),
+        TopicSpec(settings.topics.match_started, p, r, {**delete, "retention.ms": week}),
+        TopicSpec(settings.topics.match_finished, p, r, {**delete, "retention.ms": week}),
+        TopicSpec(settings.topics.rating_changed, p, r, {**delete, "retention.ms": week}),
+        TopicSpec(settings.topics.dead_letter, p, r, {**delete, "retention.ms": str(30 * DAY_MS)}),
         # One partition: the corrections have one order. Kept for good: it is the audit trail.
-        TopicSpec(settings.audit_topic, 1, r, {**delete, "retention.ms": "-1"}),
+        TopicSpec(settings.topics.audit, 1, r, {**delete, "retention.ms": "-1"}),
         TopicSpec(settings.match_commands_topic, p, r, {**delete, "retention.ms": week}),
         TopicSpec(settings.player_commands_topic, p, r, {**delete, "retention.ms": week}),
         *(TopicSpec(settings.changelog_topic(t), p, r, compact) for t in TABLES),
@@ -73,9 +73,9 @@ async def ensure_topics(settings: Settings, specs: list[TopicSpec] | None = None
     """
     specs = topic_specs(settings) if specs is None else specs
     admin = AIOKafkaAdminClient(
-        bootstrap_servers=settings.bootstrap_servers,
+        bootstrap_servers=settings.kafka.bootstrap_servers,
         request_timeout_ms=round(settings.connect_timeout_seconds * 1000),
-        **settings.kafka_security.aiokafka_options(),
+        **settings.kafka.security.aiokafka_options(),
     )
     try:
         with quiet_kafka_logs(), kafka_errors(settings):

@@ -38,26 +38,26 @@ def faust_app(s: Settings) -> faust.App:
     """The Faust app of one worker, configured from the settings."""
     return faust.App(
         s.app_id,
-        broker=s.broker_urls,
-        store=STORES[s.store].url,
-        datadir=str(s.data_dir),
+        broker=s.kafka.broker_urls,
+        store=STORES[s.worker.store].url,
+        datadir=str(s.worker.data_dir),
         topic_partitions=s.partitions,
-        topic_replication_factor=s.replication_factor,
-        broker_session_timeout=s.session_timeout_seconds,
-        broker_heartbeat_interval=max(0.5, s.session_timeout_seconds / 5),
-        broker_request_timeout=max(s.session_timeout_seconds * 3, 30.0),
-        broker_commit_interval=s.commit_interval_seconds,
+        topic_replication_factor=s.kafka.replication_factor,
+        broker_session_timeout=s.kafka.session_timeout_seconds,
+        broker_heartbeat_interval=max(0.5, s.kafka.session_timeout_seconds / 5),
+        broker_request_timeout=max(s.kafka.session_timeout_seconds * 3, 30.0),
+        broker_commit_interval=s.worker.commit_interval_seconds,
         consumer_auto_offset_reset="earliest",
         producer_acks=-1,
-        producer_max_request_size=s.max_request_bytes,
-        web_enabled=s.web_port is not None,
-        web_port=s.web_port or 6066,
-        web_bind=s.web_bind,
+        producer_max_request_size=s.kafka.max_request_bytes,
+        web_enabled=s.worker.web_port is not None,
+        web_port=s.worker.web_port or 6066,
+        web_bind=s.worker.web_bind,
         autodiscover=False,
         # Changelog writes are idempotent; the app never needs Faust's key TTLs.
         table_cleanup_interval=3600.0,
-        recovery_consistency_check=s.recovery_consistency_check,
-        broker_credentials=s.kafka_security.faust_credentials(),
+        recovery_consistency_check=s.worker.recovery_consistency_check,
+        broker_credentials=s.kafka.security.faust_credentials(),
     )
 
 
@@ -74,7 +74,7 @@ def inputs(app: faust.App, s: Settings) -> tuple[faust.TopicT, faust.TopicT]:
             partitions=s.partitions,
         )
 
-    match_in = topic(s.match_started_topic, s.match_finished_topic, s.match_commands_topic)
+    match_in = topic(s.topics.match_started, s.topics.match_finished, s.match_commands_topic)
     return match_in, topic(s.player_commands_topic)
 
 
@@ -136,11 +136,11 @@ def define(app: faust.App, s: Settings, pipeline: Wiring) -> None:
     """The agents, the leader's tick, the rebalance hook, the timers and the web pages."""
 
     async def match_agent(stream: Any) -> None:
-        async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
+        async for events in stream.take_events(s.worker.batch_size, s.worker.batch_wait_seconds):
             await pipeline.run_batch("matches", events)
 
     async def player_agent(stream: Any) -> None:
-        async for events in stream.take_events(s.batch_size, s.batch_wait_seconds):
+        async for events in stream.take_events(s.worker.batch_size, s.worker.batch_wait_seconds):
             await pipeline.run_batch("players", events)
 
     app.agent(pipeline.match_in, name="skillstream.matches", concurrency=1)(match_agent)
@@ -155,7 +155,7 @@ def define(app: faust.App, s: Settings, pipeline: Wiring) -> None:
         ]
         await asyncio.gather(*sends)
 
-    app.timer(s.tick_seconds, on_leader=True, name="skillstream.tick")(tick)
+    app.timer(s.worker.tick_seconds, on_leader=True, name="skillstream.tick")(tick)
 
     async def on_revoked(sender: Any, revoked: Any, **kwargs: Any) -> None:
         # Held changelog writes go while this worker still owns their partitions. A partition

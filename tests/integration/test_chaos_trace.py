@@ -25,10 +25,10 @@ async def test_the_trace_shows_each_record_of_a_match_and_whether_it_was_committ
     await producer.start()
     try:
         started = await producer.send_and_wait(
-            settings.match_started_topic, b'{"match_id":"m-1"}', key=b"m-1", partition=home
+            settings.topics.match_started, b'{"match_id":"m-1"}', key=b"m-1", partition=home
         )
         other = await producer.send_and_wait(
-            settings.match_started_topic, b'{"match_id":"m-2"}', key=b"m-2", partition=home
+            settings.topics.match_started, b'{"match_id":"m-2"}', key=b"m-2", partition=home
         )
         command = await producer.send_and_wait(
             settings.player_commands_topic, orjson.dumps([["rate", "m-1", "p1"]]), partition=1
@@ -39,7 +39,7 @@ async def test_the_trace_shows_each_record_of_a_match_and_whether_it_was_committ
     group = AIOKafkaConsumer(bootstrap_servers=stack.bootstrap_servers, group_id="trace")
     await group.start()
     try:
-        tp = TopicPartition(settings.match_started_topic, home)
+        tp = TopicPartition(settings.topics.match_started, home)
         group.assign([tp])
         await group.commit({tp: started.offset + 1})
     finally:

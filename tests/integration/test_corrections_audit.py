@@ -36,7 +36,7 @@ async def test_published_corrections_come_back_in_order_and_replay_applies_them(
     assert f"topic 'audit-{tag}' does not exist" in missing.stderr
     settings = Settings.from_env(env)
     created = await ensure_topics(
-        settings, [s for s in topic_specs(settings) if s.name == settings.audit_topic]
+        settings, [s for s in topic_specs(settings) if s.name == settings.topics.audit]
     )
     assert created == [f"audit-{tag}"]
     made = []
@@ -115,7 +115,7 @@ async def test_a_live_adjust_or_erase_of_someone_the_cache_does_not_hold_is_refu
     env = await audited(stack, tag)
     settings = Settings.from_env(env)
     await ensure_topics(
-        settings, [s for s in topic_specs(settings) if s.name == settings.audit_topic]
+        settings, [s for s in topic_specs(settings) if s.name == settings.topics.audit]
     )
     publish = ["--reason", "r", "--publish"]
     for args, said in (

@@ -30,7 +30,7 @@ from stream.pipeline.partitioning import partition_for
 from stream.ratings.engine import MatchView, rate_match
 
 PARTITIONS = 2
-LIMIT = Settings().max_request_bytes  # the worker's producer limit (default)
+LIMIT = Settings().kafka.max_request_bytes  # the worker's producer limit (default)
 MODES_TOML = '[default]\nunlisted = "reject"\n[modes.1v1]\n'
 
 

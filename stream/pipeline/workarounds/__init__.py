@@ -48,8 +48,8 @@ def install(settings: Settings) -> None:
     """Apply every patch for a worker with ``settings``; calling it again patches nothing twice
     and only updates the values the patches read (the fetch wait, the brokers to scan)."""
     quiet_kafka_client_repeats()
-    patch_fetch_wait(max(1, round(settings.fetch_max_wait_seconds * 1000)))
+    patch_fetch_wait(max(1, round(settings.kafka.fetch_max_wait_seconds * 1000)))
     patch_seek_to_committed()
     patch_head_gap()
     patch_before_commit()
-    verify_end_offsets(settings.bootstrap_servers, settings.kafka_security.aiokafka_options())
+    verify_end_offsets(settings.kafka.bootstrap_servers, settings.kafka.security.aiokafka_options())

@@ -23,7 +23,7 @@ def test_the_floor_app_reports_once_it_has_read_both_events_of_every_match() -> 
         s = Settings.from_env(env)
         servers = stack.bootstrap_servers
         asyncio.run(
-            create_topics(servers, [s.match_started_topic, s.match_finished_topic], s.partitions)
+            create_topics(servers, [s.topics.match_started, s.topics.match_finished], s.partitions)
         )
         published = asyncio.run(publish_flat_out(servers, matches, seed=3, players=20))
         app = WorkerProcess(env, "faust-floor", FLOOR_COMMAND)

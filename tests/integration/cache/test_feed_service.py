@@ -14,25 +14,25 @@ from test_feed_on_the_stack import MODE, rating_changed
 from stream.cache.reader import RatingCache
 from stream.cache.service import CacheFeedService
 from stream.config.modes import Modes
-from stream.config.settings import Settings
+from stream.config.settings import CacheSettings, KafkaSettings, RedisSettings, Settings, TopicNames
 from stream.local.stack import LocalStack
 
 
 async def test_the_service_runs_the_feed_from_start_to_stop(stack: LocalStack) -> None:
     tag = uuid.uuid4().hex[:8]
     settings = Settings(
-        bootstrap_servers=stack.bootstrap_servers,
-        redis_url=stack.redis_url,
         app_id=f"service-{tag}",
-        rating_changed_topic=f"rating-{tag}",
-        dead_letter_topic=f"dlq-{tag}",
-        cache_prefix=f"t{tag}",
-        session_timeout_seconds=3.0,
+        kafka=KafkaSettings(stack.bootstrap_servers, session_timeout_seconds=3.0),
+        topics=TopicNames(rating_changed=f"rating-{tag}", dead_letter=f"dlq-{tag}"),
+        redis=RedisSettings(stack.redis_url),
+        cache=CacheSettings(prefix=f"t{tag}"),
     )
-    await create_topics(stack, settings.rating_changed_topic, settings.dead_letter_topic)
+    await create_topics(stack, settings.topics.rating_changed, settings.topics.dead_letter)
     producer = fleet_producer(stack.bootstrap_servers)
     for version in (1, 2):
-        producer.produce(settings.rating_changed_topic, orjson.dumps(rating_changed("p1", version)))
+        producer.produce(
+            settings.topics.rating_changed, orjson.dumps(rating_changed("p1", version))
+        )
     assert producer.flush(30) == 0
 
     service = CacheFeedService(settings)
@@ -44,7 +44,7 @@ async def test_the_service_runs_the_feed_from_start_to_stop(stack: LocalStack) -
             return service.stats is not None and service.stats.written + service.stats.stale == 2
 
         await eventually(written, 60, "both rating changes in Redis")
-        cache = RatingCache.from_url(stack.redis_url, Modes(), settings.cache_prefix)
+        cache = RatingCache.from_url(stack.redis_url, Modes(), settings.cache.prefix)
         try:
             assert (await cache.get_many(MODE, ["p1"]))["p1"].version == 2
         finally:

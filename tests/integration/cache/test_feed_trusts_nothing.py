@@ -20,7 +20,7 @@ from stream.config.settings import Settings
 from stream.deadletters import SOURCE_SIZE, TRUNCATED
 from stream.local.stack import LocalStack
 
-LIMIT = Settings().max_request_bytes  # the feed's record limit by default
+LIMIT = Settings().kafka.max_request_bytes  # the feed's record limit by default
 
 
 def raw(event: dict[str, Any], field: str, literal: bytes) -> bytes:

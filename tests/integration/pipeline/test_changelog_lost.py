@@ -104,9 +104,11 @@ async def _publish(servers: str, settings: Settings, matches: list[SoakMatch]) -
         for match in matches:
             start, finish = match.events()
             key = match.match_id.encode()
-            await producer.send_and_wait(settings.match_started_topic, orjson.dumps(start), key=key)
             await producer.send_and_wait(
-                settings.match_finished_topic, orjson.dumps(finish), key=key
+                settings.topics.match_started, orjson.dumps(start), key=key
+            )
+            await producer.send_and_wait(
+                settings.topics.match_finished, orjson.dumps(finish), key=key
             )
     finally:
         await producer.stop()
@@ -117,7 +119,9 @@ async def _ratings(servers: str, settings: Settings, count: int) -> list[dict[st
     consumer = AIOKafkaConsumer(bootstrap_servers=servers, enable_auto_commit=False)
     await consumer.start()
     try:
-        tps = [TopicPartition(settings.rating_changed_topic, p) for p in range(settings.partitions)]
+        tps = [
+            TopicPartition(settings.topics.rating_changed, p) for p in range(settings.partitions)
+        ]
         consumer.assign(tps)
         await consumer.seek_to_beginning(*tps)
         events: list[dict[str, object]] = []

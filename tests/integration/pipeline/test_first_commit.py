@@ -47,7 +47,7 @@ async def test_a_worker_commits_its_first_batch_after_an_assignment_without_wait
         await worker.ready(60.0)
         home = partition_for("m-1", settings.partitions)
         finish = await _publish_match(stack.bootstrap_servers, settings, home)
-        tp = TopicPartition(settings.match_finished_topic, home)
+        tp = TopicPartition(settings.topics.match_finished, home)
         committed = await _committed_within(
             stack.bootstrap_servers, settings.app_id, tp, finish + 1, WAIT_SECONDS
         )
@@ -64,10 +64,10 @@ async def _publish_match(servers: str, settings: Settings, home: int) -> int:
     await producer.start()
     try:
         await producer.send_and_wait(
-            settings.match_started_topic, orjson.dumps(start), key=b"m-1", partition=home
+            settings.topics.match_started, orjson.dumps(start), key=b"m-1", partition=home
         )
         sent = await producer.send_and_wait(
-            settings.match_finished_topic, orjson.dumps(finish), key=b"m-1", partition=home
+            settings.topics.match_finished, orjson.dumps(finish), key=b"m-1", partition=home
         )
     finally:
         await producer.stop()

@@ -30,8 +30,8 @@ def test_a_variable_the_user_set_wins() -> None:
 def test_the_worker_accepts_every_demo_setting() -> None:
     settings = Settings.from_env(DEMO_WORKER_SETTINGS)
     assert settings.partitions == 1
-    assert settings.batch_wait_seconds == pytest.approx(0.05)
-    assert settings.fetch_max_wait_seconds == pytest.approx(0.1)
+    assert settings.worker.batch_wait_seconds == pytest.approx(0.05)
+    assert settings.kafka.fetch_max_wait_seconds == pytest.approx(0.1)
 
 
 def test_the_fleet_refuses_a_negative_linger() -> None:

@@ -12,7 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream.config.security import KafkaSecurity
-from stream.config.settings import TABLES, Settings, SettingsError, redact_url
+from stream.config.settings import (
+    TABLES,
+    CacheSettings,
+    RedisSettings,
+    Settings,
+    SettingsError,
+    redact_url,
+)
 from stream.pipeline.logs import JsonFormatter, logging_config
 from stream.pipeline.topics import topic_specs
 
@@ -20,22 +27,25 @@ from stream.pipeline.topics import topic_specs
 def test_defaults_without_any_variable() -> None:
     s = Settings.from_env({})
     assert s == Settings()
-    assert s.kafka_security.aiokafka_options() == {}
-    assert s.kafka_security.faust_credentials() is None
-    cache = (s.cache_writer, s.cache_prefix, s.cache_conservative_k)
+    assert s.kafka.security.aiokafka_options() == {}
+    assert s.kafka.security.faust_credentials() is None
+    cache = (s.cache.writer, s.cache.prefix, s.cache.conservative_k)
     assert cache == ("worker", "skillstream", 3.0)
-    kept = (s.cache_history_length, s.cache_seasons_kept, s.cache_inactive_seconds)
+    kept = (s.cache.history_length, s.cache.seasons_kept, s.cache.inactive_seconds)
     assert kept == (20, 4, 0.0)
-    assert s.cache_season_grace_seconds == 600.0
-    assert s.recovery_consistency_check is True
-    assert s.max_future_seconds == 300.0
+    assert s.cache.season_grace_seconds == 600.0
+    assert s.worker.recovery_consistency_check is True
+    assert s.worker.max_future_seconds == 300.0
     assert s.log_format == "text"
-    assert (s.commit_interval_seconds, s.crash_at) == (2.8, None)
+    assert (s.worker.commit_interval_seconds, s.worker.crash_at) == (2.8, None)
 
 
 def test_a_crash_point_is_a_point_and_how_many_times_it_is_passed_first() -> None:
-    assert Settings.from_env({"SKILLSTREAM_CRASH_AT": "flushing:3"}).crash_at == ("flushing", 3)
-    assert Settings.from_env({"SKILLSTREAM_CRASH_AT": "revoked"}).crash_at == ("revoked", 1)
+    assert Settings.from_env({"SKILLSTREAM_CRASH_AT": "flushing:3"}).worker.crash_at == (
+        "flushing",
+        3,
+    )
+    assert Settings.from_env({"SKILLSTREAM_CRASH_AT": "revoked"}).worker.crash_at == ("revoked", 1)
 
 
 @pytest.mark.parametrize(
@@ -81,15 +91,15 @@ def test_the_cache_keeps_what_it_is_told() -> None:
             "SKILLSTREAM_CACHE_SEASON_GRACE_SECONDS": "0",
         }
     )
-    assert (s.cache_history_length, s.cache_seasons_kept) == (50, 1)
-    assert s.cache_inactive_seconds == 1.5 * 86_400.0
-    assert s.cache_season_grace_seconds == 0.0
+    assert (s.cache.history_length, s.cache.seasons_kept) == (50, 1)
+    assert s.cache.inactive_seconds == 1.5 * 86_400.0
+    assert s.cache.season_grace_seconds == 0.0
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("false", False), ("0", False), ("ON", True)])
 def test_booleans(raw: str, expected: bool) -> None:
     env = {"SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK": raw}
-    assert Settings.from_env(env).recovery_consistency_check is expected
+    assert Settings.from_env(env).worker.recovery_consistency_check is expected
 
 
 def test_sasl_needs_a_username_and_a_password() -> None:
@@ -105,12 +115,12 @@ def test_sasl_ssl_options_for_every_kafka_client() -> None:
         "KAFKA_SASL_PASSWORD": "hunter2",
     }
     settings = Settings.from_env(env)
-    options = settings.kafka_security.aiokafka_options()
+    options = settings.kafka.security.aiokafka_options()
     assert options["security_protocol"] == "SASL_SSL"
     assert options["sasl_mechanism"] == "SCRAM-SHA-512"
     assert (options["sasl_plain_username"], options["sasl_plain_password"]) == ("rater", "hunter2")
     assert isinstance(options["ssl_context"], ssl.SSLContext)
-    credentials = settings.kafka_security.faust_credentials()
+    credentials = settings.kafka.security.faust_credentials()
     assert credentials.protocol.value == "SASL_SSL"
     assert credentials.mechanism.value == "SCRAM-SHA-512"
     # The password is in neither the settings' nor the credentials' repr.
@@ -130,7 +140,7 @@ def test_tls_files_that_cannot_be_loaded_are_a_clear_error(tmp_path: Path) -> No
 def test_the_redis_password_stays_out_of_repr_and_logs() -> None:
     settings = Settings.from_env({"REDIS_URL": "rediss://cache:s3cret@redis.internal:6380/0"})
     assert "s3cret" not in repr(settings)
-    assert settings.redis_url_redacted == "rediss://cache:***@redis.internal:6380/0"
+    assert settings.redis.url_redacted == "rediss://cache:***@redis.internal:6380/0"
     assert redact_url("redis://:onlypass@h:1/0") == "redis://:***@h:1/0"
     assert redact_url("redis://h:6379/0") == "redis://h:6379/0"
 
@@ -158,7 +168,7 @@ def test_topics_cover_the_changelogs_compacted_and_durable_with_three_replicas()
 def test_the_app_tables_are_the_changelogs_topics_create_makes() -> None:
     from stream.pipeline.app import build_worker
 
-    pipeline = build_worker(Settings(app_id="names", cache_writer="off"))
+    pipeline = build_worker(Settings(app_id="names", cache=CacheSettings(writer="off")))
     tables = [
         pipeline.match_table,
         pipeline.clock_table,
@@ -249,31 +259,32 @@ def test_the_password_of_a_refused_redis_url_is_not_shown() -> None:
     ],
 )
 def test_usable_addresses_are_accepted(name: str, value: str) -> None:
-    field = {
-        "KAFKA_BOOTSTRAP_SERVERS": "bootstrap_servers",
-        "REDIS_URL": "redis_url",
-        "SKILLSTREAM_WEB_BIND": "web_bind",
-        "SKILLSTREAM_WEB_PORT": "web_port",
+    group, field = {
+        "KAFKA_BOOTSTRAP_SERVERS": ("kafka", "bootstrap_servers"),
+        "REDIS_URL": ("redis", "url"),
+        "SKILLSTREAM_WEB_BIND": ("worker", "web_bind"),
+        "SKILLSTREAM_WEB_PORT": ("worker", "web_port"),
     }[name]
-    assert str(getattr(Settings.from_env({name: value}), field)) == value
+    read = getattr(Settings.from_env({name: value}), group)
+    assert str(getattr(read, field)) == value
 
 
 def test_web_bind_defaults_to_every_interface_and_takes_loopback() -> None:
-    assert Settings.from_env({}).web_bind == "0.0.0.0"
-    assert Settings.from_env({"SKILLSTREAM_WEB_BIND": "127.0.0.1"}).web_bind == "127.0.0.1"
+    assert Settings.from_env({}).worker.web_bind == "0.0.0.0"
+    assert Settings.from_env({"SKILLSTREAM_WEB_BIND": "127.0.0.1"}).worker.web_bind == "127.0.0.1"
 
 
 def test_the_redis_address_shown_in_errors() -> None:
-    assert Settings(redis_url="rediss://u:p@cache:6380/1").redis_address == "cache:6380"
-    assert Settings(redis_url="redis://cache").redis_address == "cache:6379"
-    assert Settings(redis_url="unix:///run/r.sock").redis_address == "/run/r.sock"
+    assert Settings(redis=RedisSettings("rediss://u:p@cache:6380/1")).redis.address == "cache:6380"
+    assert Settings(redis=RedisSettings("redis://cache")).redis.address == "cache:6379"
+    assert Settings(redis=RedisSettings("unix:///run/r.sock")).redis.address == "/run/r.sock"
 
 
 @given(st.integers(min_value=-100_000, max_value=200_000))
 def test_a_web_port_is_accepted_exactly_in_range(port: int) -> None:
     env = {"SKILLSTREAM_WEB_PORT": str(port)}
     if 1 <= port <= 65535:
-        assert Settings.from_env(env).web_port == port
+        assert Settings.from_env(env).worker.web_port == port
     else:
         with pytest.raises(SettingsError, match=f"SKILLSTREAM_WEB_PORT: .*got {port}"):
             Settings.from_env(env)
@@ -295,7 +306,7 @@ def test_bootstrap_servers_are_refused_exactly_when_a_port_is_out_of_range(
     raw = ",".join(f"{host}:{port}" for host, port in servers)
     env = {"KAFKA_BOOTSTRAP_SERVERS": raw}
     if all(1 <= port <= 65535 for _, port in servers):
-        assert Settings.from_env(env).bootstrap_servers == raw
+        assert Settings.from_env(env).kafka.bootstrap_servers == raw
     else:
         with pytest.raises(SettingsError, match=r"KAFKA_BOOTSTRAP_SERVERS .*between 1 and 65535"):
             Settings.from_env(env)
@@ -362,7 +373,7 @@ def test_a_redis_url_is_accepted_exactly_when_a_client_could_use_it(
         and database != "/x"
     )
     if usable:
-        assert Settings.from_env({"REDIS_URL": url}).redis_url == url
+        assert Settings.from_env({"REDIS_URL": url}).redis.url == url
     else:
         with pytest.raises(SettingsError, match=r"^REDIS_URL: "):
             Settings.from_env({"REDIS_URL": url})

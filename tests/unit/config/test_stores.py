@@ -35,7 +35,7 @@ def test_a_store_added_to_the_table_is_taken_by_every_reader(
         Settings.from_env({"SKILLSTREAM_STORE": "toy"})
     monkeypatch.setitem(STORES, "toy", Store("toy", "memory://", on_disk=True))
     settings = Settings.from_env({"SKILLSTREAM_STORE": "toy"})
-    assert settings.store == "toy"
+    assert settings.worker.store == "toy"
     assert str(faust_app(settings).conf.store) == "memory:"
     parser = argparse.ArgumentParser()
     add_common(parser)

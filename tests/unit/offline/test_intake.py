@@ -46,7 +46,7 @@ def jsonl(tmp_path: Path, lines: list[str]) -> Path:
 
 
 def test_the_window_is_the_live_workers_retention() -> None:
-    assert Settings().retention_seconds == DUPLICATE_WINDOW_SECONDS
+    assert Settings().worker.retention_seconds == DUPLICATE_WINDOW_SECONDS
 
 
 def test_a_repeat_within_the_window_is_recognised_whatever_its_players() -> None:

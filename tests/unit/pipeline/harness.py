@@ -31,7 +31,7 @@ import builders
 import orjson
 
 from stream.config.modes import Modes
-from stream.config.settings import Settings
+from stream.config.settings import CacheSettings, Settings
 from stream.deadletters import DeadLetter
 from stream.delivery import OutRecord
 from stream.pipeline.batches import (
@@ -51,8 +51,8 @@ from stream.pipeline.positions import InputPositions
 from stream.protocol import PENDING, RATINGS, Tick, encode_command, rating_key
 from stream.ratings.skill import PlayerState
 
-SETTINGS = Settings(app_id="harness", cache_writer="off")
-STARTED, FINISHED = SETTINGS.match_started_topic, SETTINGS.match_finished_topic
+SETTINGS = Settings(app_id="harness", cache=CacheSettings(writer="off"))
+STARTED, FINISHED = SETTINGS.topics.match_started, SETTINGS.topics.match_finished
 MATCH_COMMANDS, PLAYER_COMMANDS = SETTINGS.match_commands_topic, SETTINGS.player_commands_topic
 
 
@@ -420,7 +420,7 @@ class Cluster:
         for record in records:
             if record.letter is not None:
                 self.dead_letters.append(record.letter)
-            elif record.topic == SETTINGS.rating_changed_topic:
+            elif record.topic == SETTINGS.topics.rating_changed:
                 self.ratings.append(orjson.loads(record.value or b""))
             else:
                 assert record.partition is not None and record.value is not None

@@ -16,7 +16,7 @@ import pytest
 from aiokafka import TopicPartition
 from faust.types import TP
 
-from stream.config.settings import Settings
+from stream.config.settings import CacheSettings, Settings
 from stream.pipeline.app import Pipeline, build_worker
 from stream.pipeline.health import readiness
 from stream.protocol.checkpoints import checkpoint_key, encode_checkpoint
@@ -26,7 +26,7 @@ PC = "restart-player-commands"
 
 @pytest.fixture
 def pipeline() -> Pipeline:
-    return build_worker(Settings(app_id="restart", cache_writer="off", partitions=2))
+    return build_worker(Settings(app_id="restart", cache=CacheSettings(writer="off"), partitions=2))
 
 
 def recovered(pipeline: Pipeline, ends: dict[str, int]) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from faust.types.tuples import ConsumerMessage
 
-from stream.config.settings import Settings
+from stream.config.settings import CacheSettings, Settings
 from stream.pipeline.app import Pipeline, build_worker
 from stream.pipeline.batches import BatchReport, Message
 from stream.pipeline.outbox import Outbox
@@ -28,7 +28,7 @@ def events(partition: int, n: int) -> list[Any]:
 @pytest.fixture
 def pipeline() -> Pipeline:
     # Never started: no broker needed to run a batch handler.
-    return build_worker(Settings(app_id="redo", cache_writer="off"))
+    return build_worker(Settings(app_id="redo", cache=CacheSettings(writer="off")))
 
 
 def report(pipeline: Pipeline, n: int) -> BatchReport:

@@ -8,7 +8,7 @@ import logging
 import pytest
 from failing_servers import closed_port
 
-from stream.config.settings import Settings
+from stream.config.settings import KafkaSettings, Settings
 from stream.pipeline.kafkawatch import KafkaWatch
 
 
@@ -16,7 +16,9 @@ async def test_a_probe_of_a_closed_port_starts_an_outage_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     port = closed_port()
-    watch = KafkaWatch(Settings(bootstrap_servers=f"127.0.0.1:{port}", connect_timeout_seconds=2))
+    watch = KafkaWatch(
+        Settings(kafka=KafkaSettings(f"127.0.0.1:{port}"), connect_timeout_seconds=2)
+    )
     caplog.set_level(logging.INFO, logger="skillstream.worker")
     await watch.probe()
     await watch.probe()

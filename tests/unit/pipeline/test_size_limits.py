@@ -32,13 +32,13 @@ BROKER_DEFAULT = 1_048_588
 
 def test_the_default_record_limit_fits_a_default_broker_and_the_event_limit() -> None:
     s = Settings()
-    assert s.max_request_bytes <= BROKER_DEFAULT
-    assert s.limits.max_bytes * EVENT_EXPANSION <= s.max_request_bytes
+    assert s.kafka.max_request_bytes <= BROKER_DEFAULT
+    assert s.worker.limits.max_bytes * EVENT_EXPANSION <= s.kafka.max_request_bytes
 
 
 def test_a_dead_letter_that_fits_is_sent_whole() -> None:
     letter = DeadLetter(b"m-1", b'{"match_id": "m-1"}', ORIGIN, "ranks: required field is missing")
-    key, value, headers = letter.fitted(Settings().max_request_bytes)
+    key, value, headers = letter.fitted(Settings().kafka.max_request_bytes)
     assert (key, value, headers) == (letter.key, letter.value, letter.headers())
     assert TRUNCATED not in dict(headers)
 
@@ -49,7 +49,7 @@ def test_the_issue_event_of_1048000_bytes_now_fits_whole() -> None:
     raw = orjson.dumps({"match_id": "big", "pad": "x" * (1_048_000 - 30)})
     letter = DeadLetter(b"big", raw, ORIGIN, "match-finished: event is too big")
     assert record_bytes(letter.key, letter.value, letter.headers()) > 1_000_000
-    assert letter.fitted(Settings().max_request_bytes) == (b"big", raw, letter.headers())
+    assert letter.fitted(Settings().kafka.max_request_bytes) == (b"big", raw, letter.headers())
 
 
 def test_an_event_at_the_broker_limit_is_cut_to_fit_and_says_so() -> None:
@@ -57,7 +57,7 @@ def test_an_event_at_the_broker_limit_is_cut_to_fit_and_says_so() -> None:
     # push it over the producer's limit.
     raw = orjson.dumps({"match_id": "big", "pad": "x" * (BROKER_DEFAULT - 200)})
     assert record_bytes(b"big", raw, []) <= BROKER_DEFAULT
-    limit = Settings().max_request_bytes
+    limit = Settings().kafka.max_request_bytes
     key, value, headers = DeadLetter(b"big", raw, ORIGIN, "event is too big").fitted(limit)
     assert record_bytes(key, value, headers) <= limit
     fields = dict(headers)
@@ -147,7 +147,7 @@ def test_raising_both_limits_together_is_accepted() -> None:
     s = Settings.from_env(
         {"SKILLSTREAM_MAX_EVENT_BYTES": "262144", "SKILLSTREAM_MAX_REQUEST_BYTES": "2097152"}
     )
-    assert (s.limits.max_bytes, s.max_request_bytes) == (262_144, 2_097_152)
+    assert (s.worker.limits.max_bytes, s.kafka.max_request_bytes) == (262_144, 2_097_152)
 
 
 @pytest.mark.parametrize("over", [0, 1])

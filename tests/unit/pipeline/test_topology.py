@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from faust.types import TP
 
-from stream.config.settings import Settings
+from stream.config.settings import CacheSettings, Settings, WorkerSettings
 from stream.pipeline.app import Pipeline, build_worker
 
 
 def pipeline() -> Pipeline:
     # Never started: the wiring needs no broker.
-    return build_worker(Settings(app_id="topo", cache_writer="off", web_port=6099))
+    return build_worker(
+        Settings(
+            app_id="topo", cache=CacheSettings(writer="off"), worker=WorkerSettings(web_port=6099)
+        )
+    )
 
 
 async def test_each_agent_reads_its_inputs_one_batch_at_a_time() -> None:

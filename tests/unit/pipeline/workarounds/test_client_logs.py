@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from stream.config.settings import Settings
+from stream.config.settings import KafkaSettings, Settings
 from stream.pipeline.kafkawatch import KafkaWatch
 from stream.pipeline.workarounds.clientlogs import (
     KAFKA_CLIENT_LOGGERS,
@@ -63,7 +63,7 @@ REFUSED = "Unable connect to node with id 1: [Errno 111] Connection refused"
 def test_the_first_connection_error_reports_the_outage_and_the_rest_are_dropped(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    watch = KafkaWatch(Settings(bootstrap_servers="kafka-1:9092"))
+    watch = KafkaWatch(Settings(kafka=KafkaSettings("kafka-1:9092")))
     # No repeat window: this test is about the outage part alone.
     kept = KafkaClientFilter(window=0, watch=watch).filter
     caplog.set_level(logging.INFO, logger="skillstream.worker")

@@ -10,7 +10,7 @@ from faust.tables.recovery import Recovery
 from faust.transport.consumer import Consumer
 from faust.transport.drivers import aiokafka as aiokafka_driver
 
-from stream.config.settings import Settings
+from stream.config.settings import KafkaSettings, Settings
 from stream.pipeline import workarounds
 from stream.pipeline.workarounds.clientlogs import KAFKA_CLIENT_LOGGERS, KafkaClientFilter
 
@@ -27,8 +27,8 @@ def test_installing_twice_patches_once_and_keeps_the_latest_values() -> None:
     thread: Any = aiokafka_driver.AIOKafkaConsumerThread
     recovery: Any = Recovery
     # Every worker reads its changelogs' real ends: no setting turns the scan off.
-    workarounds.install(Settings(bootstrap_servers="kafka-a:9092"))
-    workarounds.install(Settings(bootstrap_servers="kafka-b:9092", fetch_max_wait_seconds=0.05))
+    workarounds.install(Settings(kafka=KafkaSettings("kafka-a:9092")))
+    workarounds.install(Settings(kafka=KafkaSettings("kafka-b:9092", fetch_max_wait_seconds=0.05)))
     assert layers(thread._create_worker_consumer) == 1
     assert layers(thread.seek_to_committed) == 1
     assert layers(recovery._build_highwaters) == 1
