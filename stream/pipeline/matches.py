@@ -67,7 +67,16 @@ from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.populations import Populations
 from stream.pipeline.timekeeping import EventTime
-from stream.pipeline.verdicts import Verdicts
+from stream.pipeline.verdicts import (
+    Awaiting,
+    Clock,
+    Count,
+    Effect,
+    Hold,
+    Send,
+    Unfold,
+    Verdicts,
+)
 from stream.protocol import (
     Abandon,
     AbandonWatermark,
@@ -470,7 +479,8 @@ class MatchProcessor:
         if entry is None:
             return
         if effects.resend is not None:
-            self.verdicts.resend(ctx, match_id, entry, effects.resend)
+            resent = self.verdicts.resend(match_id, entry, effects.resend, self._clock(ctx))
+            self._carry_out(ctx, match_id, resent)
         wait = effects.wait
         if wait is not None:
             fin = entry.fin
@@ -509,11 +519,9 @@ class MatchProcessor:
                     return
                 # Snapshots read before the stand-in (a crash after an earlier stand-in of it:
                 # its joins' answers, read again first) settle it now; none: nothing yet.
-                assert entry.teams is not None
-                self.verdicts.settle(ctx, match_id, entry, entry.teams)
+                entry = self._settle(ctx, match_id, entry)
             case Due.SETTLE:
-                assert entry.teams is not None
-                self.verdicts.settle(ctx, match_id, entry, entry.teams)
+                entry = self._settle(ctx, match_id, entry)
             case Due.KEEP:
                 pass
         ctx.view.put(match_id, entry)
@@ -525,6 +533,41 @@ class MatchProcessor:
             # for (snapshots, abandon requests), which advances the entry when it comes: queued
             # again, it would rewrite the entry with every batch until then.
             ctx.partition.deadlines.add(at, match_id)
+
+    def _clock(self, ctx: MatchContext) -> Clock:
+        partition = ctx.partition
+        return Clock(
+            ctx.now,
+            partition.abandons_out(self.partitions),
+            partition.populations,
+            partition.number,
+        )
+
+    def _settle(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> MatchEntry:
+        """The verdicts on the entry's players (stream/pipeline/verdicts.py), carried out."""
+        assert entry.teams is not None
+        entry, effects = self.verdicts.settle(match_id, entry, entry.teams, self._clock(ctx))
+        self._carry_out(ctx, match_id, effects)
+        return entry
+
+    def _carry_out(self, ctx: MatchContext, match_id: str, effects: list[Effect]) -> None:
+        """A verdict's effects, in their order."""
+        out, partition = ctx.out, ctx.partition
+        for effect in effects:
+            match effect:
+                case Send(target, command):
+                    out.to_player(target, command)
+                case Count(name, n):
+                    out.count(name, n)
+                case Hold(since):
+                    partition.held.add(since, match_id)
+                case Unfold(until):
+                    partition.unfolded.add(until, match_id)
+                case Awaiting(on):
+                    if on:
+                        partition.awaiting.add(match_id)
+                    else:
+                        partition.awaiting.discard(match_id)
 
     def _stand_in(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> bool:
         """No start came (late, or never sent): the waiting finish's line-up stands in for it,

@@ -8,22 +8,24 @@ timeout). A result or a timeout that an abandonment could still precede waits un
 player partition says its abandon requests up to then are out (``AbandonWatermark``): the match
 is held on the partition (``MatchPartition.held``) and looked at again when they are.
 
-Pure decisions over the entry and the partition's event time; the effects go to the batch's
-outbox and the entry passed in. Replay: a player already settled is skipped, so deciding again
-sends nothing twice.
+Pure: (entry, line-up, clock) -> (entry, effects). The entry given is not changed (the one
+returned is a new one when a player was settled); what the match side is to do is a list of
+:data:`Effect` (commands to send, counts, the match held for abandon watermarks or for its
+population, open for its result), applied by stream/pipeline/matches.py in order. Replay: a
+player already settled is skipped, so deciding again sends nothing twice.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
+from dataclasses import dataclass
 
 from stream.config.modes import Modes, PendingConfig
 from stream.pipeline.matchentry import tuples
-from stream.pipeline.matchpartition import MatchContext
-from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.populations import Populations
-from stream.protocol import Cancel, MatchEntry, Rate, RatedPlayer
+from stream.protocol import Cancel, MatchEntry, PlayerCommand, PopulationRecord, Rate, RatedPlayer
 from stream.ratings.engine import MatchView
 from stream.ratings.evidence import match_evidence, newcomers_of, rate_settled
 from stream.ratings.modeconfig import ModeConfig
@@ -31,7 +33,59 @@ from stream.ratings.population import Population
 from stream.ratings.resolution import Outcome, rated_players
 from stream.ratings.settling import Settled, fate, may_be_superseded
 
-__all__ = ["Verdicts"]
+__all__ = ["Awaiting", "Clock", "Count", "Effect", "Hold", "Send", "Unfold", "Verdicts"]
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """What a verdict reads besides the entry: the partition's event time for decisions
+    (None: not known yet), how far every player partition's abandon requests are out (None:
+    not known yet), its population record and its number."""
+
+    now: float | None
+    abandons_out: float | None
+    populations: PopulationRecord
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Send ``command`` to player partition ``target``."""
+
+    target: int
+    command: PlayerCommand
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    name: str
+    n: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """Look at the match again once every abandon request for a start before ``since`` is out
+    (``MatchPartition.held``)."""
+
+    since: float
+
+
+@dataclass(frozen=True, slots=True)
+class Unfold:
+    """Look at the match again once the population is known until ``until``
+    (``MatchPartition.unfolded``)."""
+
+    until: float
+
+
+@dataclass(frozen=True, slots=True)
+class Awaiting:
+    """Whether the match is held open for its result (``MatchPartition.awaiting``)."""
+
+    on: bool
+
+
+Effect = Send | Count | Hold | Unfold | Awaiting
 
 
 class Verdicts:
@@ -43,37 +97,35 @@ class Verdicts:
         self.populations = populations
 
     def settle(
-        self, ctx: MatchContext, match_id: str, entry: MatchEntry, teams: list[list[str]]
-    ) -> None:
+        self, match_id: str, entry: MatchEntry, teams: list[list[str]], clock: Clock
+    ) -> tuple[MatchEntry, list[Effect]]:
         """Settle every player whose fate event time now decides
         (:func:`stream.ratings.settling.fate`: the result, abandonment or the timeout, whichever
-        comes first in event time)."""
+        comes first in event time): the entry as it is then, and what to do."""
         players = [pid for team in teams for pid in team]
         snaps = entry.snaps
         if len(snaps) < len(players) or any(pid not in snaps for pid in players):
-            return
-        now, out = ctx.now, ctx.out
+            return entry, []
+        now, out = clock.now, _Effects()
         settled = set(entry.settled)
         fin = entry.fin
         pending = self.modes.pending(entry.mode)
         assert entry.start is not None  # an entry with teams has its start
-        record = ctx.partition.populations
+        start = entry.start
+        record = clock.populations
         known, population = self.populations.population_for(record, entry.mode, entry.start)
         if not known:
             # A mode that learns its population: wait until every partition has closed the
             # windows it folds (stream/pipeline/populations.py).
             needs = self.populations.needs(entry.mode, entry.start)
             assert needs is not None  # only a learning mode waits
-            ctx.partition.unfolded.add(needs, match_id)
-            return
-        if (
-            fin is not None
-            and may_be_superseded(entry.start, fin.at, pending.grace_seconds)
-            and self._awaits_abandons(ctx, match_id, fin.at - pending.grace_seconds)
-        ):
-            # A newer start of a player before fin.at - grace abandons them whatever the
-            # result says: wait until every such start's abandon request has arrived.
-            return
+            return entry, [Unfold(needs)]
+        if fin is not None and may_be_superseded(entry.start, fin.at, pending.grace_seconds):
+            since = fin.at - pending.grace_seconds
+            if not _abandons_out(clock, since):
+                # A newer start of a player before fin.at - grace abandons them whatever the
+                # result says: wait until every such start's abandon request has arrived.
+                return entry, [Hold(since)]
         fates = {
             pid: fate(
                 entry.start,
@@ -89,8 +141,9 @@ class Verdicts:
         if fin is None and any(f is not None and f.how is Settled.TIMEOUT for f in fates.values()):
             # An abandonment before the timeout comes first: wait for every abandon request
             # that could name one (as a result waits above).
-            timeout_at = entry.start + pending.timeout_seconds
-            if self._awaits_abandons(ctx, match_id, timeout_at - pending.grace_seconds):
+            since = entry.start + pending.timeout_seconds - pending.grace_seconds
+            if not _abandons_out(clock, since):
+                out.effects.append(Hold(since))
                 fates = {
                     pid: f for pid, f in fates.items() if f is None or f.how is not Settled.TIMEOUT
                 }
@@ -114,7 +167,7 @@ class Verdicts:
                 out, match_id, entry, teams, timeout_at, timed_out, [], settled, False, population
             )
             settled.update(p.player_id for p in timed_out)
-            out.count("timed_out_matches")
+            out.effects.append(Count("timed_out_matches"))
         if fin is not None:
             mode = self.modes.get(entry.mode)
             rated = rated_players(mode, tuples(teams), fin.quitters)
@@ -124,32 +177,39 @@ class Verdicts:
                 # Once per match, whoever settled its players: after a restore they may all
                 # have said they have the match already (their snapshots read before the
                 # result was read again), and the evidence must still be the match's.
-                self._evidence(entry, teams, mode, population, pending)
+                entry = dataclasses.replace(
+                    entry, ev=self._evidence(entry, teams, mode, population, pending)
+                )
             self._send(
                 out, match_id, entry, teams, fin.at, to_rate, to_cancel, settled, True, population
             )
             settled.update(players)
-        entry.settled = [pid for pid in players if pid in settled]
+        done = entry.done
+        effects = out.effects
         if len(settled) == len(players):
             if fin is not None:
-                entry.done = fin.at if now is None else max(now, fin.at)
-                ctx.partition.awaiting.discard(match_id)
+                done = fin.at if now is None else max(now, fin.at)
+                effects.append(Awaiting(False))
             elif now is not None and (
                 fates
-                or now >= entry.start + pending.timeout_seconds
-                or self.populations.sent(record, entry.mode, entry.start, ctx.partition.number)
+                or now >= start + pending.timeout_seconds
+                or self.populations.sent(record, entry.mode, start, clock.partition)
             ):
                 # Settled by event time now; or every player said they have the match and no
                 # result can add to what the population learned: event time is past the
                 # timeout, or this partition has sent the match's window (a start read again
                 # after the match was forgotten).
-                entry.done = now
-                ctx.partition.awaiting.discard(match_id)
+                done = now
+                effects.append(Awaiting(False))
             else:
                 # Every player said they have it before the result was read again (a
                 # restore): the match stays open for its result, whose evidence its window
                 # still needs, for its timeout, or until its window is known closed here.
-                ctx.partition.awaiting.add(match_id)
+                effects.append(Awaiting(True))
+        entry = dataclasses.replace(
+            entry, settled=[pid for pid in players if pid in settled], done=done
+        )
+        return entry, effects
 
     @staticmethod
     def _evidence(
@@ -158,12 +218,12 @@ class Verdicts:
         mode: ModeConfig,
         population: Population,
         pending: PendingConfig,
-    ) -> None:
+    ) -> list[int] | None:
         """A result that settles at least one player by event time: the match's evidence about
-        its mode's population, computed as each player partition will rate it and as replay
-        does (every player's fate by event time, the snapshots, the line-ups), kept in the
-        entry until the partition sends it with its window (stream/pipeline/populations.py).
-        None when no player's fate is the result."""
+        its mode's population (encoded), computed as each player partition will rate it and as
+        replay does (every player's fate by event time, the snapshots, the line-ups), kept in
+        the entry until the partition sends it with its window
+        (stream/pipeline/populations.py). None when no player's fate is the result."""
         fin, start = entry.fin, entry.start
         assert fin is not None and start is not None
         fates = {
@@ -184,7 +244,7 @@ class Verdicts:
         if not any(f.how is Settled.RESULT for f in decided.values()):
             # Evidence only from a result that settles someone, as replay counts it (a match
             # whose players were all abandoned or timed out first is not one).
-            return
+            return None
         # Only newcomers' updates say anything of the prior: the others are not rated here.
         only = newcomers_of(match.teams, states)
         updates = rate_settled(rules, match, fin.quitters, states, decided, only)
@@ -200,20 +260,20 @@ class Verdicts:
             entry.lines,
             as_played=as_played,
         )
-        entry.ev = found.encode()
+        return found.encode()
 
-    def resend(self, ctx: MatchContext, match_id: str, entry: MatchEntry, pid: str) -> None:
+    def resend(self, match_id: str, entry: MatchEntry, pid: str, clock: Clock) -> list[Effect]:
         """``pid`` is settled here, yet their partition sent a snapshot that says it still
         waits for the verdict (a table of its restored behind the command): send the verdict
         again, as :meth:`settle` sent it. The player side applies it once, whatever else it
         has read (its rating record's recent matches and game count)."""
         teams, start, fin = entry.teams, entry.start, entry.fin
         if teams is None or start is None:
-            return
-        record = ctx.partition.populations
+            return []
+        record = clock.populations
         known, population = self.populations.population_for(record, entry.mode, start)
         if not known:
-            return
+            return []
         pending = self.modes.pending(entry.mode)
         decided = fate(
             start,
@@ -224,8 +284,8 @@ class Verdicts:
             now=entry.done,
         )
         if decided is None:
-            return
-        out = ctx.out
+            return []
+        out = _Effects()
         if decided.how is Settled.RESULT:
             assert fin is not None  # decided by its result
             rated = rated_players(self.modes.get(entry.mode), tuples(teams), fin.quitters)
@@ -240,20 +300,12 @@ class Verdicts:
             self._send(
                 out, match_id, entry, teams, decided.at, [player], [], set(), False, population
             )
-        out.count("resent_verdicts")
-
-    def _awaits_abandons(self, ctx: MatchContext, match_id: str, since: float) -> bool:
-        """Whether an abandon request for a start before ``since`` may still be on its way; if
-        so, the match is held until the player partitions say they are all out."""
-        out_to = ctx.partition.abandons_out(self.partitions)
-        if out_to is not None and out_to >= since:
-            return False
-        ctx.partition.held.add(since, match_id)
-        return True
+        out.effects.append(Count("resent_verdicts"))
+        return out.effects
 
     def _send(
         self,
-        out: Outbox,
+        out: _Effects,
         match_id: str,
         entry: MatchEntry,
         teams: list[list[str]],
@@ -299,3 +351,23 @@ class Verdicts:
             out.to_player(target, Cancel(match_id, pids))
         if cancels:
             out.count("cancelled_players", sum(len(p) for p in cancels.values()))
+
+
+class _Effects:
+    """The effects of one verdict, in order (the outbox's calls, recorded)."""
+
+    __slots__ = ("effects",)
+
+    def __init__(self) -> None:
+        self.effects: list[Effect] = []
+
+    def to_player(self, target: int, command: PlayerCommand) -> None:
+        self.effects.append(Send(target, command))
+
+    def count(self, name: str, n: int = 1) -> None:
+        self.effects.append(Count(name, n))
+
+
+def _abandons_out(clock: Clock, since: float) -> bool:
+    """Whether every abandon request for a start before ``since`` has arrived."""
+    return clock.abandons_out is not None and clock.abandons_out >= since
