@@ -5,8 +5,9 @@ abandon request, is a function here of the entry the table holds (None: none) an
 returning the entry to keep and the :class:`Effects` the match side applies
 (stream/pipeline/matches.py, in the order the fields of :class:`Effects` are listed). No
 outbox, no table, no partition state, no clock but the event time given: the rules of a
-match's life can be read and tested here alone. A transition may change the entry it is given
-(entries are read from the table for the batch and written back whole).
+match's life can be read and tested here alone. A transition never changes the entry it is
+given: one that changes the match returns a new entry (stream/pipeline/decision.py composes
+these with what event time makes of the entry).
 
 What event time then makes of the entry (settle, give up, forget) is
 :func:`stream.pipeline.matchentry.due`; who it settles, stream/pipeline/verdicts.py.
@@ -14,11 +15,13 @@ What event time then makes of the entry (settle, give up, forget) is
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from stream.deadletters import DeadLetter
 from stream.events import EventLimits, MatchFinished, MatchStarted, decode_match_finished
 from stream.pipeline.matchentry import (
+    copied,
     early_entry,
     is_early,
     lineup,
@@ -93,15 +96,16 @@ def start(
         else:
             # The finish's team order is the one its ranks refer to.
             teams = [list(team) for team in own]
-    entry.teams = teams
-    entry.start = event.started_at
-    entry.wait = None
     problem = problem or result_problem(teams, entry.fin)
     letter = None
+    fin = entry.fin
     if problem is not None:
         letter = waiting_letter(wait, f"match-finished: {problem}")
-        entry.fin = None
-    return entry, Effects(letter=letter, join=True, advance=True)
+        fin = None
+    started = dataclasses.replace(
+        copied(entry), teams=teams, start=event.started_at, wait=None, fin=fin
+    )
+    return started, Effects(letter=letter, join=True, advance=True)
 
 
 def finish(
@@ -147,16 +151,16 @@ def finish(
         return reject(f"mode {mode!r} differs from the match-started mode {entry.mode!r}")
     if entry.teams is None:
         return entry, Effects(count="duplicate_finishes")
+    teams = entry.teams
     if event.teams is not None:
         if lineup(event.teams) != lineup(entry.teams):
             return reject("teams differ from the match-started line-up")
         # The finish's team order is the one its ranks refer to.
-        entry.teams = [list(team) for team in event.teams]
-    problem = result_problem(entry.teams, fin)
+        teams = [list(team) for team in event.teams]
+    problem = result_problem(teams, fin)
     if problem is not None:
         return reject(problem)
-    entry.fin = fin
-    return entry, ADVANCE
+    return dataclasses.replace(copied(entry), teams=teams, fin=fin), ADVANCE
 
 
 def snapshot(
@@ -181,9 +185,11 @@ def snapshot(
     if pid in entry.snaps:
         if snap.applied and pid not in entry.settled:
             # The player already has the match: whatever snapshot came first, no rate.
+            entry = copied(entry)
             entry.settled.append(pid)
             return entry, ADVANCE
         return entry, NOTHING
+    entry = copied(entry)
     if is_early(entry) and snap.at is not None:
         entry.start = snap.at if entry.start is None else min(entry.start, snap.at)
     entry.snaps[pid] = snap.state
@@ -216,5 +222,6 @@ def abandon_request(
     current = entry.aband.get(pid)
     if current is not None and current <= request.since:
         return entry, NOTHING
+    entry = copied(entry)
     entry.aband[pid] = request.since
     return entry, ADVANCE

@@ -4,6 +4,7 @@ decides with these and applies the effects itself."""
 
 from __future__ import annotations
 
+import dataclasses
 from enum import Enum
 
 from stream.config.modes import PendingConfig
@@ -12,6 +13,7 @@ from stream.protocol import Finish, MatchEntry, Waiting
 
 __all__ = [
     "Due",
+    "copied",
     "due",
     "early_entry",
     "is_early",
@@ -190,12 +192,27 @@ def due(
     return Due.SETTLE
 
 
-def stand_in(entry: MatchEntry, teams: tuple[tuple[str, ...], ...]) -> str | None:
+def stand_in(
+    entry: MatchEntry, teams: tuple[tuple[str, ...], ...]
+) -> tuple[MatchEntry, str | None]:
     """A waiting finish whose start never came: its own line-up (``teams``) stands in for the
-    start, which it dates at the finish. The reason it cannot, or None."""
+    start, which it dates at the finish. The entry so, and the reason it cannot (or None)."""
     fin = entry.fin
     assert fin is not None  # a waiting finish keeps its result
-    entry.teams = [list(team) for team in teams]
-    entry.start = fin.at
-    entry.wait = None
-    return result_problem(entry.teams, fin)
+    lined = [list(team) for team in teams]
+    stood = dataclasses.replace(entry, teams=lined, start=fin.at, wait=None)
+    return stood, result_problem(lined, fin)
+
+
+def copied(entry: MatchEntry) -> MatchEntry:
+    """A copy of ``entry`` whose line-up, snapshots, abandon requests, settled players and
+    line-up keys can be changed without changing ``entry`` (the rest is never changed in
+    place)."""
+    return dataclasses.replace(
+        entry,
+        teams=None if entry.teams is None else [list(team) for team in entry.teams],
+        snaps=dict(entry.snaps),
+        aband=dict(entry.aband),
+        settled=list(entry.settled),
+        lines=dict(entry.lines),
+    )

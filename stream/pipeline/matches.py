@@ -7,11 +7,12 @@ every snapshot is in and a player's fate is known, one ``rate`` or ``cancel`` co
 partition goes out; the player side does the rating.
 
 A player is settled exactly once per match, by whichever comes first in event time: the
-result, ``abandoned`` or ``timeout`` (stream/pipeline/verdicts.py). This module reads the
-inputs (checked by stream/pipeline/matchinput.py), forwards those of other partitions, applies
-what each input makes of its match's entry (the transitions of stream/pipeline/lifecycle.py)
-and what event time makes of it (stream/pipeline/matchentry.py ``due``), and keeps the entries
-and their deadlines; a partition's state is stream/pipeline/matchpartition.py.
+result, ``abandoned`` or ``timeout``. What each input and event time make of a match is decided
+by one pure module (stream/pipeline/decision.py); this one reads the inputs (checked by
+stream/pipeline/matchinput.py), forwards those of other partitions, carries out each decision
+in one place (:meth:`MatchProcessor._decided`), runs the event-time protocol and the learning
+windows' closing, and keeps the deadlines; a partition's state is
+stream/pipeline/matchpartition.py.
 
 Event time here is a watermark (:class:`EventTime`, docs/event-time.md): every match partition
 reports how far it has read both input topics, on each leader tick and at the end of a busy
@@ -34,7 +35,6 @@ from __future__ import annotations
 __all__ = ["FINISHED", "STARTED", "MatchProcessor"]
 
 import heapq
-from collections import defaultdict
 
 from stream.config.modes import Modes, PendingConfig
 from stream.corrections.inputs import InputCorrections
@@ -50,16 +50,20 @@ from stream.events import (
     decode_match_finished,
     unknown_fields_text,
 )
-from stream.pipeline import eventtime, lifecycle
-from stream.pipeline.lifecycle import Effects
+from stream.pipeline import eventtime
+from stream.pipeline.decision import (
+    Deadline,
+    Decider,
+    Decision,
+    Letter,
+    RunDue,
+    Unjoined,
+    Watch,
+    Write,
+)
 from stream.pipeline.matchentry import (
-    Due,
-    due,
     missing,
     missing_snapshots,
-    next_deadline,
-    stand_in,
-    waiting_letter,
 )
 from stream.pipeline.matchinput import read_event
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
@@ -67,20 +71,10 @@ from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.populations import Populations
 from stream.pipeline.timekeeping import EventTime
-from stream.pipeline.verdicts import (
-    Awaiting,
-    Clock,
-    Count,
-    Effect,
-    Hold,
-    Send,
-    Unfold,
-    Verdicts,
-)
+from stream.pipeline.verdicts import Awaiting, Clock, Count, Hold, Send, Unfold
 from stream.protocol import (
     Abandon,
     AbandonWatermark,
-    Cancel,
     Forward,
     Join,
     MatchCommand,
@@ -121,8 +115,8 @@ class MatchProcessor:
         self.partitions = partitions
         self.retention = retention_seconds
         self.populations = Populations(modes, partitions)
-        self.verdicts = Verdicts(modes, partitions, self.populations)
         self.limits = limits
+        self.decider = Decider(modes, partitions, self.populations, limits, retention_seconds)
         # How far out of event-time order the fleet may publish
         # (SKILLSTREAM_EVENT_LATENESS_SECONDS): every watermark is this much lower.
         self.lateness = lateness_seconds
@@ -173,7 +167,7 @@ class MatchProcessor:
                 and decode_match_finished(wait.message.value, self.limits).teams is not None
             ):
                 heapq.heappush(partition.unjoined, (entry.fin.at, match_id))
-            at = self._next_deadline(entry)
+            at = self.decider.next_deadline(entry)
             if at is not None:
                 partition.deadlines.add(at, match_id)
             elif entry.fin is not None and entry.done is None and entry.teams is not None:
@@ -437,128 +431,50 @@ class MatchProcessor:
 
     def _start(self, ctx: MatchContext, event: MatchStarted, mode: ModeConfig) -> None:
         entry = ctx.view.get(event.match_id)
-        entry, effects = lifecycle.start(entry, event, mode.name, self.limits)
-        self._apply(ctx, event.match_id, entry, effects)
+        decision = self.decider.start(entry, event, mode.name, self._clock(ctx))
+        self._decided(ctx, event.match_id, decision)
 
     def _finish(
         self, ctx: MatchContext, event: MatchFinished, mode: ModeConfig, message: StoredMessage
     ) -> None:
         entry = ctx.view.get(event.match_id)
-        entry, effects = lifecycle.finish(
-            entry,
-            event,
-            mode.name,
-            message,
-            grace_seconds=self._pending(mode.name).grace_seconds,
-            now=ctx.now,
-        )
-        self._apply(ctx, event.match_id, entry, effects)
+        decision = self.decider.finish(entry, event, mode.name, message, self._clock(ctx))
+        self._decided(ctx, event.match_id, decision)
 
     def _snapshot(self, ctx: MatchContext, snap: Snapshot) -> None:
-        entry, effects = lifecycle.snapshot(ctx.view.get(snap.match_id), snap, ctx.now)
-        self._apply(ctx, snap.match_id, entry, effects)
+        decision = self.decider.snapshot(ctx.view.get(snap.match_id), snap, self._clock(ctx))
+        self._decided(ctx, snap.match_id, decision)
 
     def _abandon_request(self, ctx: MatchContext, request: Abandon) -> None:
-        entry, effects = lifecycle.abandon_request(ctx.view.get(request.match_id), request, ctx.now)
-        self._apply(ctx, request.match_id, entry, effects)
-
-    def _apply(
-        self, ctx: MatchContext, match_id: str, entry: MatchEntry | None, effects: Effects
-    ) -> None:
-        """Carry out a transition's effects (stream/pipeline/lifecycle.py), in their order."""
-        out = ctx.out
-        if effects.letter is not None:
-            out.dead_letter(effects.letter)
-        if effects.count is not None:
-            out.count(effects.count)
-        if effects.release is not None:
-            self._release(ctx, match_id, effects.release)
-        if effects.release_player is not None:
-            player = effects.release_player
-            out.to_player(partition_for(player, self.partitions), Cancel(match_id, [player]))
-        if entry is None:
-            return
-        if effects.resend is not None:
-            resent = self.verdicts.resend(match_id, entry, effects.resend, self._clock(ctx))
-            self._carry_out(ctx, match_id, resent)
-        wait = effects.wait
-        if wait is not None:
-            fin = entry.fin
-            assert fin is not None  # a waiting finish keeps its result
-            ctx.view.put(match_id, entry)
-            if wait.unjoined:
-                heapq.heappush(ctx.partition.unjoined, (fin.at, match_id))
-            ctx.partition.deadlines.add(wait.until, match_id)
-            self.run_due(ctx)
-            return
-        if effects.join:
-            self._join(ctx, match_id, entry)
-        if effects.advance:
-            self._advance(ctx, match_id, entry)
-
-    # --- the decision ---------------------------------------------------------------------------
+        entry = ctx.view.get(request.match_id)
+        decision = self.decider.abandon_request(entry, request, self._clock(ctx))
+        self._decided(ctx, request.match_id, decision)
 
     def _advance(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> None:
-        """Apply what event time makes of the entry now (:func:`matchentry.due`), store it, and
-        queue its next deadline."""
-        now = ctx.now
-        if entry.done is not None:
-            ctx.partition.waits.pop(match_id, None)
-        kept = entry.ev is not None and not self._evidence_out(ctx.partition, entry)
-        match due(entry, now, self._policy(entry), self.retention, kept=kept):
-            case Due.FORGET:
-                ctx.view.delete(match_id)
-                return
-            case Due.GIVE_UP:
-                # The match is unknown here for good: release the players waiting on it.
-                self._release(ctx, match_id, entry)
-                ctx.view.delete(match_id)
-                return
-            case Due.NO_START:
-                if not self._stand_in(ctx, match_id, entry):
-                    return
-                # Snapshots read before the stand-in (a crash after an earlier stand-in of it:
-                # its joins' answers, read again first) settle it now; none: nothing yet.
-                entry = self._settle(ctx, match_id, entry)
-            case Due.SETTLE:
-                entry = self._settle(ctx, match_id, entry)
-            case Due.KEEP:
-                pass
-        ctx.view.put(match_id, entry)
-        self._track(ctx.partition, match_id, entry)
-        at = self._next_deadline(entry)
-        self._watch(ctx, match_id, entry, at)
-        if at is not None and (now is None or at > now):
-            # A deadline already passed is settled above, or waits for what the verdicts wait
-            # for (snapshots, abandon requests), which advances the entry when it comes: queued
-            # again, it would rewrite the entry with every batch until then.
-            ctx.partition.deadlines.add(at, match_id)
+        """What event time makes of the entry now (stream/pipeline/decision.py), carried out."""
+        self._decided(ctx, match_id, self.decider.advance(match_id, entry, self._clock(ctx)))
+
+    # --- the decision, carried out ------------------------------------------------------------
 
     def _clock(self, ctx: MatchContext) -> Clock:
+        """What a decision reads of the partition."""
         partition = ctx.partition
-        return Clock(
-            ctx.now,
-            partition.abandons_out(self.partitions),
-            partition.populations,
-            partition.number,
-        )
+        out_to = partition.abandons_out(self.partitions)
+        return Clock(ctx.now, out_to, partition.populations, partition.number)
 
-    def _settle(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> MatchEntry:
-        """The verdicts on the entry's players (stream/pipeline/verdicts.py), carried out."""
-        assert entry.teams is not None
-        entry, effects = self.verdicts.settle(match_id, entry, entry.teams, self._clock(ctx))
-        self._carry_out(ctx, match_id, effects)
-        return entry
-
-    def _carry_out(self, ctx: MatchContext, match_id: str, effects: list[Effect]) -> None:
-        """A verdict's effects, in their order."""
+    def _decided(self, ctx: MatchContext, match_id: str, decision: Decision) -> None:
+        """Carry out a decision (stream/pipeline/decision.py): its effects in their order, then
+        the entry written (and noted for the learning windows) or deleted."""
         out, partition = ctx.out, ctx.partition
-        for effect in effects:
+        again = False
+        for effect in decision.effects:
             match effect:
                 case Send(target, command):
                     out.to_player(target, command)
                 case Count(name, n):
                     out.count(name, n)
+                case Letter(letter):
+                    out.dead_letter(letter)
                 case Hold(since):
                     partition.held.add(since, match_id)
                 case Unfold(until):
@@ -568,40 +484,34 @@ class MatchProcessor:
                         partition.awaiting.add(match_id)
                     else:
                         partition.awaiting.discard(match_id)
-
-    def _stand_in(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> bool:
-        """No start came (late, or never sent): the waiting finish's line-up stands in for it,
-        and the players are joined; False when it cannot (dead-lettered, the entry deleted)."""
-        wait = entry.wait
-        assert wait is not None  # a waiting finish
-        teams = decode_match_finished(wait.message.value, self.limits).teams
-        problem: str | None = "no teams, and no match-started arrived within the grace period"
-        if teams is not None:
-            problem = stand_in(entry, teams)
-        if problem is not None:
-            ctx.out.dead_letter(waiting_letter(wait, f"match-finished: {problem}"))
-            self._release(ctx, match_id, entry)
+                case Deadline(at):
+                    partition.deadlines.add(at, match_id)
+                case Unjoined(at):
+                    heapq.heappush(partition.unjoined, (at, match_id))
+                case Watch(waiting_for):
+                    self._watch(ctx, match_id, waiting_for)
+                case RunDue():
+                    again = True
+        entry = decision.entry
+        if decision.write is Write.PUT:
+            assert entry is not None
+            ctx.view.put(match_id, entry)
+            self._track(partition, match_id, entry)
+        elif decision.write is Write.DELETE:
             ctx.view.delete(match_id)
-            return False
-        self._join(ctx, match_id, entry)
-        ctx.out.count("finished_without_start")
-        return True
+        if again:
+            self.run_due(ctx)
 
-    def _watch(
-        self, ctx: MatchContext, match_id: str, entry: MatchEntry, deadline: float | None
-    ) -> None:
-        """Note, for the liveness monitor, a match whose fate is decided (a result read, or a
-        deadline passed) that is not settled: since when it waits, and for what."""
+    @staticmethod
+    def _watch(ctx: MatchContext, match_id: str, waiting_for: str | None) -> None:
+        """Note, for the liveness monitor, a match whose fate is decided that is not settled:
+        since when (wall time) it waits, and for what (None: it waits for nothing)."""
         waits = ctx.partition.waits
-        now = ctx.now
-        decided = entry.fin is not None or (
-            now is not None and deadline is not None and now >= deadline
-        )
-        if entry.done is not None or entry.teams is None or not decided:
+        if waiting_for is None:
             waits.pop(match_id, None)
             return
         since = waits.get(match_id, (ctx.wall, ""))[0]
-        waits[match_id] = (since, missing(entry))
+        waits[match_id] = (since, waiting_for)
 
     def _track(self, partition: MatchPartition, match_id: str, entry: MatchEntry) -> None:
         """Note a match with a line-up not settled yet (its start bounds the partition's
@@ -620,40 +530,3 @@ class MatchProcessor:
         window = self.populations.window_of(entry.mode, entry.start)
         if window is not None:
             partition.evidence.setdefault(entry.mode, {}).setdefault(window, set()).add(match_id)
-
-    def _evidence_out(self, partition: MatchPartition, entry: MatchEntry) -> bool:
-        """Whether a settled match's evidence has gone out in a ``closed`` (or its mode does
-        not learn): until then the entry is kept, whatever its retention."""
-        assert entry.start is not None  # a settled match has its start
-        return self.populations.sent(
-            partition.populations, entry.mode, entry.start, partition.number
-        )
-
-    def _next_deadline(self, entry: MatchEntry) -> float | None:
-        return next_deadline(entry, self._policy(entry), self.retention)
-
-    def _policy(self, entry: MatchEntry) -> PendingConfig | None:
-        """The pending policy of a running match (only it is timed by one; read here only)."""
-        running = entry.done is None and entry.teams is not None and entry.fin is None
-        return self._pending(entry.mode) if running else None
-
-    def _release(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> None:
-        """Cancel the match for the players whose snapshots or abandon requests it holds."""
-        players = sorted({*entry.snaps, *entry.aband})
-        by_partition: defaultdict[int, list[str]] = defaultdict(list)
-        for pid in players:
-            by_partition[partition_for(pid, self.partitions)].append(pid)
-        for target, pids in by_partition.items():
-            ctx.out.to_player(target, Cancel(match_id, pids))
-
-    def _join(self, ctx: MatchContext, match_id: str, entry: MatchEntry) -> None:
-        """Ask every participant's partition for its snapshot (and to note the match pending)."""
-        assert entry.teams is not None and entry.start is not None
-        self._track(ctx.partition, match_id, entry)
-        home = ctx.partition.number
-        for team in entry.teams:
-            for pid in team:
-                ctx.out.to_player(
-                    partition_for(pid, self.partitions),
-                    Join(match_id, pid, entry.mode, entry.start, home),
-                )

@@ -68,12 +68,14 @@ def test_a_finish_waits_for_its_start_until_its_wait_is_over() -> None:
 
 
 def test_a_finish_line_up_stands_in_for_the_start_it_dates_at_the_finish() -> None:
-    entry = waiting_finish(T0 + 200)
-    assert stand_in(entry, (("a", "c"), ("b",))) is None
+    waiting = waiting_finish(T0 + 200)
+    entry, problem = stand_in(waiting, (("a", "c"), ("b",)))
+    assert problem is None
     assert (entry.teams, entry.start, entry.wait) == ([["a", "c"], ["b"]], T0 + 100, None)
+    assert waiting == waiting_finish(T0 + 200)  # the entry given is not changed
     assert due(entry, T0 + 300, POLICY, RETENTION) is Due.SETTLE
     three = waiting_finish(T0 + 200)
-    assert stand_in(three, (("a",), ("b",), ("c",))) == (
+    assert stand_in(three, (("a",), ("b",), ("c",)))[1] == (
         "ranks: expected one rank per team (3), got 2"
     )
 

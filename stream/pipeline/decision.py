@@ -1,0 +1,291 @@
+"""The match decision: (entry, input, clock) -> decision. Pure: no outbox, no table, no
+partition, no wall clock; the entry given is never changed.
+
+Read top to bottom, in the order of docs/event-time.md:
+
+1. **An input reaches the match's home partition**: a start, a finish, a player's snapshot or
+   an abandon request. What it makes of the entry is a transition of
+   stream/pipeline/lifecycle.py (a new entry and what it asks for: a dead letter, a count,
+   players released, a verdict sent again, a finish waiting for its start, joins).
+2. **Event time passes a deadline** (or an input changed the entry): :meth:`Decider.advance`
+   asks stream/pipeline/matchentry.py ``due`` what event time makes of the entry: forget a
+   settled match past its retention, give up on commands whose start cannot come any more,
+   let a finish whose start never came stand in for it, or settle.
+3. **Settling**: stream/pipeline/verdicts.py decides who event time settles (the result,
+   abandonment or the timeout, whichever comes first) and the ``rate`` and ``cancel``
+   commands that say so, or holds the match for the abandon watermarks or its population.
+4. **The next deadline** and what the liveness monitor is to know (a decided match still
+   waiting, and for what) are effects of the decision like the commands.
+
+The match side (stream/pipeline/matches.py) carries out a :class:`Decision` in one place:
+its effects in order, then the entry written or deleted.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from enum import Enum
+
+from stream.config.modes import Modes, PendingConfig
+from stream.deadletters import DeadLetter
+from stream.events import EventLimits, MatchFinished, MatchStarted, decode_match_finished
+from stream.pipeline import lifecycle
+from stream.pipeline.lifecycle import Effects
+from stream.pipeline.matchentry import Due, due, missing, next_deadline, stand_in, waiting_letter
+from stream.pipeline.partitioning import partition_for
+from stream.pipeline.populations import Populations
+from stream.pipeline.verdicts import Clock, Count, Effect, Send, Verdicts
+from stream.protocol import Abandon, Cancel, Join, MatchEntry, Snapshot, StoredMessage
+
+__all__ = [
+    "Deadline",
+    "Decider",
+    "Decision",
+    "Letter",
+    "RunDue",
+    "Unjoined",
+    "Watch",
+    "Write",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Letter:
+    letter: DeadLetter
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """Look at the match again when the partition's event time reaches ``at``."""
+
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Unjoined:
+    """A finish with a line-up waiting for its start, dated ``at``: the watermark to the
+    player partitions stays at or below it (stream/pipeline/eventtime.py, ``mark``)."""
+
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """For the liveness monitor: what a decided, unsettled match waits for (None: nothing)."""
+
+    waiting_for: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunDue:
+    """Act on every match whose deadline has passed, once the entry is written."""
+
+
+class Write(Enum):
+    NONE = "none"  # the table keeps what it has
+    PUT = "put"  # the entry is written
+    DELETE = "delete"  # the entry is deleted
+
+
+Outcome = Effect | Letter | Deadline | Unjoined | Watch | RunDue
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The entry to keep, how the table takes it, and the effects, in their order."""
+
+    entry: MatchEntry | None
+    write: Write = Write.NONE
+    effects: list[Outcome] = field(default_factory=list)
+
+
+class Decider:
+    """The decisions of every match partition of a worker (module docstring)."""
+
+    def __init__(
+        self,
+        modes: Modes,
+        partitions: int,
+        populations: Populations,
+        limits: EventLimits,
+        retention: float,
+    ) -> None:
+        self.modes = modes
+        self.partitions = partitions
+        self.populations = populations
+        self.verdicts = Verdicts(modes, partitions, populations)
+        self.limits = limits
+        self.retention = retention
+
+    # --- 1. inputs ----------------------------------------------------------------------------
+
+    def start(
+        self, entry: MatchEntry | None, event: MatchStarted, mode: str, clock: Clock
+    ) -> Decision:
+        """A match-started of mode ``mode`` (the modes file's name for it)."""
+        entry, asked = lifecycle.start(entry, event, mode, self.limits)
+        return self._transition(event.match_id, entry, asked, clock)
+
+    def finish(
+        self,
+        entry: MatchEntry | None,
+        event: MatchFinished,
+        mode: str,
+        message: StoredMessage,
+        clock: Clock,
+    ) -> Decision:
+        """A match-finished of mode ``mode``; ``message``: its bytes and origin."""
+        grace = self.modes.pending(mode).grace_seconds
+        entry, asked = lifecycle.finish(
+            entry, event, mode, message, grace_seconds=grace, now=clock.now
+        )
+        return self._transition(event.match_id, entry, asked, clock)
+
+    def snapshot(self, entry: MatchEntry | None, snap: Snapshot, clock: Clock) -> Decision:
+        entry, asked = lifecycle.snapshot(entry, snap, clock.now)
+        return self._transition(snap.match_id, entry, asked, clock)
+
+    def abandon_request(self, entry: MatchEntry | None, request: Abandon, clock: Clock) -> Decision:
+        entry, asked = lifecycle.abandon_request(entry, request, clock.now)
+        return self._transition(request.match_id, entry, asked, clock)
+
+    def _transition(
+        self, match_id: str, entry: MatchEntry | None, asked: Effects, clock: Clock
+    ) -> Decision:
+        """What a transition asks (stream/pipeline/lifecycle.py), in the order of its fields."""
+        effects: list[Outcome] = []
+        if asked.letter is not None:
+            effects.append(Letter(asked.letter))
+        if asked.count is not None:
+            effects.append(Count(asked.count))
+        if asked.release is not None:
+            effects += self._release(match_id, asked.release)
+        if asked.release_player is not None:
+            player = asked.release_player
+            target = partition_for(player, self.partitions)
+            effects.append(Send(target, Cancel(match_id, [player])))
+        if entry is None:
+            return Decision(None, Write.NONE, effects)
+        if asked.resend is not None:
+            effects += self.verdicts.resend(match_id, entry, asked.resend, clock)
+        wait = asked.wait
+        if wait is not None:
+            fin = entry.fin
+            assert fin is not None  # a waiting finish keeps its result
+            if wait.unjoined:
+                effects.append(Unjoined(fin.at))
+            effects += [Deadline(wait.until), RunDue()]
+            return Decision(entry, Write.PUT, effects)
+        if asked.join:
+            effects += self._join(match_id, entry, clock)
+        if not asked.advance:
+            return Decision(entry, Write.NONE, effects)
+        decided = self.advance(match_id, entry, clock)
+        return Decision(decided.entry, decided.write, effects + decided.effects)
+
+    # --- 2. event time ------------------------------------------------------------------------
+
+    def advance(self, match_id: str, entry: MatchEntry, clock: Clock) -> Decision:
+        """What event time makes of the entry now (:func:`matchentry.due`), then its next
+        deadline and what it waits for."""
+        now = clock.now
+        effects: list[Outcome] = []
+        kept = entry.ev is not None and not self._evidence_out(entry, clock)
+        match due(entry, now, self._policy(entry), self.retention, kept=kept):
+            case Due.FORGET:
+                return Decision(None, Write.DELETE, [Watch(None)])
+            case Due.GIVE_UP:
+                # The match is unknown here for good: release the players waiting on it.
+                return Decision(None, Write.DELETE, [*self._release(match_id, entry), Watch(None)])
+            case Due.NO_START:
+                wait = entry.wait
+                assert wait is not None  # a waiting finish
+                teams = decode_match_finished(wait.message.value, self.limits).teams
+                problem: str | None = (
+                    "no teams, and no match-started arrived within the grace period"
+                )
+                if teams is not None:
+                    entry, problem = stand_in(entry, teams)
+                if problem is not None:
+                    letter = waiting_letter(wait, f"match-finished: {problem}")
+                    released = self._release(match_id, entry)
+                    return Decision(None, Write.DELETE, [Letter(letter), *released, Watch(None)])
+                effects += self._join(match_id, entry, clock)
+                effects.append(Count("finished_without_start"))
+                # Snapshots read before the stand-in (a crash after an earlier stand-in of it:
+                # its joins' answers, read again first) settle it now; none: nothing yet.
+                entry = self._settle(match_id, entry, clock, effects)
+            case Due.SETTLE:
+                entry = self._settle(match_id, entry, clock, effects)
+            case Due.KEEP:
+                pass
+        at = self.next_deadline(entry)
+        effects.append(Watch(self._waiting_for(entry, now, at)))
+        if at is not None and (now is None or at > now):
+            # A deadline already passed is settled above, or waits for what the verdicts wait
+            # for (snapshots, abandon requests), which advances the entry when it comes: queued
+            # again, it would rewrite the entry with every batch until then.
+            effects.append(Deadline(at))
+        return Decision(entry, Write.PUT, effects)
+
+    # --- 3. settling --------------------------------------------------------------------------
+
+    def _settle(
+        self, match_id: str, entry: MatchEntry, clock: Clock, effects: list[Outcome]
+    ) -> MatchEntry:
+        assert entry.teams is not None
+        entry, verdicts = self.verdicts.settle(match_id, entry, entry.teams, clock)
+        effects += verdicts
+        return entry
+
+    # --- 4. what it waits for -----------------------------------------------------------------
+
+    @staticmethod
+    def _waiting_for(entry: MatchEntry, now: float | None, deadline: float | None) -> str | None:
+        """A match whose fate is decided (a result read, or a deadline passed) that is not
+        settled: what it waits for (None: it waits for nothing, or is not decided yet)."""
+        decided = entry.fin is not None or (
+            now is not None and deadline is not None and now >= deadline
+        )
+        if entry.done is not None or entry.teams is None or not decided:
+            return None
+        return missing(entry)
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _evidence_out(self, entry: MatchEntry, clock: Clock) -> bool:
+        """Whether a settled match's evidence has gone out in a ``closed`` (or its mode does
+        not learn): until then the entry is kept, whatever its retention."""
+        assert entry.start is not None  # a settled match has its start
+        return self.populations.sent(clock.populations, entry.mode, entry.start, clock.partition)
+
+    def next_deadline(self, entry: MatchEntry) -> float | None:
+        """When event time next makes something of the entry (:func:`matchentry.next_deadline`)."""
+        return next_deadline(entry, self._policy(entry), self.retention)
+
+    def _policy(self, entry: MatchEntry) -> PendingConfig | None:
+        """The pending policy of a running match (only it is timed by one; read here only)."""
+        running = entry.done is None and entry.teams is not None and entry.fin is None
+        return self.modes.pending(entry.mode) if running else None
+
+    def _release(self, match_id: str, entry: MatchEntry) -> list[Outcome]:
+        """Cancel the match for the players whose snapshots or abandon requests it holds."""
+        players = sorted({*entry.snaps, *entry.aband})
+        by_partition: defaultdict[int, list[str]] = defaultdict(list)
+        for pid in players:
+            by_partition[partition_for(pid, self.partitions)].append(pid)
+        return [Send(target, Cancel(match_id, pids)) for target, pids in by_partition.items()]
+
+    def _join(self, match_id: str, entry: MatchEntry, clock: Clock) -> list[Outcome]:
+        """Ask every participant's partition for its snapshot (and to note the match pending);
+        the answers come to this partition, the match's home."""
+        assert entry.teams is not None and entry.start is not None
+        return [
+            Send(
+                partition_for(pid, self.partitions),
+                Join(match_id, pid, entry.mode, entry.start, clock.partition),
+            )
+            for team in entry.teams
+            for pid in team
+        ]
