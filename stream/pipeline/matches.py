@@ -86,7 +86,6 @@ from stream.protocol import (
     Tick,
     WindowClosed,
 )
-from stream.ratings.evidence import NONE, Evidence
 from stream.ratings.modeconfig import ModeConfig
 
 # How many distinct unknown (event kind, field name) pairs a worker says before it stops saying
@@ -150,7 +149,7 @@ class MatchProcessor:
         if populations is not None:
             partition.populations = populations
         for match_id, entry in entries:
-            self._track(partition, match_id, entry)
+            self.populations.track(partition, match_id, entry)
             if entry.done is None and entry.teams is not None:
                 if missing_snapshots(entry):
                     partition.rejoin.append(match_id)
@@ -337,48 +336,19 @@ class MatchProcessor:
     def close_windows(self, ctx: MatchContext) -> None:
         """At the end of a batch: once every match homed here that started before a learning
         window's end is settled, say so to every match partition, with the evidence of the
-        windows that ended (stream/pipeline/populations.py). Sent after the batch's ``rate``
-        commands, so no partition can rate with a population before the evidence it holds."""
+        windows that ended (stream/pipeline/populations.py ``close``). Sent after the batch's
+        ``rate`` commands, so no partition can rate with a population before the evidence it
+        holds."""
         if not self.populations.any_learns:
             return
         partition = ctx.partition
         if partition.awaiting:
             self._recheck_awaiting(ctx)
-        until = partition.sent
-        # The oldest unsettled start can only lower ``until``: nothing to close below ``sent``.
-        if until is None or not self.populations.may_close(partition.populations, until):
-            return
-        pending = partition.unsettled
-        while pending:
-            start, match_id = pending[0]
-            entry = ctx.view.get(match_id)
-            if entry is not None and entry.teams is not None and entry.done is None:
-                until = min(until, start)
-                break
-            heapq.heappop(pending)
-            partition.tracked.discard(match_id)
-        record = partition.populations
-        before = record.until
-        gathered: list[str] = []
-
-        def gather(mode: str, window: int) -> Evidence:
-            """The window's settled matches' evidence, summed; they may go now."""
-            ids = partition.evidence.get(mode, {}).pop(window, set())
-            total = NONE
-            for match_id in sorted(ids):
-                entry = ctx.view.get(match_id)
-                if entry is not None and entry.ev is not None:
-                    total = total + Evidence.decode(entry.ev)
-                    gathered.append(match_id)
-                    if before is not None and not self._new_window(mode, entry, before):
-                        ctx.out.count("late_evidence")
-            return total
-
-        pending_windows = {mode: list(windows) for mode, windows in partition.evidence.items()}
-        closed = self.populations.closing(record, partition.number, until, pending_windows, gather)
+        closed, gathered, late = self.populations.close(partition, ctx.view.get)
+        if late:
+            ctx.out.count("late_evidence", late)
         if closed is None:
             return
-        partition.populations_changed = True
         for target in range(self.partitions):
             ctx.out.to_match(target, closed)
         # Settled matches kept for their evidence alone may go now.
@@ -400,13 +370,6 @@ class MatchProcessor:
                 partition.populations, entry.mode, entry.start, partition.number
             ):
                 self._advance(ctx, match_id, entry)
-
-    def _new_window(self, mode: str, entry: MatchEntry, before: float) -> bool:
-        """Whether ``entry``'s window ended after ``before`` (else it is a late start's)."""
-        assert entry.start is not None
-        window = self.populations.window_of(mode, entry.start)
-        first = self.populations.window_of(mode, before)
-        return window is None or first is None or window >= first
 
     def run_due(self, ctx: MatchContext) -> None:
         """Act on every match whose deadline the partition's event time has passed."""
@@ -496,7 +459,7 @@ class MatchProcessor:
         if decision.write is Write.PUT:
             assert entry is not None
             ctx.view.put(match_id, entry)
-            self._track(partition, match_id, entry)
+            self.populations.track(partition, match_id, entry)
         elif decision.write is Write.DELETE:
             ctx.view.delete(match_id)
         if again:
@@ -512,21 +475,3 @@ class MatchProcessor:
             return
         since = waits.get(match_id, (ctx.wall, ""))[0]
         waits[match_id] = (since, waiting_for)
-
-    def _track(self, partition: MatchPartition, match_id: str, entry: MatchEntry) -> None:
-        """Note a match with a line-up not settled yet (its start bounds the partition's
-        ``until``, :meth:`close_windows`), or a settled one whose evidence has not gone out."""
-        if entry.teams is None or entry.start is None:
-            return
-        if entry.done is None:
-            if match_id not in partition.tracked:
-                partition.tracked.add(match_id)
-                heapq.heappush(partition.unsettled, (entry.start, match_id))
-            return
-        if entry.ev is None or self.populations.sent(
-            partition.populations, entry.mode, entry.start, partition.number
-        ):
-            return
-        window = self.populations.window_of(entry.mode, entry.start)
-        if window is not None:
-            partition.evidence.setdefault(entry.mode, {}).setdefault(window, set()).add(match_id)

@@ -1,4 +1,5 @@
-"""The match side of a learned population: evidence in, closed windows out, chains folded.
+"""The learned population live, in one room: evidence in, windows tracked and closed, chains
+folded.
 
 A mode that learns its population (``[population] window_days`` above 0) is rated live with
 exactly the population replay gives it (stream/offline/learning.py): the population of a match
@@ -35,10 +36,12 @@ evidence to the first window not closed, which replay does not: counted, as ever
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Collection, Mapping
 
 from stream.config.modes import Modes
-from stream.protocol import PopulationRecord, StoredChain, WindowClosed
+from stream.pipeline.matchpartition import MatchPartition
+from stream.protocol import MatchEntry, PopulationRecord, StoredChain, WindowClosed
 from stream.ratings.evidence import NONE, Evidence
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import LEARNING_RULES, Population, PopulationConfig
@@ -208,6 +211,78 @@ class Populations:
                 evidence[mode_name] = found
         record.until = until
         return WindowClosed(source, until, evidence)
+
+    def track(self, partition: MatchPartition, match_id: str, entry: MatchEntry) -> None:
+        """Note a match with a line-up not settled yet (its start bounds the partition's
+        ``until``: :meth:`close`), or a settled one whose evidence has not gone out."""
+        if entry.teams is None or entry.start is None:
+            return
+        if entry.done is None:
+            if match_id not in partition.tracked:
+                partition.tracked.add(match_id)
+                heapq.heappush(partition.unsettled, (entry.start, match_id))
+            return
+        if entry.ev is None or self.sent(
+            partition.populations, entry.mode, entry.start, partition.number
+        ):
+            return
+        window = self.window_of(entry.mode, entry.start)
+        if window is not None:
+            partition.evidence.setdefault(entry.mode, {}).setdefault(window, set()).add(match_id)
+
+    def close(
+        self, partition: MatchPartition, entry_of: Callable[[str], MatchEntry | None]
+    ) -> tuple[WindowClosed | None, list[str], int]:
+        """The partition's close of the learning windows that ended (step 2 of the module
+        docstring), once every match homed there that started before a window's end is
+        settled (``entry_of``: the partition's match entries): the ``closed`` to send to every
+        match partition (None: nothing to close yet), the settled matches kept for their
+        evidence alone that may go now, and how many of those were late starts (their window
+        closed here before they settled: counted, as replay does not take them)."""
+        until = partition.sent
+        # The oldest unsettled start can only lower ``until``: nothing to close below ``sent``.
+        if until is None or not self.may_close(partition.populations, until):
+            return None, [], 0
+        pending = partition.unsettled
+        while pending:
+            start, match_id = pending[0]
+            entry = entry_of(match_id)
+            if entry is not None and entry.teams is not None and entry.done is None:
+                until = min(until, start)
+                break
+            heapq.heappop(pending)
+            partition.tracked.discard(match_id)
+        record = partition.populations
+        before = record.until
+        gathered: list[str] = []
+        late = 0
+
+        def gather(mode: str, window: int) -> Evidence:
+            """The window's settled matches' evidence, summed; they may go now."""
+            nonlocal late
+            ids = partition.evidence.get(mode, {}).pop(window, set())
+            total = NONE
+            for match_id in sorted(ids):
+                entry = entry_of(match_id)
+                if entry is not None and entry.ev is not None:
+                    total = total + Evidence.decode(entry.ev)
+                    gathered.append(match_id)
+                    if before is not None and not self._new_window(mode, entry, before):
+                        late += 1
+            return total
+
+        pending_windows = {mode: list(windows) for mode, windows in partition.evidence.items()}
+        closed = self.closing(record, partition.number, until, pending_windows, gather)
+        if closed is not None:
+            partition.populations_changed = True
+        return closed, gathered, late
+
+    def _new_window(self, mode: str, entry: MatchEntry, before: float) -> bool:
+        """Whether ``entry``'s window ended after ``before`` (else it is a late start's)."""
+        assert entry.start is not None
+        window = self.window_of(mode, entry.start)
+        first = self.window_of(mode, before)
+        return window is None or first is None or window >= first
 
     def on_closed(self, record: PopulationRecord, closed: WindowClosed) -> float | None:
         """A partition's ``closed``: note it and fold every window every partition has closed.
