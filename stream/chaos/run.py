@@ -370,21 +370,8 @@ class _Run:
                 # The first wave after an outage is waited for with the outage's backlog.
                 self.pending_backlog, backlog = backlog, []
                 pairs, backlog_pairs = backlog_pairs + pairs, []
-            missing = await reader.wait_for(pairs, self.config.wave_timeout)
-            if missing:
-                why = (
-                    f"the reader failed: {reader.error!r}"
-                    if reader.error is not None
-                    else f"after {self.config.wave_timeout:g} s"
-                )
-                self.report.stalled = (
-                    f"wave {i}: {len(missing)} of {len(pairs)} ratings missing {why}, "
-                    f"e.g. {sorted(missing)[:3]}"
-                )
-                self.say(f"STALLED: {self.report.stalled}")
-                self.report.trace = await trace_matches(s, {match for _, match in missing})
+            if not await self._wave_rated(i, pairs, reader):
                 break
-            self._rated(i)
             if progress is not None:
                 progress(len(self.log.distinct), expected_ratings)
             if self.clock() >= next_report:
@@ -396,19 +383,44 @@ class _Run:
         if fault_task is not None:
             await fault_task
         if backlog and self.report.stalled is None:
-            # The run ended during the outage: wait for its backlog now.
-            missing = await reader.wait_for(backlog_pairs, self.config.wave_timeout)
-            if missing:
-                self.report.stalled = (
-                    f"outage backlog: {len(missing)} of {len(backlog_pairs)} ratings missing "
-                    f"after {self.config.wave_timeout:g} s, e.g. {sorted(missing)[:3]}"
-                )
-                self.say(f"STALLED: {self.report.stalled}")
-            else:
-                for wave_index in backlog:
-                    self._rated(wave_index)
-                self._outage_drained()
+            await self._backlog_rated(backlog, backlog_pairs, reader)
         return published
+
+    async def _wave_rated(self, i: int, pairs: list[tuple[str, str]], reader: RatingReader) -> bool:
+        """Wait for wave ``i``'s ratings (``pairs``); False when they did not all come (the
+        run is stalled: said, and the missing matches traced)."""
+        missing = await reader.wait_for(pairs, self.config.wave_timeout)
+        if not missing:
+            self._rated(i)
+            return True
+        why = (
+            f"the reader failed: {reader.error!r}"
+            if reader.error is not None
+            else f"after {self.config.wave_timeout:g} s"
+        )
+        self.report.stalled = (
+            f"wave {i}: {len(missing)} of {len(pairs)} ratings missing {why}, "
+            f"e.g. {sorted(missing)[:3]}"
+        )
+        self.say(f"STALLED: {self.report.stalled}")
+        self.report.trace = await trace_matches(self.settings, {match for _, match in missing})
+        return False
+
+    async def _backlog_rated(
+        self, backlog: list[int], pairs: list[tuple[str, str]], reader: RatingReader
+    ) -> None:
+        """The run ended during an outage: wait for its backlog now."""
+        missing = await reader.wait_for(pairs, self.config.wave_timeout)
+        if missing:
+            self.report.stalled = (
+                f"outage backlog: {len(missing)} of {len(pairs)} ratings missing "
+                f"after {self.config.wave_timeout:g} s, e.g. {sorted(missing)[:3]}"
+            )
+            self.say(f"STALLED: {self.report.stalled}")
+            return
+        for wave_index in backlog:
+            self._rated(wave_index)
+        self._outage_drained()
 
     def _rated(self, wave: int) -> None:
         """Wave ``wave`` (and an outage backlog waited for with it) is fully rated."""

@@ -92,20 +92,7 @@ async def cut_over(
         try:
             output = await _partitions(reader, settings.topics.rating_changed)
             shadow_tps = await _partitions(reader, shadow)
-            inputs = [
-                *await _partitions(reader, settings.topics.match_started),
-                *await _partitions(reader, settings.topics.match_finished),
-            ]
-            # A re-rate of inputs that lost records to retention is not the history the
-            # ratings were made from: refused before anything is published.
-            first = await reader.beginning_offsets(inputs)
-            problem = retention_problem({(tp.topic, tp.partition): o for tp, o in first.items()})
-            if problem is not None:
-                raise NotRetainedError(f"cutover refused: {problem}")
-            commands = [
-                *await _partitions(reader, f"{group}-match-commands"),
-                *await _partitions(reader, f"{group}-player-commands"),
-            ]
+            watched = await _re_rated(settings, reader, group)
             ends = await _ends(settings, reader, output)
             count = await _read_to(reader, output, ends, handover.read)
             say(f"cutover: read {count:,} events of {settings.topics.rating_changed!r}")
@@ -113,7 +100,6 @@ async def cut_over(
             # waits for every record there was when it began, so after four every input read
             # in the first has gone all the way to the shadow.
             for _ in range(ROUNDS):
-                watched = [*inputs, *commands]
                 await _caught_up(
                     settings, group, watched, await _ends(settings, reader, watched), say, stop
                 )
@@ -150,6 +136,28 @@ async def cut_over(
             await producer.stop()
             await reader.stop()
     return published
+
+
+async def _re_rated(
+    settings: Settings, reader: AIOKafkaConsumer, group: str
+) -> list[TopicPartition]:
+    """The partitions the re-rating deployment ``group`` reads and writes: the inputs, then its
+    command topics. NotRetainedError when the inputs lost records to retention: a re-rate of
+    them is not the history the ratings were made from, refused before anything is
+    published."""
+    inputs = [
+        *await _partitions(reader, settings.topics.match_started),
+        *await _partitions(reader, settings.topics.match_finished),
+    ]
+    first = await reader.beginning_offsets(inputs)
+    problem = retention_problem({(tp.topic, tp.partition): o for tp, o in first.items()})
+    if problem is not None:
+        raise NotRetainedError(f"cutover refused: {problem}")
+    return [
+        *inputs,
+        *await _partitions(reader, f"{group}-match-commands"),
+        *await _partitions(reader, f"{group}-player-commands"),
+    ]
 
 
 async def _record(

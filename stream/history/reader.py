@@ -292,14 +292,7 @@ def _csv_rows(
     # for an unclosed quote can be thousands of lines later.
     previous = 0
     try:
-        header: list[str] | None = None
-        for fields in reader:
-            if "".join(fields).strip():
-                header = fields
-                break
-            previous = reader.line_num
-        if header is None:
-            raise HistoryError(name, None, _EMPTY_FILE)
+        header, previous = _header(reader, name)
         index = _columns(header, name, previous + 1)
         width = len(header)
         i_time = index["played_at"]
@@ -308,9 +301,6 @@ def _csv_rows(
         i_score = index["score_a"]
         i_mode = index.get("mode")
         max_id = DEFAULT_LIMITS.max_id_length
-        fromisoformat = datetime.fromisoformat
-        epoch = _EPOCH
-        epoch_utc = _EPOCH_UTC
         scores = _SCORES
         empty = _EMPTY
         new_match = new_history_match
@@ -329,27 +319,7 @@ def _csv_rows(
                         f"expected {width} fields ({','.join(header)}), got {len(fields)}",
                     )
                 stamp = fields[i_time]
-                if stamp.isdigit():
-                    at = _epoch_ms(stamp, name, line)
-                else:
-                    try:
-                        moment = fromisoformat(stamp)
-                    except ValueError:
-                        raise HistoryError(
-                            name,
-                            line,
-                            "played_at must be an ISO-8601 time (e.g. 2026-01-02T03:04:05Z) or "
-                            f"integer epoch milliseconds, got {describe_value(stamp)}",
-                        ) from None
-                    # Subtracting the epoch is timestamp() without its method-call overhead.
-                    if moment.tzinfo is None:
-                        at = (moment - epoch).total_seconds()
-                    else:
-                        at = (moment - epoch_utc).total_seconds()
-                    if at < 0.0:
-                        raise HistoryError(
-                            name, line, f"played_at is before 1970: {describe_value(stamp)}"
-                        )
+                at = _epoch_ms(stamp, name, line) if stamp.isdigit() else _iso(stamp, name, line)
                 player_a = fields[i_a]
                 player_b = fields[i_b]
                 if not player_a or not player_b or player_a == player_b:
@@ -391,6 +361,34 @@ def _csv_rows(
         raise HistoryError(name, previous + 1, f"bad CSV: {exc}") from None
     if progress is not None:
         progress(count, handle.tell())
+
+
+def _header(reader: Reader, name: str) -> tuple[list[str], int]:
+    """The first line that is not blank, and the line it ends on; HistoryError: none."""
+    previous = 0
+    for fields in reader:
+        if "".join(fields).strip():
+            return fields, previous
+        previous = reader.line_num
+    raise HistoryError(name, None, _EMPTY_FILE)
+
+
+def _iso(stamp: str, name: str, line: int) -> float:
+    """``played_at`` as an ISO-8601 time, in epoch seconds."""
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        raise HistoryError(
+            name,
+            line,
+            "played_at must be an ISO-8601 time (e.g. 2026-01-02T03:04:05Z) or "
+            f"integer epoch milliseconds, got {describe_value(stamp)}",
+        ) from None
+    # Subtracting the epoch is timestamp() without its method-call overhead.
+    at: float = (moment - (_EPOCH if moment.tzinfo is None else _EPOCH_UTC)).total_seconds()
+    if at < 0.0:
+        raise HistoryError(name, line, f"played_at is before 1970: {describe_value(stamp)}")
+    return at
 
 
 def _epoch_ms(stamp: str, name: str, line: int) -> float:

@@ -206,91 +206,20 @@ def tune(
     """Search ``knobs`` from ``base``; ``history()`` yields the matches afresh for each replay.
     ``pending``: the mode's pending-match policy, written unchanged into the tables (default:
     the built-in one)."""
-    split = plan.split
-
-    def search_part() -> Iterator[HistoryMatch]:
-        if split is None:
-            return iter(history())
-        return (m for m in history() if m.at < split)
-
-    trials: list[Trial] = []
-    # The log loss of every configuration replayed. Per-prediction losses are kept only for
-    # the start, the current best and the candidates of one knob: all of them would hold
-    # (trials x scored predictions) numbers.
-    known: dict[bytes, float] = {}
-
-    def run(table: Table) -> Scores | None:
-        try:
-            config = build_mode(base.name, table, "tune candidate")
-        except ModesError:
-            return None  # outside the algorithm's valid range in this combination
-        scores = score(search_part(), config, seeds, skip=plan.skip)
-        key = _key(table)
-        if key not in known:
-            known[key] = scores.log_loss
-            trial = Trial(
-                {k.name: v for k in knobs if (v := k.read(table)) is not None}, scores.log_loss
-            )
-            trials.append(trial)
-            if on_trial is not None:
-                on_trial(trial)
-        return scores
-
+    search = _Search(history, base, plan, knobs, seeds, on_trial)
     base_table = mode_table(base, PendingConfig() if pending is None else pending)
-    base_scores = run(base_table)
+    base_scores = search.run(base_table)
     if base_scores is None:
         raise ValueError(f"the starting configuration {base.name!r} does not rebuild")
     best_table, best_scores = base_table, base_scores
     steps: list[Step] = []
-
-    def calibrated(table: Table) -> tuple[Table, Scores, str] | None:
-        """``table`` starting from the population its rules learn from the search part (None:
-        not one mode, or nothing learned or buildable)."""
-        learning = run(LEARN.applied(table, CALIBRATION_WINDOW_DAYS))
-        if learning is None or len(learning.learned) != 1:
-            return None
-        (population,) = learning.learned.values()
-        config = build_mode(base.name, table, "tune candidate")
-        fixed = population_fixed(table, config, population)
-        scores = None if fixed == table else run(fixed)
-        return None if scores is None else (fixed, scores, population_text(population))
-
     for _ in range(plan.rounds):
-        changed = False
-        for knob in knobs:
-            if knob.kind == "learned":
-                found = calibrated(best_table)
-                if found is None:
-                    continue
-                fixed_table, fixed_scores, text = found
-                paired = fixed_scores.against(best_scores)
-                if paired.verdict == "better":
-                    steps.append(Step(LEARNED_STEP, "as configured", text, paired))
-                    best_table, best_scores, changed = fixed_table, fixed_scores, True
-                continue
-            current = knob.read(best_table)
-            candidates: list[tuple[Value, Table, Scores]] = []
-            for value in knob.values:
-                table = knob.applied(best_table, value)
-                earlier = known.get(_key(table))
-                # Replayed before and no lower than the current loss: it cannot be better.
-                if value == current or (earlier is not None and earlier >= best_scores.log_loss):
-                    continue
-                scores = run(table)
-                if scores is not None:
-                    candidates.append((value, table, scores))
-            # The lowest loss among the values that beat the current one beyond noise: the
-            # lowest of all may be a noisy one while a close second is clearly better.
-            for value, table, scores in sorted(candidates, key=lambda c: c[2].log_loss):
-                paired = scores.against(best_scores)
-                if paired.verdict == "better":
-                    steps.append(Step(knob.name, current, value, paired))
-                    best_table, best_scores, changed = table, scores, True
-                    break
+        best_table, best_scores, changed = search.one_round(best_table, best_scores, steps)
         if not changed:
             break
     best = build_mode(base.name, best_table, "tune winner")
     warnings = scored_part_warnings(base_scores, "the search's scored part")
+    split = plan.split
     if split is None:
         verdict = Verdict.of(base_scores, best_scores, unseen=False)
         kept_scores = best_scores if verdict.keep_best else base_scores
@@ -311,11 +240,118 @@ def tune(
         base_scores.log_loss,
         best_scores.log_loss,
         tuple(steps),
-        tuple(trials),
+        tuple(search.trials),
         verdict,
         warnings,
         kept_scores.learned,
     )
+
+
+class _Search:
+    """One tune's replays: every configuration tried, each replayed once."""
+
+    def __init__(
+        self,
+        history: Callable[[], Iterable[HistoryMatch]],
+        base: ModeConfig,
+        plan: Plan,
+        knobs: Sequence[Knob],
+        seeds: Sequence[SeedRating],
+        on_trial: Callable[[Trial], None] | None,
+    ) -> None:
+        self.history = history
+        self.base = base
+        self.plan = plan
+        self.knobs = knobs
+        self.seeds = seeds
+        self.on_trial = on_trial
+        self.trials: list[Trial] = []
+        # The log loss of every configuration replayed. Per-prediction losses are kept only
+        # for the start, the current best and the candidates of one knob: all of them would
+        # hold (trials x scored predictions) numbers.
+        self.known: dict[bytes, float] = {}
+
+    def search_part(self) -> Iterator[HistoryMatch]:
+        split = self.plan.split
+        if split is None:
+            return iter(self.history())
+        return (m for m in self.history() if m.at < split)
+
+    def run(self, table: Table) -> Scores | None:
+        """``table`` replayed on the search part (None: it does not build)."""
+        try:
+            config = build_mode(self.base.name, table, "tune candidate")
+        except ModesError:
+            return None  # outside the algorithm's valid range in this combination
+        scores = score(self.search_part(), config, self.seeds, skip=self.plan.skip)
+        key = _key(table)
+        if key not in self.known:
+            self.known[key] = scores.log_loss
+            values = {k.name: v for k in self.knobs if (v := k.read(table)) is not None}
+            trial = Trial(values, scores.log_loss)
+            self.trials.append(trial)
+            if self.on_trial is not None:
+                self.on_trial(trial)
+        return scores
+
+    def calibrated(self, table: Table) -> tuple[Table, Scores, str] | None:
+        """``table`` starting from the population its rules learn from the search part (None:
+        not one mode, or nothing learned or buildable)."""
+        learning = self.run(LEARN.applied(table, CALIBRATION_WINDOW_DAYS))
+        if learning is None or len(learning.learned) != 1:
+            return None
+        (population,) = learning.learned.values()
+        config = build_mode(self.base.name, table, "tune candidate")
+        fixed = population_fixed(table, config, population)
+        scores = None if fixed == table else self.run(fixed)
+        return None if scores is None else (fixed, scores, population_text(population))
+
+    def one_round(
+        self, best_table: Table, best_scores: Scores, steps: list[Step]
+    ) -> tuple[Table, Scores, bool]:
+        """Each knob in turn from the best so far: the best after the round, and whether it
+        changed (each change a step)."""
+        changed = False
+        for knob in self.knobs:
+            if knob.kind == "learned":
+                found = self.calibrated(best_table)
+                if found is None:
+                    continue
+                fixed_table, fixed_scores, text = found
+                paired = fixed_scores.against(best_scores)
+                if paired.verdict == "better":
+                    steps.append(Step(LEARNED_STEP, "as configured", text, paired))
+                    best_table, best_scores, changed = fixed_table, fixed_scores, True
+                continue
+            found_step = self._knob(knob, best_table, best_scores)
+            if found_step is not None:
+                step, best_table, best_scores = found_step
+                steps.append(step)
+                changed = True
+        return best_table, best_scores, changed
+
+    def _knob(
+        self, knob: Knob, best_table: Table, best_scores: Scores
+    ) -> tuple[Step, Table, Scores] | None:
+        """The best value of ``knob`` that beats the current one beyond noise (None: none)."""
+        current = knob.read(best_table)
+        candidates: list[tuple[Value, Table, Scores]] = []
+        for value in knob.values:
+            table = knob.applied(best_table, value)
+            earlier = self.known.get(_key(table))
+            # Replayed before and no lower than the current loss: it cannot be better.
+            if value == current or (earlier is not None and earlier >= best_scores.log_loss):
+                continue
+            scores = self.run(table)
+            if scores is not None:
+                candidates.append((value, table, scores))
+        # The lowest loss among the values that beat the current one beyond noise: the lowest
+        # of all may be a noisy one while a close second is clearly better.
+        for value, table, scores in sorted(candidates, key=lambda c: c[2].log_loss):
+            paired = scores.against(best_scores)
+            if paired.verdict == "better":
+                return Step(knob.name, current, value, paired), table, scores
+        return None
 
 
 def _key(table: Table) -> bytes:

@@ -90,6 +90,18 @@ class Pipeline:
         self.modes = settings.load_modes() if modes is None else modes
         s = settings
         self.app = topology.faust_app(s)
+        self._processors(s)
+        self._tables(s)
+        self._commits_and_runner(s)
+        self.watchdog = StallWatchdog(
+            self.app, self.agent_topics, self.positions, self._progress_at, self.metrics, self.seek
+        )
+        self.liveness = LivenessMonitor(self.metrics, s.worker.stuck_seconds)
+        self._outages = {agent: Outage(f"{agent}: batch failed") for agent in self.deliveries}
+        topology.define(self.app, s, self)
+
+    def _processors(self, s: Settings) -> None:
+        """The match and player processors, the metrics, the crash points and the senders."""
         corrections = load_input_corrections(s.corrections_file, self.modes)
         self.matches = MatchProcessor(
             self.modes,
@@ -130,6 +142,9 @@ class Pipeline:
             s.match_commands_topic,
             s.player_commands_topic,
         }
+
+    def _tables(self, s: Settings) -> None:
+        """The agents' inputs, the tables, their checkpoints and their buffered changelogs."""
         self.match_in, self.player_in = topology.inputs(self.app, s)
         (
             self.match_table,
@@ -160,6 +175,9 @@ class Pipeline:
             self.crash.reached,
             self.checkpoints,
         )
+
+    def _commits_and_runner(self, s: Settings) -> None:
+        """The commit protocol's hooks into Faust and the batch runner."""
         # The flush before each commit and the redo window (stream/commits.py).
         self.commits = Commits(
             self.tables.flush,
@@ -190,12 +208,6 @@ class Pipeline:
         on_seek(self.app, self._sought)
         # Nothing is committed past what the runner processed (stream/pipeline/positions.py).
         limit_commits(self.app, self.positions.position)
-        self.watchdog = StallWatchdog(
-            self.app, self.agent_topics, self.positions, self._progress_at, self.metrics, self.seek
-        )
-        self.liveness = LivenessMonitor(self.metrics, s.worker.stuck_seconds)
-        self._outages = {agent: Outage(f"{agent}: batch failed") for agent in self.deliveries}
-        topology.define(self.app, s, self)
 
     # --- what the wiring calls (stream/pipeline/topology.py, Wiring) ---------------------------
 

@@ -65,7 +65,7 @@ class Deadline:
 @dataclass(frozen=True, slots=True)
 class Unjoined:
     """A finish with a line-up waiting for its start, dated ``at``: the watermark to the
-    player partitions stays at or below it (stream/pipeline/eventtime.py, ``mark``)."""
+    player partitions stays at or below it (stream/pipeline/watermarks.py, ``mark``)."""
 
     at: float
 

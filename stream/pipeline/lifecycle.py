@@ -39,7 +39,7 @@ __all__ = ["Effects", "Wait", "abandon_request", "finish", "snapshot", "start"]
 class Wait:
     """A finish that waits for its start until ``until`` (event time); ``unjoined``: it has a
     line-up, whose joins go out only when the wait is over (the watermark to the player
-    partitions stays below it meanwhile: stream/pipeline/eventtime.py, ``mark``)."""
+    partitions stays below it meanwhile: stream/pipeline/watermarks.py, ``mark``)."""
 
     until: float
     unjoined: bool

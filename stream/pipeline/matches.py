@@ -50,7 +50,7 @@ from stream.events import (
     decode_match_finished,
     unknown_fields_text,
 )
-from stream.pipeline import eventtime
+from stream.pipeline import watermarks
 from stream.pipeline.decision import (
     Deadline,
     Decider,
@@ -61,6 +61,7 @@ from stream.pipeline.decision import (
     Watch,
     Write,
 )
+from stream.pipeline.eventtime import EventTime
 from stream.pipeline.matchentry import (
     missing,
     missing_snapshots,
@@ -70,7 +71,6 @@ from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, Matc
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.populations import Populations
-from stream.pipeline.timekeeping import EventTime
 from stream.pipeline.verdicts import Awaiting, Clock, Count, Hold, Send, Unfold
 from stream.protocol import (
     Abandon,
@@ -247,7 +247,7 @@ class MatchProcessor:
         if event.unknown_fields and not forwarded:  # a forwarded copy was counted where read
             self._unknown_fields(out, kind, event)
         partition = ctx.partition
-        eventtime.observe(partition, kind, at, wall, forwarded=forwarded)
+        watermarks.observe(partition, kind, at, wall, forwarded=forwarded)
         if corrections is not None and corrections.is_void(event.match_id):
             # Left out as if never sent; its time still counts, as every event's read does.
             out.count("voided")
@@ -283,11 +283,11 @@ class MatchProcessor:
             case Forward(kind, message):
                 self.on_event(ctx, kind, message.key, message.value, message.origin, forwarded=True)
             case Tick(wall):
-                eventtime.on_tick(ctx.partition, wall, ctx.wall)
+                watermarks.on_tick(ctx.partition, wall, ctx.wall)
             case Progress():
-                eventtime.on_progress(ctx.partition, command, ctx.wall)
+                watermarks.on_progress(ctx.partition, command, ctx.wall)
             case AbandonWatermark(source, at):
-                held = eventtime.on_abandon_watermark(ctx.partition, source, at, self.partitions)
+                held = watermarks.on_abandon_watermark(ctx.partition, source, at, self.partitions)
                 for match_id in held:
                     entry = ctx.view.get(match_id)
                     if entry is not None:
@@ -304,13 +304,13 @@ class MatchProcessor:
 
     def report_due(self, partition: MatchPartition, wall: float) -> bool:
         """Whether the batch ending now reports the partition's progress
-        (:func:`stream.pipeline.eventtime.report_due`)."""
-        return eventtime.report_due(partition, wall, self.report_seconds)
+        (:func:`stream.pipeline.watermarks.report_due`)."""
+        return watermarks.report_due(partition, wall, self.report_seconds)
 
     def report(self, ctx: MatchContext, *, started_done: bool, finished_done: bool) -> None:
-        """This partition's progress (:func:`stream.pipeline.eventtime.report`), to every match
+        """This partition's progress (:func:`stream.pipeline.watermarks.report`), to every match
         partition at the end of the batch, after every forward the batch sent."""
-        progress = eventtime.report(
+        progress = watermarks.report(
             ctx.partition, ctx.wall, started_done=started_done, finished_done=finished_done
         )
         # It may move event time past deadlines, as a report read from the topic would.
@@ -320,7 +320,7 @@ class MatchProcessor:
                 ctx.out.to_match(target, progress)
 
     def mark(self, ctx: MatchContext) -> None:
-        """What this partition's joins promise (:func:`stream.pipeline.eventtime.mark`), to
+        """What this partition's joins promise (:func:`stream.pipeline.watermarks.mark`), to
         every player partition at the end of a batch that read or made a report, after every
         join the batch sent, when it moved."""
 
@@ -328,7 +328,7 @@ class MatchProcessor:
             entry = ctx.view.get(match_id)
             return entry is not None and entry.teams is None and entry.wait is not None
 
-        watermark = eventtime.mark(ctx.partition, unjoined, ctx.wall)
+        watermark = watermarks.mark(ctx.partition, unjoined, ctx.wall)
         if watermark is not None:
             for target in range(self.partitions):
                 ctx.out.to_player(target, watermark)

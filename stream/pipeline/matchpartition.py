@@ -8,8 +8,8 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from stream.pipeline.eventtime import Deadlines, EventTime
 from stream.pipeline.outbox import Outbox
-from stream.pipeline.timekeeping import Deadlines, EventTime
 from stream.pipeline.view import StateView
 from stream.protocol import MATCHES, MatchEntry, PopulationRecord
 
@@ -33,7 +33,7 @@ __all__ = [
 SETTLE_TICKS = 5
 SETTLE_SECONDS = 0.5
 # How far event time may move while settling and still be promised to the player partitions
-# at once (eventtime.mark): a watermark that leaps further waits as decisions do.
+# at once (watermarks.mark): a watermark that leaps further waits as decisions do.
 LEAP_SECONDS = 10.0
 
 # The two input topics, as a partition names them (its ``read`` positions, ``Forward.kind``).

@@ -1,6 +1,6 @@
 """A player partition's state across batches (:class:`PlayerPartition`) and within one batch
 (:class:`PlayerContext`): what the player side (stream/pipeline/players.py), its half of the
-event-time protocol (stream/pipeline/eventtime.py) and the liveness monitor read and change."""
+event-time protocol (stream/pipeline/watermarks.py) and the liveness monitor read and change."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ from stream.config.modes import Modes
 from stream.corrections.effects import PlayerChange
 from stream.corrections.ledger import adjusted
 from stream.history.model import play_order
-from stream.pipeline import eventtime
+from stream.pipeline import watermarks
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.playerpartition import PlayerContext, PlayerPartition
 from stream.protocol import (
@@ -133,13 +133,13 @@ class PlayerProcessor:
             case Adjusting(player_id, adjust_id):
                 self._apply(ctx, player_id, adjust_id)
             case Watermark(source, at):
-                for player_id in eventtime.on_watermark(ctx.partition, source, at):
+                for player_id in watermarks.on_watermark(ctx.partition, source, at):
                     record = ctx.pending.get(player_id)
                     if record is not None:
                         self._reconcile(ctx, player_id, record, changed=False)
                 for player_id in ctx.partition.adjustments_due():
                     self._request(ctx, player_id, ctx.pending.get(player_id))
-                announcement = eventtime.announce(ctx.partition, ctx.wall, self.announce_seconds)
+                announcement = watermarks.announce(ctx.partition, ctx.wall, self.announce_seconds)
                 if announcement is not None:
                     for target in range(self.partitions):
                         ctx.out.to_match(target, announcement)

@@ -31,7 +31,7 @@ from stream.ratings.evidence import match_evidence, newcomers_of, rate_settled
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 from stream.ratings.resolution import Outcome, rated_players
-from stream.ratings.settling import Settled, fate, may_be_superseded
+from stream.ratings.settling import Fate, Settled, fate, may_be_superseded
 
 __all__ = ["Awaiting", "Clock", "Count", "Effect", "Hold", "Send", "Unfold", "Verdicts"]
 
@@ -126,7 +126,68 @@ class Verdicts:
                 # A newer start of a player before fin.at - grace abandons them whatever the
                 # result says: wait until every such start's abandon request has arrived.
                 return entry, [Hold(since)]
-        fates = {
+        fates = self._fates(entry, players, settled, pending, now)
+        if fin is None and any(f is not None and f.how is Settled.TIMEOUT for f in fates.values()):
+            # An abandonment before the timeout comes first: wait for every abandon request
+            # that could name one (as a result waits above).
+            since = start + pending.timeout_seconds - pending.grace_seconds
+            if not _abandons_out(clock, since):
+                out.effects.append(Hold(since))
+                fates = {
+                    pid: f for pid, f in fates.items() if f is None or f.how is not Settled.TIMEOUT
+                }
+        sending = _Sending(out, match_id, entry, teams, settled, population)
+        self._abandonments_and_timeouts(sending, fates, start + pending.timeout_seconds)
+        if fin is not None:
+            entry = sending.entry = self._with_evidence(entry, teams, population, pending)
+            mode = self.modes.get(entry.mode)
+            rated = rated_players(mode, tuples(teams), fin.quitters)
+            to_rate = [RatedPlayer(pid, rated[pid], None) for pid in players if pid in rated]
+            to_cancel = [pid for pid in players if pid not in rated]
+            self._send(sending, fin.at, to_rate, to_cancel, by_result=True)
+            settled.update(players)
+        everyone = len(settled) == len(players)
+        done, effects = entry.done, out.effects
+        if everyone and fin is not None:
+            done = fin.at if now is None else max(now, fin.at)
+            effects.append(Awaiting(False))
+        elif (
+            everyone
+            and now is not None
+            and (
+                fates
+                or now >= start + pending.timeout_seconds
+                or self.populations.sent(record, entry.mode, start, clock.partition)
+            )
+        ):
+            # Settled by event time now; or every player said they have the match and no
+            # result can add to what the population learned: event time is past the timeout,
+            # or this partition has sent the match's window (a start read again after the
+            # match was forgotten).
+            done = now
+            effects.append(Awaiting(False))
+        elif everyone:
+            # Every player said they have it before the result was read again (a restore): the
+            # match stays open for its result, whose evidence its window still needs, for its
+            # timeout, or until its window is known closed here.
+            effects.append(Awaiting(True))
+        entry = dataclasses.replace(
+            entry, settled=[pid for pid in players if pid in settled], done=done
+        )
+        return entry, effects
+
+    @staticmethod
+    def _fates(
+        entry: MatchEntry,
+        players: list[str],
+        settled: set[str],
+        pending: PendingConfig,
+        now: float | None,
+    ) -> dict[str, Fate | None]:
+        """Each unsettled player's fate by event time ``now`` (None: not decided yet)."""
+        assert entry.start is not None
+        fin = entry.fin
+        return {
             pid: fate(
                 entry.start,
                 None if fin is None else fin.at,
@@ -138,78 +199,45 @@ class Verdicts:
             for pid in players
             if pid not in settled
         }
-        if fin is None and any(f is not None and f.how is Settled.TIMEOUT for f in fates.values()):
-            # An abandonment before the timeout comes first: wait for every abandon request
-            # that could name one (as a result waits above).
-            since = entry.start + pending.timeout_seconds - pending.grace_seconds
-            if not _abandons_out(clock, since):
-                out.effects.append(Hold(since))
-                fates = {
-                    pid: f for pid, f in fates.items() if f is None or f.how is not Settled.TIMEOUT
-                }
+
+    def _abandonments_and_timeouts(
+        self, sending: _Sending, fates: dict[str, Fate | None], timeout_at: float
+    ) -> None:
+        """The players abandoned, each at their own time, and those timed out, together."""
         abandoned = sorted(
             (f.at, pid) for pid, f in fates.items() if f is not None and f.how is Settled.ABANDONED
         )
         for since, pid in abandoned:
             rated_player = RatedPlayer(pid, 0.0, Outcome.ABANDONED.value)
-            self._send(
-                out, match_id, entry, teams, since, [rated_player], [], settled, False, population
-            )
-            settled.add(pid)
+            self._send(sending, since, [rated_player], [], by_result=False)
+            sending.settled.add(pid)
         timed_out = [
             RatedPlayer(pid, 0.0, Outcome.TIMEOUT.value)
             for pid, f in fates.items()
             if f is not None and f.how is Settled.TIMEOUT
         ]
         if timed_out:
-            timeout_at = entry.start + pending.timeout_seconds
-            self._send(
-                out, match_id, entry, teams, timeout_at, timed_out, [], settled, False, population
-            )
-            settled.update(p.player_id for p in timed_out)
-            out.effects.append(Count("timed_out_matches"))
-        if fin is not None:
-            mode = self.modes.get(entry.mode)
-            rated = rated_players(mode, tuples(teams), fin.quitters)
-            to_rate = [RatedPlayer(pid, rated[pid], None) for pid in players if pid in rated]
-            to_cancel = [pid for pid in players if pid not in rated]
-            if population is not None and entry.ev is None:
-                # Once per match, whoever settled its players: after a restore they may all
-                # have said they have the match already (their snapshots read before the
-                # result was read again), and the evidence must still be the match's.
-                entry = dataclasses.replace(
-                    entry, ev=self._evidence(entry, teams, mode, population, pending)
-                )
-            self._send(
-                out, match_id, entry, teams, fin.at, to_rate, to_cancel, settled, True, population
-            )
-            settled.update(players)
-        done = entry.done
-        effects = out.effects
-        if len(settled) == len(players):
-            if fin is not None:
-                done = fin.at if now is None else max(now, fin.at)
-                effects.append(Awaiting(False))
-            elif now is not None and (
-                fates
-                or now >= start + pending.timeout_seconds
-                or self.populations.sent(record, entry.mode, start, clock.partition)
-            ):
-                # Settled by event time now; or every player said they have the match and no
-                # result can add to what the population learned: event time is past the
-                # timeout, or this partition has sent the match's window (a start read again
-                # after the match was forgotten).
-                done = now
-                effects.append(Awaiting(False))
-            else:
-                # Every player said they have it before the result was read again (a
-                # restore): the match stays open for its result, whose evidence its window
-                # still needs, for its timeout, or until its window is known closed here.
-                effects.append(Awaiting(True))
-        entry = dataclasses.replace(
-            entry, settled=[pid for pid in players if pid in settled], done=done
+            self._send(sending, timeout_at, timed_out, [], by_result=False)
+            sending.settled.update(p.player_id for p in timed_out)
+            sending.out.effects.append(Count("timed_out_matches"))
+
+    def _with_evidence(
+        self,
+        entry: MatchEntry,
+        teams: list[list[str]],
+        population: Population | None,
+        pending: PendingConfig,
+    ) -> MatchEntry:
+        """The entry with its evidence once a result settles its players (a learning mode)."""
+        if population is None or entry.ev is not None:
+            return entry
+        # Once per match, whoever settled its players: after a restore they may all have said
+        # they have the match already (their snapshots read before the result was read again),
+        # and the evidence must still be the match's.
+        mode = self.modes.get(entry.mode)
+        return dataclasses.replace(
+            entry, ev=self._evidence(entry, teams, mode, population, pending)
         )
-        return entry, effects
 
     @staticmethod
     def _evidence(
@@ -286,41 +314,34 @@ class Verdicts:
         if decided is None:
             return []
         out = _Effects()
+        sending = _Sending(out, match_id, entry, teams, set(), population)
         if decided.how is Settled.RESULT:
             assert fin is not None  # decided by its result
             rated = rated_players(self.modes.get(entry.mode), tuples(teams), fin.quitters)
             to_rate = [RatedPlayer(pid, rated[pid], None)] if pid in rated else []
             to_cancel = [] if pid in rated else [pid]
-            self._send(
-                out, match_id, entry, teams, fin.at, to_rate, to_cancel, set(), True, population
-            )
+            self._send(sending, fin.at, to_rate, to_cancel, by_result=True)
         else:
             how = Outcome.ABANDONED if decided.how is Settled.ABANDONED else Outcome.TIMEOUT
             player = RatedPlayer(pid, 0.0, how.value)
-            self._send(
-                out, match_id, entry, teams, decided.at, [player], [], set(), False, population
-            )
+            self._send(sending, decided.at, [player], [], by_result=False)
         out.effects.append(Count("resent_verdicts"))
         return out.effects
 
     def _send(
         self,
-        out: _Effects,
-        match_id: str,
-        entry: MatchEntry,
-        teams: list[list[str]],
+        sending: _Sending,
         at: float,
         to_rate: list[RatedPlayer],
         to_cancel: list[str],
-        settled: set[str],
+        *,
         by_result: bool,
-        population: Population | None,
     ) -> None:
         """One rate and one cancel command per player partition, skipping settled players.
         ``by_result``: rated from the result (else an abandonment or timeout, rated the same
-        whether or not a result was read, so that read order cannot change it).
-        ``population``: a learning mode's population in force for the match (None: the mode's
-        configured values)."""
+        whether or not a result was read, so that read order cannot change it)."""
+        out, match_id, entry, teams = sending.out, sending.match_id, sending.entry, sending.teams
+        settled, population = sending.settled, sending.population
         fin = entry.fin if by_result else None
         ranks = fin.ranks if fin is not None else [0] * len(teams)
         by_partition: defaultdict[int, list[RatedPlayer]] = defaultdict(list)
@@ -351,6 +372,20 @@ class Verdicts:
             out.to_player(target, Cancel(match_id, pids))
         if cancels:
             out.count("cancelled_players", sum(len(p) for p in cancels.values()))
+
+
+@dataclass(slots=True)
+class _Sending:
+    """What every command of one verdict shares: where its effects go, the match, its entry
+    and line-up, the players settled so far (none is sent twice) and the population in force
+    for the match (a learning mode's; None: the mode's configured values)."""
+
+    out: _Effects
+    match_id: str
+    entry: MatchEntry
+    teams: list[list[str]]
+    settled: set[str]
+    population: Population | None
 
 
 class _Effects:

@@ -157,55 +157,88 @@ def rate_player(
     teams = match.teams
     pairwise = mode.pairwise
     if pairwise is not None and len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1:
-        # Two one-player teams: equal, bit for bit, to what _rate_many computes for the same
-        # match (a test holds it to that), without the lists and virtual players.
-        first, second = teams[0][0], teams[1][0]
-        if first == player_id:
-            opponent_id = second
-            my_rank, their_rank = match.ranks
-        elif second == player_id:
-            opponent_id = first
-            their_rank, my_rank = match.ranks
-        else:
-            raise ValueError(f"player {player_id!r} is not in the match")
-        snap = snapshots.get(opponent_id)
-        if snap is None:
-            snap = initial_state(mode)
-        elif mode.seasons is not None:
-            snap = season_entered(mode, snap, at)
-        shift = experience.offset(snap.games) - own_offset if experience.active else None
-        opponent, opponent_rating = _met(mode, snap, at, shift)
-        mine_then: tuple[PlayerState, SkillLike] | None = None
-        if mode.team_rule is TeamStrategy.COMPOSITE_TEAM:
-            mine = snapshots.get(player_id)
-            if mine is not None and mine is not stored:
-                # The composite-team shift (own rating now minus own rating at match start)
-                # is _versus's: it moves with the drift too.
-                mine = season_entered(mode, mine, at)
-                mine_skill = skill_at(algorithm, mine, at)
-                if experience.active:
-                    mine_skill = shifted(mine_skill, experience.offset(mine.games) - own_offset)
-                mine_then = (mine, mine_skill)
-        if forced_score is not None:
-            score = forced_score
-        else:  # score_against(), written out
-            score = 1.0 if my_rank < their_rank else 0.0 if my_rank > their_rank else 0.5
-        return _versus(
+        return _one_on_one(
             mode,
             pairwise,
+            player_id,
+            stored,
             state,
             own,
-            at,
-            opponent_rating,
-            opponent.deviation,
-            score,
-            snap,
-            mine_then,
+            own_offset,
+            match,
+            snapshots,
+            forced_score,
         )
     new_skill, score, opponents, upset, slopes = _rate_many(
         mode, player_id, stored, state, own, match, snapshots, forced_score, own_offset
     )
     return _finish(mode, state, at, own, new_skill, score, opponents, upset, slopes)
+
+
+def _one_on_one(
+    mode: ModeConfig,
+    pairwise: PairwiseAlgorithm,
+    player_id: str,
+    stored: PlayerState,
+    state: PlayerState,
+    own: SkillLike,
+    own_offset: float,
+    match: MatchLike,
+    snapshots: Mapping[str, PlayerState],
+    forced_score: float | None,
+) -> PlayerUpdate:
+    """:func:`rate_player` for two one-player teams (the hot path): ``stored`` the player's
+    stored state, ``state`` it entered into the season of the match, ``own`` its skill at the
+    match, ``own_offset`` its experience offset."""
+    algorithm = mode.algorithm
+    experience = mode.experience
+    at = match.at
+    teams = match.teams
+    # Two one-player teams: equal, bit for bit, to what _rate_many computes for the same
+    # match (a test holds it to that), without the lists and virtual players.
+    first, second = teams[0][0], teams[1][0]
+    if first == player_id:
+        opponent_id = second
+        my_rank, their_rank = match.ranks
+    elif second == player_id:
+        opponent_id = first
+        their_rank, my_rank = match.ranks
+    else:
+        raise ValueError(f"player {player_id!r} is not in the match")
+    snap = snapshots.get(opponent_id)
+    if snap is None:
+        snap = initial_state(mode)
+    elif mode.seasons is not None:
+        snap = season_entered(mode, snap, at)
+    shift = experience.offset(snap.games) - own_offset if experience.active else None
+    opponent, opponent_rating = _met(mode, snap, at, shift)
+    mine_then: tuple[PlayerState, SkillLike] | None = None
+    if mode.team_rule is TeamStrategy.COMPOSITE_TEAM:
+        mine = snapshots.get(player_id)
+        if mine is not None and mine is not stored:
+            # The composite-team shift (own rating now minus own rating at match start)
+            # is _versus's: it moves with the drift too.
+            mine = season_entered(mode, mine, at)
+            mine_skill = skill_at(algorithm, mine, at)
+            if experience.active:
+                mine_skill = shifted(mine_skill, experience.offset(mine.games) - own_offset)
+            mine_then = (mine, mine_skill)
+    if forced_score is not None:
+        score = forced_score
+    else:  # score_against(), written out
+        score = 1.0 if my_rank < their_rank else 0.0 if my_rank > their_rank else 0.5
+    return _versus(
+        mode,
+        pairwise,
+        state,
+        own,
+        at,
+        opponent_rating,
+        opponent.deviation,
+        score,
+        snap,
+        mine_then,
+    )
 
 
 def _met(

@@ -115,6 +115,17 @@ class SimulationConfig:
                 f"size_range must be (fewest, most) with 1 <= fewest <= most <="
                 f" {MAX_TEAM_SIZE}, got {low}-{high}",
             )
+        self._check_players()
+        self._check_numbers()
+        _check(self.mode is None or self.mode != "", "mode must not be empty")
+        _check(
+            self.matchmaker in tuple(Matchmaker),
+            f"matchmaker must be one of {', '.join(Matchmaker)}, got {self.matchmaker!r}",
+        )
+        # A plain string from a caller becomes the member, so identity checks hold.
+        object.__setattr__(self, "matchmaker", Matchmaker(self.matchmaker))
+
+    def _check_players(self) -> None:
         need = self.players_per_match
         _check(
             self.players >= need,
@@ -127,6 +138,8 @@ class SimulationConfig:
                 f"got {self.initial_players}",
             )
         _check(self.pool_size >= need, f"pool_size must be at least {need}, got {self.pool_size}")
+
+    def _check_numbers(self) -> None:
         for name in (
             "skill_sd",
             "drift_sd",
@@ -155,13 +168,6 @@ class SimulationConfig:
             math.isfinite(self.start) and self.start >= 0,
             f"start must be epoch seconds >= 0, got {self.start}",
         )
-        _check(self.mode is None or self.mode != "", "mode must not be empty")
-        _check(
-            self.matchmaker in tuple(Matchmaker),
-            f"matchmaker must be one of {', '.join(Matchmaker)}, got {self.matchmaker!r}",
-        )
-        # A plain string from a caller becomes the member, so identity checks hold.
-        object.__setattr__(self, "matchmaker", Matchmaker(self.matchmaker))
 
     @property
     def sizes(self) -> tuple[int, ...]:

@@ -120,7 +120,6 @@ async def run_fleet(
 
     Raises KafkaError if the broker fails.
     """
-    rng = random.Random(config.seed)
     producer = AIOKafkaProducer(
         bootstrap_servers=bootstrap_servers,
         linger_ms=config.linger_ms,
@@ -129,76 +128,97 @@ async def run_fleet(
         partitioner=config.partitioning.partitioner,
     )
     await producer.start()
-    report = FleetReport() if report is None else report
-    started = time.monotonic()
-    pending: list[asyncio.Future[Any]] = []
-    # Finishes waiting for their match to end: (wall time due, sequence, match id, value).
-    later: list[tuple[float, int, str, bytes]] = []
-    key_of: dict[str, bytes | None] = {}
-
-    async def send(topic: str, key: bytes | None, value: bytes, match_id: str) -> None:
-        pending.append(await producer.send(topic, value, key=key))
-        report.messages += 1
-        if topic == config.match_finished_topic:
-            report.finished_at_wall.setdefault(match_id, time.time())
-
-    async def send_due(until: float) -> None:
-        while later and later[0][0] <= until:
-            _, _, match_id, value = heapq.heappop(later)
-            await send(config.match_finished_topic, key_of.pop(match_id), value, match_id)
-
+    fleet = _Fleet(producer, config, FleetReport() if report is None else report)
     try:
         for match in matches:
-            if config.rate > 0:
-                due = started + report.matches / config.rate
-                delay = due - time.monotonic()
-                if delay > 0:
-                    await asyncio.gather(*pending)
-                    pending.clear()
-                    await asyncio.sleep(delay)
-            await send_due(time.time())
-            now = time.time() if config.realtime else None
-            omit = rng.random() < config.omit_teams_rate
-            start, finish = match_events(
-                match, now, omit, config.match_seconds, at_end=config.at_end
-            )
-            key = match.match_id.encode() if config.partitioning.keyed else None
-            messages: list[tuple[str, bytes]] = (
-                [] if config.finish_only else [(config.match_started_topic, orjson.dumps(start))]
-            )
-            delayed = config.realtime and config.match_seconds > 0 and not config.at_end
-            if rng.random() < config.abandon_rate:
-                report.abandoned += 1
-            elif delayed:
-                key_of[match.match_id] = key
-                heapq.heappush(
-                    later,
-                    (
-                        time.time() + config.match_seconds,
-                        report.matches,
-                        match.match_id,
-                        orjson.dumps(finish),
-                    ),
-                )
-            else:
-                messages.append((config.match_finished_topic, orjson.dumps(finish)))
-                if rng.random() < config.reorder_rate:
-                    messages.reverse()
-            if rng.random() < config.duplicate_rate:
-                messages.append(rng.choice(messages))
-            for topic, value in messages:
-                await send(topic, key, value, match.match_id)
-            report.matches += 1
-            if len(pending) >= 10_000:
-                await asyncio.gather(*pending)
-                pending.clear()
-            if progress is not None and report.matches % 1000 == 0:
-                progress(report)
-        while later:
-            await asyncio.sleep(max(0.0, min(0.05, later[0][0] - time.time())))
-            await send_due(time.time())
-        await asyncio.gather(*pending)
+            await fleet.pace()
+            await fleet.send_due(time.time())
+            await fleet.publish(match)
+            if progress is not None and fleet.report.matches % 1000 == 0:
+                progress(fleet.report)
+        await fleet.finish()
     finally:
         await producer.stop()
-    report.seconds = time.monotonic() - started
-    return report
+    fleet.report.seconds = time.monotonic() - fleet.started
+    return fleet.report
+
+
+class _Fleet:
+    """One run of the fleet: its producer, what it has sent and what waits to be sent."""
+
+    def __init__(self, producer: AIOKafkaProducer, config: FleetConfig, report: FleetReport):
+        self.producer = producer
+        self.config = config
+        self.report = report
+        self.rng = random.Random(config.seed)
+        self.started = time.monotonic()
+        self.pending: list[asyncio.Future[Any]] = []
+        # Finishes waiting for their match to end: (wall time due, sequence, match id, value).
+        self.later: list[tuple[float, int, str, bytes]] = []
+        self.key_of: dict[str, bytes | None] = {}
+
+    async def send(self, topic: str, key: bytes | None, value: bytes, match_id: str) -> None:
+        self.pending.append(await self.producer.send(topic, value, key=key))
+        self.report.messages += 1
+        if topic == self.config.match_finished_topic:
+            self.report.finished_at_wall.setdefault(match_id, time.time())
+
+    async def send_due(self, until: float) -> None:
+        """The delayed finishes whose match has ended by ``until``."""
+        later = self.later
+        while later and later[0][0] <= until:
+            _, _, match_id, value = heapq.heappop(later)
+            await self.send(
+                self.config.match_finished_topic, self.key_of.pop(match_id), value, match_id
+            )
+
+    async def pace(self) -> None:
+        """Wait until the next match is due at the configured rate (0: flat out)."""
+        rate = self.config.rate
+        if rate <= 0:
+            return
+        delay = self.started + self.report.matches / rate - time.monotonic()
+        if delay > 0:
+            await self.flush()
+            await asyncio.sleep(delay)
+
+    async def flush(self) -> None:
+        await asyncio.gather(*self.pending)
+        self.pending.clear()
+
+    async def publish(self, match: SimulatedMatch) -> None:
+        """One match's events, as the configured fleet sends them: started and finished,
+        the finish delayed until the match ends, abandoned (no finish), reordered, duplicated."""
+        config, rng, report = self.config, self.rng, self.report
+        now = time.time() if config.realtime else None
+        omit = rng.random() < config.omit_teams_rate
+        start, finish = match_events(match, now, omit, config.match_seconds, at_end=config.at_end)
+        key = match.match_id.encode() if config.partitioning.keyed else None
+        messages: list[tuple[str, bytes]] = (
+            [] if config.finish_only else [(config.match_started_topic, orjson.dumps(start))]
+        )
+        delayed = config.realtime and config.match_seconds > 0 and not config.at_end
+        if rng.random() < config.abandon_rate:
+            report.abandoned += 1
+        elif delayed:
+            self.key_of[match.match_id] = key
+            due = time.time() + config.match_seconds
+            heapq.heappush(self.later, (due, report.matches, match.match_id, orjson.dumps(finish)))
+        else:
+            messages.append((config.match_finished_topic, orjson.dumps(finish)))
+            if rng.random() < config.reorder_rate:
+                messages.reverse()
+        if rng.random() < config.duplicate_rate:
+            messages.append(rng.choice(messages))
+        for topic, value in messages:
+            await self.send(topic, key, value, match.match_id)
+        report.matches += 1
+        if len(self.pending) >= 10_000:
+            await self.flush()
+
+    async def finish(self) -> None:
+        """The delayed finishes left, each when its match ends, then every send acknowledged."""
+        while self.later:
+            await asyncio.sleep(max(0.0, min(0.05, self.later[0][0] - time.time())))
+            await self.send_due(time.time())
+        await self.flush()

@@ -19,7 +19,7 @@ from stream.config.modes import Modes
 from stream.deadletters import Origin
 from stream.offline.explaining import explained_changes
 from stream.offline.replayer import Replayer, in_play_order
-from stream.pipeline import eventtime
+from stream.pipeline import watermarks
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.matchpartition import SETTLE_TICKS, MatchContext
 from stream.pipeline.outbox import Outbox
@@ -158,7 +158,7 @@ def test_a_restored_partition_still_holds_its_watermark_below_a_waiting_finish()
     assert restored.unjoined == [(T0 + 20, "m2")]
     restored.time.report(0, None, None, T0 + 100, wall)
     for _ in range(SETTLE_TICKS):  # event time has stood there a while
-        eventtime.on_tick(restored, wall, wall)
+        watermarks.on_tick(restored, wall, wall)
     assert restored.time.now is not None and restored.time.now > T0 + 20
     out = Outbox()
     matches.mark(MatchContext.of(restored, table, out, wall))
