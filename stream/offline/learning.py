@@ -10,7 +10,7 @@ evidence to the first window not folded. Each player's line-up at their previous
 kept here too (for the persistence), as the live pipeline keeps it in the player's record.
 
 The live match partitions compute the same parts with the same functions and fold the same
-sums (stream/pipeline/populations.py), so a worker and replay rate with the same populations.
+sums (stream/pipeline/learnedpopulation.py), so a worker and replay rate with the same populations.
 """
 
 from __future__ import annotations

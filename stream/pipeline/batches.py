@@ -8,7 +8,7 @@ A batch:
 1. process every admitted message against working copies of the table records
    (:class:`StateView`), in per-partition contexts (:class:`MatchContext`, :class:`PlayerContext`);
 2. and 3. :func:`stream.commits.close_batch`: deliver the outbox as records (packed commands,
-   rating-changed, dead letters: stream/pipeline/outputs.py) through the delivery port and
+   rating-changed, dead letters: stream/pipeline/packing.py) through the delivery port and
    wait until the broker has them,
    then write the changed table records and the match partitions' clocks through the table
    port (held until the commit);
@@ -50,7 +50,7 @@ from stream.pipeline.checkpoints import AgentInputs
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
 from stream.pipeline.outbox import Outbox
-from stream.pipeline.outputs import Outputs, command_match_id, log_context
+from stream.pipeline.packing import Outputs, command_match_id, log_context
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.playerpartition import PlayerContext, PlayerPartition
 from stream.pipeline.players import PlayerProcessor

@@ -31,10 +31,10 @@ from stream.config.modes import Modes, PendingConfig
 from stream.deadletters import DeadLetter
 from stream.events import EventLimits, MatchFinished, MatchStarted, decode_match_finished
 from stream.pipeline import lifecycle
+from stream.pipeline.learnedpopulation import Populations
 from stream.pipeline.lifecycle import Effects
 from stream.pipeline.matchentry import Due, due, missing, next_deadline, stand_in, waiting_letter
 from stream.pipeline.partitioning import partition_for
-from stream.pipeline.populations import Populations
 from stream.pipeline.verdicts import Clock, Count, Effect, Send, Verdicts
 from stream.protocol import Abandon, Cancel, Join, MatchEntry, Snapshot, StoredMessage
 
@@ -171,7 +171,7 @@ class Decider:
             effects += self.verdicts.resend(match_id, entry, asked.resend, clock)
         wait = asked.wait
         if wait is not None:
-            fin = entry.fin
+            fin = entry.finish
             assert fin is not None  # a waiting finish keeps its result
             if wait.unjoined:
                 effects.append(Unjoined(fin.at))
@@ -191,7 +191,7 @@ class Decider:
         deadline and what it waits for."""
         now = clock.now
         effects: list[Outcome] = []
-        kept = entry.ev is not None and not self._evidence_out(entry, clock)
+        kept = entry.evidence is not None and not self._evidence_out(entry, clock)
         match due(entry, now, self._policy(entry), self.retention, kept=kept):
             case Due.FORGET:
                 return Decision(None, Write.DELETE, [Watch(None)])
@@ -245,7 +245,7 @@ class Decider:
     def _waiting_for(entry: MatchEntry, now: float | None, deadline: float | None) -> str | None:
         """A match whose fate is decided (a result read, or a deadline passed) that is not
         settled: what it waits for (None: it waits for nothing, or is not decided yet)."""
-        decided = entry.fin is not None or (
+        decided = entry.finish is not None or (
             now is not None and deadline is not None and now >= deadline
         )
         if entry.done is not None or entry.teams is None or not decided:
@@ -266,12 +266,12 @@ class Decider:
 
     def _policy(self, entry: MatchEntry) -> PendingConfig | None:
         """The pending policy of a running match (only it is timed by one; read here only)."""
-        running = entry.done is None and entry.teams is not None and entry.fin is None
+        running = entry.done is None and entry.teams is not None and entry.finish is None
         return self.modes.pending(entry.mode) if running else None
 
     def _release(self, match_id: str, entry: MatchEntry) -> list[Outcome]:
         """Cancel the match for the players whose snapshots or abandon requests it holds."""
-        players = sorted({*entry.snaps, *entry.aband})
+        players = sorted({*entry.snaps, *entry.abandons})
         by_partition: defaultdict[int, list[str]] = defaultdict(list)
         for pid in players:
             by_partition[partition_for(pid, self.partitions)].append(pid)

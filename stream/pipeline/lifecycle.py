@@ -96,14 +96,14 @@ def start(
         else:
             # The finish's team order is the one its ranks refer to.
             teams = [list(team) for team in own]
-    problem = problem or result_problem(teams, entry.fin)
+    problem = problem or result_problem(teams, entry.finish)
     letter = None
-    fin = entry.fin
+    fin = entry.finish
     if problem is not None:
         letter = waiting_letter(wait, f"match-finished: {problem}")
         fin = None
     started = dataclasses.replace(
-        copied(entry), teams=teams, start=event.started_at, wait=None, fin=fin
+        copied(entry), teams=teams, start=event.started_at, wait=None, finish=fin
     )
     return started, Effects(letter=letter, join=True, advance=True)
 
@@ -142,10 +142,10 @@ def finish(
         # start may be just as late.
         until = (event.finished_at if now is None else max(event.finished_at, now)) + wait
         waiting = new_entry(mode, None, None, entry)
-        waiting.fin = fin
+        waiting.finish = fin
         waiting.wait = Waiting(message, until)
         return waiting, Effects(wait=Wait(until, event.teams is not None))
-    if entry.fin is not None or entry.done is not None:
+    if entry.finish is not None or entry.done is not None:
         return entry, Effects(count="duplicate_finishes")
     if entry.mode != mode:
         return reject(f"mode {mode!r} differs from the match-started mode {entry.mode!r}")
@@ -160,7 +160,7 @@ def finish(
     problem = result_problem(teams, fin)
     if problem is not None:
         return reject(problem)
-    return dataclasses.replace(copied(entry), teams=teams, fin=fin), ADVANCE
+    return dataclasses.replace(copied(entry), teams=teams, finish=fin), ADVANCE
 
 
 def snapshot(
@@ -219,9 +219,9 @@ def abandon_request(
         return entry, NOTHING
     # Recorded even beside a result: a result timed after the abandonment loses to it
     # (stream.ratings.settling), whichever was read first.
-    current = entry.aband.get(pid)
+    current = entry.abandons.get(pid)
     if current is not None and current <= request.since:
         return entry, NOTHING
     entry = copied(entry)
-    entry.aband[pid] = request.since
+    entry.abandons[pid] = request.since
     return entry, ADVANCE

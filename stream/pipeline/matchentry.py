@@ -46,7 +46,7 @@ def new_entry(
     if early is not None:
         entry.snaps = dict(early.snaps)
         entry.lines = dict(early.lines)
-        entry.aband = dict(early.aband)
+        entry.abandons = dict(early.abandons)
         entry.settled = list(early.settled)
     return entry
 
@@ -76,8 +76,8 @@ def split_early(early: MatchEntry, players: set[str] | None) -> tuple[MatchEntry
         (mine.snaps if players is None or pid in players else rest.snaps)[pid] = snap
     for pid, key in early.lines.items():
         (mine.lines if players is None or pid in players else rest.lines)[pid] = key
-    for pid, since in early.aband.items():
-        (mine.aband if players is None or pid in players else rest.aband)[pid] = since
+    for pid, since in early.abandons.items():
+        (mine.abandons if players is None or pid in players else rest.abandons)[pid] = since
     mine.settled = [p for p in early.settled if players is None or p in players]
     return mine, rest
 
@@ -96,18 +96,18 @@ def next_deadline(
             return float(entry.wait.until)
         # Commands read before the start: once event time passes the start a snapshot names,
         # or the newer start an abandon request names, the start cannot come.
-        early = list(entry.aband.values())
+        early = list(entry.abandons.values())
         if entry.start is not None:
             early.append(entry.start)
         return None if not early else min(early) + 0.001
-    if entry.fin is not None:
+    if entry.finish is not None:
         return None
     assert entry.start is not None  # an entry with teams has its start
     assert pending is not None  # a running match is timed by its mode's policy
     candidates = [entry.start + pending.timeout_seconds]
     settled = set(entry.settled)
     candidates += [
-        since + pending.grace_seconds for pid, since in entry.aband.items() if pid not in settled
+        since + pending.grace_seconds for pid, since in entry.abandons.items() if pid not in settled
     ]
     return float(min(candidates))
 
@@ -176,7 +176,7 @@ def due(
     """The decision on ``entry`` at event time ``now`` (None: not known yet), with no effect:
     the match side applies it (stream/pipeline/matches.py, ``_advance``). ``kept``: a settled
     match whose evidence about its mode's population has not gone out yet stays until it has
-    (stream/pipeline/populations.py), past its retention."""
+    (stream/pipeline/learnedpopulation.py), past its retention."""
     if entry.done is not None:
         past = now is not None and now >= entry.done + retention
         return Due.FORGET if past and not kept else Due.KEEP
@@ -197,7 +197,7 @@ def stand_in(
 ) -> tuple[MatchEntry, str | None]:
     """A waiting finish whose start never came: its own line-up (``teams``) stands in for the
     start, which it dates at the finish. The entry so, and the reason it cannot (or None)."""
-    fin = entry.fin
+    fin = entry.finish
     assert fin is not None  # a waiting finish keeps its result
     lined = [list(team) for team in teams]
     stood = dataclasses.replace(entry, teams=lined, start=fin.at, wait=None)
@@ -212,7 +212,7 @@ def copied(entry: MatchEntry) -> MatchEntry:
         entry,
         teams=None if entry.teams is None else [list(team) for team in entry.teams],
         snaps=dict(entry.snaps),
-        aband=dict(entry.aband),
+        abandons=dict(entry.abandons),
         settled=list(entry.settled),
         lines=dict(entry.lines),
     )

@@ -62,6 +62,7 @@ from stream.pipeline.decision import (
     Write,
 )
 from stream.pipeline.eventtime import EventTime
+from stream.pipeline.learnedpopulation import Populations
 from stream.pipeline.matchentry import (
     missing,
     missing_snapshots,
@@ -70,7 +71,6 @@ from stream.pipeline.matchinput import read_event
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
-from stream.pipeline.populations import Populations
 from stream.pipeline.verdicts import Awaiting, Clock, Count, Hold, Send, Unfold
 from stream.protocol import (
     Abandon,
@@ -153,27 +153,29 @@ class MatchProcessor:
             if entry.done is None and entry.teams is not None:
                 if missing_snapshots(entry):
                     partition.rejoin.append(match_id)
-                elif entry.fin is None and all(p in entry.settled for t in entry.teams for p in t):
+                elif entry.finish is None and all(
+                    p in entry.settled for t in entry.teams for p in t
+                ):
                     # Settled by every player's word, waiting for its result (verdicts.settle).
                     partition.awaiting.add(match_id)
-            if entry.done is None and entry.teams is not None and entry.fin is not None:
+            if entry.done is None and entry.teams is not None and entry.finish is not None:
                 partition.waits[match_id] = (wall, missing(entry))
             wait = entry.wait
             if (
                 wait is not None
                 and entry.teams is None
-                and entry.fin is not None
+                and entry.finish is not None
                 and decode_match_finished(wait.message.value, self.limits).teams is not None
             ):
-                heapq.heappush(partition.unjoined, (entry.fin.at, match_id))
+                heapq.heappush(partition.unjoined, (entry.finish.at, match_id))
             at = self.decider.next_deadline(entry)
             if at is not None:
                 partition.deadlines.add(at, match_id)
-            elif entry.fin is not None and entry.done is None and entry.teams is not None:
+            elif entry.finish is not None and entry.done is None and entry.teams is not None:
                 # A result held for the abandon requests (or for snapshots): look again when
                 # they are all out.
                 grace = self._pending(entry.mode).grace_seconds
-                partition.held.add(entry.fin.at - grace, match_id)
+                partition.held.add(entry.finish.at - grace, match_id)
         return partition
 
     def _unknown_fields(self, out: Outbox, kind: str, event: MatchStarted | MatchFinished) -> None:
@@ -336,7 +338,7 @@ class MatchProcessor:
     def close_windows(self, ctx: MatchContext) -> None:
         """At the end of a batch: once every match homed here that started before a learning
         window's end is settled, say so to every match partition, with the evidence of the
-        windows that ended (stream/pipeline/populations.py ``close``). Sent after the batch's
+        windows that ended (stream/pipeline/learnedpopulation.py ``close``). Sent after the batch's
         ``rate`` commands, so no partition can rate with a population before the evidence it
         holds."""
         if not self.populations.any_learns:

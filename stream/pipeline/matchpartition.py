@@ -88,7 +88,7 @@ class MatchPartition:
     # read (again, after a restore): open until the result, the timeout, or this partition's
     # close of their window (stream/pipeline/verdicts.py, settle).
     awaiting: set[str] = field(default_factory=set)
-    # The learned populations (stream/pipeline/populations.py): the partition's record (table
+    # The learned populations (stream/pipeline/learnedpopulation.py): the partition's record (table
     # ``populations``), whether this batch changed it, the matches held until their window's
     # population is known (by the ``known_until`` they need), the starts of the matches with a
     # line-up not settled yet, earliest first (lazily deleted: check the entry), which bound

@@ -22,9 +22,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from stream.config.modes import Modes, PendingConfig
+from stream.pipeline.learnedpopulation import Populations
 from stream.pipeline.matchentry import tuples
 from stream.pipeline.partitioning import partition_for
-from stream.pipeline.populations import Populations
 from stream.protocol import Cancel, MatchEntry, PlayerCommand, PopulationRecord, Rate, RatedPlayer
 from stream.ratings.engine import MatchView
 from stream.ratings.evidence import match_evidence, newcomers_of, rate_settled
@@ -108,7 +108,7 @@ class Verdicts:
             return entry, []
         now, out = clock.now, _Effects()
         settled = set(entry.settled)
-        fin = entry.fin
+        fin = entry.finish
         pending = self.modes.pending(entry.mode)
         assert entry.start is not None  # an entry with teams has its start
         start = entry.start
@@ -116,7 +116,7 @@ class Verdicts:
         known, population = self.populations.population_for(record, entry.mode, entry.start)
         if not known:
             # A mode that learns its population: wait until every partition has closed the
-            # windows it folds (stream/pipeline/populations.py).
+            # windows it folds (stream/pipeline/learnedpopulation.py).
             needs = self.populations.needs(entry.mode, entry.start)
             assert needs is not None  # only a learning mode waits
             return entry, [Unfold(needs)]
@@ -186,12 +186,12 @@ class Verdicts:
     ) -> dict[str, Fate | None]:
         """Each unsettled player's fate by event time ``now`` (None: not decided yet)."""
         assert entry.start is not None
-        fin = entry.fin
+        fin = entry.finish
         return {
             pid: fate(
                 entry.start,
                 None if fin is None else fin.at,
-                entry.aband.get(pid),
+                entry.abandons.get(pid),
                 grace_seconds=pending.grace_seconds,
                 timeout_seconds=pending.timeout_seconds,
                 now=now,
@@ -229,14 +229,14 @@ class Verdicts:
         pending: PendingConfig,
     ) -> MatchEntry:
         """The entry with its evidence once a result settles its players (a learning mode)."""
-        if population is None or entry.ev is not None:
+        if population is None or entry.evidence is not None:
             return entry
         # Once per match, whoever settled its players: after a restore they may all have said
         # they have the match already (their snapshots read before the result was read again),
         # and the evidence must still be the match's.
         mode = self.modes.get(entry.mode)
         return dataclasses.replace(
-            entry, ev=self._evidence(entry, teams, mode, population, pending)
+            entry, evidence=self._evidence(entry, teams, mode, population, pending)
         )
 
     @staticmethod
@@ -251,14 +251,14 @@ class Verdicts:
         its mode's population (encoded), computed as each player partition will rate it and as
         replay does (every player's fate by event time, the snapshots, the line-ups), kept in
         the entry until the partition sends it with its window
-        (stream/pipeline/populations.py). None when no player's fate is the result."""
-        fin, start = entry.fin, entry.start
+        (stream/pipeline/learnedpopulation.py). None when no player's fate is the result."""
+        fin, start = entry.finish, entry.start
         assert fin is not None and start is not None
         fates = {
             pid: fate(
                 start,
                 fin.at,
-                entry.aband.get(pid),
+                entry.abandons.get(pid),
                 grace_seconds=pending.grace_seconds,
                 timeout_seconds=pending.timeout_seconds,
             )
@@ -295,7 +295,7 @@ class Verdicts:
         waits for the verdict (a table of its restored behind the command): send the verdict
         again, as :meth:`settle` sent it. The player side applies it once, whatever else it
         has read (its rating record's recent matches and game count)."""
-        teams, start, fin = entry.teams, entry.start, entry.fin
+        teams, start, fin = entry.teams, entry.start, entry.finish
         if teams is None or start is None:
             return []
         record = clock.populations
@@ -306,7 +306,7 @@ class Verdicts:
         decided = fate(
             start,
             None if fin is None else fin.at,
-            entry.aband.get(pid),
+            entry.abandons.get(pid),
             grace_seconds=pending.grace_seconds,
             timeout_seconds=pending.timeout_seconds,
             now=entry.done,
@@ -342,7 +342,7 @@ class Verdicts:
         whether or not a result was read, so that read order cannot change it)."""
         out, match_id, entry, teams = sending.out, sending.match_id, sending.entry, sending.teams
         settled, population = sending.settled, sending.population
-        fin = entry.fin if by_result else None
+        fin = entry.finish if by_result else None
         ranks = fin.ranks if fin is not None else [0] * len(teams)
         by_partition: defaultdict[int, list[RatedPlayer]] = defaultdict(list)
         for item in to_rate:

@@ -160,7 +160,7 @@ class WindowClosed:
     ``until`` (and read every start before it), and adds, per mode and learning window, the
     evidence of the windows that ended since its previous ``closed`` (sent to every match
     partition, itself included, when ``until`` passes the end of a window; stream/pipeline/
-    populations.py). A window's population is known once every partition has closed the
+    learnedpopulation.py). A window's population is known once every partition has closed the
     windows it folds."""
 
     source: int

@@ -225,21 +225,21 @@ class MatchEntry:
     teams: list[list[str]] | None
     start: float | None
     snaps: dict[str, PlayerState | None] = field(default_factory=dict)
-    fin: Finish | None = None
+    finish: Finish | None = None
     wait: Waiting | None = None
-    aband: dict[str, float] = field(default_factory=dict)  # player id: newer match's start
+    abandons: dict[str, float] = field(default_factory=dict)  # player id: newer match's start
     settled: list[str] = field(default_factory=list)
     done: float | None = None  # event time it was settled at
     # A learning mode's players' line-up keys at their previous team match, from the snapshots.
     lines: dict[str, int] = field(default_factory=dict)
     # A learning mode's match settled by its result: its evidence about the mode's population
     # (stream.ratings.evidence.Evidence.encode: 13 integers), kept until this partition has
-    # sent it in a ``closed`` (stream/pipeline/populations.py).
-    ev: list[int] | None = None
+    # sent it in a ``closed`` (stream/pipeline/learnedpopulation.py).
+    evidence: list[int] | None = None
 
 
 def encode_match(entry: MatchEntry) -> dict[str, object]:
-    fin, wait = entry.fin, entry.wait
+    fin, wait = entry.finish, entry.wait
     out: dict[str, object] = {
         "mode": entry.mode,
         "teams": entry.teams,
@@ -257,14 +257,14 @@ def encode_match(entry: MatchEntry) -> dict[str, object]:
         "wait": None
         if wait is None
         else {"message": encode_message(wait.message), "until": wait.until},
-        "aband": entry.aband,
+        "aband": entry.abandons,
         "settled": entry.settled,
         "done": entry.done,
     }
     if entry.lines:
         out["lines"] = entry.lines
-    if entry.ev is not None:
-        out["ev"] = entry.ev
+    if entry.evidence is not None:
+        out["ev"] = entry.evidence
     return out
 
 
@@ -278,7 +278,7 @@ def decode_match(data: object) -> MatchEntry:
             teams=fields["teams"],
             start=fields["start"],
             snaps={pid: None if s is None else decode_state(s) for pid, s in snaps.items()},
-            fin=None
+            finish=None
             if fin is None
             else Finish(
                 fin["at"],
@@ -290,11 +290,11 @@ def decode_match(data: object) -> MatchEntry:
                 else {pid: PlayerStats(score, seconds) for pid, (score, seconds) in stats.items()},
             ),
             wait=None if wait is None else Waiting(decode_message(wait["message"]), wait["until"]),
-            aband=fields["aband"],
+            abandons=fields["aband"],
             settled=fields["settled"],
             done=fields["done"],
             lines=fields.get("lines", {}),
-            ev=fields.get("ev"),
+            evidence=fields.get("ev"),
         )
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise _malformed("match entry", data, exc) from None
@@ -313,7 +313,7 @@ class StoredChain:
 @dataclass(slots=True)
 class PopulationRecord:
     """Table ``populations``, per match partition: its side of the learned populations
-    (stream/pipeline/populations.py).
+    (stream/pipeline/learnedpopulation.py).
 
     ``until``: the last ``closed`` it sent (every match homed here that started before it is
     settled; the evidence of those matches went out with it: until then each match entry keeps

@@ -113,7 +113,7 @@ MIN_EVIDENCE = 100.0
 # own (a prior of +-0.05 around where it stands): it follows the ratings as they mature.
 DECISIVENESS_PRIOR_INFORMATION = 400.0
 # The version of the rules above that learn a population: a chain learned under other rules
-# is not continued (stream.pipeline.populations.settings_of). 3: the debut offset is learned;
+# is not continued (stream.pipeline.learnedpopulation.settings_of). 3: the debut offset is learned;
 # 2: the prior deviation's steps over all its information (1: each window's own, damped by its
 # newcomer updates).
 LEARNING_RULES = 3

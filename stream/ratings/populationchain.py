@@ -11,7 +11,7 @@ gives the live pipeline's partitions that long to report it, so in steady state 
 for its population (docs/defaults.md). A window without evidence changes nothing, so folding
 only the windows that have some gives the same chain.
 
-Pure and deterministic: the live match partitions (stream/pipeline/populations.py) and replay
+Pure and deterministic: the live match partitions (stream/pipeline/learnedpopulation.py) and replay
 (stream/offline/learning.py) fold the same integer sums (:mod:`stream.ratings.evidence`) in
 the same order and hold the same chain.
 """

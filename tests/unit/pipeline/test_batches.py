@@ -104,7 +104,7 @@ def test_state_is_written_only_after_the_outputs_are_delivered() -> None:
 
     asyncio.run(redo())
     # Both joins packed in one message, and the partition's first ``closed`` (its learned
-    # population, stream/pipeline/populations.py): sent again whole.
+    # population, stream/pipeline/learnedpopulation.py): sent again whole.
     assert attempts == [2, 2]
     assert len(c.match_table) == 1 and len(c.store.tables["clocks"]) == 1
     # Delivered once: the failed attempt reached nobody.

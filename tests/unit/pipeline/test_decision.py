@@ -23,8 +23,8 @@ from stream.pipeline.decision import (
     Watch,
     Write,
 )
+from stream.pipeline.learnedpopulation import Populations
 from stream.pipeline.partitioning import partition_for
-from stream.pipeline.populations import Populations
 from stream.pipeline.verdicts import Clock, Count, Send, Unfold
 from stream.protocol import (
     Cancel,

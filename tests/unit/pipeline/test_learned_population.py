@@ -1,5 +1,5 @@
-"""A mode that learns its population, live (stream/pipeline/populations.py): every rating equals
-replay of the same history with the same modes file, whatever order the partitions are read
+"""A mode that learns its population, live (stream/pipeline/learnedpopulation.py): every rating
+equals replay of the same history with the same modes file, whatever order the partitions are read
 in, while the population moves window after window; every partition folds the same chain."""
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ def test_a_finish_without_its_start_waits_for_it() -> None:
     entry, effects = lifecycle.finish(
         None, finished(), "1v1", MESSAGE, grace_seconds=60.0, now=T0 + 500
     )
-    assert entry is not None and entry.wait is not None and entry.fin is not None
+    assert entry is not None and entry.wait is not None and entry.finish is not None
     # Event time is past the finish already: it waits from now (its start may be as late).
     assert effects == Effects(wait=Wait(T0 + 500.001, unjoined=True))
     _, alone = lifecycle.finish(None, finished(None), "1v1", MESSAGE, grace_seconds=60.0, now=None)
@@ -65,11 +65,11 @@ def test_a_finish_without_its_start_waits_for_it() -> None:
 def test_a_start_completes_a_waiting_finish_or_refuses_its_result() -> None:
     waiting, _ = lifecycle.finish(None, finished(), "1v1", MESSAGE, grace_seconds=60.0, now=None)
     entry, effects = lifecycle.start(waiting, started(), "1v1", DEFAULT_LIMITS)
-    assert entry is not None and entry.fin is not None and entry.wait is None
+    assert entry is not None and entry.finish is not None and entry.wait is None
     assert effects == Effects(join=True, advance=True)
     other, _ = lifecycle.finish(None, finished(), "1v1", MESSAGE, grace_seconds=60.0, now=None)
     entry, effects = lifecycle.start(other, started((("a",), ("c",))), "1v1", DEFAULT_LIMITS)
-    assert entry is not None and entry.fin is None  # the result is refused, the match goes on
+    assert entry is not None and entry.finish is None  # the result is refused, the match goes on
     assert effects.letter is not None
     assert effects.letter.reason == "match-finished: teams differ from the match-started line-up"
     assert effects.letter.value == MESSAGE.value and effects.join and effects.advance
@@ -87,7 +87,7 @@ def test_a_finish_is_checked_against_its_start() -> None:
     entry, effects = lifecycle.finish(
         entry, finished(), "1v1", MESSAGE, grace_seconds=60.0, now=None
     )
-    assert entry is not None and entry.fin is not None and effects == Effects(advance=True)
+    assert entry is not None and entry.finish is not None and effects == Effects(advance=True)
     _, again = lifecycle.finish(entry, finished(), "1v1", MESSAGE, grace_seconds=60.0, now=None)
     assert again == Effects(count="duplicate_finishes")
 
@@ -112,7 +112,7 @@ def test_an_abandon_request_is_recorded_once_or_released() -> None:
     entry, _ = lifecycle.start(None, started(), "1v1", DEFAULT_LIMITS)
     request = Abandon("m-1", "a", T0 + 30)
     entry, effects = lifecycle.abandon_request(entry, request, T0)
-    assert entry is not None and entry.aband == {"a": T0 + 30} and effects.advance
+    assert entry is not None and entry.abandons == {"a": T0 + 30} and effects.advance
     _, later = lifecycle.abandon_request(entry, Abandon("m-1", "a", T0 + 40), T0)
     assert later == Effects()  # the earlier abandonment stands
     _, gone = lifecycle.abandon_request(None, Abandon("m-9", "a", T0), T0 + 10)

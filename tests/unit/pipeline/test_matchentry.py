@@ -30,7 +30,7 @@ def running() -> MatchEntry:
 
 def waiting_finish(until: float) -> MatchEntry:
     entry = new_entry("1v1", None, None)
-    entry.fin = Finish(T0 + 100, None, [0, 1], [], None)
+    entry.finish = Finish(T0 + 100, None, [0, 1], [], None)
     entry.wait = Waiting(StoredMessage(b"m", b"{}", Origin("match-finished", 0, 3)), until)
     return entry
 
@@ -58,7 +58,7 @@ def test_commands_before_a_start_are_given_up_once_it_cannot_come() -> None:
     assert due(entry, T0 + 30, None, RETENTION) is Due.KEEP
     assert due(entry, T0 + 30.001, None, RETENTION) is Due.GIVE_UP
     anonymous = early_entry(None)  # an abandon request only: its newer start bounds it
-    anonymous.aband["a"] = T0 + 10
+    anonymous.abandons["a"] = T0 + 10
     assert due(anonymous, T0 + 10.001, None, RETENTION) is Due.GIVE_UP
 
 
@@ -83,11 +83,11 @@ def test_a_finish_line_up_stands_in_for_the_start_it_dates_at_the_finish() -> No
 def test_early_commands_split_between_the_line_up_and_the_rest() -> None:
     early = early_entry(T0)
     early.snaps = {"a": STATE, "x": None}
-    early.aband = {"b": T0 + 5, "y": T0 + 6}
+    early.abandons = {"b": T0 + 5, "y": T0 + 6}
     early.settled = ["a", "x"]
     mine, rest = split_early(early, {"a", "b"})
-    assert (mine.snaps, mine.aband, mine.settled) == ({"a": STATE}, {"b": T0 + 5}, ["a"])
-    assert (rest.snaps, rest.aband) == ({"x": None}, {"y": T0 + 6})
+    assert (mine.snaps, mine.abandons, mine.settled) == ({"a": STATE}, {"b": T0 + 5}, ["a"])
+    assert (rest.snaps, rest.abandons) == ({"x": None}, {"y": T0 + 6})
     entry = new_entry("1v1", (("a",), ("b",)), T0, mine)
-    assert (entry.snaps, entry.aband, entry.settled) == ({"a": STATE}, {"b": T0 + 5}, ["a"])
+    assert (entry.snaps, entry.abandons, entry.settled) == ({"a": STATE}, {"b": T0 + 5}, ["a"])
     assert early.snaps == {"a": STATE, "x": None}  # the early entry itself is left as it was

@@ -1,13 +1,14 @@
-"""What a running mode's learned chain is stored under (stream.pipeline.populations.settings_of):
-a chain stored under other settings starts again, so a changed ``[population] hold`` does, and
-a modes file that holds nothing keeps the chains stored before the key existed."""
+"""What a running mode's learned chain is stored under
+(stream.pipeline.learnedpopulation.settings_of): a chain stored under other settings starts
+again, so a changed ``[population] hold`` does, and a modes file that holds nothing keeps the
+chains stored before the key existed."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from stream.config.modes import Modes, parse_modes
-from stream.pipeline.populations import Populations, settings_of
+from stream.pipeline.learnedpopulation import Populations, settings_of
 from stream.protocol.tables import PopulationRecord
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population

@@ -170,18 +170,18 @@ def test_a_match_every_player_says_they_have_waits_for_its_result_read_again() -
     c.run()
     home = partition_for("m1", 4)
     key = MATCHES.key_bytes("m1")
-    assert MATCHES.value(c.match_table[key]).ev is not None  # learning: evidence held
+    assert MATCHES.value(c.match_table[key]).evidence is not None  # learning: evidence held
     # The match table comes back from before the start; the finish is read again last.
     del c.match_table[key]
     c.hold(FINISHED, home)
     c.reread({(STARTED, home): 0})
     c.run()
     entry = MATCHES.value(c.match_table[key])
-    assert sorted(entry.settled) == ["a", "b"] and entry.fin is None
+    assert sorted(entry.settled) == ["a", "b"] and entry.finish is None
     assert entry.done is None  # held open for its result
     c.release(FINISHED, home)
     c.reread({(FINISHED, home): 0})
     c.run()
     entry = MATCHES.value(c.match_table[key])
-    assert entry.done is not None and entry.ev is not None
+    assert entry.done is not None and entry.evidence is not None
     assert len(c.outcomes()) == 2  # nobody rated twice

@@ -23,7 +23,7 @@ from stream.events import EventLimits
 from stream.pipeline.matches import STARTED, MatchProcessor
 from stream.pipeline.matchpartition import MatchContext
 from stream.pipeline.outbox import Outbox
-from stream.pipeline.outputs import pack
+from stream.pipeline.packing import pack
 
 ORIGIN = Origin("match-finished", 3, 12345, 1_780_000_000_000)
 # Apache Kafka's default message.max.bytes: the largest record batch a default broker accepts.

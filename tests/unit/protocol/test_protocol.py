@@ -232,7 +232,7 @@ def test_a_rate_command_from_version_1_still_decodes() -> None:
 def test_a_match_entry_from_before_the_latency_metric_has_no_timestamp() -> None:
     raw = MATCH_ENTRIES[0].replace(b'"ts":null,', b"")
     entry = MATCHES.value(raw)
-    assert entry.fin is not None and entry.fin.ts is None
+    assert entry.finish is not None and entry.finish.ts is None
 
 
 def test_the_rating_key_names_player_and_mode_unambiguously() -> None:

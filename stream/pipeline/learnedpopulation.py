@@ -222,7 +222,7 @@ class Populations:
                 partition.tracked.add(match_id)
                 heapq.heappush(partition.unsettled, (entry.start, match_id))
             return
-        if entry.ev is None or self.sent(
+        if entry.evidence is None or self.sent(
             partition.populations, entry.mode, entry.start, partition.number
         ):
             return
@@ -264,8 +264,8 @@ class Populations:
             total = NONE
             for match_id in sorted(ids):
                 entry = entry_of(match_id)
-                if entry is not None and entry.ev is not None:
-                    total = total + Evidence.decode(entry.ev)
+                if entry is not None and entry.evidence is not None:
+                    total = total + Evidence.decode(entry.evidence)
                     gathered.append(match_id)
                     if before is not None and not self._new_window(mode, entry, before):
                         late += 1
