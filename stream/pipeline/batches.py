@@ -43,7 +43,7 @@ from typing import Protocol, TypeVar
 import orjson
 
 from stream.commits import close_batch
-from stream.config.settings import Settings
+from stream.config.settings import TABLES, Settings
 from stream.deadletters import DeadLetter, Origin
 from stream.delivery import OutRecord
 from stream.pipeline.checkpoints import AgentInputs
@@ -77,9 +77,8 @@ log = logging.getLogger("skillstream.worker")
 C = TypeVar("C", MatchCommand, PlayerCommand)
 
 
-# Table names, as the app declares them.
-MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE = "matches", "clocks", "ratings", "pending"
-POPULATION_TABLE = "populations"
+# Table names, as the app declares them (stream/config/settings.py, TABLES: written once).
+MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE, POPULATION_TABLE = TABLES
 
 
 def agent_inputs(settings: Settings) -> tuple[AgentInputs, AgentInputs]:

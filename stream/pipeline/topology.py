@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import faust
 import orjson
 
-from stream.config.settings import Settings
+from stream.config.settings import TABLES, Settings
 from stream.config.stores import STORES
 from stream.pipeline.health import readiness
 from stream.pipeline.kafkawatch import KafkaWatch
@@ -78,9 +78,9 @@ def inputs(app: faust.App, s: Settings) -> tuple[faust.TopicT, faust.TopicT]:
     return match_in, topic(s.player_commands_topic)
 
 
-def tables(app: faust.App, s: Settings) -> tuple[Any, Any, Any, Any, Any]:
-    """The tables ``matches``, ``clocks``, ``ratings``, ``pending`` and ``populations`` (raw
-    bytes)."""
+def tables(app: faust.App, s: Settings) -> tuple[Any, ...]:
+    """The tables of TABLES (stream/config/settings.py: ``matches``, ``clocks``, ``ratings``,
+    ``pending`` and ``populations``), in its order, raw bytes."""
 
     def table(name: str) -> Any:
         return app.Table(
@@ -92,13 +92,7 @@ def tables(app: faust.App, s: Settings) -> tuple[Any, Any, Any, Any, Any]:
             partitions=s.partitions,
         )
 
-    return (
-        table("matches"),
-        table("clocks"),
-        table("ratings"),
-        table("pending"),
-        table("populations"),
-    )
+    return tuple(table(name) for name in TABLES)
 
 
 class Wiring(Protocol):

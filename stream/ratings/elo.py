@@ -20,17 +20,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from stream.ratings.logistic import NoUncertainty
 from stream.ratings.ranges import (
     INITIAL_RATING_WHY,
     MAX_ABS_RATING,
     TEMPERATURE_WHY,
-    Limits,
     Range,
     check_ranges,
 )
 from stream.ratings.skill import Rated, Result, Skill, SkillLike
 
-_BOUND_UNITS = 6.045
 _MAX_GAIN_WHY = (
     "the largest change one match makes (chess: 10 to 40); above 1000 a single result "
     "outweighs a whole history, and a match of max_gain 1e308 produced ratings of -5e307"
@@ -38,7 +37,7 @@ _MAX_GAIN_WHY = (
 
 
 @dataclass(frozen=True, slots=True)
-class EloConfig:
+class EloConfig(NoUncertainty):
     """System parameters: logistic temperature, largest change per match, starting rating."""
 
     name: ClassVar[str] = "elo"
@@ -56,13 +55,8 @@ class EloConfig:
     def __post_init__(self) -> None:
         check_ranges(self, self.RANGES)
 
-    # The methods below make the config usable wherever a rating algorithm is expected.
-    def initial(self) -> Skill:
-        return initial(self)
-
-    def decay(self, skill: SkillLike, elapsed_seconds: float) -> SkillLike:
-        return decay(self, skill, elapsed_seconds)
-
+    # The methods below (and NoUncertainty's) make the config usable wherever a rating
+    # algorithm is expected.
     def rate(self, skill: SkillLike, results: Sequence[Result]) -> SkillLike:
         return rate(self, skill, results)
 
@@ -71,37 +65,6 @@ class EloConfig:
 
     def update_terms(self, skill: SkillLike, result: Result) -> tuple[float, float]:
         return update_terms(self, skill, result)
-
-    @property
-    def decay_step_seconds(self) -> float:
-        """Elo has no inactivity."""
-        return math.inf
-
-    @property
-    def logistic_scale(self) -> float:
-        """Rating points per unit of the logistic curve: the temperature."""
-        return self.temperature
-
-    @property
-    def rating_bounds(self) -> tuple[float, float]:
-        """Public-scale rating range that Rank Points map onto [0, 10000]."""
-        half = _BOUND_UNITS * self.temperature
-        return (self.initial_rating - half, self.initial_rating + half)
-
-    @property
-    def limits(self) -> Limits:
-        """Ratings held to the range a seed may take; no deviation or volatility to bound."""
-        return Limits()
-
-
-def initial(config: EloConfig) -> Skill:
-    """An unrated player: the initial rating, no deviation, no volatility."""
-    return Skill(config.initial_rating, 0.0, None)
-
-
-def decay(config: EloConfig, skill: SkillLike, elapsed_seconds: float) -> SkillLike:
-    """Elo has no uncertainty to grow: the skill is returned unchanged."""
-    return skill
 
 
 def fermi(delta: float, temperature: float) -> float:

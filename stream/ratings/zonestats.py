@@ -40,23 +40,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from stream.ratings.logistic import NoUncertainty
 from stream.ratings.ranges import (
     INITIAL_RATING_WHY,
     MAX_ABS_RATING,
     TEMPERATURE_WHY,
-    Limits,
     Range,
     check_ranges,
 )
-from stream.ratings.skill import PlayerStats, Rated, Skill, SkillLike
+from stream.ratings.skill import PlayerStats, Rated
 
-_BOUND_UNITS = 6.045
 _SECONDS_PER_MINUTE = 60.0
 _SECONDS_PER_HOUR = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
-class ZoneStatsConfig:
+class ZoneStatsConfig(NoUncertainty):
     """System parameters; the defaults are the document's T, GAME_MULT, MAX_GAME_LENGTH, 500."""
 
     name: ClassVar[str] = "zonestats"
@@ -80,13 +79,8 @@ class ZoneStatsConfig:
     def __post_init__(self) -> None:
         check_ranges(self, self.RANGES)
 
-    # The methods below make the config usable wherever a rating algorithm is expected.
-    def initial(self) -> Skill:
-        return initial(self)
-
-    def decay(self, skill: SkillLike, elapsed_seconds: float) -> SkillLike:
-        return decay(self, skill, elapsed_seconds)
-
+    # The methods below (and NoUncertainty's) make the config usable wherever a rating
+    # algorithm is expected.
     def offsets(
         self,
         teams: Sequence[Sequence[str]],
@@ -108,37 +102,6 @@ class ZoneStatsConfig:
 
     def expected_score(self, a: Rated, b: Rated) -> float:
         return _expected_score(self, a, b)
-
-    @property
-    def decay_step_seconds(self) -> float:
-        """ZoneStats has no inactivity."""
-        return math.inf
-
-    @property
-    def logistic_scale(self) -> float:
-        """Rating points per unit of the logistic curve: the temperature."""
-        return self.temperature
-
-    @property
-    def rating_bounds(self) -> tuple[float, float]:
-        """Rating range that Rank Points map onto [0, 10000]; ratings themselves are free."""
-        half = _BOUND_UNITS * self.temperature
-        return (self.initial_rating - half, self.initial_rating + half)
-
-    @property
-    def limits(self) -> Limits:
-        """Ratings held to the range a seed may take; no deviation or volatility to bound."""
-        return Limits()
-
-
-def initial(config: ZoneStatsConfig) -> Skill:
-    """An unrated player: the start rating (500), no deviation, no volatility."""
-    return Skill(config.initial_rating, 0.0, None)
-
-
-def decay(config: ZoneStatsConfig, skill: SkillLike, elapsed_seconds: float) -> SkillLike:
-    """ZoneStats has no uncertainty to grow: the skill is returned unchanged."""
-    return skill
 
 
 def predicted_outcome(config: ZoneStatsConfig, my_rating: float, opponent_rating: float) -> float:
