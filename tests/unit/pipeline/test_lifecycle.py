@@ -4,14 +4,18 @@ match side to do. The whole lifecycle, applied, runs in test_processors.py."""
 
 from __future__ import annotations
 
+import copy
+
 import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream.deadletters import Origin
 from stream.events import DEFAULT_LIMITS, MatchFinished, MatchStarted
 from stream.pipeline import lifecycle
 from stream.pipeline.lifecycle import Effects, Wait
 from stream.pipeline.matchentry import early_entry
-from stream.protocol import Abandon, Snapshot, StoredMessage
+from stream.protocol import Abandon, MatchEntry, Snapshot, StoredMessage
 from stream.ratings.skill import PlayerState
 
 T0 = 1_780_000_000.0
@@ -131,3 +135,50 @@ def test_a_player_who_has_the_match_read_before_its_start_is_kept_for_it() -> No
     # Once event time is past its start, or from a worker that sent no start, it is late.
     assert lifecycle.snapshot(None, applied, T0 + 1)[0] is None
     assert lifecycle.snapshot(None, Snapshot("m-1", "a", STATE, True), T0 - 10)[0] is None
+
+
+# Any input of a match, as a transition takes it (snapshots and abandon requests of the line-up's
+# players and of one outside it, applied or not, finishes with or without a line-up).
+INPUTS = st.one_of(
+    st.builds(lambda: ("start",)),
+    st.builds(lambda teams: ("finish", teams), st.sampled_from([TEAMS, None])),
+    st.builds(
+        lambda pid, applied, dt: ("snapshot", Snapshot("m-1", pid, STATE, applied, T0 + dt)),
+        st.sampled_from(["a", "b", "x"]),
+        st.booleans(),
+        st.sampled_from([0.0, 5.0]),
+    ),
+    st.builds(
+        lambda pid, dt: ("abandon", Abandon("m-1", pid, T0 + dt)),
+        st.sampled_from(["a", "b", "x"]),
+        st.sampled_from([10.0, 30.0, 200.0]),
+    ),
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(INPUTS, max_size=10), st.sampled_from([None, T0, T0 + 150.0]))
+def test_no_transition_changes_the_entry_it_is_given(
+    inputs: list[tuple[object, ...]], now: float | None
+) -> None:
+    # stream/pipeline/decision.py composes these as pure functions: a transition that changes
+    # the match returns a new entry, so a caller's copy (a table's, a test's) stays as it was.
+    entry: MatchEntry | None = None
+    for item in inputs:
+        given = copy.deepcopy(entry)
+        match item:
+            case ("start",):
+                after, _ = lifecycle.start(entry, started(), "1v1", DEFAULT_LIMITS)
+            case ("finish", teams):
+                assert teams is None or isinstance(teams, tuple)
+                after, _ = lifecycle.finish(
+                    entry, finished(teams), "1v1", MESSAGE, grace_seconds=60.0, now=now
+                )
+            case ("snapshot", Snapshot() as snap):
+                after, _ = lifecycle.snapshot(entry, snap, now)
+            case ("abandon", Abandon() as request):
+                after, _ = lifecycle.abandon_request(entry, request, now)
+            case _:
+                raise AssertionError(item)
+        assert entry == given
+        entry = after
