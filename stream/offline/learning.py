@@ -1,13 +1,14 @@
 """The offline side of a learned population: one :class:`PopulationLearner` per mode.
 
 Replay, evaluate and tune rate a history in order; the learner gives each match the population
-in force for the window of its start (:mod:`stream.ratings.populationchain`: the evidence of
+in force for the window of its start (:mod:`stream.ratings.population.chain`: the evidence of
 the windows up to two before it) and adds the match's evidence, in integers
-(:mod:`stream.ratings.evidence`), to its window. When a match of window ``w`` arrives, every
-window up to ``w - 2`` is folded: in a history in play order no match of those windows can
-come any more. A match whose window is already folded (a history not in time order) adds its
-evidence to the first window not folded. Each player's line-up at their previous team match is
-kept here too (for the persistence), as the live pipeline keeps it in the player's record.
+(:mod:`stream.ratings.population.evidence`), to its window. When a match of window ``w``
+arrives, every window up to ``w - 2`` is folded: in a history in play order no match of those
+windows can come any more. A match whose window is already folded (a history not in time order)
+adds its evidence to the first window not folded. Each player's line-up at their previous team
+match is kept here too (for the persistence), as the live pipeline keeps it in the player's
+record.
 
 The live match partitions compute the same parts with the same functions and fold the same
 sums (stream/pipeline/learnedpopulation.py), so a worker and replay rate with the same populations.
@@ -19,10 +20,16 @@ import math
 from collections.abc import Mapping, Sequence
 
 from stream.ratings.engine import PlayerUpdate
-from stream.ratings.evidence import FIELDS, NONE, Evidence, add_match_evidence, is_team_match
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population, PopulationStats, lineup_key, start
-from stream.ratings.populationchain import LAG, Chain, Step
+from stream.ratings.population.chain import LAG, Chain, Step
+from stream.ratings.population.evidence import (
+    FIELDS,
+    NONE,
+    Evidence,
+    add_match_evidence,
+    is_team_match,
+)
 from stream.ratings.skill import PlayerState
 
 __all__ = ["PopulationLearner", "Step", "window_start"]
@@ -115,8 +122,8 @@ class PopulationLearner:
         as_played: bool,
         rated_here: bool = False,
     ) -> None:
-        """Add a rated match's evidence (:func:`stream.ratings.evidence.match_evidence`: its
-        players' ``updates``, rated with ``rules``, the mode with ``population`` in force,
+        """Add a rated match's evidence (:func:`stream.ratings.population.evidence.match_evidence`:
+        its players' ``updates``, rated with ``rules``, the mode with ``population`` in force,
         from ``states``; its predictions when rated ``as_played``; ``rated_here``: the updates
         are rate_match's from ``states``, whose duel skills the prediction reuses) and note the
         rated players' line-ups."""

@@ -21,9 +21,9 @@ from stream.ratings.engine import (
     rate_match,
     rate_player,
 )
-from stream.ratings.evidence import played_skills, rate_settled
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
+from stream.ratings.population.evidence import played_skills, rate_settled
 from stream.ratings.probability import team_win_probability
 from stream.ratings.resolution import rated_players
 from stream.ratings.settling import Fate, Settled, fate, superseding_starts

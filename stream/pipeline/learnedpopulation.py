@@ -3,15 +3,16 @@ folded.
 
 A mode that learns its population (``[population] window_days`` above 0) is rated live with
 exactly the population replay gives it (stream/offline/learning.py): the population of a match
-is its mode's chain (:mod:`stream.ratings.populationchain`) at the window of the match's start,
+is its mode's chain (:mod:`stream.ratings.population.chain`) at the window of the match's start,
 folded from the evidence of every match of the windows two before it, wherever it was homed.
 
 How the evidence goes round (docs/decisions.md, "The learned population live"):
 
 1. **Evidence where the result is.** When a match partition sends the ``rate`` commands of a
-   result, it computes the match's evidence (:func:`stream.ratings.evidence.match_evidence`,
-   from the snapshots, each player's fate and line-up: what each player partition is about to
-   compute, and what replay computes) and adds it, in integers, to the window of the match's
+   result, it computes the match's evidence
+   (:func:`stream.ratings.population.evidence.match_evidence`, from the snapshots, each
+   player's fate and line-up: what each player partition is about to compute, and what replay
+   computes) and adds it, in integers, to the window of the match's
    start (:meth:`Populations.add`). It is kept in the partition's ``populations`` record, in
    the same batch as the match entry it settles, so a crash rolls both back together.
 2. **Closing.** A partition's ``until`` is the time before which every match homed there is
@@ -42,10 +43,10 @@ from collections.abc import Callable, Collection, Mapping
 from stream.config.modes import Modes
 from stream.pipeline.matchpartition import MatchPartition
 from stream.protocol import MatchEntry, PopulationRecord, StoredChain, WindowClosed
-from stream.ratings.evidence import NONE, Evidence
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import LEARNING_RULES, Population, PopulationConfig
-from stream.ratings.populationchain import LAG, Chain
+from stream.ratings.population.chain import LAG, Chain
+from stream.ratings.population.evidence import NONE, Evidence
 
 __all__ = ["Populations", "settings_of"]
 

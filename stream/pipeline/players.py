@@ -69,10 +69,10 @@ from stream.protocol import (
 from stream.ratingchanged import adjustment_changed, rating_changed
 from stream.ratings.carryover import started_from
 from stream.ratings.engine import MatchView, initial_state, rate_player
-from stream.ratings.evidence import is_team_match
 from stream.ratings.explain import explain
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population, lineup_key
+from stream.ratings.population.evidence import is_team_match
 from stream.ratings.resolution import outcome_of
 from stream.ratings.skill import PlayerState
 

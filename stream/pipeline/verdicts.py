@@ -27,9 +27,9 @@ from stream.pipeline.matchentry import tuples
 from stream.pipeline.partitioning import partition_for
 from stream.protocol import Cancel, MatchEntry, PlayerCommand, PopulationRecord, Rate, RatedPlayer
 from stream.ratings.engine import MatchView
-from stream.ratings.evidence import match_evidence, newcomers_of, rate_settled
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
+from stream.ratings.population.evidence import match_evidence, newcomers_of, rate_settled
 from stream.ratings.resolution import Outcome, rated_players
 from stream.ratings.settling import Fate, Settled, fate, may_be_superseded
 

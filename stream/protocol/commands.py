@@ -37,9 +37,9 @@ from stream.protocol.state import (
     encode_population,
     encode_stats,
 )
-from stream.ratings.evidence import Evidence
 from stream.ratings.fastinit import fast_init
 from stream.ratings.population import Population
+from stream.ratings.population.evidence import Evidence
 from stream.ratings.skill import PlayerState, PlayerStats
 
 # Version 1: ``rate`` had 9 elements. Version 2 added the 10th, the finish's Kafka timestamp
@@ -63,9 +63,9 @@ from stream.ratings.skill import PlayerState, PlayerStats
 # period) and its evidence eleven integers; decoders read version 7's forms as no slopes, the
 # algorithm's own period and no drift evidence. A version 7 worker refuses the longer states as
 # malformed: upgrade every worker of a group together. Version 9 added the learned debut offset
-# (stream/ratings/population.py): a learning mode's population carries a sixth element and its
-# evidence thirteen integers; decoders read version 8's forms as the mode's own offset and no
-# offset evidence. A version 8 worker refuses both as malformed: the same rule.
+# (stream/ratings/population/__init__.py): a learning mode's population carries a sixth
+# element and its evidence thirteen integers; decoders read version 8's forms as the mode's
+# own offset and no offset evidence. A version 8 worker refuses both as malformed: the same rule.
 PROTOCOL_VERSION = 9
 
 

@@ -25,9 +25,9 @@ from stream.protocol.state import (
     encode_state,
     encode_stats,
 )
-from stream.ratings.evidence import Evidence
 from stream.ratings.population import PopulationStats
-from stream.ratings.populationchain import Chain, Step
+from stream.ratings.population.chain import Chain, Step
+from stream.ratings.population.evidence import Evidence
 from stream.ratings.skill import PlayerState, PlayerStats
 
 # How many of a player's latest match ids the rating record keeps to recognise redeliveries.
@@ -103,7 +103,7 @@ def _malformed(what: str, data: object, exc: Exception) -> ProtocolError:
 class RatingRecord:
     """Table ``ratings``, per (player, mode): ``{"s": state, "v": version, "r": recent ids}``,
     and ``"l"``, the line-up key of the player's last team match in a mode that learns its
-    population (stream/ratings/population.py ``lineup_key``; its persistence). The recent
+    population (stream/ratings/population/__init__.py ``lineup_key``; its persistence). The recent
     match ids are what make a redelivered result a no-op; ``"a"``, the ids of the operator's
     adjustments applied to it (every one: they are few), what makes one applied once."""
 
@@ -233,8 +233,8 @@ class MatchEntry:
     # A learning mode's players' line-up keys at their previous team match, from the snapshots.
     lines: dict[str, int] = field(default_factory=dict)
     # A learning mode's match settled by its result: its evidence about the mode's population
-    # (stream.ratings.evidence.Evidence.encode: 13 integers), kept until this partition has
-    # sent it in a ``closed`` (stream/pipeline/learnedpopulation.py).
+    # (stream.ratings.population.evidence.Evidence.encode: 13 integers), kept until this
+    # partition has sent it in a ``closed`` (stream/pipeline/learnedpopulation.py).
     evidence: list[int] | None = None
 
 
@@ -303,7 +303,7 @@ def decode_match(data: object) -> MatchEntry:
 @dataclass(slots=True)
 class StoredChain:
     """A learning mode's population chain as a match partition keeps it
-    (:class:`stream.ratings.populationchain.Chain`), with the ``settings`` it was learned
+    (:class:`stream.ratings.population.chain.Chain`), with the ``settings`` it was learned
     under (a chain learned under other settings is started again)."""
 
     settings: str

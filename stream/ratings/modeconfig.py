@@ -44,7 +44,7 @@ class ModeConfig:
     # meets at their first match of a new season (stream/ratings/seasons.py).
     seasons: SeasonsConfig | None = None
     # The population's values (prior deviation, size edge, persistence) and whether they are
-    # learned from the mode's history (stream/ratings/population.py).
+    # learned from the mode's history (stream/ratings/population/__init__.py).
     population: PopulationConfig = field(default_factory=PopulationConfig)
     # None: a newcomer starts as new. Otherwise the mode whose rating they start from, less
     # certain (stream/ratings/carryover.py).

@@ -16,7 +16,7 @@ from stream.config.modes import Modes, parse_modes
 from stream.history import HistoryMatch
 from stream.offline.replayer import Replayer, in_play_order
 from stream.protocol import POPULATIONS
-from stream.ratings.populationchain import Step
+from stream.ratings.population.chain import Step
 from stream.simulation import SimulationConfig, simulate
 
 # Every test with one message per runner call and with batches (tests/conftest.py, batched).

@@ -11,7 +11,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from stream.ratings.elo import EloConfig
-from stream.ratings.evidence import quantised
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import SCALE
 from stream.ratings.modeconfig import ModeConfig
@@ -27,7 +26,8 @@ from stream.ratings.population import (
     offset_sensitivity,
     start,
 )
-from stream.ratings.populationchain import Chain
+from stream.ratings.population.chain import Chain
+from stream.ratings.population.evidence import quantised
 from stream.ratings.skill import Skill
 
 LEARNING = PopulationConfig(window_days=1.0)

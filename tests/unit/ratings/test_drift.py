@@ -16,7 +16,6 @@ from stream.history import HistoryMatch
 from stream.offline.replayer import Replayer
 from stream.ratings.drift import STEP, drifted
 from stream.ratings.engine import MatchView, rate_match
-from stream.ratings.evidence import FIELDS, add_match_evidence
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import (
@@ -27,6 +26,7 @@ from stream.ratings.population import (
     next_population,
     start,
 )
+from stream.ratings.population.evidence import FIELDS, add_match_evidence
 from stream.ratings.skill import PlayerState, Skill
 from stream.ratings.teams import TeamStrategy
 from stream.simulation import SimulationConfig, simulate

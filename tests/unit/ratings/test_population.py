@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from stream.ratings.elo import EloConfig
 from stream.ratings.engine import MatchView, rate_match
-from stream.ratings.evidence import quantised
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import SCALE, Glicko2Config
 from stream.ratings.modeconfig import ModeConfig
@@ -32,7 +31,8 @@ from stream.ratings.population import (
     start,
     update_evidence,
 )
-from stream.ratings.populationchain import Chain
+from stream.ratings.population.chain import Chain
+from stream.ratings.population.evidence import quantised
 from stream.ratings.probability import team_win_probability
 from stream.ratings.ranges import ConfigError
 from stream.ratings.skill import PlayerState, Skill

@@ -1,6 +1,6 @@
-"""The learned population's chain and its integer evidence (stream.ratings.populationchain,
-stream.ratings.evidence): the same chain whatever order the parts are added in, windows two
-back, empty windows changing nothing."""
+"""The learned population's chain and its integer evidence (stream.ratings.population.chain,
+stream.ratings.population.evidence): the same chain whatever order the parts are added in,
+windows two back, empty windows changing nothing."""
 
 from __future__ import annotations
 
@@ -11,15 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream.ratings.engine import MatchView, rate_match
-from stream.ratings.evidence import (
-    FIELDS,
-    NONE,
-    SCALE,
-    Evidence,
-    add_match_evidence,
-    match_evidence,
-    quantised,
-)
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import (
     MIN_EVIDENCE,
@@ -29,7 +20,16 @@ from stream.ratings.population import (
     next_population,
     start,
 )
-from stream.ratings.populationchain import LAG, Chain
+from stream.ratings.population.chain import LAG, Chain
+from stream.ratings.population.evidence import (
+    FIELDS,
+    NONE,
+    SCALE,
+    Evidence,
+    add_match_evidence,
+    match_evidence,
+    quantised,
+)
 from stream.ratings.skill import PlayerState
 from stream.ratings.teams import TeamStrategy
 

@@ -352,7 +352,7 @@ class PopulationStats:
 
 EMPTY = PopulationStats()
 # The sums' names in their declared order (also the order of their stored integers:
-# stream.ratings.evidence).
+# stream.ratings.population.evidence).
 _STATS_FIELDS = tuple(f.name for f in dataclasses.fields(PopulationStats))
 
 

@@ -11,16 +11,15 @@ gives the live pipeline's partitions that long to report it, so in steady state 
 for its population (docs/defaults.md). A window without evidence changes nothing, so folding
 only the windows that have some gives the same chain.
 
-Pure and deterministic: the live match partitions (stream/pipeline/learnedpopulation.py) and replay
-(stream/offline/learning.py) fold the same integer sums (:mod:`stream.ratings.evidence`) in
-the same order and hold the same chain.
+Pure and deterministic: the live match partitions (stream/pipeline/learnedpopulation.py) and
+replay (stream/offline/learning.py) fold the same integer sums
+(:mod:`stream.ratings.population.evidence`) in the same order and hold the same chain.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from stream.ratings.evidence import Evidence
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import (
     EMPTY,
@@ -30,6 +29,7 @@ from stream.ratings.population import (
     next_population,
     start,
 )
+from stream.ratings.population.evidence import Evidence
 
 __all__ = ["LAG", "Chain", "Step"]
 
