@@ -250,11 +250,13 @@ def unknown_fields_text(names: tuple[str, ...], known: frozenset[str]) -> str:
     return ", ".join(said)
 
 
-def _required(obj: dict[str, Any], key: str) -> object:
+def _required(obj: dict[str, Any], key: str, path: str | None = None) -> object:
+    """``obj[key]``; EventError naming the field (inside ``path``, if given) when it is missing."""
     try:
         return obj[key]
     except KeyError:
-        raise EventError(f"{key}: required field is missing") from None
+        field = key if path is None else f"{path}.{key}"
+        raise EventError(f"{field}: required field is missing") from None
 
 
 def _id(value: object, path: str, what: str, limits: EventLimits) -> str:
@@ -345,7 +347,7 @@ def _quitters(value: object, players: set[str] | None, limits: EventLimits) -> f
 
 
 def _number(entry: dict[str, Any], key: str, path: str) -> float:
-    value = _required_at(entry, key, path)
+    value = _required(entry, key, path)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise EventError(f"{path}.{key}: expected a finite number, got {describe_value(value)}")
     number = float(value)
@@ -354,13 +356,6 @@ def _number(entry: dict[str, Any], key: str, path: str) -> float:
             f"{path}.{key}: must be between {-MAX_STAT:g} and {MAX_STAT:g}, got {value!r}"
         )
     return number
-
-
-def _required_at(entry: dict[str, Any], key: str, path: str) -> object:
-    try:
-        return entry[key]
-    except KeyError:
-        raise EventError(f"{path}.{key}: required field is missing") from None
 
 
 def _stats(

@@ -40,11 +40,7 @@ def rating_changed(
     which (``population``: the prior deviation, size edge, persistence, decisiveness, drift
     period and debut offset)."""
     event = _change(player_id, mode, match_id, outcome, before, after, version, expected_score)
-    event["at"] = format_time(at)
-    event["why"] = why.to_json()
-    seasons = mode.seasons
-    if seasons is not None:
-        event["season"] = seasons.season_of(at)
+    _dated(event, mode, at, "why", why.to_json())
     if mode.population.learns:
         event["population"] = population_of(mode)
     return event
@@ -81,11 +77,8 @@ def adjustment_changed(
     (stream.offline.explaining)."""
     audit = change.audit
     event = _change(player_id, mode, audit.id, "adjusted", before, after, version, None)
-    event["at"] = format_time(change.effective)
-    event["adjustment"] = {"by": audit.by, "reason": audit.reason, **change.described()}
-    seasons = mode.seasons
-    if seasons is not None:
-        event["season"] = seasons.season_of(change.effective)
+    adjustment = {"by": audit.by, "reason": audit.reason, **change.described()}
+    _dated(event, mode, change.effective, "adjustment", adjustment)
     return event
 
 
@@ -123,3 +116,13 @@ def _change(
         "provisional": mode.experience.provisional(after.games),
         "algorithm": mode.algorithm.name,
     }
+
+
+def _dated(event: dict[str, Any], mode: ModeConfig, at: float, name: str, what: object) -> None:
+    """Add to ``event``, in the order every change has them, its time ``at``, what explains
+    it (``name``: ``why`` or ``adjustment``) and the season of ``at`` when the mode has them."""
+    event["at"] = format_time(at)
+    event[name] = what
+    seasons = mode.seasons
+    if seasons is not None:
+        event["season"] = seasons.season_of(at)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TypeVar
 
 from aiokafka import AIOKafkaConsumer
@@ -91,22 +91,27 @@ def _reason(settings: Settings, reason: BaseException) -> str:
     return text or type(reason).__name__
 
 
-@contextmanager
-def kafka_errors(settings: Settings) -> Iterator[None]:
+def kafka_errors(settings: Settings) -> AbstractContextManager[None]:
     """Turn the Kafka clients' connection errors inside the block into UnreachableError."""
-    try:
-        yield
-    except KAFKA_UNREACHABLE as exc:
-        raise kafka_unreachable(settings, exc) from None
+    return _unreachable_on(settings, KAFKA_UNREACHABLE, kafka_unreachable)
+
+
+def redis_errors(settings: Settings) -> AbstractContextManager[None]:
+    """Turn redis-py's connection errors inside the block into UnreachableError."""
+    return _unreachable_on(settings, REDIS_UNREACHABLE, redis_unreachable)
 
 
 @contextmanager
-def redis_errors(settings: Settings) -> Iterator[None]:
-    """Turn redis-py's connection errors inside the block into UnreachableError."""
+def _unreachable_on(
+    settings: Settings,
+    errors: tuple[type[BaseException], ...],
+    unreachable: Callable[[Settings, BaseException], UnreachableError],
+) -> Iterator[None]:
+    """The block's ``errors`` raised as what ``unreachable`` makes of them."""
     try:
         yield
-    except REDIS_UNREACHABLE as exc:
-        raise redis_unreachable(settings, exc) from None
+    except errors as exc:
+        raise unreachable(settings, exc) from None
 
 
 async def kafka_within_timeout(settings: Settings, step: Awaitable[T]) -> T:

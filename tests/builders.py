@@ -25,6 +25,24 @@ def epoch_ms(seconds: float) -> int:
     return round(seconds * 1000)
 
 
+def start(match_id: str, teams: list[list[str]], at: float, mode: str = "1v1") -> dict[str, Any]:
+    """A match-started event, ``at`` in epoch seconds."""
+    return {"match_id": match_id, "mode": mode, "started_at": epoch_ms(at), "teams": teams}
+
+
+def finish(
+    match_id: str, ranks: list[int], at: float, mode: str = "1v1", **extra: object
+) -> dict[str, Any]:
+    """A match-finished event, ``at`` in epoch seconds, with any ``extra`` fields."""
+    return {
+        "match_id": match_id,
+        "mode": mode,
+        "finished_at": epoch_ms(at),
+        "ranks": ranks,
+        **extra,
+    }
+
+
 def duel_lines(duels: Iterable[Duel], mode: str = "duel") -> str:
     """A JSON-lines history of match-finished events (which carry match ids) of ``duels``."""
     return "".join(

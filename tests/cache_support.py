@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from stream.cache.keys import KeyLayout
 from stream.cache.writer import CacheWriter
 from stream.config.modes import parse_modes
 from stream.events import format_time
-from stream.local.stack import LocalStack, free_port, valkey_binary, wait_for_port
+from stream.local.stack import LocalStack, Server, free_port, valkey_binary, wait_for_port
 
 # One listed mode, others refused: what the feed tests run with.
 REJECTING = parse_modes({"default": {"unlisted": "reject"}, "modes": {"1v1": {}}})
@@ -57,30 +56,13 @@ def running_valkey(
         *("--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"),
         *extra,
     ]
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(
-            command,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=cwd,
-            # Own session: a Ctrl-C meant for pytest does not reach the server mid-test.
-            start_new_session=True,
-        )
-        try:
-            if not wait_for_port(port, 20.0, process):
-                log.seek(0)
-                output = log.read().decode(errors="replace")[-2000:]
-                raise RuntimeError(f"valkey did not start on port {port}:\n{output}")
-            yield ValkeyServer(port, process.pid)
-        finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(5.0)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+    server = Server.launch("valkey", port, command, cwd)
+    try:
+        if not wait_for_port(port, 20.0, server.process):
+            raise RuntimeError(f"valkey did not start on port {port}:\n{server.output()}")
+        yield ValkeyServer(port, server.process.pid)
+    finally:
+        server.stop()
 
 
 def cluster_port() -> int:

@@ -1,13 +1,18 @@
-"""The local stack as the real-broker tests use it: a worker's environment, topics made first."""
+"""The local stack as the real-broker tests use it: a worker's environment, topics made first, the
+simulated fleet publishing to topics of its own."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from stream.local.stack import LocalStack, environment
+from stream.simulation import SimulatedMatch
+from stream.simulation.gamefleet import FleetConfig, FleetReport, run_fleet
 
 STARTED, FINISHED = "match-started", "match-finished"
 RATING_CHANGED, DEAD_LETTERS = "rating-changed", "skillstream-dlq"
@@ -56,3 +61,18 @@ async def create_topics(stack: LocalStack, *names: str, partitions: int = 2) -> 
         await admin.create_topics([NewTopic(n, partitions, 1) for n in names])
     finally:
         await admin.close()
+
+
+async def fleet_to_own_topics(
+    stack: LocalStack,
+    matches: Iterable[SimulatedMatch],
+    topics: tuple[str, str],
+    partitions: int,
+    config: FleetConfig,
+) -> FleetReport:
+    """``matches`` published by the simulated fleet as ``config`` says, to ``topics`` (starts,
+    finishes) of their own, made first with ``partitions`` each."""
+    started, finished = topics
+    await create_topics(stack, started, finished, partitions=partitions)
+    config = replace(config, match_started_topic=started, match_finished_topic=finished)
+    return await run_fleet(matches, stack.bootstrap_servers, config)

@@ -154,6 +154,26 @@ class CachedRating:
     @classmethod
     def unknown_default(cls, mode: str, player_id: str, state: PlayerState) -> CachedRating:
         """A player the cache has never seen, with the mode's initial ``state``."""
+        return cls.from_state(
+            mode, player_id, state, games=0, version=0, updated_at_ms=0, match_id=None, unknown=True
+        )
+
+    @classmethod
+    def from_state(
+        cls,
+        mode: str,
+        player_id: str,
+        state: PlayerState,
+        *,
+        games: int,
+        version: int,
+        updated_at_ms: int,
+        match_id: str | None,
+        unknown: bool = False,
+    ) -> CachedRating:
+        """An entry with ``state``'s rating, deviation, volatility and rank points, and the
+        games, version, time and match given (not read from ``state``: a player the cache does
+        not know counts no games, whatever the initial state says)."""
         return cls(
             player_id=player_id,
             mode=mode,
@@ -161,11 +181,11 @@ class CachedRating:
             deviation=state.deviation,
             volatility=state.volatility,
             rank_points=state.rank_points,
-            games=0,
-            version=0,
-            updated_at_ms=0,
-            match_id=None,
-            unknown=True,
+            games=games,
+            version=version,
+            updated_at_ms=updated_at_ms,
+            match_id=match_id,
+            unknown=unknown,
         )
 
     @classmethod

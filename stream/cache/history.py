@@ -199,16 +199,20 @@ def _optional_float(value: object) -> float | None:
 
 
 def _adjusted(value: object) -> tuple[str, str] | None:
-    if value is None:
-        return None
-    if not isinstance(value, list) or len(value) != 2:
-        raise ValueError(f"'adjusted' must be [by, reason], got {value!r}")
-    return (str(value[0]), str(value[1]))
+    two = _two(value, "adjusted", "by, reason")
+    return None if two is None else (str(two[0]), str(two[1]))
 
 
 def _pair(value: object) -> tuple[float, float] | None:
+    two = _two(value, "before", "rating, deviation")
+    return None if two is None else (float(two[0]), float(two[1]))
+
+
+def _two(value: object, name: str, elements: str) -> list[Any] | None:
+    """``value``, a two-element list stored as field ``name`` (None: absent); ValueError naming
+    the field and its ``elements`` otherwise."""
     if value is None:
         return None
     if not isinstance(value, list) or len(value) != 2:
-        raise ValueError(f"'before' must be [rating, deviation], got {value!r}")
-    return (float(value[0]), float(value[1]))
+        raise ValueError(f"{name!r} must be [{elements}], got {value!r}")
+    return value

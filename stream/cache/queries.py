@@ -100,7 +100,8 @@ class Plan(Generic[T]):
 
 
 class RatingQueries:
-    """Builds the plans behind every RatingCache / SyncRatingCache method (see there)."""
+    """Builds the plans behind every RatingCache / SyncRatingCache read: each method's
+    docstring says what its plan answers, which is what the read of the same name returns."""
 
     def __init__(self, modes: Modes, layout: KeyLayout = DEFAULT_LAYOUT) -> None:
         self.modes = modes
@@ -128,6 +129,8 @@ class RatingQueries:
         )
 
     def get_many(self, mode: str, player_ids: Iterable[str]) -> Plan[dict[str, CachedRating]]:
+        """Each distinct player's cached rating, in the order given; unknown players get the
+        mode's defaults with ``unknown=True``, version 0 and 0 games."""
         return self._players(mode, player_ids).then(lambda found: found[1])
 
     def _players(
@@ -152,6 +155,9 @@ class RatingQueries:
     def window(
         self, mode: str, rating: float, width: float, limit: int = 100
     ) -> Plan[list[tuple[str, float]]]:
+        """Up to ``limit`` players rated within ``rating`` ± ``width`` (inclusive), nearest to
+        ``rating`` first (ties: lower rating, then player id). Widen ``width`` as a player's
+        wait grows."""
         if not math.isfinite(rating):
             raise ValueError(f"rating must be finite, got {rating!r}")
         if not math.isfinite(width) or width < 0:
@@ -173,6 +179,9 @@ class RatingQueries:
         return Plan(commands, decode)
 
     def win_probability(self, mode: str, a: str, b: str) -> Plan[float]:
+        """Probability that player ``a`` beats ``b`` (a draw counted as half), from their
+        cached ratings as of their last match."""
+
         def decide(rules: ModeConfig, found: dict[str, CachedRating]) -> float:
             experience = rules.experience
             return probability.win_probability(
@@ -187,11 +196,13 @@ class RatingQueries:
     def team_win_probability(
         self, mode: str, team_a: Sequence[str], team_b: Sequence[str]
     ) -> Plan[float]:
-        """As the mode rates the teams: its team strategy, size edge and decisiveness."""
+        """Probability that ``team_a`` beats ``team_b``, as the mode rates the teams: its team
+        strategy, size edge and decisiveness."""
         return self._team_plan(mode, team_a, team_b, probability.team_win_probability)
 
     def match_quality(self, mode: str, team_a: Sequence[str], team_b: Sequence[str]) -> Plan[float]:
-        """As the mode rates the teams: its team strategy, size edge and decisiveness."""
+        """A figure in (0, 1] to sort candidate matches by; higher is more even. As the mode
+        rates the teams: its team strategy, size edge and decisiveness."""
         return self._team_plan(mode, team_a, team_b, probability.match_quality)
 
     def _team_plan(
@@ -217,6 +228,9 @@ class RatingQueries:
         board: Board | str = Board.RANK_POINTS,
         season: int | None = None,
     ) -> Plan[list[LeaderboardEntry]]:
+        """The ``n`` highest entries of ``board`` ("rank_points", "conservative" or
+        "rating"), rank 1 first: the current season's (``season`` None), or ``season``'s,
+        its final standings once it is over (empty if they are no longer kept)."""
         _check_count(n, "n", minimum=1)
         return self._on_season(
             mode,
@@ -234,6 +248,8 @@ class RatingQueries:
         board: Board | str = Board.RANK_POINTS,
         season: int | None = None,
     ) -> Plan[list[LeaderboardEntry]]:
+        """The player's entry with up to ``n`` entries above and ``n`` below, highest first;
+        an empty list if the player is not on the board (``season`` as in :meth:`top`)."""
         _check_count(n, "n", minimum=0)
         player = check_id(player_id, "player_id")
 
@@ -276,6 +292,7 @@ class RatingQueries:
         return Plan(commands, pick)
 
     def seasons(self, mode: str) -> Plan[Seasons]:
+        """The season being played in ``mode`` and the past ones whose standings are kept."""
         commands = (("GET", self.layout.season(mode)), ("ZRANGE", self.layout.seasons(mode), 0, -1))
 
         def decode(replies: Sequence[Any]) -> Seasons:
@@ -285,6 +302,8 @@ class RatingQueries:
         return Plan(commands, decode)
 
     def history(self, mode: str, player_id: str, n: int = 20) -> Plan[list[HistoryEntry]]:
+        """The player's last ``n`` rating changes in ``mode`` (at most as many as the writer
+        keeps), newest first; empty for a player the cache does not know."""
         _check_count(n, "n", minimum=1)
         # The whole list (SKILLSTREAM_CACHE_HISTORY_LENGTH elements at most): the matches a
         # re-rate no longer counts are left out, and the n counted ones may lie beyond n.

@@ -17,25 +17,55 @@ Connection options such as AUTH and TLS come with the URL given to ``from_url``:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TypeVar
+import functools
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
-from stream.cache.entry import CachedRating
-from stream.cache.history import HistoryEntry
-from stream.cache.keys import DEFAULT_LAYOUT, Board, KeyLayout
-from stream.cache.queries import LeaderboardEntry, Plan, RatingQueries, Seasons
+from stream.cache.keys import DEFAULT_LAYOUT, KeyLayout
+from stream.cache.queries import Plan, RatingQueries
 from stream.config.modes import Modes
 
 __all__ = ["RatingCache", "SyncRatingCache"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R", bound=Callable[..., Any])
+# A read as RatingQueries plans it: the queries, then the method's own arguments.
+Query = Callable[Concatenate[RatingQueries, P], Plan[T]]
+
+
+def _awaited(query: Query[P, T]) -> Callable[Concatenate[RatingCache, P], Coroutine[Any, Any, T]]:
+    """A RatingCache method answering ``query``'s plan: its signature and docstring."""
+
+    async def read(cache: RatingCache, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await cache._run(query(cache.queries, *args, **kwargs))
+
+    return _named(read, query, "RatingCache")
+
+
+def _blocking(query: Query[P, T]) -> Callable[Concatenate[SyncRatingCache, P], T]:
+    """A SyncRatingCache method answering ``query``'s plan: its signature and docstring."""
+
+    def read(cache: SyncRatingCache, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return cache._run(query(cache.queries, *args, **kwargs))
+
+    return _named(read, query, "SyncRatingCache")
+
+
+def _named(method: R, query: Callable[..., Any], owner: str) -> R:
+    # help() shows the query's docstring and parameters (through __wrapped__), under the
+    # method's own name.
+    functools.update_wrapper(method, query, assigned=("__name__", "__doc__"))
+    method.__qualname__ = f"{owner}.{query.__name__}"
+    return method
 
 
 class RatingCache:
-    """Async reads for matchmakers (redis.asyncio). See the module docstring for failures."""
+    """Async reads for matchmakers (redis.asyncio). See the module docstring for failures; each
+    read's docstring is its plan's (:class:`~stream.cache.queries.RatingQueries`)."""
 
     def __init__(self, redis: AsyncRedis, modes: Modes, layout: KeyLayout = DEFAULT_LAYOUT) -> None:
         self.redis = redis
@@ -50,76 +80,19 @@ class RatingCache:
         """Close the Redis client (also one passed to the constructor)."""
         await self.redis.aclose()
 
-    async def get_many(self, mode: str, player_ids: Iterable[str]) -> dict[str, CachedRating]:
-        """Each distinct player's cached rating, in the order given; unknown players get the
-        mode's defaults with ``unknown=True``, version 0 and 0 games."""
-        return await self._run(self.queries.get_many(mode, player_ids))
-
-    async def window(
-        self, mode: str, rating: float, width: float, limit: int = 100
-    ) -> list[tuple[str, float]]:
-        """Up to ``limit`` players rated within ``rating`` ± ``width`` (inclusive), nearest to
-        ``rating`` first (ties: lower rating, then player id). Widen ``width`` as a player's
-        wait grows."""
-        return await self._run(self.queries.window(mode, rating, width, limit))
-
-    async def win_probability(self, mode: str, a: str, b: str) -> float:
-        """Probability that player ``a`` beats ``b`` (a draw counted as half), from their
-        cached ratings as of their last match."""
-        return await self._run(self.queries.win_probability(mode, a, b))
-
-    async def team_win_probability(
-        self, mode: str, team_a: Sequence[str], team_b: Sequence[str]
-    ) -> float:
-        """Probability that ``team_a`` beats ``team_b``, each team as its composite player."""
-        return await self._run(self.queries.team_win_probability(mode, team_a, team_b))
-
-    async def match_quality(self, mode: str, team_a: Sequence[str], team_b: Sequence[str]) -> float:
-        """A figure in (0, 1] to sort candidate matches by; higher is more even."""
-        return await self._run(self.queries.match_quality(mode, team_a, team_b))
-
-    async def top(
-        self,
-        mode: str,
-        n: int,
-        board: Board | str = Board.RANK_POINTS,
-        season: int | None = None,
-    ) -> list[LeaderboardEntry]:
-        """The ``n`` highest entries of ``board`` ("rank_points", "conservative" or
-        "rating"), rank 1 first: the current season's (``season`` None), or ``season``'s,
-        its final standings once it is over (empty if they are no longer kept)."""
-        return await self._run(self.queries.top(mode, n, board, season))
-
-    async def around(
-        self,
-        mode: str,
-        player_id: str,
-        n: int,
-        board: Board | str = Board.RANK_POINTS,
-        season: int | None = None,
-    ) -> list[LeaderboardEntry]:
-        """The player's entry with up to ``n`` entries above and ``n`` below, highest first;
-        an empty list if the player is not on the board (``season`` as in :meth:`top`)."""
-        return await self._run(self.queries.around(mode, player_id, n, board, season))
-
-    async def seasons(self, mode: str) -> Seasons:
-        """The season being played in ``mode`` and the past ones whose standings are kept."""
-        return await self._run(self.queries.seasons(mode))
-
-    async def history(self, mode: str, player_id: str, n: int = 20) -> list[HistoryEntry]:
-        """The player's last ``n`` rating changes in ``mode`` (at most as many as the writer
-        keeps), newest first; empty for a player the cache does not know."""
-        return await self._run(self.queries.history(mode, player_id, n))
-
-    async def explanation(
-        self, mode: str, player_id: str, match_id: str | None = None
-    ) -> HistoryEntry | None:
-        """The player's cached change by ``match_id`` (None: the latest), None when the cache
-        does not keep it; ``stream.cache.history.worded(entry, player_id)`` words it for a
-        support agent."""
-        return await self._run(self.queries.explanation(mode, player_id, match_id))
+    get_many = _awaited(RatingQueries.get_many)
+    window = _awaited(RatingQueries.window)
+    win_probability = _awaited(RatingQueries.win_probability)
+    team_win_probability = _awaited(RatingQueries.team_win_probability)
+    match_quality = _awaited(RatingQueries.match_quality)
+    top = _awaited(RatingQueries.top)
+    around = _awaited(RatingQueries.around)
+    seasons = _awaited(RatingQueries.seasons)
+    history = _awaited(RatingQueries.history)
+    explanation = _awaited(RatingQueries.explanation)
 
     async def _run(self, plan: Plan[T]) -> T:
+        """``plan``'s answer, its commands sent in one pipeline (none: no round trip)."""
         if not plan.commands:
             return plan.decode([])
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -147,64 +120,16 @@ class SyncRatingCache:
         """Close the Redis client (also one passed to the constructor)."""
         self.redis.close()
 
-    def get_many(self, mode: str, player_ids: Iterable[str]) -> dict[str, CachedRating]:
-        """See :meth:`RatingCache.get_many`."""
-        return self._run(self.queries.get_many(mode, player_ids))
-
-    def window(
-        self, mode: str, rating: float, width: float, limit: int = 100
-    ) -> list[tuple[str, float]]:
-        """See :meth:`RatingCache.window`."""
-        return self._run(self.queries.window(mode, rating, width, limit))
-
-    def win_probability(self, mode: str, a: str, b: str) -> float:
-        """See :meth:`RatingCache.win_probability`."""
-        return self._run(self.queries.win_probability(mode, a, b))
-
-    def team_win_probability(
-        self, mode: str, team_a: Sequence[str], team_b: Sequence[str]
-    ) -> float:
-        """See :meth:`RatingCache.team_win_probability`."""
-        return self._run(self.queries.team_win_probability(mode, team_a, team_b))
-
-    def match_quality(self, mode: str, team_a: Sequence[str], team_b: Sequence[str]) -> float:
-        """See :meth:`RatingCache.match_quality`."""
-        return self._run(self.queries.match_quality(mode, team_a, team_b))
-
-    def top(
-        self,
-        mode: str,
-        n: int,
-        board: Board | str = Board.RANK_POINTS,
-        season: int | None = None,
-    ) -> list[LeaderboardEntry]:
-        """See :meth:`RatingCache.top`."""
-        return self._run(self.queries.top(mode, n, board, season))
-
-    def around(
-        self,
-        mode: str,
-        player_id: str,
-        n: int,
-        board: Board | str = Board.RANK_POINTS,
-        season: int | None = None,
-    ) -> list[LeaderboardEntry]:
-        """See :meth:`RatingCache.around`."""
-        return self._run(self.queries.around(mode, player_id, n, board, season))
-
-    def seasons(self, mode: str) -> Seasons:
-        """See :meth:`RatingCache.seasons`."""
-        return self._run(self.queries.seasons(mode))
-
-    def history(self, mode: str, player_id: str, n: int = 20) -> list[HistoryEntry]:
-        """See :meth:`RatingCache.history`."""
-        return self._run(self.queries.history(mode, player_id, n))
-
-    def explanation(
-        self, mode: str, player_id: str, match_id: str | None = None
-    ) -> HistoryEntry | None:
-        """See :meth:`RatingCache.explanation`."""
-        return self._run(self.queries.explanation(mode, player_id, match_id))
+    get_many = _blocking(RatingQueries.get_many)
+    window = _blocking(RatingQueries.window)
+    win_probability = _blocking(RatingQueries.win_probability)
+    team_win_probability = _blocking(RatingQueries.team_win_probability)
+    match_quality = _blocking(RatingQueries.match_quality)
+    top = _blocking(RatingQueries.top)
+    around = _blocking(RatingQueries.around)
+    seasons = _blocking(RatingQueries.seasons)
+    history = _blocking(RatingQueries.history)
+    explanation = _blocking(RatingQueries.explanation)
 
     def holds(self, mode: str) -> bool:
         """Whether the cache holds anything of ``mode``: its clock, which every write of the
@@ -230,6 +155,7 @@ class SyncRatingCache:
         return sorted(found)
 
     def _run(self, plan: Plan[T]) -> T:
+        """``plan``'s answer, its commands sent in one pipeline (none: no round trip)."""
         if not plan.commands:
             return plan.decode([])
         with self.redis.pipeline(transaction=False) as pipe:

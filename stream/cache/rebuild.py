@@ -58,13 +58,10 @@ def entry_from_changelog(key: bytes | None, value: bytes | None) -> CachedRating
     except (orjson.JSONDecodeError, ProtocolError) as exc:
         raise ValueError(f"not a ratings-changelog record: {exc}") from None
     state = record.state
-    return CachedRating(
-        player_id=player_id,
-        mode=mode,
-        rating=state.rating,
-        deviation=state.deviation,
-        volatility=state.volatility,
-        rank_points=state.rank_points,
+    return CachedRating.from_state(
+        mode,
+        player_id,
+        state,
         games=state.games,
         version=record.version,
         updated_at_ms=0 if state.last_played is None else round(state.last_played * 1000),

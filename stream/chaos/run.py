@@ -31,7 +31,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from aiokafka.errors import KafkaError
@@ -43,7 +43,7 @@ from stream.cache.reader import RatingCache
 from stream.chaos.faults import KILLS, FaultKind, Pauser, plan_faults
 from stream.chaos.report import ChaosReport, FaultRecord
 from stream.chaos.trace import trace_matches
-from stream.chaos.traffic import Publisher, RatingReader, match_messages, waves
+from stream.chaos.traffic import Publisher, RatingReader, match_messages, stop_traffic, waves
 from stream.chaos.verify import (
     Check,
     Fields,
@@ -225,44 +225,39 @@ def _simulation(config: ChaosConfig) -> SimulationConfig:
     )
 
 
+# Not a value: compared by identity (eq=False), as any object that runs something.
+@dataclass(eq=False)
 class _Run:
     """The asynchronous part of one run (one event loop: asyncio.run in run_chaos)."""
 
-    def __init__(
-        self,
-        config: ChaosConfig,
-        settings: Settings,
-        servers: dict[str, Server],
-        fleet: Fleet,
-        pauser: Pauser,
-        report: ChaosReport,
-        history: list[HistoryMatch],
-        clock: Callable[[], float],
-        say: Callable[[str], None],
-    ) -> None:
-        self.config = config
-        self.settings = settings
-        self.servers = servers
-        self.fleet = fleet
-        self.pauser = pauser
-        self.report = report
-        self.history = history
-        self.clock = clock
-        self.say = say
-        self.modes = settings.load_modes()
-        self.log = RatingLog()
-        # wave -> (published, rated) in seconds since the start; rated None until it is.
-        self.wave_times: dict[int, tuple[float, float | None]] = {}
-        self.in_flight: list[SimulatedMatch] = []  # the wave published last
-        self.wave_index = -1
-        # Set while every worker is down (an outage): the fleet publishes without waiting.
-        self.outage_on = False
-        self.wave_sizes: dict[int, int] = {}
-        # The outage's waves, rated when the first wave after it is (see _rated).
-        self.pending_backlog: list[int] = []
-        # Who each match rates, from the offline replay: what a wave waits for.
-        _, pairs = replay(history, self.modes)
-        self.pairs_of: dict[str, list[tuple[str, str]]] = {m.match_id: [] for m in history}
+    config: ChaosConfig
+    settings: Settings
+    servers: dict[str, Server]
+    fleet: Fleet
+    pauser: Pauser
+    report: ChaosReport
+    history: list[HistoryMatch]
+    clock: Callable[[], float]
+    say: Callable[[str], None]
+    modes: Modes = field(init=False)
+    log: RatingLog = field(init=False, default_factory=RatingLog)
+    # wave -> (published, rated) in seconds since the start; rated None until it is.
+    wave_times: dict[int, tuple[float, float | None]] = field(init=False, default_factory=dict)
+    # The wave published last.
+    in_flight: list[SimulatedMatch] = field(init=False, default_factory=list)
+    wave_index: int = field(init=False, default=-1)
+    # Set while every worker is down (an outage): the fleet publishes without waiting.
+    outage_on: bool = field(init=False, default=False)
+    wave_sizes: dict[int, int] = field(init=False, default_factory=dict)
+    # The outage's waves, rated when the first wave after it is (see _rated).
+    pending_backlog: list[int] = field(init=False, default_factory=list)
+    # Who each match rates, from the offline replay: what a wave waits for.
+    pairs_of: dict[str, list[tuple[str, str]]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.modes = self.settings.load_modes()
+        _, pairs = replay(self.history, self.modes)
+        self.pairs_of = {m.match_id: [] for m in self.history}
         for pid, match_id in sorted(pairs):
             self.pairs_of[match_id].append((pid, match_id))
 
@@ -278,13 +273,7 @@ class _Run:
             f"{config.workers} workers ready ({config.store} store), pids "
             + ", ".join(str(p) for p in self.fleet.pids())
         )
-        reader = RatingReader(
-            s.kafka.bootstrap_servers,
-            s.topics.rating_changed,
-            s.topics.dead_letter,
-            s.partitions,
-            self.log,
-        )
+        reader = RatingReader(s, self.log)
         publisher = Publisher(s.kafka.bootstrap_servers)
         redis = AsyncRedis.from_url(s.redis.url, socket_timeout=2.0, socket_connect_timeout=2.0)
         cache = RatingCache(redis, self.modes, KeyLayout(s.cache.prefix))
@@ -304,16 +293,7 @@ class _Run:
             # client being stopped below.
             self.pauser.resume_all()
             stopping.set()
-            reader.stop()
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-            with contextlib.suppress(Exception):
-                await publisher.stop()
-            with contextlib.suppress(Exception):
-                await reader.close()
+            await stop_traffic(reader, publisher, tasks)
             with contextlib.suppress(Exception):
                 await cache.aclose()
 

@@ -46,7 +46,7 @@ from stream.chaos.soakplan import (
     wave_events,
 )
 from stream.chaos.trace import trace_matches
-from stream.chaos.traffic import Publisher, RatingReader
+from stream.chaos.traffic import Publisher, RatingReader, stop_traffic
 from stream.chaos.verify import (
     Check,
     RatingLog,
@@ -335,7 +335,8 @@ def run_seed(seed: int, config: SoakConfig, say: Callable[[str], None] | None = 
     report = SeedReport(seed, plan.describe())
     began = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="skillstream-soak-") as tmp, LocalStack() as stack:
-        run = _SeedRun(plan, config, stack, Path(tmp), report, say or (lambda line: None))
+        env = _worker_env(plan, config, stack)
+        run = _SeedRun(plan, config, env, Path(tmp), report, say or (lambda line: None))
         try:
             asyncio.run(run.drive())
         finally:
@@ -371,59 +372,63 @@ class _Slot:
     working: list[float | None] | None = None
 
 
+def _worker_env(plan: SoakPlan, config: SoakConfig, stack: LocalStack) -> dict[str, str]:
+    """The workers' environment on ``stack``: an operator's, or the local harness's."""
+    tag = f"soak{uuid.uuid4().hex[:6]}"
+    if plan.environment == "operator":
+        return operator_env(stack, tag, store=config.store)
+    # The cache is not what this harness measures: one consumer less per worker.
+    return harness_env(
+        stack,
+        tag,
+        session_timeout=config.session_timeout,
+        store=config.store,
+        partitions=config.partitions,
+        cache_writer="off",
+    )
+
+
+# Not a value: compared by identity (eq=False), as any object that runs something.
+@dataclass(eq=False)
 class _SeedRun:
-    def __init__(
-        self,
-        plan: SoakPlan,
-        config: SoakConfig,
-        stack: LocalStack,
-        tmp: Path,
-        report: SeedReport,
-        say: Callable[[str], None],
-    ) -> None:
-        self.plan = plan
-        self.config = config
-        self.report = report
-        self.say = say
-        self.began = time.monotonic()
-        tag = f"soak{uuid.uuid4().hex[:6]}"
-        if plan.environment == "operator":
-            env = operator_env(stack, tag, store=config.store)
-        else:
-            # The cache is not what this harness measures: one consumer less per worker.
-            env = harness_env(
-                stack,
-                tag,
-                session_timeout=config.session_timeout,
-                store=config.store,
-                partitions=config.partitions,
-                cache_writer="off",
-            )
-        self.env = env
-        self.tmp = tmp
-        self.settings = Settings.from_env(env)
-        self.waves = plan_matches(plan)
-        self.rng = random.Random(plan.seed * 104_729 + 3)
+    """One seed's run on its stack (one event loop: asyncio.run in run_seed)."""
+
+    plan: SoakPlan
+    config: SoakConfig
+    env: dict[str, str]
+    tmp: Path
+    report: SeedReport
+    say: Callable[[str], None]
+    began: float = field(init=False, default_factory=time.monotonic)
+    settings: Settings = field(init=False)
+    waves: list[list[SoakMatch]] = field(init=False)
+    rng: random.Random = field(init=False)
+    log: _TimedLog = field(init=False)
+    slots: list[_Slot] = field(init=False, default_factory=list)
+    workers: list[ChaosWorker] = field(init=False, default_factory=list)
+    # The kills still to land, in plan order; the outcome of each.
+    pending: list[tuple[Kill, KillOutcome]] = field(init=False, default_factory=list)
+    wave_index: int = field(init=False, default=-1)
+    current: list[SoakMatch] = field(init=False, default_factory=list)
+    # The first wave went out before the first worker was ready (and when).
+    early: bool = field(init=False, default=False)
+    published_early: float = field(init=False, default=0.0)
+    # Workers this harness SIGKILLed or stopped (by pid): their exit is no crash.
+    killed: set[int] = field(init=False, default_factory=set)
+    # When a worker last said it was ready (the liveness bound counts from there), and
+    # every worker's [ready, died] interval.
+    last_ready: float = field(init=False, default=0.0)
+    working: list[list[float | None]] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.settings = Settings.from_env(self.env)
+        self.waves = plan_matches(self.plan)
+        self.rng = random.Random(self.plan.seed * 104_729 + 3)
         self.log = _TimedLog(self.clock)
-        self.slots: list[_Slot] = []
-        self.workers: list[ChaosWorker] = []
-        # The kills still to land, in plan order; the outcome of each.
-        self.pending: list[tuple[Kill, KillOutcome]] = []
-        for kill in plan.kills:
+        for kill in self.plan.kills:
             outcome = KillOutcome(kill.phase, kill.describe())
-            report.kills.append(outcome)
+            self.report.kills.append(outcome)
             self.pending.append((kill, outcome))
-        self.wave_index = -1
-        self.current: list[SoakMatch] = []
-        # The first wave went out before the first worker was ready (and when).
-        self.early = False
-        self.published_early = 0.0
-        # Workers this harness SIGKILLed or stopped (by pid): their exit is no crash.
-        self.killed: set[int] = set()
-        # When a worker last said it was ready (the liveness bound counts from there), and
-        # every worker's [ready, died] interval.
-        self.last_ready = 0.0
-        self.working: list[list[float | None]] = []
 
     def clock(self) -> float:
         return time.monotonic() - self.began
@@ -541,13 +546,7 @@ class _SeedRun:
             await self._publish(publisher, 0)
             self.early = True
         await self._ready(first)
-        reader = RatingReader(
-            s.kafka.bootstrap_servers,
-            s.topics.rating_changed,
-            s.topics.dead_letter,
-            s.partitions,
-            self.log,
-        )
+        reader = RatingReader(s, self.log)
         await reader.start()
         tasks = [asyncio.create_task(reader.run()), asyncio.create_task(self._supervise())]
         try:
@@ -558,16 +557,7 @@ class _SeedRun:
             await reader.settle(3.0, 20.0)
             self._check(history, expected, missing)
         finally:
-            reader.stop()
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-            with contextlib.suppress(Exception):
-                await publisher.stop()
-            with contextlib.suppress(Exception):
-                await reader.close()
+            await stop_traffic(reader, publisher, tasks)
 
     def _replay(self, waves: list[list[SoakMatch]]) -> tuple[Replayer, list[tuple[str, str]]]:
         """The offline replay of the waves published, and every (player, match) it rates."""

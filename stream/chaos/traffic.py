@@ -18,10 +18,11 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from stream.chaos.verify import RatingLog
+from stream.config.settings import Settings
 from stream.simulation.core import SimulatedMatch
 from stream.simulation.gamefleet import match_events
 
-__all__ = ["Publisher", "RatingReader", "match_messages", "waves"]
+__all__ = ["Publisher", "RatingReader", "match_messages", "stop_traffic", "waves"]
 
 Message = tuple[str, bytes, bytes]  # (topic, key, value)
 
@@ -104,25 +105,22 @@ class RatingReader:
     (with what is missing), so the run stops and reports it instead of waiting in vain.
     """
 
-    def __init__(
-        self,
-        bootstrap_servers: str,
-        topic: str,
-        dead_letter_topic: str,
-        partitions: int,
-        log: RatingLog,
-    ) -> None:
-        self.topic = topic
-        self.dead_letter_topic = dead_letter_topic
+    def __init__(self, settings: Settings, log: RatingLog) -> None:
+        """Read the topics, partitions and broker ``settings`` name (what the workers write)."""
+        topics = settings.topics
+        self.topic = topics.rating_changed
+        self.dead_letter_topic = topics.dead_letter
         self.log = log
         self.dead_letters: list[bytes] = []
         self.last_record = time.monotonic()
         self.error: BaseException | None = None
         self._partitions = [
-            TopicPartition(t, p) for t in (topic, dead_letter_topic) for p in range(partitions)
+            TopicPartition(t, p)
+            for t in (self.topic, self.dead_letter_topic)
+            for p in range(settings.partitions)
         ]
         self._consumer = AIOKafkaConsumer(
-            bootstrap_servers=bootstrap_servers,
+            bootstrap_servers=settings.kafka.bootstrap_servers,
             group_id=None,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
@@ -192,3 +190,21 @@ class RatingReader:
             if idle >= quiet:
                 return
             await asyncio.sleep(min(quiet - idle, max(deadline - time.monotonic(), 0.0)) + 0.01)
+
+
+async def stop_traffic(
+    reader: RatingReader, publisher: Publisher, tasks: Sequence[asyncio.Task[None]]
+) -> None:
+    """The end of a run's traffic, in a ``finally``: the reader and ``tasks`` stopped (each
+    task awaited once cancelled), then the clients closed. Errors are swallowed: the run's
+    own error, if any, is the one to see."""
+    reader.stop()
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
+    with contextlib.suppress(Exception):
+        await publisher.stop()
+    with contextlib.suppress(Exception):
+        await reader.close()

@@ -65,26 +65,17 @@ def event_fields(event: Mapping[str, Any]) -> Fields:
 
 
 def cached_fields(entry: CachedRating) -> Fields:
-    return (
-        entry.rating,
-        entry.deviation,
-        entry.volatility,
-        entry.rank_points,
-        entry.games,
-        entry.version,
-    )
+    return _fields(entry, entry.version)
 
 
 def _state_fields(state: PlayerState) -> Fields:
     # A player's version counts their rating changes, one per rated match: their games.
-    return (
-        state.rating,
-        state.deviation,
-        state.volatility,
-        state.rank_points,
-        state.games,
-        state.games,
-    )
+    return _fields(state, state.games)
+
+
+def _fields(held: CachedRating | PlayerState, version: int) -> Fields:
+    """The :data:`Fields` of a cached entry or a replayed state, at ``version``."""
+    return (held.rating, held.deviation, held.volatility, held.rank_points, held.games, version)
 
 
 @dataclass

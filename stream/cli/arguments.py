@@ -261,3 +261,9 @@ def add_force(parser: argparse.ArgumentParser) -> None:
         help="replace an existing output file that is not one of this command's earlier "
         "outputs (never a file the command reads)",
     )
+
+
+def add_jsonl_out(parser: argparse.ArgumentParser) -> None:
+    """``--out FILE.jsonl`` (without it: stdout), and :func:`add_force` to replace a file."""
+    parser.add_argument("--out", type=output_file(".jsonl"), help="FILE.jsonl (default: stdout)")
+    add_force(parser)

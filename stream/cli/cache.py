@@ -23,6 +23,7 @@ import orjson
 
 from stream.cli.arguments import non_negative_float, non_negative_int, positive_int
 from stream.cli.environment import settings_or_none
+from stream.cli.subcommands import add_actions, add_command
 from stream.config.settings import Settings
 from stream.errors import UserError, did_you_mean
 from stream.reachability import (
@@ -345,8 +346,7 @@ def cmd_ratings_explain(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    cache = sub.add_parser("cache", help="the Redis rating cache: run its writer, rebuild it")
-    actions = cache.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_actions(sub, "cache", "the Redis rating cache: run its writer, rebuild it")
     writer = actions.add_parser(
         "writer", help="run the cache writer alone (rating-changed -> Redis) until stopped"
     )
@@ -356,8 +356,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     rebuild.set_defaults(func=cmd_rebuild)
 
-    ratings = sub.add_parser("ratings", help="read cached ratings")
-    ratings_actions = ratings.add_subparsers(dest="action", required=True, metavar="ACTION")
+    ratings_actions = add_actions(sub, "ratings", "read cached ratings")
     get = ratings_actions.add_parser("get", help="players' cached ratings in one mode, as JSON")
     get.add_argument("mode", help="the game mode")
     get.add_argument("players", nargs="+", metavar="PLAYER", help="the players, in any number")
@@ -369,11 +368,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         " published their match); exit 1 with one line if one is not",
     )
     get.set_defaults(func=cmd_ratings_get)
-    history = ratings_actions.add_parser(
-        "history", help="a player's last rating changes in one mode, newest first, as JSON"
+    history = add_command(
+        ratings_actions,
+        "history",
+        "a player's last rating changes in one mode, newest first, as JSON",
+        cmd_ratings_history,
     )
-    history.add_argument("mode", help="the game mode")
-    history.add_argument("player", help="the player")
+    _mode_and_player(history)
     history.add_argument(
         "--last",
         type=positive_int,
@@ -381,15 +382,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="how many (default 20; the cache keeps SKILLSTREAM_CACHE_HISTORY_LENGTH)",
     )
-    history.set_defaults(func=cmd_ratings_history)
-    explain = ratings_actions.add_parser(
-        "explain", help="why a player's rating changed, worded for a support agent"
+    explain = add_command(
+        ratings_actions,
+        "explain",
+        "why a player's rating changed, worded for a support agent",
+        cmd_ratings_explain,
     )
-    explain.add_argument("mode", help="the game mode")
-    explain.add_argument("player", help="the player")
+    _mode_and_player(explain)
     explain.add_argument("match", nargs="?", help="the match (default: the latest change)")
     explain.add_argument("--json", action="store_true", help="the cached change as JSON")
-    explain.set_defaults(func=cmd_ratings_explain)
 
     board = sub.add_parser("leaderboard", help="a mode's leaderboard from the cache")
     board.add_argument("mode", help="the game mode")
@@ -411,3 +412,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     board.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     board.set_defaults(func=cmd_leaderboard)
+
+
+def _mode_and_player(parser: argparse.ArgumentParser) -> None:
+    """MODE and PLAYER: an action on one player's cached entry in one mode."""
+    parser.add_argument("mode", help="the game mode")
+    parser.add_argument("player", help="the player")

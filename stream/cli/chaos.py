@@ -6,28 +6,23 @@ from __future__ import annotations
 
 import argparse
 
-from stream.cli.harnesscmd import Advance, Emit, HarnessReport, add_common, run_harness
+from stream.cli.harnesscmd import (
+    Advance,
+    Emit,
+    HarnessReport,
+    add_common,
+    add_seconds,
+    config_from_args,
+    run_harness,
+)
+from stream.cli.subcommands import add_command
 
 
 def cmd_chaos(args: argparse.Namespace) -> int:
     from stream.chaos import ChaosConfig, run_chaos
 
     def config() -> ChaosConfig:
-        return ChaosConfig(
-            matches=args.matches,
-            players=args.players,
-            team_size=args.team_size,
-            workers=args.workers,
-            kills=args.kills,
-            kill_early=args.kill_early,
-            broker_pause=args.broker_pause,
-            redis_pause=args.redis_pause,
-            outage=args.outage,
-            store=args.store,
-            seed=args.seed,
-            cache_deadline=args.cache_deadline,
-            keep_logs=args.keep_logs,
-        )
+        return config_from_args(ChaosConfig, args)
 
     def run(config: ChaosConfig, emit: Emit, advance: Advance) -> HarnessReport:
         return run_chaos(config, emit=emit, progress=advance)
@@ -36,10 +31,12 @@ def cmd_chaos(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    chaos = sub.add_parser(
+    chaos = add_command(
+        sub,
         "chaos",
         help="fault harness: kill workers, freeze the broker and Redis on a local stack, and "
         "check that every rating equals an offline replay, once",
+        func=cmd_chaos,
         description="Runs the fleet simulator in waves against real worker processes on a "
         "fresh local stack (Tansu + Valkey) and injects faults at seeded waves: SIGKILL of a "
         "worker (then a restart), SIGSTOP of the broker and of Redis for a while. Then checks "
@@ -61,35 +58,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="N more SIGKILLs, 0-0.5 s after each of the first N waves: in the first seconds "
         "after a worker (or the previous victim's replacement) is ready (default 0)",
     )
-    chaos.add_argument(
-        "--broker-pause",
-        type=float,
-        default=20.0,
-        metavar="SECONDS",
-        help="SIGSTOP the broker this long; 0: no broker pause (default 20)",
+    add_seconds(chaos, "--broker-pause", 20.0, "SIGSTOP the broker this long; 0: no broker pause")
+    add_seconds(
+        chaos, "--redis-pause", 30.0, "SIGSTOP Redis this long mid-stream; 0: no Redis pause"
     )
-    chaos.add_argument(
-        "--redis-pause",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="SIGSTOP Redis this long mid-stream; 0: no Redis pause (default 30)",
-    )
-    chaos.add_argument(
+    add_seconds(
+        chaos,
         "--outage",
-        type=float,
-        default=0.0,
-        metavar="SECONDS",
-        help="SIGKILL every worker and go on publishing this long, then restart them all: the "
-        "backlog must be rated as played; 0: no outage (default 0)",
+        0.0,
+        "SIGKILL every worker and go on publishing this long, then restart them all: the "
+        "backlog must be rated as played; 0: no outage",
     )
     chaos.add_argument("--seed", type=int, default=1, help="seeds the matches and the faults")
-    chaos.add_argument(
+    add_seconds(
+        chaos,
         "--cache-deadline",
-        type=float,
-        default=5.0,
-        metavar="SECONDS",
-        help="the cache must equal the ratings this soon after Redis returns (default 5)",
+        5.0,
+        "the cache must equal the ratings this soon after Redis returns",
     )
     add_common(chaos)
-    chaos.set_defaults(func=cmd_chaos)

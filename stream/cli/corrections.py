@@ -24,10 +24,11 @@ from typing import Any
 
 import orjson
 
-from stream.cli.arguments import add_force, iso_date, output_file
-from stream.cli.environment import settings_or_none
-from stream.cli.outputs import CORRECTIONS, Output, check_outputs, written
+from stream.cli.arguments import add_jsonl_out, iso_date
+from stream.cli.environment import settings_and_out, settings_or_none
+from stream.cli.outputs import CORRECTIONS, Output, written
 from stream.cli.progress import Progress, counting
+from stream.cli.subcommands import add_actions
 from stream.corrections.pseudonyms import key_fingerprint, pseudonym, pseudonym_key
 from stream.corrections.records import correction_json, parse_correction
 from stream.errors import UserError
@@ -133,11 +134,10 @@ def cmd_log(args: argparse.Namespace) -> int:
     """The audit topic's corrections, in the order they were made, as JSON lines."""
     from stream.corrections.audit import read_log
 
-    settings = settings_or_none("corrections log")
-    if settings is None:
+    setup = settings_and_out("corrections log", args, CORRECTIONS)
+    if setup is None:
         return 2
-    output = Output("--out", args.out, CORRECTIONS)
-    check_outputs({}, [output], force=args.force)
+    settings, output = setup
     records = asyncio.run(read_log(settings))
     _write_corrections("corrections log", [c for _, c in records], output)
     print(
@@ -160,11 +160,11 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     from stream.corrections.resolve import resolved
     from stream.history.retained import read_inputs
 
-    settings = settings_or_none("corrections resolve")
-    if settings is None:
+    reads = {"the corrections file it reads": args.file}
+    setup = settings_and_out("corrections resolve", args, CORRECTIONS, reads)
+    if setup is None:
         return 2
-    output = Output("--out", args.out, CORRECTIONS)
-    check_outputs({"the corrections file it reads": args.file}, [output], force=args.force)
+    settings, output = setup
     corrections = read_corrections(args.file)
     with Progress(None, "reading the retained inputs", unit="records") as bar:
         starts, finishes = asyncio.run(read_inputs(settings, counting(bar)))
@@ -246,11 +246,9 @@ def may_match_nothing(parser: argparse.ArgumentParser, who: str) -> None:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    corrections = sub.add_parser(
-        "corrections",
-        help="corrections of the past (void, adjust, erase) and their audit log",
+    actions = add_actions(
+        sub, "corrections", "corrections of the past (void, adjust, erase) and their audit log"
     )
-    actions = corrections.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     def common(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--reason", required=True, help="why (kept with the record)")
@@ -295,8 +293,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     log = actions.add_parser(
         "log", help="the audit topic's corrections as a corrections file (JSON lines)"
     )
-    log.add_argument("--out", type=output_file(".jsonl"), help="FILE.jsonl (default: stdout)")
-    add_force(log)
+    add_jsonl_out(log)
     log.set_defaults(func=cmd_log)
 
     resolve = actions.add_parser(
@@ -304,8 +301,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="a corrections file with voids by player and window as match ids (retained inputs)",
     )
     resolve.add_argument("file", type=Path, help="the corrections file (corrections log --out)")
-    resolve.add_argument("--out", type=output_file(".jsonl"), help="FILE.jsonl (default: stdout)")
-    add_force(resolve)
+    add_jsonl_out(resolve)
     resolve.set_defaults(func=cmd_resolve)
 
     cutover = actions.add_parser(

@@ -11,6 +11,8 @@ import sys
 
 import orjson
 
+from stream.cli.subcommands import add_command
+
 
 def cmd_crashsim(args: argparse.Namespace) -> int:
     from stream.cli.progress import Progress
@@ -75,10 +77,12 @@ def cmd_crashsim(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    crashsim = sub.add_parser(
+    crashsim = add_command(
+        sub,
         "crashsim",
         help="deterministic crash simulator: the real batch runner and processors on a "
         "simulated broker, seeded schedules of crashes, short changelogs and reorders",
+        func=cmd_crashsim,
         description="Runs the worker's batch runner, match and player processors and commit "
         "protocol in one process on a simulated broker, under schedules drawn from seeds: "
         "workers killed between any two batches and at every step of the commit order, "
@@ -119,4 +123,3 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "workers did before checkpoints, to see the failures they prevent",
     )
     crashsim.add_argument("--json", action="store_true", help="print the result as JSON")
-    crashsim.set_defaults(func=cmd_crashsim)

@@ -1,6 +1,7 @@
 """What `skillstream chaos` and `skillstream soak` share: a harness run with a progress bar and
 its lines, the report as text or JSON, and one exit code rule: 0 if every check passed, 1 if one
-failed, 2 if an option is wrong or the run could not start (one line on stderr, no traceback).
+failed, 2 if an option is wrong or the run could not start (one line on stderr, no traceback);
+the configuration read from the options named for its fields, and the options in seconds.
 """
 
 from __future__ import annotations
@@ -8,13 +9,18 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import orjson
 
 from stream.config.stores import STORES
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 C = TypeVar("C")
+D = TypeVar("D", bound="DataclassInstance")
 
 # A line for the person watching; (done, total) for the progress bar.
 Emit = Callable[[str], None]
@@ -90,3 +96,18 @@ def add_common(parser: argparse.ArgumentParser) -> None:
         "--keep-logs", action="store_true", help="keep the workers' log files and print paths"
     )
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+
+def config_from_args(kind: type[D], args: argparse.Namespace, **given: Any) -> D:
+    """A harness's configuration: each field of ``kind`` that an option sets (``--team-size``
+    sets ``team_size``), unless ``given`` names it (an option's value converted); the fields
+    no option sets keep their defaults."""
+    named = {f.name: getattr(args, f.name) for f in fields(kind) if hasattr(args, f.name)}
+    return kind(**{**named, **given})
+
+
+def add_seconds(parser: argparse.ArgumentParser, option: str, default: float, help: str) -> None:
+    """An option in seconds; its help ends with its default, so the two cannot disagree."""
+    parser.add_argument(
+        option, type=float, default=default, metavar="SECONDS", help=f"{help} (default {default:g})"
+    )

@@ -8,20 +8,20 @@ import argparse
 import asyncio
 import sys
 
-from stream.cli.arguments import add_force, output_file
-from stream.cli.environment import settings_or_none
-from stream.cli.outputs import HISTORY, Output, check_outputs, written
+from stream.cli.arguments import add_jsonl_out
+from stream.cli.environment import settings_and_out
+from stream.cli.outputs import HISTORY, written
 from stream.cli.progress import Progress, counting
+from stream.cli.subcommands import add_actions
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from stream.history.retained import ExportReport, export_lines, read_inputs
 
-    settings = settings_or_none("inputs export")
-    if settings is None:
+    setup = settings_and_out("inputs export", args, HISTORY)
+    if setup is None:
         return 2
-    output = Output("--out", args.out, HISTORY)
-    check_outputs({}, [output], force=args.force)
+    settings, output = setup
     with Progress(None, "reading the retained inputs", unit="records") as bar:
         starts, finishes = asyncio.run(read_inputs(settings, counting(bar)))
     report = ExportReport()
@@ -34,13 +34,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    inputs = sub.add_parser("inputs", help="the deployment's retained inputs")
-    actions = inputs.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_actions(sub, "inputs", "the deployment's retained inputs")
     export = actions.add_parser(
         "export",
         help="the retained match-started and match-finished as a JSON-lines history "
         "(refused when retention has removed any)",
     )
-    export.add_argument("--out", type=output_file(".jsonl"), help="FILE.jsonl (default: stdout)")
-    add_force(export)
+    add_jsonl_out(export)
     export.set_defaults(func=cmd_export)

@@ -19,6 +19,7 @@ from pathlib import Path
 import orjson
 
 from stream.cli.arguments import port_or_zero
+from stream.cli.subcommands import add_actions
 from stream.errors import UserError
 from stream.local.stack import LocalStack, StackError, environment
 
@@ -114,24 +115,21 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    local = sub.add_parser("local", help="the embedded Kafka (Tansu) + Redis (Valkey) stack")
-    actions = local.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_actions(sub, "local", "the embedded Kafka (Tansu) + Redis (Valkey) stack")
     up = actions.add_parser("up", help="start the stack on free loopback ports")
     up.add_argument("--kafka-port", type=port_or_zero, default=0, help="default: a free port")
     up.add_argument("--redis-port", type=port_or_zero, default=0, help="default: a free port")
     up.add_argument("--detach", action="store_true", help="leave it running and return")
-    up.add_argument(
-        "--state-file",
-        type=Path,
-        default=DEFAULT_STATE,
-        help=f"where the servers started are noted for local down (default {DEFAULT_STATE})",
-    )
+    _add_state_file(up, "where the servers started are noted for local down")
     up.set_defaults(func=cmd_up)
     down = actions.add_parser("down", help="stop a detached stack")
-    down.add_argument(
-        "--state-file",
-        type=Path,
-        default=DEFAULT_STATE,
-        help=f"the servers to stop, as local up wrote them (default {DEFAULT_STATE})",
-    )
+    _add_state_file(down, "the servers to stop, as local up wrote them")
     down.set_defaults(func=cmd_down)
+
+
+def _add_state_file(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--state-file``, which local up writes and local down reads: ``what`` it is to the
+    action, then its default."""
+    parser.add_argument(
+        "--state-file", type=Path, default=DEFAULT_STATE, help=f"{what} (default {DEFAULT_STATE})"
+    )

@@ -36,6 +36,7 @@ from stream.cli.outputs import (
     written_by,
 )
 from stream.cli.progress import Progress
+from stream.cli.subcommands import add_command
 from stream.config.modes import Modes, built_in_mode, load_modes
 from stream.corrections.ledger import Ledger
 from stream.errors import UserError, did_you_mean
@@ -671,7 +672,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    replay = sub.add_parser("replay", help="rate a match history offline")
+    replay = add_command(sub, "replay", "rate a match history offline", cmd_replay)
     add_common(replay)
     add_on_error(replay)
     replay.add_argument(
@@ -727,9 +728,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_populations(replay)
     add_force(replay)
-    replay.set_defaults(func=cmd_replay)
 
-    ev = sub.add_parser("evaluate", help="how well ratings predict a history")
+    ev = add_command(sub, "evaluate", "how well ratings predict a history", cmd_evaluate)
     add_common(ev)
     ev.add_argument(
         "--since", type=iso_date, metavar="DATE", help="score only matches from this date on"
@@ -758,9 +758,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_populations(ev)
     add_force(ev)
-    ev.set_defaults(func=cmd_evaluate)
 
-    tn = sub.add_parser("tune", help="search parameters; keep only changes beyond noise")
+    tn = add_command(sub, "tune", "search parameters; keep only changes beyond noise", cmd_tune)
     add_common(tn)
     tn.add_argument(
         "--holdout",
@@ -782,4 +781,3 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="coordinate-descent rounds (default 2)",
     )
-    tn.set_defaults(func=cmd_tune)

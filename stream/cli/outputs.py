@@ -32,7 +32,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import IO, Any, TextIO, TypeVar
 
 import orjson
 
@@ -196,35 +196,39 @@ def check_outputs(
         )
 
 
-@contextlib.contextmanager
-def written(command: str, output: Output) -> Iterator[IO[bytes]]:
+def written(command: str, output: Output) -> contextlib.AbstractContextManager[IO[bytes]]:
     """The file to write ``output`` into (stdout's bytes when it has no path): a temporary
     file beside the target, renamed over it once the block ends without an error; then
     ``wrote N <unit> to FILE`` on stderr (N: its lines). On an error the temporary file is
     removed and the target left as it was."""
-    path = output.path
-    if path is None or str(path) == "-":
-        yield sys.stdout.buffer
-        return
-    with _replacing(path, ".part") as temporary, temporary.open("wb") as file:
-        yield file
-    print(
-        f"skillstream {command}: wrote {_lines(path):,} {output.kind.unit} to {path}",
-        file=sys.stderr,
+    return _written(command, output, lambda: sys.stdout.buffer, lambda path: path.open("wb"))
+
+
+def written_text(command: str, output: Output) -> contextlib.AbstractContextManager[TextIO]:
+    """:func:`written` for a text writer (the CSV module: no newline translation)."""
+    return _written(
+        command,
+        output,
+        lambda: sys.stdout,
+        lambda path: path.open("w", newline="", encoding="utf-8"),
     )
 
 
+# A file written as bytes or as text.
+_File = TypeVar("_File", IO[bytes], TextIO)
+
+
 @contextlib.contextmanager
-def written_text(command: str, output: Output) -> Iterator[TextIO]:
-    """:func:`written` for a text writer (the CSV module: no newline translation)."""
+def _written(
+    command: str, output: Output, stdout: Callable[[], _File], open_file: Callable[[Path], _File]
+) -> Iterator[_File]:
+    """:func:`written`, with ``stdout`` (called only when there is no path: not every stdout
+    has bytes) and ``open_file`` to open the temporary file."""
     path = output.path
     if path is None or str(path) == "-":
-        yield sys.stdout
+        yield stdout()
         return
-    with (
-        _replacing(path, ".part") as temporary,
-        temporary.open("w", newline="", encoding="utf-8") as file,
-    ):
+    with _replacing(path, ".part") as temporary, open_file(temporary) as file:
         yield file
     print(
         f"skillstream {command}: wrote {_lines(path):,} {output.kind.unit} to {path}",

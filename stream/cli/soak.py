@@ -7,36 +7,27 @@ from __future__ import annotations
 
 import argparse
 
-from stream.cli.harnesscmd import add_common, run_harness
+from stream.cli.harnesscmd import add_common, add_seconds, config_from_args, run_harness
+from stream.cli.subcommands import add_command
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
     from stream.chaos.soak import SoakConfig, run_soak
 
     def config() -> SoakConfig:
-        return SoakConfig(
-            seeds=args.seeds,
-            first_seed=args.first_seed,
-            kills=args.kills,
-            store=args.store,
-            partitions=args.partitions,
-            stuck_seconds=args.stuck_seconds,
-            keep_logs=args.keep_logs,
-            phases=None if args.phases is None else tuple(args.phases.split(",")),
-            matches=args.matches,
-            team_size=args.team_size,
-            order=args.order,
-            environment=args.environment,
-        )
+        phases = None if args.phases is None else tuple(args.phases.split(","))
+        return config_from_args(SoakConfig, args, phases=phases)
 
     return run_harness("soak", args, config, run_soak, unit="seeds")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    soak = sub.add_parser(
+    soak = add_command(
+        sub,
         "soak",
         help="kill workers at every phase of their lives, seed after seed, and report lost, "
         "doubled and stuck matches and the work each crash made the next worker redo",
+        func=cmd_soak,
         description="For each seed: a fresh local stack, waves of matches (published in "
         "seeded orders, with duplicates, finishes before starts, instant and long matches) and "
         "kills at planned phases: early (before the first commit), mid-batch, between the "
@@ -51,13 +42,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     soak.add_argument(
         "--partitions", type=int, default=None, help="partitions per topic (default: 4)"
     )
-    soak.add_argument(
+    add_seconds(
+        soak,
         "--stuck-seconds",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="a match not rated this long after its wave was out and every worker ready is "
-        "stuck (default 30)",
+        30.0,
+        "a match not rated this long after its wave was out and every worker ready is stuck",
     )
     soak.add_argument(
         "--phases",
@@ -79,4 +68,3 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "a 4 s session) or an operator's (the servers and names only: every default)",
     )
     add_common(soak)
-    soak.set_defaults(func=cmd_soak)

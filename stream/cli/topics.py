@@ -11,6 +11,7 @@ import asyncio
 import sys
 
 from stream.cli.environment import settings_or_none
+from stream.cli.subcommands import add_actions
 from stream.pipeline.topics import TopicError, TopicSpec, ensure_topics, topic_specs
 
 
@@ -44,8 +45,7 @@ def cmd_topics_create(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    topics = sub.add_parser("topics", help="Kafka topics: create every topic the workers use")
-    actions = topics.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_actions(sub, "topics", "Kafka topics: create every topic the workers use")
     create = actions.add_parser(
         "create", help="create the missing topics (partitions, replication, configs from settings)"
     )

@@ -3,11 +3,15 @@ its variable (SettingsError: one line, exit 2)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 from stream.errors import UserError
 
 __all__ = ["EnvReader", "SettingsError"]
+
+
+T = TypeVar("T")
 
 
 class SettingsError(UserError, ValueError):
@@ -21,13 +25,9 @@ class EnvReader:
         self.env = env
 
     def integer(self, name: str, default: int) -> int:
-        raw = self.env.get(name)
-        if raw is None or raw == "":
+        value = self._parsed(name, int, "a whole number")
+        if value is None:
             return default
-        try:
-            value = int(raw)
-        except ValueError:
-            raise SettingsError(f"{name}: expected a whole number, got {raw!r}") from None
         if value < 1:
             raise SettingsError(f"{name}: must be at least 1, got {value}")
         return value
@@ -43,27 +43,19 @@ class EnvReader:
         raise SettingsError(f"{name}: expected true or false, got {raw!r}")
 
     def number(self, name: str, default: float) -> float:
-        raw = self.env.get(name)
-        if raw is None or raw == "":
+        value = self._parsed(name, float, "a number")
+        if value is None:
             return default
-        try:
-            value = float(raw)
-        except ValueError:
-            raise SettingsError(f"{name}: expected a number, got {raw!r}") from None
         if not 0.0 <= value < float("inf"):
-            raise SettingsError(f"{name}: must be a finite number >= 0, got {raw!r}")
+            raise SettingsError(f"{name}: must be a finite number >= 0, got {self.env[name]!r}")
         return value
 
     def seconds(self, name: str, default: float, scale: float = 1.0) -> float:
-        raw = self.env.get(name)
-        if raw is None or raw == "":
+        value = self._parsed(name, lambda raw: float(raw) / scale, "a number")
+        if value is None:
             return default
-        try:
-            value = float(raw) / scale
-        except ValueError:
-            raise SettingsError(f"{name}: expected a number, got {raw!r}") from None
         if not value > 0 or value == float("inf"):
-            raise SettingsError(f"{name}: must be a positive number, got {raw!r}")
+            raise SettingsError(f"{name}: must be a positive number, got {self.env[name]!r}")
         return value
 
     def name(self, name: str, default: str) -> str:
@@ -74,3 +66,15 @@ class EnvReader:
                 f"{name}: {raw!r} is not a valid Kafka name (letters, digits, '.', '_', '-')"
             )
         return raw
+
+    def _parsed(self, name: str, parse: Callable[[str], T], expected: str) -> T | None:
+        """The variable as ``parse`` reads it, None when unset or empty; what ``parse`` refuses
+        is a SettingsError saying what was ``expected``. Range checks stay with each kind, since
+        each words its own."""
+        raw = self.env.get(name)
+        if raw is None or raw == "":
+            return None
+        try:
+            return parse(raw)
+        except ValueError:
+            raise SettingsError(f"{name}: expected {expected}, got {raw!r}") from None

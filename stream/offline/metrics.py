@@ -46,36 +46,40 @@ class PredictionMetrics:
 
     @property
     def log_loss(self) -> float:
-        return self._log_loss / self.predictions if self.predictions else math.nan
+        return self._per_prediction(self._log_loss)
 
     @property
     def brier(self) -> float:
-        return self._brier / self.predictions if self.predictions else math.nan
+        return self._per_prediction(self._brier)
 
     @property
     def accuracy(self) -> float:
-        return self._correct / self.predictions if self.predictions else math.nan
+        return self._per_prediction(self._correct)
 
     @property
     def favourite_predicted(self) -> float:
         """The mean predicted win probability of the favoured side."""
-        return self._favourite_predicted / self.predictions if self.predictions else math.nan
+        return self._per_prediction(self._favourite_predicted)
 
     @property
     def favourite_observed(self) -> float:
         """How often the favoured side won (a draw counts half): calibrated when it matches
         :attr:`favourite_predicted`."""
-        return self._favourite_observed / self.predictions if self.predictions else math.nan
+        return self._per_prediction(self._favourite_observed)
 
     @property
     def mean_predicted(self) -> float:
         """The mean predicted probability (of the side each prediction is seen from)."""
-        return sum(self.bin_predicted) / self.predictions if self.predictions else math.nan
+        return self._per_prediction(sum(self.bin_predicted))
 
     @property
     def mean_observed(self) -> float:
         """How often that side won (a draw counts half)."""
-        return sum(self.bin_actual) / self.predictions if self.predictions else math.nan
+        return self._per_prediction(sum(self.bin_actual))
+
+    def _per_prediction(self, total: float) -> float:
+        """``total`` over the predictions (NaN: none yet)."""
+        return total / self.predictions if self.predictions else math.nan
 
     def summary(self) -> dict[str, float | int]:
         return {

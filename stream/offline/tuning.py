@@ -247,29 +247,21 @@ def tune(
     )
 
 
+@dataclass(eq=False)
 class _Search:
     """One tune's replays: every configuration tried, each replayed once."""
 
-    def __init__(
-        self,
-        history: Callable[[], Iterable[HistoryMatch]],
-        base: ModeConfig,
-        plan: Plan,
-        knobs: Sequence[Knob],
-        seeds: Sequence[SeedRating],
-        on_trial: Callable[[Trial], None] | None,
-    ) -> None:
-        self.history = history
-        self.base = base
-        self.plan = plan
-        self.knobs = knobs
-        self.seeds = seeds
-        self.on_trial = on_trial
-        self.trials: list[Trial] = []
-        # The log loss of every configuration replayed. Per-prediction losses are kept only
-        # for the start, the current best and the candidates of one knob: all of them would
-        # hold (trials x scored predictions) numbers.
-        self.known: dict[bytes, float] = {}
+    history: Callable[[], Iterable[HistoryMatch]]
+    base: ModeConfig
+    plan: Plan
+    knobs: Sequence[Knob]
+    seeds: Sequence[SeedRating]
+    on_trial: Callable[[Trial], None] | None
+    trials: list[Trial] = field(default_factory=list, init=False)
+    # The log loss of every configuration replayed. Per-prediction losses are kept only for
+    # the start, the current best and the candidates of one knob: all of them would hold
+    # (trials x scored predictions) numbers.
+    known: dict[bytes, float] = field(default_factory=dict, init=False)
 
     def search_part(self) -> Iterator[HistoryMatch]:
         split = self.plan.split

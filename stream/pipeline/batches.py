@@ -75,6 +75,8 @@ from stream.retry import Backoff, Outage
 log = logging.getLogger("skillstream.worker")
 
 C = TypeVar("C", MatchCommand, PlayerCommand)
+# A partition's context in a batch: MatchContext or PlayerContext.
+Ctx = TypeVar("Ctx")
 
 
 # Table names, as the app declares them (stream/config/settings.py, TABLES: written once).
@@ -159,6 +161,17 @@ class BatchReport:
     seconds: float = 0.0
 
 
+@dataclass(frozen=True)
+class _Batch:
+    """A batch in hand: its outbox, what was admitted (by input partition in ``groups``) and
+    the wall time it runs at."""
+
+    out: Outbox
+    admission: Admission[Message]
+    groups: dict[int, list[Message]]
+    wall: float
+
+
 def _by_partition(messages: Sequence[Message]) -> dict[int, list[Message]]:
     groups: dict[int, list[Message]] = {}
     for message in messages:
@@ -166,40 +179,36 @@ def _by_partition(messages: Sequence[Message]) -> dict[int, list[Message]]:
     return groups
 
 
+# A service, not a value: compared and hashed by identity.
+@dataclass(eq=False)
 class BatchRunner:
     """Runs match and player batches against the tables and the delivery port it is given."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        matches: MatchProcessor,
-        players: PlayerProcessor,
-        tables: Tables,
-        deliver: Deliver,
-        end_offset: EndOffset,
-        wall_clock: Callable[[], float] = time.time,
-        crash_point: Callable[[str], None] = lambda point: None,
-        first_event: Callable[[], None] = lambda: None,
-    ) -> None:
-        s = self.settings = settings
-        self.matches = matches
-        self.players = players
-        self.tables = tables
-        self.deliver = deliver
-        self.end_offset = end_offset
-        self.wall_clock = wall_clock
-        # The soak harness's crash points (stream/pipeline/crashpoints.py), armed by the first
-        # batch with a match event; no-ops otherwise.
-        self.crash_point = crash_point
-        self.first_event: Callable[[], None] | None = first_event
-        # The next offset to process on every input partition (both agents').
-        self.positions = InputPositions()
-        # The outbox as records to send (packed commands, repeats held back).
+    settings: Settings
+    matches: MatchProcessor
+    players: PlayerProcessor
+    tables: Tables
+    deliver: Deliver
+    end_offset: EndOffset
+    wall_clock: Callable[[], float] = time.time
+    # The soak harness's crash points (stream/pipeline/crashpoints.py), armed by the first
+    # batch with a match event; no-ops otherwise.
+    crash_point: Callable[[str], None] = lambda point: None
+    # Called once, by the first batch with a match event (None from then on).
+    first_event: Callable[[], None] | None = lambda: None
+    # The next offset to process on every input partition (both agents').
+    positions: InputPositions = field(default_factory=InputPositions, init=False)
+    # The outbox as records to send (packed commands, repeats held back).
+    outputs: Outputs = field(init=False)
+    input_kinds: dict[str, str] = field(init=False)
+    # The partitions whose state across batches is current (rebuilt after assignment).
+    match_partitions: dict[int, MatchPartition] = field(default_factory=dict, init=False)
+    player_partitions: dict[int, PlayerPartition] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        s = self.settings
         self.outputs = Outputs(s)
         self.input_kinds = {s.topics.match_started: STARTED, s.topics.match_finished: FINISHED}
-        # The partitions whose state across batches is current (rebuilt after assignment).
-        self.match_partitions: dict[int, MatchPartition] = {}
-        self.player_partitions: dict[int, PlayerPartition] = {}
 
     # --- match partitions -----------------------------------------------------------------------
 
@@ -266,14 +275,40 @@ class BatchRunner:
     # --- batches ------------------------------------------------------------------------------
 
     async def match_batch(self, messages: Sequence[Message]) -> BatchReport:
+        return await self._batch("matches", messages, self._process_matches, self._hold_match)
+
+    async def player_batch(self, messages: Sequence[Message]) -> BatchReport:
+        return await self._batch("players", messages, self._process_players, self._hold_player)
+
+    async def _batch(
+        self,
+        agent: str,
+        messages: Sequence[Message],
+        process: Callable[[_Batch], dict[int, Ctx]],
+        hold: Callable[[int, Ctx, Message], Awaitable[None]],
+    ) -> BatchReport:
+        """One batch of either agent (module docstring, 0-4): ``process`` runs the admitted
+        messages, partition by partition, into per-partition contexts; ``hold`` writes one
+        partition's changed table records, given the batch's last message on it."""
         started = time.perf_counter()
         wall = self.wall_clock()
         out = Outbox()
         admission = self.positions.admit(messages)
-        groups = _by_partition(admission.accepted)
+        batch = _Batch(out, admission, _by_partition(admission.accepted), wall)
+        contexts = process(batch)
+
+        async def hold_all() -> None:
+            for number, group in batch.groups.items():
+                await hold(number, contexts[number], group[-1])
+
+        await close_batch(partial(self._deliver, out, agent), hold_all, self.crash_point)
+        return self._report(agent, out, len(messages), admission, started)
+
+    def _process_matches(self, batch: _Batch) -> dict[int, MatchContext]:
+        out, wall = batch.out, batch.wall
         contexts: dict[int, MatchContext] = {}
         table = self.tables.contents(MATCH_TABLE)
-        for number, group in groups.items():
+        for number, group in batch.groups.items():
             partition = self.match_partition(number, wall)
             ctx = contexts[number] = MatchContext.of(partition, table, out, wall)
             if partition.rejoin:
@@ -302,7 +337,7 @@ class BatchRunner:
                     )
                     out.dead_letter(DeadLetter(key, value, origin, f"internal error: {exc!r}"))
             if self.matches.report_due(partition, wall):
-                reached = admission.reached
+                reached = batch.admission.reached
                 self.matches.report(
                     ctx,
                     started_done=self.caught_up(
@@ -315,42 +350,29 @@ class BatchRunner:
             if partition.mark_due:
                 self.matches.mark(ctx)
             self.matches.close_windows(ctx)
-        await close_batch(
-            partial(self._deliver, out, "matches"),
-            partial(self._hold_matches, groups, contexts),
-            self.crash_point,
-        )
-        return self._report("matches", out, len(messages), admission, started)
+        return contexts
 
-    async def _hold_matches(
-        self, groups: Mapping[int, list[Message]], contexts: Mapping[int, MatchContext]
-    ) -> None:
-        for number, group in groups.items():
-            ctx = contexts[number]
-            await self.tables.write(MATCH_TABLE, number, ctx.view.changes(), group[-1])
-            clock = ctx.partition.latest
-            stored = ctx.partition.stored
-            if clock is not None and (stored is None or clock >= stored + CLOCK_STEP_SECONDS):
-                clocks: StateView[int, float] = StateView({}, CLOCKS)
-                clocks.put(number, clock)
-                await self.tables.write(CLOCK_TABLE, number, clocks.changes(), group[-1])
-                ctx.partition.stored = clock
-            if ctx.partition.populations_changed:
-                learned: StateView[int, PopulationRecord] = StateView({}, POPULATIONS)
-                learned.put(number, ctx.partition.populations)
-                await self.tables.write(POPULATION_TABLE, number, learned.changes(), group[-1])
-                ctx.partition.populations_changed = False
+    async def _hold_match(self, number: int, ctx: MatchContext, last: Message) -> None:
+        await self.tables.write(MATCH_TABLE, number, ctx.view.changes(), last)
+        clock = ctx.partition.latest
+        stored = ctx.partition.stored
+        if clock is not None and (stored is None or clock >= stored + CLOCK_STEP_SECONDS):
+            clocks: StateView[int, float] = StateView({}, CLOCKS)
+            clocks.put(number, clock)
+            await self.tables.write(CLOCK_TABLE, number, clocks.changes(), last)
+            ctx.partition.stored = clock
+        if ctx.partition.populations_changed:
+            learned: StateView[int, PopulationRecord] = StateView({}, POPULATIONS)
+            learned.put(number, ctx.partition.populations)
+            await self.tables.write(POPULATION_TABLE, number, learned.changes(), last)
+            ctx.partition.populations_changed = False
 
-    async def player_batch(self, messages: Sequence[Message]) -> BatchReport:
-        started = time.perf_counter()
-        wall = self.wall_clock()
-        out = Outbox()
-        admission = self.positions.admit(messages)
-        groups = _by_partition(admission.accepted)
+    def _process_players(self, batch: _Batch) -> dict[int, PlayerContext]:
+        out, wall = batch.out, batch.wall
         contexts: dict[int, PlayerContext] = {}
         ratings = self.tables.contents(RATING_TABLE)
         pending = self.tables.contents(PENDING_TABLE)
-        for number, group in groups.items():
+        for number, group in batch.groups.items():
             partition = self.player_partition(number, wall)
             ctx = contexts[number] = PlayerContext.of(partition, ratings, pending, out, wall)
             for message in group:
@@ -358,20 +380,11 @@ class BatchRunner:
                 handle = partial(self.players.on_command, ctx)
                 for data in self._commands(out, message, origin):
                     self._one_command(out, data, origin, decode_player_command, handle)
-        await close_batch(
-            partial(self._deliver, out, "players"),
-            partial(self._hold_players, groups, contexts),
-            self.crash_point,
-        )
-        return self._report("players", out, len(messages), admission, started)
+        return contexts
 
-    async def _hold_players(
-        self, groups: Mapping[int, list[Message]], contexts: Mapping[int, PlayerContext]
-    ) -> None:
-        for number, group in groups.items():
-            ctx = contexts[number]
-            await self.tables.write(RATING_TABLE, number, ctx.ratings.changes(), group[-1])
-            await self.tables.write(PENDING_TABLE, number, ctx.pending.changes(), group[-1])
+    async def _hold_player(self, number: int, ctx: PlayerContext, last: Message) -> None:
+        await self.tables.write(RATING_TABLE, number, ctx.ratings.changes(), last)
+        await self.tables.write(PENDING_TABLE, number, ctx.pending.changes(), last)
 
     def _one_command(
         self,

@@ -100,23 +100,20 @@ class Decision:
     effects: list[Outcome] = field(default_factory=list)
 
 
+# A service, not a value: compared and hashed by identity.
+@dataclass(eq=False)
 class Decider:
     """The decisions of every match partition of a worker (module docstring)."""
 
-    def __init__(
-        self,
-        modes: Modes,
-        partitions: int,
-        populations: Populations,
-        limits: EventLimits,
-        retention: float,
-    ) -> None:
-        self.modes = modes
-        self.partitions = partitions
-        self.populations = populations
-        self.verdicts = Verdicts(modes, partitions, populations)
-        self.limits = limits
-        self.retention = retention
+    modes: Modes
+    partitions: int
+    populations: Populations
+    limits: EventLimits
+    retention: float
+    verdicts: Verdicts = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.verdicts = Verdicts(self.modes, self.partitions, self.populations)
 
     # --- 1. inputs ----------------------------------------------------------------------------
 

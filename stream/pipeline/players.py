@@ -98,7 +98,7 @@ class PlayerProcessor:
         # (docs/benchmarks.md, "The tick").
         self.announce_seconds = announce_seconds
         # A learning mode's rules per population the rate commands carried (_rules).
-        self._populations: dict[tuple[object, ...], tuple[ModeConfig, ModeConfig]] = {}
+        self._populations: dict[tuple[str, Population], tuple[ModeConfig, ModeConfig]] = {}
         # Each player's adjustments by effective time, then as given (replay's order).
         self._adjusting: dict[str, list[PlayerChange]] = {}
         for player_id, adjust in sorted(adjustments, key=lambda item: item[1].effective):
@@ -297,15 +297,8 @@ class PlayerProcessor:
     def _rules(self, mode: ModeConfig, population: Population) -> ModeConfig:
         """``mode`` with ``population`` in force, built once per population (each rate command
         decodes its own; a mode's population changes a few times a day)."""
-        key = (
-            mode.name,
-            population.deviation,
-            population.size_edge,
-            population.persistence,
-            population.decisiveness,
-            population.drift_period,
-            population.debut_offset,
-        )
+        # Populations compare (and hash) by their values, not by the object decoded.
+        key = (mode.name, population)
         found = self._populations.get(key)
         if found is None or found[0] is not mode:
             if len(self._populations) > 256:

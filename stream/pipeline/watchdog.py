@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Collection, MutableMapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from faust.types import TP
@@ -47,28 +48,21 @@ STALL_CHECK_SECONDS = 1.0
 Seek = Callable[[str, int, int, str], Awaitable[None]]
 
 
+# A service, not a value: compared and hashed by identity.
+@dataclass(eq=False)
 class StallWatchdog:
     """Watches the agents' input partitions of one worker.
 
     ``positions`` is the batch runner's record of the next offset to process per partition;
     ``progress_at`` when each last moved (the pipeline keeps it)."""
 
-    def __init__(
-        self,
-        app: Any,
-        topics: Collection[str],
-        positions: InputPositions,
-        progress_at: MutableMapping[TP, float],
-        metrics: WorkerMetrics,
-        seek: Seek,
-    ) -> None:
-        self.app = app
-        self.topics = topics
-        self.positions = positions
-        self.progress_at = progress_at
-        self.metrics = metrics
-        self.seek = seek
-        self._stall_since: dict[TP, float] = {}
+    app: Any
+    topics: Collection[str]
+    positions: InputPositions
+    progress_at: MutableMapping[TP, float]
+    metrics: WorkerMetrics
+    seek: Seek
+    _stall_since: dict[TP, float] = field(default_factory=dict, init=False)
 
     async def unstick_partitions(self) -> None:
         """Read again, from its position, an input partition that has records waiting but

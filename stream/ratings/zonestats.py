@@ -54,56 +54,6 @@ _SECONDS_PER_MINUTE = 60.0
 _SECONDS_PER_HOUR = 3600.0
 
 
-@dataclass(frozen=True, slots=True)
-class ZoneStatsConfig(NoUncertainty):
-    """System parameters; the defaults are the document's T, GAME_MULT, MAX_GAME_LENGTH, 500."""
-
-    name: ClassVar[str] = "zonestats"
-
-    temperature: float = 120.0
-    game_mult: float = 2.0
-    max_game_minutes: float = 20.0
-    initial_rating: float = 500.0
-
-    RANGES: ClassVar[Mapping[str, Range]] = {
-        "temperature": Range(1.0, 100_000.0, TEMPERATURE_WHY),
-        "game_mult": Range(
-            0.0, 100.0, "rating points per minute of play (ZoneStats: 2)", low_open=True
-        ),
-        "max_game_minutes": Range(
-            0.0, 1440.0, "ZoneStats caps a pair at 20 minutes; a day is the most", low_open=True
-        ),
-        "initial_rating": Range(-MAX_ABS_RATING, MAX_ABS_RATING, INITIAL_RATING_WHY),
-    }
-
-    def __post_init__(self) -> None:
-        check_ranges(self, self.RANGES)
-
-    # The methods below (and NoUncertainty's) make the config usable wherever a rating
-    # algorithm is expected.
-    def offsets(
-        self,
-        teams: Sequence[Sequence[str]],
-        ratings: Mapping[str, float],
-        ranks: Sequence[int],
-        stats: Mapping[str, PlayerStats] | None,
-    ) -> dict[str, float]:
-        return offsets(self, teams, ratings, ranks, stats)
-
-    def rate_player(
-        self,
-        player_id: str,
-        teams: Sequence[Sequence[str]],
-        ratings: Mapping[str, float],
-        ranks: Sequence[int],
-        stats: Mapping[str, PlayerStats] | None,
-    ) -> float:
-        return rate_player(self, player_id, teams, ratings, ranks, stats)
-
-    def expected_score(self, a: Rated, b: Rated) -> float:
-        return _expected_score(self, a, b)
-
-
 def predicted_outcome(config: ZoneStatsConfig, my_rating: float, opponent_rating: float) -> float:
     """Equation 1: 1 / (1 + exp((opponent's rating - my rating) / T))."""
     x = (opponent_rating - my_rating) / config.temperature
@@ -225,3 +175,35 @@ def rate_player(
     if player_id not in match_offsets:
         raise ValueError(f"player {player_id!r} is not in the match")
     return ratings.get(player_id, config.initial_rating) + match_offsets[player_id]
+
+
+@dataclass(frozen=True, slots=True)
+class ZoneStatsConfig(NoUncertainty):
+    """System parameters; the defaults are the document's T, GAME_MULT, MAX_GAME_LENGTH, 500."""
+
+    name: ClassVar[str] = "zonestats"
+
+    temperature: float = 120.0
+    game_mult: float = 2.0
+    max_game_minutes: float = 20.0
+    initial_rating: float = 500.0
+
+    RANGES: ClassVar[Mapping[str, Range]] = {
+        "temperature": Range(1.0, 100_000.0, TEMPERATURE_WHY),
+        "game_mult": Range(
+            0.0, 100.0, "rating points per minute of play (ZoneStats: 2)", low_open=True
+        ),
+        "max_game_minutes": Range(
+            0.0, 1440.0, "ZoneStats caps a pair at 20 minutes; a day is the most", low_open=True
+        ),
+        "initial_rating": Range(-MAX_ABS_RATING, MAX_ABS_RATING, INITIAL_RATING_WHY),
+    }
+
+    def __post_init__(self) -> None:
+        check_ranges(self, self.RANGES)
+
+    # The module's functions double as methods (NoUncertainty adds the rest), so the config is
+    # usable wherever a rating algorithm is expected, without a second call per match.
+    offsets = offsets
+    rate_player = rate_player
+    expected_score = _expected_score

@@ -8,36 +8,37 @@ pause, 30 s Redis pause, three restarts) on top of a modest stream of matches. T
 
 from __future__ import annotations
 
-import io
 import os
+from dataclasses import replace
 
 import pytest
 
 from stream.chaos import ChaosConfig, run_chaos
 from stream.chaos.faults import FaultKind
+from stream.chaos.report import ChaosReport
 
 pytestmark = pytest.mark.slow
+
+# No kill and no pause planned: a test adds the one fault it is about.
+NO_FAULTS = ChaosConfig(kills=0, broker_pause=0.0, redis_pause=0.0)
+
+
+def passed(config: ChaosConfig) -> tuple[ChaosReport, str]:
+    """The harness run on ``config``, checked to have passed and to have rated both players of
+    every match: its report, and its progress lines with the report's text (for a failure)."""
+    lines: list[str] = []
+    report = run_chaos(config, emit=lines.append)
+    shown = "\n".join([*lines, report.text()])
+    assert report.passed, shown
+    assert report.ratings == 2 * config.matches, shown
+    return report, shown
 
 
 def test_ratings_survive_kills_a_frozen_broker_and_a_frozen_redis() -> None:
     config = ChaosConfig(
-        matches=300,
-        players=100,
-        workers=3,
-        kills=3,
-        broker_pause=20.0,
-        redis_pause=30.0,
-        seed=3,
+        matches=300, players=100, workers=3, kills=3, broker_pause=20.0, redis_pause=30.0, seed=3
     )
-    lines = io.StringIO()
-
-    def emit(line: str) -> None:
-        lines.write(line + "\n")
-
-    report = run_chaos(config, emit=emit)
-    shown = f"{lines.getvalue()}\n{report.text()}"
-
-    assert report.passed, shown
+    report, shown = passed(config)
     assert {c.name for c in report.checks} == {
         "replay",
         "exactly-once",
@@ -46,7 +47,6 @@ def test_ratings_survive_kills_a_frozen_broker_and_a_frozen_redis() -> None:
         "faults",
         "stream",
     }
-    assert report.ratings == 2 * config.matches
     assert report.exits == [], shown
 
     # Every fault really happened, each while matches were in flight.
@@ -72,22 +72,8 @@ def test_ratings_survive_kills_a_frozen_broker_and_a_frozen_redis() -> None:
 
 
 def test_ratings_survive_a_single_worker_killed_in_its_first_seconds() -> None:
-    config = ChaosConfig(
-        matches=60,
-        players=40,
-        workers=1,
-        kills=0,
-        kill_early=1,
-        broker_pause=0.0,
-        redis_pause=0.0,
-        seed=3,
-    )
-    lines: list[str] = []
-    report = run_chaos(config, emit=lines.append)
-    shown = "\n".join([*lines, report.text()])
-
-    assert report.passed, shown
-    assert report.ratings == 2 * config.matches
+    config = replace(NO_FAULTS, matches=60, players=40, workers=1, kill_early=1, seed=3)
+    report, shown = passed(config)
     early = [f for f in report.faults if f.planned.kind is FaultKind.KILL_EARLY]
     assert report.kills == len(early) == 1, shown
     for kill in early:
@@ -107,22 +93,8 @@ def _zombie(pid: int) -> bool:
 def test_a_backlog_built_while_every_worker_was_down_is_rated_as_played() -> None:
     """Issue 15: the whole group down while the fleet keeps publishing; then both workers
     restart, rebalance and drain the backlog, and every rating equals replay."""
-    config = ChaosConfig(
-        matches=300,
-        players=40,
-        workers=2,
-        kills=0,
-        broker_pause=0.0,
-        redis_pause=0.0,
-        outage=4.0,
-        seed=5,
-    )
-    lines: list[str] = []
-    report = run_chaos(config, emit=lines.append)
-    shown = "\n".join([*lines, report.text()])
-
-    assert report.passed, shown
-    assert report.ratings == 2 * config.matches
+    config = replace(NO_FAULTS, matches=300, players=40, workers=2, outage=4.0, seed=5)
+    report, shown = passed(config)
     (outage,) = report.faults
     assert outage.planned.kind is FaultKind.OUTAGE, shown
     assert outage.backlog is not None and outage.backlog > 20, shown

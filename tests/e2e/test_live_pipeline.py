@@ -14,6 +14,7 @@ import orjson
 import pytest
 from confluent_kafka import Consumer
 from librdkafka_clients import Reader, fleet_producer
+from live_replay import assert_live_equals_replay, by_player, latest
 from pipeline_env import own_topics_env
 from redis import Redis
 
@@ -24,7 +25,7 @@ from stream.chaos.verify import cached_fields, event_fields
 from stream.config.modes import Modes
 from stream.local.stack import LocalStack
 from stream.local.workers import WorkerProcess
-from stream.simulation import SimulationConfig, simulate, write_jsonl
+from stream.simulation import SimulationConfig, simulate
 from stream.simulation.gamefleet import match_events
 
 
@@ -166,43 +167,17 @@ def assert_exactly_once(records: list[Any], expected: int) -> None:
 
 
 def assert_equals_replay(records: list[Any], matches: list[Any], tmp_path: Path) -> None:
-    """Each player's last rating-changed equals `skillstream replay` of the same matches."""
-    last: dict[str, dict[str, Any]] = {}
-    for r in records:
-        e = orjson.loads(r.value())
-        if e["player_id"] not in last or e["version"] > last[e["player_id"]]["version"]:
-            last[e["player_id"]] = e
-    history = tmp_path / "history.jsonl"
-    with history.open("w") as f:
-        write_jsonl(matches, f)
-    out = tmp_path / "ratings.jsonl"
-    subprocess.run(
-        [sys.executable, "-m", "stream", "replay", str(history), "--out", str(out)], check=True
-    )
-    replayed = [orjson.loads(line) for line in out.read_text().splitlines()]
-    assert len(replayed) == len(last)
-    for r in replayed:
-        live = last[r["player_id"]]
-        assert (live["rating"], live["deviation"], live["volatility"]) == (
-            r["rating"],
-            r["deviation"],
-            r["volatility"],
-        )
-        assert (live["rank_points"], live["games"], live["version"]) == (
-            r["rank_points"],
-            r["games"],
-            r["games"],
-        )
+    """Each player's last rating-changed equals `skillstream replay` of the same matches, and
+    its version counts the player's games."""
+    last = latest((orjson.loads(r.value()) for r in records), by_player)
+    assert_live_equals_replay(last, matches, tmp_path)
+    assert all(e["version"] == e["games"] for e in last.values())
 
 
 def wait_for_cache(env: dict[str, str], records: list[Any], timeout: float = 20.0) -> bool:
     """Whether every player's cached entry comes to equal their last rating-changed event."""
-    last: dict[tuple[str, str], dict[str, Any]] = {}
-    for record in records:
-        e = orjson.loads(record.value())
-        key = (e["mode"], e["player_id"])
-        if key not in last or e["version"] > last[key]["version"]:
-            last[key] = e
+    events = (orjson.loads(record.value()) for record in records)
+    last = latest(events, key=lambda e: (e["mode"], e["player_id"]))
     expected = {key: _event_fields(e) for key, e in last.items()}
     reader = SyncRatingCache.from_url(
         env["REDIS_URL"], Modes(), prefix=env["SKILLSTREAM_CACHE_PREFIX"]

@@ -6,14 +6,12 @@ season, and no history lists a change twice."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import orjson
 from librdkafka_clients import Reader, fleet_producer
+from live_replay import assert_live_equals_replay, by_player, latest
 from pipeline_env import own_topics_env
 
 from stream.cache.reader import SyncRatingCache
@@ -22,7 +20,7 @@ from stream.config.modes import load_modes
 from stream.events import parse_time
 from stream.local.stack import LocalStack
 from stream.local.workers import WorkerProcess
-from stream.simulation import SimulationConfig, simulate, write_jsonl
+from stream.simulation import SimulationConfig, simulate
 from stream.simulation.config import DEFAULT_START
 
 # Hourly seasons from the simulation's start; 240 matches at 0.02/s span about 3.3 hours.
@@ -76,32 +74,12 @@ def test_live_equals_replay_across_season_boundaries_and_a_crash_at_one(
         reader.close()
         worker.cleanup()
 
-    last: dict[str, dict[str, Any]] = {}
-    distinct: set[tuple[str, str]] = set()
-    for record in records:
-        event = orjson.loads(record.value())
-        distinct.add((event["player_id"], event["match_id"]))
+    events = [orjson.loads(record.value()) for record in records]
+    for event in events:
         assert event["season"] == schedule.season_of(parse_time(event["at"])), event
-        if event["player_id"] not in last or event["version"] > last[event["player_id"]]["version"]:
-            last[event["player_id"]] = event
-    assert len(distinct) == 4 * len(matches)
-
-    history = tmp_path / "history.jsonl"
-    with history.open("w") as f:
-        write_jsonl(matches, f)
-    out = tmp_path / "ratings.jsonl"
-    replay = ["replay", str(history), "--modes-file", str(modes_path), "--out", str(out)]
-    subprocess.run([sys.executable, "-m", "stream", *replay], check=True)
-    replayed = [orjson.loads(line) for line in out.read_text().splitlines()]
-    assert len(replayed) == len(last)
-    for r in replayed:
-        live = last[r["player_id"]]
-        assert (live["rating"], live["deviation"], live["volatility"]) == (
-            r["rating"],
-            r["deviation"],
-            r["volatility"],
-        )
-        assert (live["rank_points"], live["games"]) == (r["rank_points"], r["games"])
+    assert len({(e["player_id"], e["match_id"]) for e in events}) == 4 * len(matches)
+    last = latest(events, by_player)
+    assert_live_equals_replay(last, matches, tmp_path, "--modes-file", str(modes_path))
 
     # The cache: the current board is the current season's players, and histories hold every
     # change once, newest first.

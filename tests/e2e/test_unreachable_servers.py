@@ -70,24 +70,25 @@ COMMANDS_ON_REDIS = [
 ]
 
 
-@pytest.mark.parametrize(("command", "name"), COMMANDS_ON_KAFKA)
-def test_kafka_that_does_not_answer_is_one_line_in_bounded_time(
-    stack: LocalStack, dead_port: int, command: str, name: str
+# Each server: the setting that points at it, its address on a port, and what it is called.
+SERVERS = {
+    "kafka": ("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:{port}", "Kafka"),
+    "redis": ("REDIS_URL", "redis://127.0.0.1:{port}/0", "Redis"),
+}
+
+
+@pytest.mark.parametrize(
+    ("server", "command", "name"),
+    [("kafka", *c) for c in COMMANDS_ON_KAFKA] + [("redis", *c) for c in COMMANDS_ON_REDIS],
+)
+def test_a_server_that_does_not_answer_is_one_line_in_bounded_time(
+    stack: LocalStack, dead_port: int, server: str, command: str, name: str
 ) -> None:
-    env = {**environment(stack), "KAFKA_BOOTSTRAP_SERVERS": f"127.0.0.1:{dead_port}"}
+    setting, address, called = SERVERS[server]
+    env = {**environment(stack), setting: address.format(port=dead_port)}
     done, seconds = run(env, command)
-    expected = f"KAFKA_BOOTSTRAP_SERVERS: cannot reach Kafka at 127.0.0.1:{dead_port}"
+    expected = f"{setting}: cannot reach {called} at 127.0.0.1:{dead_port}"
     assert_one_line(done, name, expected)
-    assert seconds < CONNECT_TIMEOUT + SLACK
-
-
-@pytest.mark.parametrize(("command", "name"), COMMANDS_ON_REDIS)
-def test_redis_that_does_not_answer_is_one_line_in_bounded_time(
-    stack: LocalStack, dead_port: int, command: str, name: str
-) -> None:
-    env = {**environment(stack), "REDIS_URL": f"redis://127.0.0.1:{dead_port}/0"}
-    done, seconds = run(env, command)
-    assert_one_line(done, name, f"REDIS_URL: cannot reach Redis at 127.0.0.1:{dead_port}")
     assert seconds < CONNECT_TIMEOUT + SLACK
 
 

@@ -10,12 +10,12 @@ from collections.abc import Callable
 
 from confluent_kafka import KafkaError, Message, Producer
 from librdkafka_clients import Reader, default_producer, fleet_producer
-from pipeline_env import create_topics
+from pipeline_env import create_topics, fleet_to_own_topics
 
 from stream.local.stack import LocalStack
 from stream.pipeline.partitioning import partition_for
 from stream.simulation import SimulationConfig, simulate
-from stream.simulation.gamefleet import FleetConfig, run_fleet
+from stream.simulation.gamefleet import FleetConfig
 from stream.simulation.partitioners import CRC32, KEYLESS, crc32_partitioner
 
 PARTITIONS = 7  # not a power of two: a wrong modulo shows
@@ -67,15 +67,8 @@ async def test_the_fleet_sends_crc32_keyed_or_keyless_events_where_librdkafka_wo
     every = list(range(PARTITIONS))
     for partitioning in (CRC32, KEYLESS):
         started, finished = f"started-{partitioning.name}", f"finished-{partitioning.name}"
-        await create_topics(stack, started, finished, partitions=PARTITIONS)
-        config = FleetConfig(
-            rate=0.0,
-            realtime=False,
-            partitioning=partitioning,
-            match_started_topic=started,
-            match_finished_topic=finished,
-        )
-        report = await run_fleet(matches, stack.bootstrap_servers, config)
+        config = FleetConfig(rate=0.0, realtime=False, partitioning=partitioning)
+        report = await fleet_to_own_topics(stack, matches, (started, finished), PARTITIONS, config)
         assert report.messages == 2 * len(matches)
         reader = Reader(stack.bootstrap_servers, started, PARTITIONS)
         try:

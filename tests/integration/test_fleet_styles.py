@@ -10,12 +10,12 @@ import time
 import orjson
 import pytest
 from librdkafka_clients import Reader
-from pipeline_env import create_topics
+from pipeline_env import fleet_to_own_topics
 
 from stream.events import decode_match_finished, decode_match_started
 from stream.local.stack import LocalStack
 from stream.simulation import SimulationConfig, simulate
-from stream.simulation.gamefleet import FleetConfig, run_fleet
+from stream.simulation.gamefleet import FleetConfig
 
 MATCHES = 6
 SECONDS = 90.0
@@ -26,17 +26,9 @@ def publish(
 ) -> tuple[list[bytes], list[bytes]]:
     """``MATCHES`` matches published in a style, to topics of their own: (starts, finishes)."""
     started, finished = f"{prefix}-started", f"{prefix}-finished"
-    asyncio.run(create_topics(stack, started, finished, partitions=1))
     matches = list(simulate(SimulationConfig(seed=3, matches=MATCHES, players=20)))
-    config = FleetConfig(
-        rate=0,
-        match_seconds=SECONDS,
-        match_started_topic=started,
-        match_finished_topic=finished,
-        at_end=at_end,
-        finish_only=finish_only,
-    )
-    asyncio.run(run_fleet(matches, stack.bootstrap_servers, config))
+    config = FleetConfig(rate=0, match_seconds=SECONDS, at_end=at_end, finish_only=finish_only)
+    asyncio.run(fleet_to_own_topics(stack, matches, (started, finished), 1, config))
     finishes = Reader(stack.bootstrap_servers, finished, 1)
     starts = Reader(stack.bootstrap_servers, started, 1)
     try:

@@ -24,6 +24,37 @@ from stream.offline.replayer import Replayer, in_play_order
 T = 1_780_000_000_000  # epoch ms
 
 
+def start(match_id: str, at: int, a: str, b: str) -> dict[str, object]:
+    """A 1v1 match-started event (``at`` in epoch ms)."""
+    return {"match_id": match_id, "mode": "1v1", "started_at": at, "teams": [[a], [b]]}
+
+
+def finish(
+    match_id: str, at: int | str, ranks: list[int], line_up: tuple[str, str] | None = None
+) -> dict[str, object]:
+    """A 1v1 match-finished event (``at`` in epoch ms or RFC 3339), with its ``line_up`` or
+    without teams."""
+    event: dict[str, object] = {"match_id": match_id, "mode": "1v1", "finished_at": at}
+    if line_up is not None:
+        event["teams"] = [[line_up[0]], [line_up[1]]]
+    event["ranks"] = ranks
+    return event
+
+
+def played(
+    row: int,
+    match_id: str,
+    at: int,
+    line_up: tuple[str, str],
+    ranks: tuple[int, int],
+    started_at: int | None,
+) -> HistoryMatch:
+    """A 1v1 match as a history holds it (times in epoch ms, made seconds)."""
+    teams = ((line_up[0],), (line_up[1],))
+    started = None if started_at is None else started_at / 1000
+    return HistoryMatch(row, match_id, "1v1", at / 1000, teams, ranks, None, frozenset(), started)
+
+
 async def test_the_retained_inputs_replay_as_played(stack: LocalStack, tmp_path: Path) -> None:
     tag = uuid.uuid4().hex[:8]
     started, finished = f"started-{tag}", f"finished-{tag}"
@@ -35,71 +66,18 @@ async def test_the_retained_inputs_replay_as_played(stack: LocalStack, tmp_path:
     }
     sends: list[tuple[str, dict[str, object] | bytes]] = [
         # m1: a finish without teams, which its start gives; an RFC 3339 time with a fraction.
-        (started, {"match_id": "m1", "mode": "1v1", "started_at": T, "teams": [["a"], ["b"]]}),
-        (
-            finished,
-            {
-                "match_id": "m1",
-                "mode": "1v1",
-                "finished_at": "2026-05-28T20:30:00.5Z",
-                "ranks": [0, 1],
-            },
-        ),
+        (started, start("m1", T, "a", "b")),
+        (finished, finish("m1", "2026-05-28T20:30:00.5Z", [0, 1])),
         # m2 overlaps m3 for b: started before m1 ended, so the order of play matters.
-        (
-            started,
-            {"match_id": "m2", "mode": "1v1", "started_at": T + 600_000, "teams": [["b"], ["c"]]},
-        ),
-        (
-            started,
-            {"match_id": "m3", "mode": "1v1", "started_at": T + 900_000, "teams": [["c"], ["a"]]},
-        ),
-        (
-            finished,
-            {
-                "match_id": "m3",
-                "mode": "1v1",
-                "finished_at": T + 1_000_000,
-                "teams": [["c"], ["a"]],
-                "ranks": [1, 0],
-            },
-        ),
-        (
-            finished,
-            {
-                "match_id": "m2",
-                "mode": "1v1",
-                "finished_at": T + 1_100_000,
-                "teams": [["b"], ["c"]],
-                "ranks": [0, 0],
-            },
-        ),
+        (started, start("m2", T + 600_000, "b", "c")),
+        (started, start("m3", T + 900_000, "c", "a")),
+        (finished, finish("m3", T + 1_000_000, [1, 0], ("c", "a"))),
+        (finished, finish("m2", T + 1_100_000, [0, 0], ("b", "c"))),
         # m4: a finish without a start, with its line-up; m5: a start that never finished.
-        (
-            finished,
-            {
-                "match_id": "m4",
-                "mode": "1v1",
-                "finished_at": T + 2_000_000,
-                "teams": [["a"], ["d"]],
-                "ranks": [1, 0],
-            },
-        ),
-        (
-            started,
-            {"match_id": "m5", "mode": "1v1", "started_at": T + 2_100_000, "teams": [["d"], ["b"]]},
-        ),
+        (finished, finish("m4", T + 2_000_000, [1, 0], ("a", "d"))),
+        (started, start("m5", T + 2_100_000, "d", "b")),
         # A repeated finish and an event no worker accepts.
-        (
-            finished,
-            {
-                "match_id": "m3",
-                "mode": "1v1",
-                "finished_at": T + 1_000_000,
-                "teams": [["c"], ["a"]],
-                "ranks": [0, 1],
-            },
-        ),
+        (finished, finish("m3", T + 1_000_000, [0, 1], ("c", "a"))),
         (finished, b'{"match_id": "m9"'),
     ]
     producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap_servers)
@@ -131,42 +109,10 @@ async def test_the_retained_inputs_replay_as_played(stack: LocalStack, tmp_path:
     replayed = skillstream(env, "replay", str(out), "--in-play-order")
     assert replayed.returncode == 0, replayed.stderr
     by_hand = [
-        HistoryMatch(
-            0, "m1", "1v1", 1_780_000_200.5, (("a",), ("b",)), (0, 1), None, frozenset(), T / 1000
-        ),
-        HistoryMatch(
-            1,
-            "m3",
-            "1v1",
-            (T + 1_000_000) / 1000,
-            (("c",), ("a",)),
-            (1, 0),
-            None,
-            frozenset(),
-            (T + 900_000) / 1000,
-        ),
-        HistoryMatch(
-            2,
-            "m2",
-            "1v1",
-            (T + 1_100_000) / 1000,
-            (("b",), ("c",)),
-            (0, 0),
-            None,
-            frozenset(),
-            (T + 600_000) / 1000,
-        ),
-        HistoryMatch(
-            3,
-            "m4",
-            "1v1",
-            (T + 2_000_000) / 1000,
-            (("a",), ("d",)),
-            (1, 0),
-            None,
-            frozenset(),
-            None,
-        ),
+        played(0, "m1", T + 200_500, ("a", "b"), (0, 1), T),  # 2026-05-28T20:30:00.5Z
+        played(1, "m3", T + 1_000_000, ("c", "a"), (1, 0), T + 900_000),
+        played(2, "m2", T + 1_100_000, ("b", "c"), (0, 0), T + 600_000),
+        played(3, "m4", T + 2_000_000, ("a", "d"), (1, 0), None),
     ]
     replayer = Replayer(Modes())
     for match, fates in in_play_order(by_hand, replayer):

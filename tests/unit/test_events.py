@@ -281,13 +281,15 @@ def _json(obj: object) -> bytes:
     return orjson.dumps(obj)
 
 
-def finished(**changes: object) -> bytes:
+def _event(time_field: str, changes: dict[str, object], **rest: object) -> bytes:
+    """A valid 1v1 event, its time in ``time_field`` and then ``rest``, with ``changes`` made
+    (a field changed to ``_DROP`` is removed)."""
     event: dict[str, object] = {
         "match_id": "m-1",
         "mode": "1v1",
-        "finished_at": T,
+        time_field: T,
         "teams": [["alice"], ["bob"]],
-        "ranks": [0, 1],
+        **rest,
     }
     for key, value in changes.items():
         if value is _DROP:
@@ -295,21 +297,14 @@ def finished(**changes: object) -> bytes:
         else:
             event[key] = value
     return _json(event)
+
+
+def finished(**changes: object) -> bytes:
+    return _event("finished_at", changes, ranks=[0, 1])
 
 
 def started(**changes: object) -> bytes:
-    event: dict[str, object] = {
-        "match_id": "m-1",
-        "mode": "1v1",
-        "started_at": T,
-        "teams": [["alice"], ["bob"]],
-    }
-    for key, value in changes.items():
-        if value is _DROP:
-            event.pop(key)
-        else:
-            event[key] = value
-    return _json(event)
+    return _event("started_at", changes)
 
 
 _DROP = object()

@@ -212,17 +212,26 @@ def observe_calibrated(
         quality.observe("m", p, 1.0 if rng.random() < (0.5 if coin_flip else p) else 0.0)
 
 
+def calibrated(window: int, seed: int) -> tuple[PredictionQuality, random.Random]:
+    """A quality window of ``window`` observations, filled with calibrated ones drawn from
+    ``seed``; and the generator, to draw more."""
+    rng = random.Random(seed)
+    quality = PredictionQuality(window=window)
+    observe_calibrated(quality, rng, window)
+    return quality, rng
+
+
+SEEDS = st.integers(0, 2**32 - 1)
+
+
 @settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1))
+@given(seed=SEEDS)
 def test_a_calibrated_source_converges(seed: int) -> None:
     # Outcomes drawn with exactly the predicted probability: every bucket's observed rate
     # approaches its mean prediction, the calibration error goes to 0 (about 0.008 expected
     # at 20,000 observations: 10 buckets of ~2,000, each off by ~0.01 by chance), and the Brier
     # score to E[p(1 - p)] = 1/6 for uniform p.
-    rng = random.Random(seed)
-    quality = PredictionQuality(window=20_000)
-    observe_calibrated(quality, rng, 20_000)
-    summary = quality.summaries()["m"]
+    summary = calibrated(20_000, seed)[0].summaries()["m"]
     assert summary.calibration_error < 0.03
     assert abs(summary.brier - 1 / 6) < 0.01
     for b in summary.buckets:
@@ -230,18 +239,16 @@ def test_a_calibrated_source_converges(seed: int) -> None:
 
 
 @settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1))
+@given(seed=SEEDS)
 def test_an_overconfident_source_shows(seed: int) -> None:
     # The drift the windows exist for: predictions as before, but the game turned into a coin
     # flip (a patch that made it random, a matchmaker pairing at random).
-    rng = random.Random(seed)
-    quality = PredictionQuality(window=5_000)
-    observe_calibrated(quality, rng, 5_000)
-    calibrated = quality.summaries()["m"]
+    quality, rng = calibrated(5_000, seed)
+    before = quality.summaries()["m"]
     observe_calibrated(quality, rng, 5_000, coin_flip=True)
     drifted = quality.summaries()["m"]
-    assert drifted.calibration_error > calibrated.calibration_error + 0.15
-    assert drifted.log_loss > calibrated.log_loss + 0.1
+    assert drifted.calibration_error > before.calibration_error + 0.15
+    assert drifted.log_loss > before.log_loss + 0.1
 
 
 def test_a_buckets_mean_prediction_stays_in_its_range_despite_rounding() -> None:

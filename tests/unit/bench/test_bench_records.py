@@ -19,10 +19,12 @@ from stream.bench.recordcounts import (
 from stream.bench.topics import Log
 from stream.config.settings import Settings
 
+# The deployment the figures are of: its app id names the worker's own topics.
+SETTINGS = Settings(app_id="rate")
+
 
 def test_every_topic_of_the_deployment_has_its_class() -> None:
-    s = Settings(app_id="rate")
-    classes = {topic: topic_class(topic, s) for topic, _source in s.named_topics()}
+    classes = {topic: topic_class(topic, SETTINGS) for topic, _source in SETTINGS.named_topics()}
     assert classes == {
         "match-started": "inputs",
         "match-finished": "inputs",
@@ -37,12 +39,11 @@ def test_every_topic_of_the_deployment_has_its_class() -> None:
         "rate-pending-changelog": "changelogs",
         "rate-populations-changelog": "changelogs",
     }
-    assert topic_class("rate-__assignor-__leader", s) == "other"
-    assert topic_class("another-app-ratings-changelog", s) == "other"
+    assert topic_class("rate-__assignor-__leader", SETTINGS) == "other"
+    assert topic_class("another-app-ratings-changelog", SETTINGS) == "other"
 
 
 def test_classes_sum_their_topics_and_name_what_fell_in_other() -> None:
-    s = Settings(app_id="rate")
     counts = by_class(
         {
             "match-started": Log(10, 2),
@@ -55,7 +56,7 @@ def test_classes_sum_their_topics_and_name_what_fell_in_other() -> None:
             "rate-__assignor-__leader": Log(0, 0),
             "stray": Log(1, 1),
         },
-        s,
+        SETTINGS,
     )
     assert counts.classes["inputs"] == Log(20, 5)
     assert counts.classes["commands"] == Log(10, 5)
@@ -67,8 +68,7 @@ def test_classes_sum_their_topics_and_name_what_fell_in_other() -> None:
 
 
 def test_records_lines_divide_by_the_matches_published() -> None:
-    s = Settings(app_id="rate")
-    counts = by_class({"rating-changed": Log(20, 4), "rate-match-commands": Log(5, 5)}, s)
+    counts = by_class({"rating-changed": Log(20, 4), "rate-match-commands": Log(5, 5)}, SETTINGS)
     lines = records_lines(counts, 10)
     outputs = next(line for line in lines if line.split()[0] == "outputs")
     assert outputs.split()[1:] == ["20", "4", "2.00", "0.40"]
@@ -79,14 +79,13 @@ def test_records_lines_divide_by_the_matches_published() -> None:
 
 
 def test_a_class_of_several_topics_shows_each_topic_that_wrote() -> None:
-    s = Settings(app_id="rate")
     counts = by_class(
         {
             "rate-ratings-changelog": Log(20, 2),
             "rate-pending-changelog": Log(30, 5),
             "rate-clocks-changelog": Log(0, 0),
         },
-        s,
+        SETTINGS,
     )
     lines = records_lines(counts, 10)
     at = next(i for i, line in enumerate(lines) if line.split()[0] == "changelogs")

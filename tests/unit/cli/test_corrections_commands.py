@@ -39,6 +39,12 @@ def one_line(code: int, err: str, culprit: str) -> None:
 
 
 @pytest.fixture
+def pseudonym_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands' pseudonym key set to ``KEY``."""
+    monkeypatch.setenv("SKILLSTREAM_PSEUDONYM_KEY", KEY)
+
+
+@pytest.fixture
 def history(tmp_path: Path) -> Path:
     path = tmp_path / "h.jsonl"
     path.write_text(lines())
@@ -49,38 +55,44 @@ def ratings(out: str) -> dict[str, float]:
     return {r["player_id"]: r["rating"] for r in map(orjson.loads, out.splitlines())}
 
 
+def made(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The record `skillstream corrections ARGS` writes (it must succeed)."""
+    code, line, err = run(["corrections", *args], capsys)
+    assert code == 0, err
+    return line
+
+
+def corrected(
+    history: Path, corrections: Path, records: str, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
+    """`skillstream replay` of ``history`` with ``records`` as its corrections file."""
+    corrections.write_text(records)
+    return run(["replay", str(history), "--corrections", str(corrections)], capsys)
+
+
 def test_a_void_written_by_the_command_makes_replay_rate_as_if_never_played(
     history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, line, err = run(["corrections", "void", "--matches", "m1", "--reason", "cheat"], capsys)
-    assert code == 0, err
+    line = made(["void", "--matches", "m1", "--reason", "cheat"], capsys)
     void = parse_correction(orjson.loads(line))
     assert isinstance(void, Void) and void.matches == {"m1"} and void.audit.reason == "cheat"
-    corrections = tmp_path / "c.jsonl"
-    corrections.write_text(line)
-    code, corrected, err = run(["replay", str(history), "--corrections", str(corrections)], capsys)
+    code, out, err = corrected(history, tmp_path / "c.jsonl", line, capsys)
     assert code == 0, err
     without = tmp_path / "without.jsonl"
     without.write_text(lines(skip="m1"))
-    assert run(["replay", str(without)], capsys)[1] == corrected
+    assert run(["replay", str(without)], capsys)[1] == out
 
 
+@pytest.mark.usefixtures("pseudonym_key")
 def test_an_erasure_holds_no_id_and_replay_names_the_pseudonym(
-    history: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("SKILLSTREAM_PSEUDONYM_KEY", KEY)
-    code, line, err = run(["corrections", "erase", "alice", "--reason", "GDPR art. 17"], capsys)
-    assert code == 0, err
+    line = made(["erase", "alice", "--reason", "GDPR art. 17"], capsys)
     assert "alice" not in line
     erase = parse_correction(orjson.loads(line))
     assert isinstance(erase, Erase) and erase.pseudonym == pseudonym(KEY.encode(), "alice")
-    corrections = tmp_path / "c.jsonl"
-    corrections.write_text(line)
     before = ratings(run(["replay", str(history)], capsys)[1])
-    code, out, err = run(["replay", str(history), "--corrections", str(corrections)], capsys)
+    code, out, err = corrected(history, tmp_path / "c.jsonl", line, capsys)
     assert code == 0 and "alice" not in out, err
     after = ratings(out)
     assert after.pop(erase.pseudonym) == before.pop("alice") and after == before
@@ -231,33 +243,28 @@ def test_each_mistake_of_a_live_re_rate_is_one_line(
     )
 
 
+@pytest.mark.usefixtures("pseudonym_key")
 def test_an_erasure_made_with_another_key_is_refused_not_applied_as_nothing(
     history: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("SKILLSTREAM_PSEUDONYM_KEY", KEY)
-    code, line, err = run(["corrections", "erase", "alice", "--reason", "GDPR art. 17"], capsys)
-    assert code == 0, err
+    line = made(["erase", "alice", "--reason", "GDPR art. 17"], capsys)
     record = orjson.loads(line)
     # The key's fingerprint, never the key: it tells two keys apart and gives neither away.
     assert len(record["key"]) == 16 and record["key"] not in KEY and KEY not in line
-    corrections = tmp_path / "c.jsonl"
-    corrections.write_text(line)
     monkeypatch.setenv("SKILLSTREAM_PSEUDONYM_KEY", "another-key-of-16-chars")
-    code, out, err = run(["replay", str(history), "--corrections", str(corrections)], capsys)
+    corrections = tmp_path / "c.jsonl"
+    code, out, err = corrected(history, corrections, line, capsys)
     one_line(code, err, f"{corrections} line 1: erase {record['id']!r} was made with another")
     assert out == ""  # alice is not written out under her id
 
 
+@pytest.mark.usefixtures("pseudonym_key")
 def test_corrections_that_would_do_nothing_are_refused_unless_they_say_they_may(
-    history: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("SKILLSTREAM_PSEUDONYM_KEY", KEY)
     corrections = tmp_path / "c.jsonl"
     cases = [
         (["erase", "nobody-here"], "erases nobody: no player of the history has its pseudonym"),
@@ -268,38 +275,28 @@ def test_corrections_that_would_do_nothing_are_refused_unless_they_say_they_may(
         ),
     ]
     for args, culprit in cases:
-        code, line, err = run(["corrections", *args, "--reason", "x"], capsys)
-        assert code == 0, err
-        corrections.write_text(line)
-        code, out, err = run(["replay", str(history), "--corrections", str(corrections)], capsys)
+        line = made([*args, "--reason", "x"], capsys)
+        code, out, err = corrected(history, corrections, line, capsys)
         one_line(code, err, f"{corrections} line 1: ")
         assert culprit in err and out == ""
         # Said on purpose, it is applied.
-        code, line, err = run(
-            ["corrections", *args, "--reason", "x", "--may-match-nothing"], capsys
-        )
-        corrections.write_text(line)
-        code, out, err = run(["replay", str(history), "--corrections", str(corrections)], capsys)
+        line = made([*args, "--reason", "x", "--may-match-nothing"], capsys)
+        code, out, err = corrected(history, corrections, line, capsys)
         assert code == 0, err
 
 
+@pytest.mark.usefixtures("pseudonym_key")
 def test_applying_a_corrections_file_says_what_it_did(
-    history: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("SKILLSTREAM_PSEUDONYM_KEY", KEY)
-    made = [
+    listed = [
         ["void", "--matches", "m1"],
         ["adjust", "duel", "bob", "--shift", "10", "--effective", "2026-03-01T10:30:00Z"],
         ["erase", "carol"],
     ]
     corrections = tmp_path / "c.jsonl"
-    corrections.write_text(
-        "".join(run(["corrections", *a, "--reason", "x"], capsys)[1] for a in made)
-    )
-    code, _, err = run(["replay", str(history), "--corrections", str(corrections)], capsys)
+    records = "".join(made([*a, "--reason", "x"], capsys) for a in listed)
+    code, _, err = corrected(history, corrections, records, capsys)
     assert code == 0, err
     assert err.splitlines() == [
         f"skillstream replay: {corrections}: voided 1 match, adjusted 1 rating, erased 1 player"

@@ -43,11 +43,21 @@ def team_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def one_error_line(capsys: pytest.CaptureFixture[str], command: str) -> str:
+def main_exit(argv: list[str]) -> int:
+    """``main``, with argparse's exit (a mistake found while parsing) as a return code."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(str(exc.code))
+
+
+def refusal(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The one error line `skillstream ARGV` exits 2 with."""
+    assert main_exit(argv) == 2
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1, captured.err
-    assert lines[0].startswith(f"skillstream {command}: error: ")
+    assert lines[0].startswith(f"skillstream {argv[0]}: error: ")
     return lines[0]
 
 
@@ -126,15 +136,18 @@ def test_populations_never_overwrite_the_history_or_another_output(
 ) -> None:
     copy = tmp_path / "h.jsonl"
     copy.write_bytes(team_history.read_bytes())
-    assert main_exit(["evaluate", str(copy), "--populations", str(copy)]) == 2
-    assert "is the history it reads" in one_error_line(capsys, "evaluate")
+    assert "is the history it reads" in refusal(
+        ["evaluate", str(copy), "--populations", str(copy)], capsys
+    )
     assert copy.read_bytes() == team_history.read_bytes()
     same = tmp_path / "same.jsonl"
-    assert main_exit(["replay", str(copy), "--out", str(same), "--populations", str(same)]) == 2
-    assert "--populations and --out are the same file" in one_error_line(capsys, "replay")
+    assert "--populations and --out are the same file" in refusal(
+        ["replay", str(copy), "--out", str(same), "--populations", str(same)], capsys
+    )
     png = tmp_path / "same.png"
-    assert main_exit(["evaluate", str(copy), "--plot", str(png), "--populations", str(png)]) == 2
-    assert "--populations and --plot are the same file" in one_error_line(capsys, "evaluate")
+    assert "--populations and --plot are the same file" in refusal(
+        ["evaluate", str(copy), "--plot", str(png), "--populations", str(png)], capsys
+    )
     assert not same.exists() and not png.exists()
 
 
@@ -206,8 +219,7 @@ def test_a_peer_file_of_another_history_is_refused(
     wrong = 1.0 - float(first[3])
     peer = tmp_path / "other.jsonl"
     peer.write_text(f'{{"row": 1, "p": 0.5, "actual": {wrong}}}\n')
-    assert main(["evaluate", str(history), "--compare", str(peer)]) == 2
-    line = one_error_line(capsys, "evaluate")
+    line = refusal(["evaluate", str(history), "--compare", str(peer)], capsys)
     assert f"{peer} line 1: actual" in line and "another history" in line
 
 
@@ -220,8 +232,9 @@ def test_predictions_never_overwrite_the_history(
         '"teams": [["a"], ["b"]], "ranks": [0, 1]}\n'
     )
     path.write_text(text)
-    assert main(["evaluate", str(path), "--predictions", str(path)]) == 2
-    assert "is the history it reads" in one_error_line(capsys, "evaluate")
+    assert "is the history it reads" in refusal(
+        ["evaluate", str(path), "--predictions", str(path)], capsys
+    )
     assert path.read_text() == text
 
 
@@ -232,10 +245,10 @@ def test_compare_with_options_it_would_ignore_is_refused(
     a.write_text("")
     b.write_text("")
     args = ["evaluate", str(history), "--algorithm", "elo", "--compare", str(a), str(b)]
-    assert main(args) == 2
-    assert "drop --modes-file and --algorithm" in one_error_line(capsys, "evaluate")
-    assert main(["evaluate", str(history), "--compare", str(a), str(b), str(a)]) == 2
-    assert "one or two files, got 3" in one_error_line(capsys, "evaluate")
+    assert "drop --modes-file and --algorithm" in refusal(args, capsys)
+    assert "one or two files, got 3" in refusal(
+        ["evaluate", str(history), "--compare", str(a), str(b), str(a)], capsys
+    )
 
 
 def test_evaluate_with_nothing_scored_because_of_quitters(
@@ -246,16 +259,7 @@ def test_evaluate_with_nothing_scored_because_of_quitters(
         '{"match_id": "m1", "mode": "duel", "finished_at": "2026-01-01T10:00:00Z", '
         '"teams": [["a"], ["b"]], "ranks": [0, 1], "quitters": ["b"]}\n'
     )
-    assert main(["evaluate", str(path)]) == 2
-    assert "has quitters: nothing to score" in one_error_line(capsys, "evaluate")
-
-
-def main_exit(argv: list[str]) -> int:
-    """``main``, with argparse's exit (a mistake found while parsing) as a return code."""
-    try:
-        return main(argv)
-    except SystemExit as exc:
-        return int(str(exc.code))
+    assert "has quitters: nothing to score" in refusal(["evaluate", str(path)], capsys)
 
 
 @pytest.mark.parametrize(
@@ -311,8 +315,7 @@ def test_mistakes_are_one_line(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.txt").write_text("")
     (tmp_path / "fixed.toml").write_text("[default.population]\nwindow_days = 0.0\n")
-    assert main_exit([command, str(history), *extra]) == 2
-    assert culprit in one_error_line(capsys, command)
+    assert culprit in refusal([command, str(history), *extra], capsys)
 
 
 def test_tune_uses_the_seed_ratings(

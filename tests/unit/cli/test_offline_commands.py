@@ -16,6 +16,10 @@ from stream.cli.main import main
 from stream.config.modes import Modes
 from stream.simulation import SimulationConfig, simulate, write_csv, write_jsonl
 
+HEADER = "played_at,player_a,player_b,score_a\n"
+# One duel: the rookie beats the veteran.
+ROOKIE_WINS = HEADER + "2026-03-01T10:00:00Z,vet,rookie,0\n"
+
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -99,7 +103,7 @@ def test_replay_jsonl_events_per_mode_with_modes_file(tmp_path: Path) -> None:
 
 def test_seed_ratings_set_starting_states(tmp_path: Path) -> None:
     history = tmp_path / "h.csv"
-    history.write_text("played_at,player_a,player_b,score_a\n2026-03-01T10:00:00Z,vet,rookie,0\n")
+    history.write_text(ROOKIE_WINS)
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text('{"player_id": "vet", "rating": 2100, "deviation": 50}\n')
     out = tmp_path / "out.jsonl"
@@ -129,7 +133,7 @@ def test_a_seed_outside_the_bounds_is_refused_or_clamped_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], seed: str, value: str
 ) -> None:
     history = tmp_path / "h.csv"
-    history.write_text("played_at,player_a,player_b,score_a\n2026-03-01T10:00:00Z,vet,rookie,0\n")
+    history.write_text(ROOKIE_WINS)
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text('{"player_id": "ok", "rating": 1600}\n' + seed + "\n")
     out = tmp_path / "out.jsonl"
@@ -148,11 +152,7 @@ def test_malformed_row_stops_with_line_number(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "bad.csv"
-    bad.write_text(
-        "played_at,player_a,player_b,score_a\n"
-        "2026-03-01T10:00:00Z,a,b,1\n"
-        "2026-03-01T10:05:00Z,a,b,2\n"
-    )
+    bad.write_text(HEADER + "2026-03-01T10:00:00Z,a,b,1\n2026-03-01T10:05:00Z,a,b,2\n")
     assert main(["replay", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "line 3" in err and "score_a" in err

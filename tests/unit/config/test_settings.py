@@ -280,14 +280,21 @@ def test_the_redis_address_shown_in_errors() -> None:
     assert Settings(redis=RedisSettings("unix:///run/r.sock")).redis.address == "/run/r.sock"
 
 
+def expect_read_exactly_when(valid: bool, env: dict[str, str], refusal: str) -> Settings | str:
+    """``env`` read, when ``valid``; else refused with a message ``refusal`` matches, and the
+    message."""
+    if valid:
+        return Settings.from_env(env)
+    with pytest.raises(SettingsError, match=refusal) as caught:
+        Settings.from_env(env)
+    return str(caught.value)
+
+
 @given(st.integers(min_value=-100_000, max_value=200_000))
 def test_a_web_port_is_accepted_exactly_in_range(port: int) -> None:
     env = {"SKILLSTREAM_WEB_PORT": str(port)}
-    if 1 <= port <= 65535:
-        assert Settings.from_env(env).worker.web_port == port
-    else:
-        with pytest.raises(SettingsError, match=f"SKILLSTREAM_WEB_PORT: .*got {port}"):
-            Settings.from_env(env)
+    read = expect_read_exactly_when(1 <= port <= 65535, env, f"SKILLSTREAM_WEB_PORT: .*got {port}")
+    assert isinstance(read, str) or read.worker.web_port == port
 
 
 @given(
@@ -304,12 +311,10 @@ def test_bootstrap_servers_are_refused_exactly_when_a_port_is_out_of_range(
     servers: list[tuple[str, int]],
 ) -> None:
     raw = ",".join(f"{host}:{port}" for host, port in servers)
-    env = {"KAFKA_BOOTSTRAP_SERVERS": raw}
-    if all(1 <= port <= 65535 for _, port in servers):
-        assert Settings.from_env(env).kafka.bootstrap_servers == raw
-    else:
-        with pytest.raises(SettingsError, match=r"KAFKA_BOOTSTRAP_SERVERS .*between 1 and 65535"):
-            Settings.from_env(env)
+    valid = all(1 <= port <= 65535 for _, port in servers)
+    refusal = r"KAFKA_BOOTSTRAP_SERVERS .*between 1 and 65535"
+    read = expect_read_exactly_when(valid, {"KAFKA_BOOTSTRAP_SERVERS": raw}, refusal)
+    assert isinstance(read, str) or read.kafka.bootstrap_servers == raw
 
 
 @given(
@@ -337,12 +342,9 @@ def test_topic_names_are_refused_exactly_when_two_roles_share_one(env: dict[str,
     names = [topic for topic, _ in defaults.named_topics()]
     for index, name in enumerate(TOPIC_VARIABLES):
         names[index] = env.get(name, names[index])
-    if len(set(names)) == len(names):
-        Settings.from_env(env)
+    message = expect_read_exactly_when(len(set(names)) == len(names), env, "needs its own name")
+    if isinstance(message, Settings):
         return
-    with pytest.raises(SettingsError, match="needs its own name") as caught:
-        Settings.from_env(env)
-    message = str(caught.value)
     assert message.split(":", maxsplit=1)[0] in TOPIC_VARIABLES
     assert any(f"'{topic}'" in message for topic in names if names.count(topic) > 1)
 

@@ -31,18 +31,10 @@ import builders
 import orjson
 
 from stream.config.modes import Modes
-from stream.config.settings import CacheSettings, Settings
+from stream.config.settings import TABLES, CacheSettings, Settings
 from stream.deadletters import DeadLetter
 from stream.delivery import OutRecord
-from stream.pipeline.batches import (
-    CLOCK_TABLE,
-    MATCH_TABLE,
-    PENDING_TABLE,
-    POPULATION_TABLE,
-    RATING_TABLE,
-    BatchRunner,
-    Message,
-)
+from stream.pipeline.batches import MATCH_TABLE, PENDING_TABLE, RATING_TABLE, BatchRunner, Message
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.matchpartition import SETTLE_TICKS
 from stream.pipeline.partitioning import partition_for
@@ -60,10 +52,7 @@ class MemoryTables:
     """The table port on dictionaries of bytes, as the Faust tables hold them."""
 
     def __init__(self) -> None:
-        self.tables: dict[str, dict[bytes, bytes]] = {
-            name: {}
-            for name in (MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE, POPULATION_TABLE)
-        }
+        self.tables: dict[str, dict[bytes, bytes]] = {name: {} for name in TABLES}
         # (table, key): the changelog partition it was last written to.
         self.partitions: dict[tuple[str, bytes], int] = {}
 
@@ -453,6 +442,15 @@ def a_match(c: Cluster, match_id: str = "m1", players: tuple[str, str] = ("a", "
     c.send(STARTED, {**start, "teams": [[players[0]], [players[1]]]})
     finish = {"match_id": match_id, "mode": "1v1", "finished_at": epoch_ms(T0 + 60)}
     c.send(FINISHED, {**finish, "ranks": [0, 1]})
+
+
+def a_starts_two(gap: float) -> Cluster:
+    """A cluster in which player a starts m1 against b at T0 and, ``gap`` seconds later, m2
+    against c: nothing run yet."""
+    c = Cluster()
+    c.send(STARTED, builders.start("m1", [["a"], ["b"]], T0))
+    c.send(STARTED, builders.start("m2", [["a"], ["c"]], T0 + gap))
+    return c
 
 
 def _agent(topic: str) -> str:

@@ -5,6 +5,7 @@ played. The harness holds partitions back to play a worker that has not got roun
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -65,6 +66,15 @@ def send_all(c: Cluster, matches: list[Match]) -> None:
         c.send(topic, event)
 
 
+def drained(matches: list[Match], seed: int, report_seconds: float | None = None) -> Cluster:
+    """Every event of ``matches`` published in order, then read partition by partition in an
+    order ``seed`` draws."""
+    c = Cluster(partitions=PARTITIONS, report_seconds=report_seconds)
+    send_all(c, matches)
+    drain_in_order(c, seed)
+    return c
+
+
 def live(c: Cluster) -> dict[tuple[str, str], tuple[Any, ...]]:
     return live_states(c.ratings)
 
@@ -78,15 +88,31 @@ def tps() -> list[tuple[str, int]]:
 REPORTS = [None, 0.0]
 
 
+def overlapping(seed: int, matches: int = 24, players: int = 6) -> list[Match]:
+    """1v1 matches between players picked at random, busy or not, of 30 s to 5 min, a new one
+    every 15 s: a player's matches overlap and many results come after an abandonment."""
+    rng = random.Random(seed)
+    out: list[Match] = []
+    for i in range(matches):
+        start = T0 + i * 15.0
+        a, b = rng.sample([f"p{j}" for j in range(players)], 2)
+        finish = start + rng.choice([30.0, 90.0, 300.0])
+        out.append((f"m{i:02d}", start, finish, [[a], [b]], rng.choice([[0, 1], [1, 0], [0, 0]])))
+    return out
+
+
 @pytest.mark.parametrize("report_seconds", REPORTS)
 @pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("backlog", [history, overlapping], ids=["apart", "overlapping"])
 def test_a_backlog_read_partition_by_partition_in_any_order_equals_replay(
-    seed: int, report_seconds: float | None
+    backlog: Callable[[int], list[Match]], seed: int, report_seconds: float | None
 ) -> None:
-    matches = history(seed)
-    c = Cluster(partitions=PARTITIONS, report_seconds=report_seconds)
-    send_all(c, matches)
-    drain_in_order(c, seed)
+    """Whether a player's matches overlap or not: where they do, many results come after an
+    abandonment, and are settled as replay settles them."""
+    matches = backlog(seed)
+    c = drained(matches, seed, report_seconds)
+    if backlog is overlapping:
+        assert "abandoned" in c.outcomes().values()
     assert live(c) == replayed(matches)
 
 
@@ -96,9 +122,7 @@ def test_every_live_event_with_its_explanation_equals_replay_explain(seed: int) 
     player is what ``skillstream replay --in-play-order --explain PLAYER`` prints, byte for
     byte (a backlog read in a seeded order, so the worker's batches differ from replay's)."""
     matches = history(seed)
-    c = Cluster(partitions=PARTITIONS)
-    send_all(c, matches)
-    drain_in_order(c, seed)
+    c = drained(matches, seed)
     players = sorted({p for m in matches for team in m[3] for p in team})
     for player in players:
         published = sorted(
@@ -163,32 +187,6 @@ def test_a_restored_partition_still_holds_its_watermark_below_a_waiting_finish()
     out = Outbox()
     matches.mark(MatchContext.of(restored, table, out, wall))
     assert [getattr(c, "at", None) for c in out.player_commands[0]] == [T0 + 20]
-
-
-def overlapping(seed: int, matches: int = 24, players: int = 6) -> list[Match]:
-    """1v1 matches between players picked at random, busy or not, of 30 s to 5 min, a new one
-    every 15 s: a player's matches overlap and many results come after an abandonment."""
-    rng = random.Random(seed)
-    out: list[Match] = []
-    for i in range(matches):
-        start = T0 + i * 15.0
-        a, b = rng.sample([f"p{j}" for j in range(players)], 2)
-        finish = start + rng.choice([30.0, 90.0, 300.0])
-        out.append((f"m{i:02d}", start, finish, [[a], [b]], rng.choice([[0, 1], [1, 0], [0, 0]])))
-    return out
-
-
-@pytest.mark.parametrize("report_seconds", REPORTS)
-@pytest.mark.parametrize("seed", range(8))
-def test_overlapping_matches_read_in_any_order_are_settled_as_replay_settles_them(
-    seed: int, report_seconds: float | None
-) -> None:
-    matches = overlapping(seed)
-    c = Cluster(partitions=PARTITIONS, report_seconds=report_seconds)
-    send_all(c, matches)
-    drain_in_order(c, seed)
-    assert "abandoned" in c.outcomes().values()
-    assert live(c) == replayed(matches)
 
 
 @settings(max_examples=60, deadline=None)

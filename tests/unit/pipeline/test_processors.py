@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from typing import Any
 
 import orjson
 import pytest
-from builders import T0
-from harness import FINISHED, MATCH_COMMANDS, PLAYER_COMMANDS, STARTED, Cluster, epoch_ms
+from builders import T0, finish, start
+from harness import FINISHED, MATCH_COMMANDS, PLAYER_COMMANDS, STARTED, Cluster, a_starts_two
 
 from stream.config.modes import Modes, parse_modes
 from stream.deadletters import DeadLetter, Origin
@@ -35,22 +34,6 @@ from stream.simulation.core import SimulatedMatch
 
 # Every test with one message per runner call and with batches (tests/conftest.py, batched).
 pytestmark = pytest.mark.usefixtures("batched")
-
-
-def start(match_id: str, teams: list[list[str]], at: float, mode: str = "1v1") -> dict[str, Any]:
-    return {"match_id": match_id, "mode": mode, "started_at": epoch_ms(at), "teams": teams}
-
-
-def finish(
-    match_id: str, ranks: list[int], at: float, mode: str = "1v1", **extra: object
-) -> dict[str, Any]:
-    return {
-        "match_id": match_id,
-        "mode": mode,
-        "finished_at": epoch_ms(at),
-        "ranks": ranks,
-        **extra,
-    }
 
 
 def test_a_1v1_match_rates_both_players_as_the_engine_does() -> None:
@@ -207,9 +190,7 @@ def test_quit_policy_normal_gives_the_opponents_their_result() -> None:
 
 
 def test_a_newer_start_abandons_the_older_match_after_the_grace_period() -> None:
-    c = Cluster()
-    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
-    c.send(STARTED, start("m2", [["a"], ["c"]], T0 + 100))
+    c = a_starts_two(100.0)
     c.run()
     assert ("a", "m1") not in c.outcomes()
     # Event time moves on (another match on m1's partition) past start of m2 + 60 s.
@@ -226,9 +207,7 @@ def test_a_newer_start_abandons_the_older_match_after_the_grace_period() -> None
 
 
 def test_a_result_within_the_grace_period_beats_abandonment() -> None:
-    c = Cluster()
-    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
-    c.send(STARTED, start("m2", [["a"], ["c"]], T0 + 100))
+    c = a_starts_two(100.0)
     c.send(FINISHED, finish("m1", [1, 0], T0 + 130))
     c.run()
     c.tick(c.wall + 3600)

@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 import pytest
-from builders import T0
-from harness import FINISHED, MATCH_COMMANDS, PLAYER_COMMANDS, STARTED, Cluster, epoch_ms
+from builders import T0, finish, start
+from harness import FINISHED, MATCH_COMMANDS, PLAYER_COMMANDS, STARTED, Cluster, a_starts_two
 
 from stream.pipeline.partitioning import partition_for
 from stream.protocol import (
@@ -29,14 +29,6 @@ from stream.protocol import (
 )
 
 pytestmark = pytest.mark.usefixtures("batched")
-
-
-def start(match_id: str, teams: list[list[str]], at: float) -> dict[str, Any]:
-    return {"match_id": match_id, "mode": "1v1", "started_at": epoch_ms(at), "teams": teams}
-
-
-def finish(match_id: str, ranks: list[int], at: float) -> dict[str, Any]:
-    return {"match_id": match_id, "mode": "1v1", "finished_at": epoch_ms(at), "ranks": ranks}
 
 
 def commands(c: Cluster, topic: str, kind: str, match_id: str) -> list[list[Any]]:
@@ -114,9 +106,7 @@ def test_a_snapshot_for_a_match_that_is_gone_releases_its_player() -> None:
 
 
 def test_an_abandon_request_goes_out_again_after_a_restore() -> None:
-    c = Cluster()
-    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
-    c.send(STARTED, start("m2", [["a"], ["c"]], T0 + 30))  # a starts a newer match
+    c = a_starts_two(30.0)  # a starts a newer match
     c.run()
     assert len(commands(c, MATCH_COMMANDS, "abandon", "m1")) == 1
     restart(c)
@@ -135,9 +125,7 @@ def test_an_abandon_request_goes_out_again_after_a_restore() -> None:
 
 
 def test_a_rating_record_behind_the_pending_record_is_waited_for_not_rated_from() -> None:
-    c = Cluster()
-    c.send(STARTED, start("m1", [["a"], ["b"]], T0))
-    c.send(STARTED, start("m2", [["a"], ["c"]], T0 + 120))
+    c = a_starts_two(120.0)
     c.send(FINISHED, finish("m1", [0, 1], T0 + 60))
     c.run()
     key = RATINGS.key_bytes(rating_key("a", "1v1"))

@@ -10,6 +10,7 @@ without the crash.
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from typing import Any
 
 import orjson
@@ -80,6 +81,42 @@ def played(events: list[tuple[str, dict[str, Any]]], modes: Modes | None = None)
     return c
 
 
+def crashed(
+    events: list[tuple[str, dict[str, Any]]],
+    modes: Modes | None,
+    before: int,
+    after: int,
+    killed: set[int],
+    order: int,
+    *,
+    flushed: float = 0.0,
+    kept_tables: Collection[str] = (),
+) -> Cluster:
+    """``events`` run with the ``killed`` partitions rolled back to a commit taken after
+    ``before`` steps, ``after`` steps later (``order`` seeds the interleaving they read again
+    in; ``flushed`` and ``kept_tables`` as :meth:`Cluster.roll_back` takes them), then run out."""
+    c = played(events, modes)
+    c.step(before)
+    commit = c.checkpoint()
+    c.step(after)
+    c.roll_back(killed, commit, random.Random(order), flushed=flushed, kept_tables=kept_tables)
+    c.run()
+    return c
+
+
+def crash_points(steps: int) -> dict[str, st.SearchStrategy[Any]]:
+    """The draws of a crash test: the backlog's seed, the steps run before the commit and
+    between it and the crash (at most ``steps`` each), the partitions killed, and the seed of
+    the order their inputs are read again in."""
+    return {
+        "seed": st.integers(0, 3),
+        "before": st.integers(0, steps),
+        "after": st.integers(1, steps),
+        "killed": st.sets(st.integers(0, 3), min_size=1),
+        "order": st.integers(0, 2**16),
+    }
+
+
 def rolled_back_rates_as_before(
     events: list[tuple[str, dict[str, Any]]],
     before: int,
@@ -93,26 +130,15 @@ def rolled_back_rates_as_before(
     commit taken after ``before`` steps, ``after`` steps later: the same ratings."""
     clean = played(events, modes)
     clean.run()
-    crashed = played(events, modes)
-    crashed.step(before)
-    commit = crashed.checkpoint()
-    crashed.step(after)
-    crashed.roll_back(killed, commit, random.Random(order), flushed=flushed)
-    crashed.run()
-    assert ratings(crashed) == ratings(clean)
+    c = crashed(events, modes, before, after, killed, order, flushed=flushed)
+    assert ratings(c) == ratings(clean)
     # Nothing left waiting: every match settled, no player pending, no early entry kept.
-    assert all(MATCHES.value(v).done is not None for v in crashed.match_table.values())
-    assert not any(PENDING.value(v).matches for v in crashed.pending_table.values())
+    assert all(MATCHES.value(v).done is not None for v in c.match_table.values())
+    assert not any(PENDING.value(v).matches for v in c.pending_table.values())
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    seed=st.integers(0, 3),
-    before=st.integers(0, 1500),
-    after=st.integers(1, 1500),
-    killed=st.sets(st.integers(0, 3), min_size=1),
-    order=st.integers(0, 2**16),
-)
+@given(**crash_points(1500))
 # Found by this test: a partition's own progress report, read back before its inputs, let it
 # decide before re-reading a start; a snapshot, then an abandon request, read before the start
 # that caused them (stream/pipeline/matches.py, _early_entry).
@@ -133,13 +159,7 @@ def finishes_only(events: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, d
 
 
 @settings(max_examples=30, deadline=None)
-@given(
-    seed=st.integers(0, 3),
-    before=st.integers(0, 800),
-    after=st.integers(1, 800),
-    killed=st.sets(st.integers(0, 3), min_size=1),
-    order=st.integers(0, 2**16),
-)
+@given(**crash_points(800))
 def test_finishes_without_starts_rolled_back_to_the_last_commit_are_rated_once_as_before(
     seed: int, before: int, after: int, killed: set[int], order: int
 ) -> None:
@@ -154,13 +174,7 @@ LEARNING = parse_modes({"default": {"population": {"window_days": 5 / 1440}}}, "
 
 
 @settings(max_examples=40, deadline=None)
-@given(
-    seed=st.integers(0, 3),
-    before=st.integers(0, 1500),
-    after=st.integers(1, 1500),
-    killed=st.sets(st.integers(0, 3), min_size=1),
-    order=st.integers(0, 2**16),
-)
+@given(**crash_points(1500))
 def test_a_learning_mode_rolled_back_to_the_last_commit_rates_every_match_once_as_before(
     seed: int, before: int, after: int, killed: set[int], order: int
 ) -> None:
@@ -170,14 +184,7 @@ def test_a_learning_mode_rolled_back_to_the_last_commit_rates_every_match_once_a
 
 
 @settings(max_examples=40, deadline=None)
-@given(
-    seed=st.integers(0, 3),
-    before=st.integers(0, 1500),
-    after=st.integers(1, 1500),
-    killed=st.sets(st.integers(0, 3), min_size=1),
-    order=st.integers(0, 2**16),
-    flushed=st.sampled_from([0.25, 0.5, 0.75]),
-)
+@given(**crash_points(1500), flushed=st.sampled_from([0.25, 0.5, 0.75]))
 # Found by the broker test (tests/e2e/test_population_on_the_broker.py): killed during the first
 # flush, the match entries of settled matches reached their changelog and the partition's
 # evidence did not; until the evidence lived in the entries, it was lost (and doubled the
@@ -204,10 +211,5 @@ def test_one_table_flushed_and_the_others_not_rates_every_match_once_as_before(
     clean = played(events, LEARNING)
     clean.run()
     for before, after in ((200, 600), (500, 700), (50, 1200)):
-        crashed = played(events, LEARNING)
-        crashed.step(before)
-        commit = crashed.checkpoint()
-        crashed.step(after)
-        crashed.roll_back({0, 1, 2, 3}, commit, random.Random(seed), kept_tables={kept})
-        crashed.run()
-        assert ratings(crashed) == ratings(clean)
+        c = crashed(events, LEARNING, before, after, {0, 1, 2, 3}, seed, kept_tables={kept})
+        assert ratings(c) == ratings(clean)

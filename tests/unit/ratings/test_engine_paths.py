@@ -4,6 +4,7 @@ and on matches of any shape."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -76,42 +77,50 @@ MODES = [
 ]
 
 
-def general_path(
-    mode: ModeConfig,
-    player_id: str,
-    state: PlayerState | None,
-    match: MatchView,
-    snapshots: Mapping[str, PlayerState],
-    forced_score: float | None,
-) -> PlayerUpdate:
+@dataclass(frozen=True)
+class Case:
+    """What rate_player is given: the mode, the player, their stored state, the match, the
+    snapshots taken at its start, and a forced score."""
+
+    mode: ModeConfig
+    player_id: str
+    state: PlayerState | None
+    match: MatchView
+    snapshots: Mapping[str, PlayerState]
+    forced_score: float | None
+
+
+def general_path(case: Case) -> PlayerUpdate:
     """What rate_player computes when it does not take the 1v1 shortcut."""
-    if state is None:
-        state = initial_state(mode)
+    mode, match = case.mode, case.match
+    state = initial_state(mode) if case.state is None else case.state
     entered = engine.season_entered(mode, state, match.at)
     own = skill_at(mode.algorithm, entered, match.at)
     offset = mode.experience.offset(state.games)
     rated = REAL_RATE_MANY(
-        mode, player_id, state, entered, own, match, snapshots, forced_score, offset
+        mode, case.player_id, state, entered, own, match, case.snapshots, case.forced_score, offset
     )
     new_skill, score, opponents, upset, slopes = rated
     return engine._finish(mode, entered, match.at, own, new_skill, score, opponents, upset, slopes)
 
 
-def fast_path(
-    mode: ModeConfig,
-    player_id: str,
-    state: PlayerState | None,
-    match: MatchView,
-    snapshots: Mapping[str, PlayerState],
-    forced_score: float | None,
-) -> PlayerUpdate:
+def fast_path(case: Case) -> PlayerUpdate:
     """rate_player with the general path disabled, so the shortcut must be the one taken."""
 
     def forbidden(*args: Any) -> Any:
         raise AssertionError("rate_player left the 1v1 fast path")
 
     with mock.patch.object(engine, "_rate_many", forbidden):
-        return rate_player(mode, player_id, state, match, snapshots, forced_score)
+        return rate_player(
+            case.mode, case.player_id, case.state, case.match, case.snapshots, case.forced_score
+        )
+
+
+def paths_agree(case: Case) -> PlayerUpdate:
+    """The fast path's update, checked equal to the general path's."""
+    fast = fast_path(case)
+    assert fast == general_path(case)
+    return fast
 
 
 # --- strategies ------------------------------------------------------------------------------
@@ -141,16 +150,6 @@ def player_states(draw: st.DrawFn, at: float) -> PlayerState:
     )
 
 
-@dataclass(frozen=True)
-class Case:
-    mode: ModeConfig
-    player_id: str
-    state: PlayerState | None
-    match: MatchView
-    snapshots: dict[str, PlayerState]
-    forced_score: float | None
-
-
 @st.composite
 def cases(draw: st.DrawFn) -> Case:
     at = T0 + draw(st.floats(0.0, 30 * DAY, allow_nan=False))
@@ -178,9 +177,8 @@ def cases(draw: st.DrawFn) -> Case:
 @settings(deadline=None, max_examples=300)
 @given(cases())
 def test_fast_path_equals_general_path_exactly(case: Case) -> None:
-    args = (case.mode, case.player_id, case.state, case.match, case.snapshots, case.forced_score)
-    fast = fast_path(*args)
-    general = general_path(*args)
+    fast = fast_path(case)
+    general = general_path(case)
     assert fast == general
     # Field by field too, so a failure names the field (and == on floats is exact).
     assert fast.state.rating == general.state.rating
@@ -200,8 +198,7 @@ def test_the_composite_team_shift_moves_with_the_drift_on_both_paths() -> None:
     mode = next(m for m in MODES if m.name == "glicko2-composite_team-learning-False")
     snapshots = {"me": PlayerState(1400.0, 90.0, 0.06, 0, 12, T0 - DAY, 20.0, 50.0)}
     match = MatchView((("them",), ("me",)), (0, 1), T0)
-    fast = fast_path(mode, "me", None, match, snapshots, None)
-    assert fast == general_path(mode, "me", None, match, snapshots, None)
+    fast = paths_agree(Case(mode, "me", None, match, snapshots, None))
     assert fast.state.drift_slope != 0.0
 
 
@@ -209,10 +206,7 @@ def test_the_composite_team_shift_moves_with_the_drift_on_both_paths() -> None:
 @given(cases())
 def test_both_players_of_a_match_agree_across_paths(case: Case) -> None:
     # The opponent's side of the same match, with the same snapshots.
-    other = "them"
-    state = case.snapshots.get(other)
-    args = (case.mode, other, state, case.match, case.snapshots, case.forced_score)
-    assert fast_path(*args) == general_path(*args)
+    paths_agree(dataclasses.replace(case, player_id="them", state=case.snapshots.get("them")))
 
 
 @settings(deadline=None, max_examples=300)
@@ -255,7 +249,7 @@ def test_rate_match_of_any_match_equals_rate_player_for_each_player(
     rated = rate_match(mode, match, states)
     assert set(rated) == {pid for team in match.teams for pid in team}
     for pid, update in rated.items():
-        general = general_path(mode, pid, states.get(pid), match, states, None)
+        general = general_path(Case(mode, pid, states.get(pid), match, states, None))
         assert update == general
         assert update.state.rating == general.state.rating
         assert update.state.deviation == general.state.deviation
@@ -295,26 +289,23 @@ def test_own_snapshot_differing_from_state_shifts_the_composite_team_opponent() 
     match = MatchView((("me",), ("them",)), (1, 0), T0)
     moved = {"me": at_start, "them": them}
     plain = {"me": state, "them": them}
-    a = fast_path(mode, "me", state, match, moved, None)
-    assert a == general_path(mode, "me", state, match, moved, None)
-    b = fast_path(mode, "me", state, match, plain, None)
-    assert b == general_path(mode, "me", state, match, plain, None)
+    a = paths_agree(Case(mode, "me", state, match, moved, None))
+    b = paths_agree(Case(mode, "me", state, match, plain, None))
     assert a.state.rating != b.state.rating
 
 
 def test_forced_loss_overrides_a_win_on_both_paths() -> None:
     mode = ModeConfig("g1", Glicko1Config())
     match = MatchView((("me",), ("them",)), (0, 1), T0)
-    fast = fast_path(mode, "me", None, match, {}, 0.0)
-    assert fast == general_path(mode, "me", None, match, {}, 0.0)
+    fast = paths_agree(Case(mode, "me", None, match, {}, 0.0))
     assert fast.score == 0.0
     assert fast.state.rating < 1500.0
 
 
 @pytest.mark.parametrize("mode", MODES[:: len(TeamStrategy) * 4])
 def test_fast_path_rejects_a_player_not_in_the_match(mode: ModeConfig) -> None:
-    match = MatchView((("a",), ("b",)), (0, 1), T0)
+    case = Case(mode, "c", None, MatchView((("a",), ("b",)), (0, 1), T0), {}, None)
     with pytest.raises(ValueError, match="'c' is not in the match"):
-        fast_path(mode, "c", None, match, {}, None)
+        fast_path(case)
     with pytest.raises(ValueError, match="'c' is not in the match"):
-        general_path(mode, "c", None, match, {}, None)
+        general_path(case)

@@ -28,21 +28,43 @@ def test_unrated_player_functional_rating_is_zero_points() -> None:
     assert to_points(CFG, unrated.rating - 3 * unrated.deviation, BOUNDS) == 0.0
 
 
-def test_first_win_is_capped_at_500() -> None:
-    # After a first win a new player's lower bound is ~1624 points; half way is ~812 > 500.
-    assert next_rank_points(CFG, BOUNDS, 0, 1662.31, 290.32, 1.0) == 500
+@pytest.mark.parametrize(
+    ("current", "rating", "deviation", "score", "expected"),
+    [
+        # After a first win a new player's lower bound is ~1624 points; half way is ~812 > 500.
+        pytest.param(0, 1662.31, 290.32, 1.0, 500, id="first win capped at 500"),
+        # Target: lower bound 1800 - 180 = 1620, 5571.36 points; a win goes half way there.
+        pytest.param(5000, 1800, 60, 1.0, 5286, id="half way towards the target"),
+        # Target far below current RP (inactivity grew the deviation): a win still gives +1.
+        pytest.param(6000, 1600, 200, 1.0, 6001, id="a win below target still earns one point"),
+        # A loss costs at least one point, but never goes below zero.
+        pytest.param(3000, 1900, 50, 0.0, 2999, id="a loss costs at least one point"),
+        pytest.param(0, 1400, 300, 0.0, 0, id="a loss never goes below zero"),
+        pytest.param(9000, 1500, 100, 0.0, 8500, id="a loss capped at 500"),
+        # Target: lower bound 1700 - 150 = 1550, 5238.07 points; a draw moves part way there,
+        # from either side, without the one-point minimum.
+        pytest.param(5000, 1700, 50, 0.5, 5119, id="a draw below the target"),
+        pytest.param(5500, 1700, 50, 0.5, 5369, id="a draw above the target"),
+    ],
+)
+def test_next_rank_points(
+    current: int, rating: float, deviation: float, score: float, expected: int
+) -> None:
+    assert next_rank_points(CFG, BOUNDS, current, rating, deviation, score) == expected
 
 
-def test_half_way_towards_target() -> None:
-    # Lower bound 1800 - 180 = 1620 maps to (1620 - 449.876) / 2100.248 * 10000 = 5571.36.
-    target = to_points(CFG, 1800 - 3 * 60, BOUNDS)
-    assert target == pytest.approx(5571.36, abs=0.01)
-    assert next_rank_points(CFG, BOUNDS, 5000, 1800, 60, 1.0) == 5286
-
-
-def test_win_below_target_still_earns_one_point() -> None:
-    # Target far below current RP (inactivity grew the deviation): a win still gives +1.
-    assert next_rank_points(CFG, BOUNDS, 6000, 1600, 200, 1.0) == 6001
+@pytest.mark.parametrize(
+    ("rating", "deviation", "points"),
+    [
+        # (1620 - 449.876) / 2100.248 * 10000 = 5571.36.
+        (1800, 60, 5571.36),
+        (1700, 50, 5238.07),
+    ],
+)
+def test_the_target_is_the_lower_bound_in_points(
+    rating: float, deviation: float, points: float
+) -> None:
+    assert to_points(CFG, rating - 3 * deviation, BOUNDS) == pytest.approx(points, abs=0.01)
 
 
 def test_win_never_steps_past_upper_confidence_bound() -> None:
@@ -51,21 +73,8 @@ def test_win_never_steps_past_upper_confidence_bound() -> None:
     assert next_rank_points(CFG, BOUNDS, current, 1500, 30.4, 1.0) == current
 
 
-def test_loss_costs_at_least_one_point_but_never_below_zero() -> None:
-    assert next_rank_points(CFG, BOUNDS, 3000, 1900, 50, 0.0) == 2999
-    assert next_rank_points(CFG, BOUNDS, 0, 1400, 300, 0.0) == 0
-
-
-def test_loss_is_capped_at_500() -> None:
-    assert next_rank_points(CFG, BOUNDS, 9000, 1500, 100, 0.0) == 8500
-
-
-def test_draw_moves_part_way_either_direction_without_minimum() -> None:
-    target = to_points(CFG, 1700 - 3 * 50, BOUNDS)
-    assert target == pytest.approx(5238.07, abs=0.01)
-    assert next_rank_points(CFG, BOUNDS, 5000, 1700, 50, 0.5) == 5119
-    assert next_rank_points(CFG, BOUNDS, 5500, 1700, 50, 0.5) == 5369
-    at_target = round(target)
+def test_a_draw_at_the_target_stays() -> None:
+    at_target = round(to_points(CFG, 1700 - 3 * 50, BOUNDS))
     assert next_rank_points(CFG, BOUNDS, at_target, 1700, 50, 0.5) == at_target
 
 

@@ -4,6 +4,7 @@ change."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -106,59 +107,61 @@ def states(draw: st.DrawFn, mode: ModeConfig) -> PlayerState:
     )
 
 
+@dataclass(frozen=True)
+class Case:
+    """A mode with seasons, a player's state in it (played at ``last_played``), and when the
+    player comes back (``at``)."""
+
+    mode: ModeConfig
+    seasons: SeasonsConfig
+    state: PlayerState
+    last_played: float
+    at: float
+
+    def entered(self) -> PlayerState:
+        return season_entered(self.mode, self.state, self.at)
+
+
 @st.composite
-def cases(draw: st.DrawFn) -> tuple[ModeConfig, PlayerState, float]:
-    mode = ModeConfig("m", draw(st.sampled_from(ALGORITHMS)), seasons=draw(seasons()))
+def cases(draw: st.DrawFn) -> Case:
+    algorithm, schedule = draw(st.sampled_from(ALGORITHMS)), draw(seasons())
+    mode = ModeConfig("m", algorithm, seasons=schedule)
     state = draw(states(mode))
     assert state.last_played is not None
     at = state.last_played + draw(st.floats(0.0, 400 * DAY))
-    return mode, state, at
+    return Case(mode, schedule, state, state.last_played, at)
 
 
 @settings(max_examples=300)
 @given(cases())
-def test_entering_a_season_twice_is_entering_it_once(
-    case: tuple[ModeConfig, PlayerState, float],
-) -> None:
-    mode, state, at = case
-    once = season_entered(mode, state, at)
-    assert season_entered(mode, once, at) == once
+def test_entering_a_season_twice_is_entering_it_once(case: Case) -> None:
+    once = case.entered()
+    assert season_entered(case.mode, once, case.at) == once
 
 
 @settings(max_examples=300)
 @given(cases())
-def test_a_state_already_in_the_season_is_unchanged(
-    case: tuple[ModeConfig, PlayerState, float],
-) -> None:
-    mode, state, at = case
-    seasons = mode.seasons
-    assert seasons is not None and state.last_played is not None
-    if seasons.season_of(state.last_played) == seasons.season_of(at):
-        assert season_entered(mode, state, at) is state
+def test_a_state_already_in_the_season_is_unchanged(case: Case) -> None:
+    season = case.seasons.season_of(case.at)
+    if case.seasons.season_of(case.last_played) == season:
+        assert case.entered() is case.state
     else:
-        assert season_entered(mode, state, at).last_played == seasons.start_of(
-            seasons.season_of(at)
-        )
+        assert case.entered().last_played == case.seasons.start_of(season)
 
 
 @settings(max_examples=300)
 @given(cases())
-def test_the_deviation_moves_towards_the_unrated_one_and_never_past(
-    case: tuple[ModeConfig, PlayerState, float],
-) -> None:
-    mode, state, at = case
-    seasons = mode.seasons
-    assert seasons is not None and state.last_played is not None
-    entered = season_entered(mode, state, at)
-    unrated = mode.initial.deviation
-    start = seasons.crossed(state.last_played, at)
+def test_the_deviation_moves_towards_the_unrated_one_and_never_past(case: Case) -> None:
+    entered, state = case.entered(), case.state
+    unrated = case.mode.initial.deviation
+    start = case.seasons.crossed(case.last_played, case.at)
     if start is None:
         return
     # Inactivity up to the season's start first (it moves towards the unrated one too).
-    decayed = mode.algorithm.decay(state, start - state.last_played).deviation
-    assert min(decayed, unrated) <= entered.deviation <= max(decayed, unrated)
-    assert abs(unrated - entered.deviation) <= abs(unrated - decayed)
-    assert entered.rating == mode.algorithm.decay(state, start - state.last_played).rating
+    decayed = case.mode.algorithm.decay(state, start - case.last_played)
+    assert min(decayed.deviation, unrated) <= entered.deviation <= max(decayed.deviation, unrated)
+    assert abs(unrated - entered.deviation) <= abs(unrated - decayed.deviation)
+    assert entered.rating == decayed.rating
     assert 0 <= entered.rank_points <= state.rank_points
     assert entered.games == state.games
 
@@ -179,10 +182,8 @@ def test_the_policy_resets_or_compresses_rank_points() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(cases(), st.sampled_from([(0, 1), (1, 0), (0, 0)]))
-def test_no_seasons_rate_exactly_as_before(
-    case: tuple[ModeConfig, PlayerState, float], ranks: tuple[int, int]
-) -> None:
-    mode, state, at = case
+def test_no_seasons_rate_exactly_as_before(case: Case, ranks: tuple[int, int]) -> None:
+    mode, state, at = case.mode, case.state, case.at
     plain = dataclasses.replace(mode, seasons=None)
     far = SeasonsConfig(starts=(4e9,))  # a schedule whose first season never comes
     future = dataclasses.replace(mode, seasons=far)

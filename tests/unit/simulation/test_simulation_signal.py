@@ -30,17 +30,9 @@ PUBLISHED = Modes.single(ModeConfig("default", teams=TeamStrategy.COMPOSITE_TEAM
 
 
 def as_history(matches: Iterable[SimulatedMatch]) -> list[HistoryMatch]:
+    """The matches as a history read from a file (rows from 1), without their start times."""
     return [
-        HistoryMatch(
-            row=n,
-            match_id=m.match_id,
-            mode=m.mode,
-            at=m.at,
-            teams=m.teams,
-            ranks=m.ranks,
-            quitters=m.quitters,
-            stats=m.stats,
-        )
+        HistoryMatch(n, m.match_id, m.mode, m.at, m.teams, m.ranks, m.stats, m.quitters)
         for n, m in enumerate(matches, start=1)
     ]
 

@@ -14,6 +14,32 @@ from stream.local.stack import LocalStack
 from stream.pipeline.workarounds.endoffsets import scan_end_offsets
 
 
+async def produce_in_lots(servers: str, topic: str, lots: dict[int, tuple[int, ...]]) -> None:
+    """To each partition of ``topic``, its ``lots`` of records, each lot one record batch."""
+    producer = AIOKafkaProducer(bootstrap_servers=servers, linger_ms=5)
+    await producer.start()
+    try:
+        for partition, sizes in lots.items():
+            for size in sizes:
+                sent = [await producer.send(topic, b"x", partition=partition) for _ in range(size)]
+                await asyncio.gather(*sent)
+    finally:
+        await producer.stop()
+
+
+async def reported_end_offsets(
+    servers: str, tps: list[TopicPartition]
+) -> dict[TopicPartition, int]:
+    """The end offsets the broker reports for ``tps`` (ListOffsets, latest)."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=servers)
+    await consumer.start()
+    try:
+        ends: dict[TopicPartition, int] = await consumer.end_offsets(tps)
+        return ends
+    finally:
+        await consumer.stop()
+
+
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
@@ -21,46 +47,19 @@ from stream.pipeline.workarounds.endoffsets import scan_end_offsets
     " docs/decisions.md, known problems. Strict: this fails once the broker is fixed.",
 )
 async def test_the_end_offset_follows_the_last_record_of_a_batched_produce() -> None:
+    tp = TopicPartition("offsets", 0)
     with LocalStack() as stack:
-        producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap_servers, linger_ms=5)
-        await producer.start()
-        try:
-            for batch in (3, 4):  # each lot goes out as one record batch
-                sent = [await producer.send("offsets", b"x", partition=0) for _ in range(batch)]
-                await asyncio.gather(*sent)
-        finally:
-            await producer.stop()
-        consumer = AIOKafkaConsumer(bootstrap_servers=stack.bootstrap_servers)
-        await consumer.start()
-        try:
-            tp = TopicPartition("offsets", 0)
-            ends = await consumer.end_offsets([tp])
-        finally:
-            await consumer.stop()
+        await produce_in_lots(stack.bootstrap_servers, "offsets", {0: (3, 4)})
+        ends = await reported_end_offsets(stack.bootstrap_servers, [tp])
     assert ends[tp] == 7
 
 
 async def test_the_worker_reads_the_real_end_of_a_changelog_from_the_log() -> None:
     # The workaround for the expected failure above: what recovery uses as the end offset.
+    tps = [TopicPartition("log", p) for p in range(3)]
     with LocalStack() as stack:
-        producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap_servers, linger_ms=5)
-        await producer.start()
-        try:
-            for partition, lots in ((0, (3, 4)), (1, (1,)), (2, (2, 5, 1))):
-                for lot in lots:
-                    sent = [
-                        await producer.send("log", b"x", partition=partition) for _ in range(lot)
-                    ]
-                    await asyncio.gather(*sent)
-        finally:
-            await producer.stop()
-        consumer = AIOKafkaConsumer(bootstrap_servers=stack.bootstrap_servers)
-        await consumer.start()
-        try:
-            tps = [TopicPartition("log", p) for p in range(3)]
-            reported = await consumer.end_offsets(tps)
-        finally:
-            await consumer.stop()
+        await produce_in_lots(stack.bootstrap_servers, "log", {0: (3, 4), 1: (1,), 2: (2, 5, 1)})
+        reported = await reported_end_offsets(stack.bootstrap_servers, tps)
         ends = await scan_end_offsets(
             stack.bootstrap_servers,
             {TP(tp.topic, tp.partition): reported[tp] for tp in tps},
