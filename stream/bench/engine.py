@@ -35,6 +35,9 @@ class ReplayTiming:
 
     matches: int
     replay_s: float  # skillstream's Replayer over the history's Intake: what `replay` does
+    # The same with the built-in defaults (`replay` without a modes file): every mode learning
+    # its population, the drift and the experience term on.
+    default_s: float
     textbook_s: float  # Glickman's steps as small functions, csv.DictReader
     tuned_s: float  # the same loop hand-tuned
     max_rating_difference: float  # largest |rating| gap between the replay and the loops
@@ -78,27 +81,33 @@ def make_history(path: Path, matches: int, seed: int = 7) -> None:
         write_csv(simulate(config), f)
 
 
+def _replayed(path: Path, modes: Modes) -> tuple[Replayer, float]:
+    """``path`` replayed as `skillstream replay` does, and the seconds it took."""
+    t0 = time.perf_counter()
+    replayer = Replayer(modes)
+    for match in Intake(path, modes):
+        replayer.apply(match)
+    return replayer, time.perf_counter() - t0
+
+
 def time_replay(matches: int = 200_000, runs: int = 3) -> ReplayTiming:
     """Replay the published Glicko-2 (``ModeConfig`` defaults: INVERSUS parameters, no
-    experience term, as the loops compute) and both plain loops on the same generated file.
+    experience term, as the loops compute), the built-in defaults and both plain loops on the
+    same generated file.
 
-    The three alternate within each run so machine noise hits them alike; medians are kept.
+    The four alternate within each run so machine noise hits them alike; medians are kept.
     """
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "history.csv"
         make_history(path, matches)
-        times: dict[str, list[float]] = {"replay": [], "textbook": [], "tuned": []}
+        times: dict[str, list[float]] = {"replay": [], "default": [], "textbook": [], "tuned": []}
         loops = {"textbook": textbook_loop_replay, "tuned": plain_loop_replay}
         finals: dict[str, dict[str, tuple[float, float, float]]] = {}
-        modes = Modes.single(ModeConfig("default"))
-        replayer = Replayer(modes)
-        for run in range(runs):
-            if run:
-                replayer = Replayer(modes)
-            t0 = time.perf_counter()
-            for match in Intake(path, modes):
-                replayer.apply(match)
-            times["replay"].append(time.perf_counter() - t0)
+        published = Modes.single(ModeConfig("default"))
+        for _ in range(runs):
+            replayer, seconds = _replayed(path, published)
+            times["replay"].append(seconds)
+            times["default"].append(_replayed(path, Modes())[1])
             for name, loop in loops.items():
                 t0 = time.perf_counter()
                 finals[name] = loop(path)
@@ -108,4 +117,6 @@ def time_replay(matches: int = 200_000, runs: int = 3) -> ReplayTiming:
         abs(table[p].rating - r) for final in finals.values() for p, (r, _, _) in final.items()
     )
     median = {name: statistics.median(values) for name, values in times.items()}
-    return ReplayTiming(matches, median["replay"], median["textbook"], median["tuned"], diff)
+    return ReplayTiming(
+        matches, median["replay"], median["default"], median["textbook"], median["tuned"], diff
+    )
