@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -635,13 +636,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
     knobs = knobs_for(base.algorithm.name, teams=total.largest_team > 1, uneven=total.uneven > 0)
     plan = Plan(skip, split, args.rounds)
     planned = planned_trials(knobs, plan)
-    with Progress(planned, "tune") as bar:
+    # Counted in matches replayed (each trial replays the searched part): a true rate, and an
+    # ETA from the planned trials (an upper bound: a search that settles early stops sooner).
+    with Progress(planned * searched, "tune", unit="matches") as bar:
         trials = 0
 
         def count(trial: Trial) -> None:
             nonlocal trials
             trials += 1
-            bar.update(trials)
+            bar.update(trials * searched)
 
         result = tune(
             lambda: Intake(args.history, modes, override),
@@ -651,9 +654,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
             seeds,
             count,
             pending=modes.pending(base.name),
+            jobs=args.jobs,
         )
         # A search that settles early skips the rest of the plan: the bar ends at what ran.
-        bar.total = trials or None
+        bar.total = trials * searched or None
     for warning in result.warnings:
         print(f"skillstream tune: warning: {warning}", file=sys.stderr)
     if split is None:
@@ -780,4 +784,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=2,
         metavar="N",
         help="coordinate-descent rounds (default 2)",
+    )
+    tn.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="processes that replay a knob's candidate values side by side (default: one per"
+        " core; the result is the same for any N)",
     )

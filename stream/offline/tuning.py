@@ -17,7 +17,9 @@ decides whether the winner is kept.
 from __future__ import annotations
 
 import math
+import multiprocessing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import orjson
@@ -202,11 +204,47 @@ def tune(
     on_trial: Callable[[Trial], None] | None = None,
     *,
     pending: PendingConfig | None = None,
+    jobs: int = 1,
 ) -> TuneResult:
     """Search ``knobs`` from ``base``; ``history()`` yields the matches afresh for each replay.
     ``pending``: the mode's pending-match policy, written unchanged into the tables (default:
-    the built-in one)."""
+    the built-in one). ``jobs``: processes that replay a knob's candidate values side by side
+    (1: all in this one); the result is the same whatever their number, since each replay is
+    deterministic and the candidates are judged in their order."""
     search = _Search(history, base, plan, knobs, seeds, on_trial)
+    if jobs <= 1:
+        return _tuned(search, base, plan, pending, history)
+    global _FORKED  # noqa: PLW0603 (the search the forked processes replay for)
+    _FORKED = search
+    try:
+        # Forked, so each process inherits the search (its history, seeds and knobs) rather
+        # than receiving it pickled; a table goes out, its scores come back.
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            search.pool = pool
+            return _tuned(search, base, plan, pending, history)
+    finally:
+        _FORKED = None
+
+
+# The search a forked replaying process works for (set in the parent before the fork).
+_FORKED: _Search | None = None
+
+
+def _replayed_forked(table: Table) -> Scores | None:
+    assert _FORKED is not None, "set before the processes were forked"
+    return _FORKED.replayed(table)
+
+
+def _tuned(
+    search: _Search,
+    base: ModeConfig,
+    plan: Plan,
+    pending: PendingConfig | None,
+    history: Callable[[], Iterable[HistoryMatch]],
+) -> TuneResult:
+    """:func:`tune`'s search and verdict, with ``search``'s replays."""
+    seeds = search.seeds
     base_table = mode_table(base, PendingConfig() if pending is None else pending)
     base_scores = search.run(base_table)
     if base_scores is None:
@@ -262,6 +300,8 @@ class _Search:
     # the start, the current best and the candidates of one knob: all of them would hold
     # (trials x scored predictions) numbers.
     known: dict[bytes, float] = field(default_factory=dict, init=False)
+    # Processes that replay a knob's candidates side by side (None: one after another here).
+    pool: Executor | None = field(default=None, init=False)
 
     def search_part(self) -> Iterator[HistoryMatch]:
         split = self.plan.split
@@ -269,13 +309,29 @@ class _Search:
             return iter(self.history())
         return (m for m in self.history() if m.at < split)
 
-    def run(self, table: Table) -> Scores | None:
-        """``table`` replayed on the search part (None: it does not build)."""
+    def replayed(self, table: Table) -> Scores | None:
+        """``table`` replayed on the search part (None: it does not build); nothing noted."""
         try:
             config = build_mode(self.base.name, table, "tune candidate")
         except ModesError:
             return None  # outside the algorithm's valid range in this combination
-        scores = score(self.search_part(), config, self.seeds, skip=self.plan.skip)
+        return score(self.search_part(), config, self.seeds, skip=self.plan.skip)
+
+    def run(self, table: Table) -> Scores | None:
+        """``table`` replayed on the search part (None: it does not build), noted as a trial."""
+        return self._noted(table, self.replayed(table))
+
+    def run_all(self, tables: Sequence[Table]) -> list[Scores | None]:
+        """:meth:`run` of each of ``tables``, side by side on the pool when there is one; noted
+        in their order, so the trials are the same as one after another."""
+        if self.pool is None or len(tables) < 2:
+            return [self.run(table) for table in tables]
+        found = list(self.pool.map(_replayed_forked, tables))
+        return [self._noted(table, scores) for table, scores in zip(tables, found, strict=True)]
+
+    def _noted(self, table: Table, scores: Scores | None) -> Scores | None:
+        if scores is None:
+            return None
         key = _key(table)
         if key not in self.known:
             self.known[key] = scores.log_loss
@@ -327,16 +383,21 @@ class _Search:
     ) -> tuple[Step, Table, Scores] | None:
         """The best value of ``knob`` that beats the current one beyond noise (None: none)."""
         current = knob.read(best_table)
-        candidates: list[tuple[Value, Table, Scores]] = []
+        tried: list[tuple[Value, Table]] = []
         for value in knob.values:
             table = knob.applied(best_table, value)
             earlier = self.known.get(_key(table))
             # Replayed before and no lower than the current loss: it cannot be better.
             if value == current or (earlier is not None and earlier >= best_scores.log_loss):
                 continue
-            scores = self.run(table)
-            if scores is not None:
-                candidates.append((value, table, scores))
+            tried.append((value, table))
+        candidates = [
+            (value, table, scores)
+            for (value, table), scores in zip(
+                tried, self.run_all([table for _, table in tried]), strict=True
+            )
+            if scores is not None
+        ]
         # The lowest loss among the values that beat the current one beyond noise: the lowest
         # of all may be a noisy one while a close second is clearly better.
         for value, table, scores in sorted(candidates, key=lambda c: c[2].log_loss):

@@ -124,6 +124,7 @@ CASES = [
     # tune (its files)
     (["tune", "{missing}"], "no such file: {missing}"),
     (["tune", "{h}", "--modes-file", "{dir}"], "{dir} is a directory"),
+    (["tune", "{h}", "--jobs", "0"], "--jobs: must be at least 1, got 0"),
     # simulate
     (["simulate", "--matches", "0"], "--matches: must be at least 1, got 0"),
     (["simulate", "--players", "1"], "--players: must be at least 2, got 1"),

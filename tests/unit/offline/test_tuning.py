@@ -134,6 +134,22 @@ def test_each_configuration_is_replayed_once(result: TuneResult) -> None:
     assert {t.settings["elo.max_gain"] for t in result.trials} <= allowed
 
 
+def test_candidates_replayed_side_by_side_give_the_same_search(
+    result: TuneResult, history_path: Path
+) -> None:
+    """Two processes replaying a knob's candidates find what one process finds: the same
+    trials in the same order, steps, winner and verdict."""
+    seen: list[Trial] = []
+    out = tune(
+        lambda: reader(history_path), BASE, Plan(SKIP), GAIN_ONLY, on_trial=seen.append, jobs=2
+    )
+    assert list(out.trials) == seen == list(result.trials)
+    assert out.steps == result.steps
+    assert out.best_table == result.best_table
+    assert out.verdict == result.verdict
+    assert out.search_best_log_loss == result.search_best_log_loss
+
+
 def test_tuning_again_from_a_settled_winner_changes_nothing(history_path: Path) -> None:
     knobs = GAIN_ONLY
     settled = tune(lambda: reader(history_path), BASE, Plan(SKIP, rounds=5), knobs)
