@@ -212,7 +212,9 @@ def tune(
     (1: all in this one); the result is the same whatever their number, since each replay is
     deterministic and the candidates are judged in their order."""
     search = _Search(history, base, plan, knobs, seeds, on_trial)
-    if jobs <= 1:
+    # Where processes cannot be forked (Windows), one process replays everything: slower,
+    # the same result.
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return _tuned(search, base, plan, pending, history)
     global _FORKED  # noqa: PLW0603 (the search the forked processes replay for)
     _FORKED = search
