@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install run test lint typecheck bench clean
+.PHONY: install run test lint typecheck bench compiled clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,5 +35,10 @@ typecheck: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/skillstream bench engine
 
+## make compiled: optional; the rating arithmetic compiled with mypyc (a C compiler needed), the
+## same results bit for bit, replays several times faster (docs/benchmarks.md).
+compiled: $(STAMP)
+	$(BIN)/skillstream compile
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache stream/ratings/_compiled_*

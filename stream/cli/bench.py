@@ -9,6 +9,7 @@ import sys
 from stream.bench.engine import time_replay, time_updates
 from stream.cli.arguments import non_negative_float, non_negative_int, positive_float, positive_int
 from stream.errors import UserError
+from stream.ratings.kernels import glicko2_kernel, is_compiled
 from stream.simulation.partitioners import MURMUR2, PARTITIONINGS
 
 
@@ -42,6 +43,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def bench_engine(args: argparse.Namespace) -> int:
     print(f"python {platform.python_version()} on {platform.machine()}")
+    built = "compiled" if is_compiled(glicko2_kernel) else "pure Python (skillstream compile)"
+    print(f"Glicko-2 arithmetic: {built}")
     print(f"{'algorithm':<10} {'update µs':>10} {'rate_player µs':>15}")
     for t in time_updates():
         print(f"{t.algorithm:<10} {t.update_us:>10.2f} {t.rate_player_us:>15.2f}")

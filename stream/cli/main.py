@@ -34,6 +34,7 @@ _MODULES = {
     "soak": ("soak",),
     "crashsim": ("crashsim",),
     "studies": ("study",),
+    "kernels": ("compile",),
 }
 
 

@@ -376,7 +376,8 @@ def _build(
     """``cls`` from its table; ``also``: keys the table may hold that were read before."""
     where = f"[{path}]"
     params = _table(table, source, where)
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    # Derived fields (init=False) are not the user's to set.
+    names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
     _check_keys(params, names | also, source, where)
     try:
         return cls(**params)

@@ -99,6 +99,24 @@ class DriftRate(Protocol):
         the first is the update's derivative (cheaper than rating twice)."""
         ...
 
+    def rate_one_twin(
+        self,
+        rating: float,
+        deviation: float,
+        volatility: float | None,
+        moved_rating: float,
+        moved_deviation: float,
+        opponent_rating: float,
+        opponent_deviation: float,
+        moved_opponent_rating: float,
+        moved_opponent_deviation: float,
+        score: float,
+    ) -> tuple[float, float, float | None, float, float]:
+        """``rate_twin`` of one result against one opponent, in floats (the twin's volatility
+        the player's): (rating, deviation, volatility, twin rating, twin deviation), bit for
+        bit what ``rate_twin`` gives. A duel's hot path."""
+        ...
+
 
 @runtime_checkable
 class MatchAlgorithm(RatingAlgorithm, Protocol):

@@ -51,7 +51,18 @@ def drifted(
     nothing moves."""
     if state is None:
         return skill
-    deviation = skill.deviation
+    move = drift_move(state, skill.deviation, largest, step)
+    if move is None:
+        return skill
+    return Skill(skill.rating + move[0], move[1], skill.volatility)
+
+
+def drift_move(
+    state: PlayerState, deviation: float, largest: float, step: float = STEP
+) -> tuple[float, float] | None:
+    """:func:`drifted` in floats, for a player whose skill as played has ``deviation``: (what
+    the rating moves by, the moved deviation), or None when nothing moves. A duel moves each
+    player twice, as they meet the other and as they are rated, by the same amounts."""
     square = deviation * deviation
     if deviation >= largest * _AT_LARGEST:
         d_square = 0.0
@@ -60,11 +71,13 @@ def drifted(
         d_square = state.variance_slope + (growth if growth > 0.0 else 0.0)
     slope = state.drift_slope
     if d_square == 0.0 and slope == 0.0:
-        return skill
+        return None
     # A slope so negative that the step would leave no deviation (only an unlikely state
     # written by hand) moves it to half instead.
-    moved = max(square + step * d_square, 0.25 * square)
-    return Skill(skill.rating + step * slope, math.sqrt(moved), skill.volatility)
+    moved = square + step * d_square
+    quarter = 0.25 * square
+    # max(moved, quarter), written out: the same value, NaN included.
+    return step * slope, math.sqrt(quarter if quarter > moved else moved)
 
 
 def drifted_teams(

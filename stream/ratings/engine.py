@@ -18,8 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from stream.ratings.algorithm import AlgorithmConfig, MatchAlgorithm, PairwiseAlgorithm
-from stream.ratings.drift import drifted, slopes_between
+from stream.ratings.algorithm import (
+    AlgorithmConfig,
+    DriftRate,
+    MatchAlgorithm,
+    PairwiseAlgorithm,
+)
+from stream.ratings.drift import STEP, drift_move, drifted, slopes_between
 from stream.ratings.experience import shifted
 from stream.ratings.fastinit import fast_init
 from stream.ratings.modeconfig import ModeConfig
@@ -75,6 +80,10 @@ class PlayerUpdate:
     algorithm: AlgorithmConfig = field(repr=False, compare=False)
     own: SkillLike = field(repr=False, compare=False)
     opponents: tuple[Rated, ...] = field(repr=False, compare=False)
+    # A duel rated with the drift learned (rate_duel): the player's skill and the opponent's
+    # as met, one step along the log drift (``own`` and ``opponents[0]`` themselves when
+    # neither moves), which the population's evidence reads. None: not computed.
+    moved: tuple[SkillLike, Rated] | None = field(default=None, repr=False, compare=False)
 
     @property
     def expected_score(self) -> float:
@@ -489,10 +498,102 @@ def rate_duel(
     # Each as the other meets them; the skill with inactivity applied is also their own.
     a, a_rating = _met(mode, state_a, at, shift_a)
     b, b_rating = _met(mode, state_b, at, shift_b)
+    drift = mode.drift
+    if drift is not None:
+        return _duel_drift(mode, drift, state_a, a, a_rating, state_b, b, b_rating, score_a, at)
     return (
         _versus(mode, pairwise, state_a, a, at, b_rating, b.deviation, score_a, state_b),
         _versus(mode, pairwise, state_b, b, at, a_rating, a.deviation, 1.0 - score_a, state_a),
     )
+
+
+def _duel_drift(
+    mode: ModeConfig,
+    drift: DriftRate,
+    state_a: PlayerState,
+    a: SkillLike,
+    a_rating: float,
+    state_b: PlayerState,
+    b: SkillLike,
+    b_rating: float,
+    score_a: float,
+    at: float,
+) -> tuple[PlayerUpdate, PlayerUpdate]:
+    """:func:`rate_duel` in a mode that learns its drift: both players' :func:`_versus`, bit
+    for bit (a test holds it to that), each player moved along the drift once instead of twice
+    and each update and its twin rated in floats (``rate_one_twin``). ``a``, ``b``: each
+    player's skill at the match; ``a_rating``, ``b_rating``: each as the other meets them."""
+    largest = mode.initial.deviation
+    a_own, a_dev, b_own, b_dev = a.rating, a.deviation, b.rating, b.deviation
+    move = drift_move(state_a, a_dev, largest)
+    if move is None:
+        a_moved, a_moved_met, a_moved_dev = a_own, a_rating, a_dev
+    else:
+        a_moved, a_moved_met, a_moved_dev = a_own + move[0], a_rating + move[0], move[1]
+    move_b = drift_move(state_b, b_dev, largest)
+    if move_b is None:
+        b_moved, b_moved_met, b_moved_dev = b_own, b_rating, b_dev
+    else:
+        b_moved, b_moved_met, b_moved_dev = b_own + move_b[0], b_rating + move_b[0], move_b[1]
+    rate = drift.rate_one_twin
+    result_a = Result(b_rating, b_dev, score_a)
+    score_b = 1.0 - score_a
+    result_b = Result(a_rating, a_dev, score_b)
+    rated_a = rate(
+        a_own, a_dev, a.volatility, a_moved, a_moved_dev,
+        b_rating, b_dev, b_moved_met, b_moved_dev, score_a,
+    )  # fmt: skip
+    rated_b = rate(
+        b_own, b_dev, b.volatility, b_moved, b_moved_dev,
+        a_rating, a_dev, a_moved_met, a_moved_dev, score_b,
+    )  # fmt: skip
+    if move is None and move_b is None:
+        seen_a: tuple[SkillLike, Rated] = (a, result_a)
+        seen_b: tuple[SkillLike, Rated] = (b, result_b)
+    else:
+        seen_a = (Skill(a_moved, a_moved_dev), Skill(b_moved_met, b_moved_dev))
+        seen_b = (Skill(b_moved, b_moved_dev), Skill(a_moved_met, a_moved_dev))
+    return (
+        _rated(mode, state_a, at, a, rated_a, score_a, result_a, b_rating - a_own, seen_a),
+        _rated(mode, state_b, at, b, rated_b, score_b, result_b, a_rating - b_own, seen_b),
+    )
+
+
+def _rated(
+    mode: ModeConfig,
+    state: PlayerState,
+    at: float,
+    own: SkillLike,
+    rated: tuple[float, float, float | None, float, float],
+    score: float,
+    opponent: Result,
+    upset: float,
+    moved: tuple[SkillLike, Rated],
+) -> PlayerUpdate:
+    """:func:`_finish` of a duel rated in floats by ``rate_one_twin`` (``rated``: the new
+    rating, deviation and volatility, the twin's rating and deviation)."""
+    rating, deviation, volatility, twin_rating, twin_deviation = rated
+    last = state.last_played
+    rank_points = next_rank_points(
+        mode.rank_points,
+        mode.rating_bounds,
+        state.rank_points,
+        rating,
+        deviation,
+        score,
+        upset,
+    )
+    new_state = PlayerState(
+        rating,
+        deviation,
+        volatility,
+        rank_points,
+        state.games + 1,
+        at if last is None or at > last else last,
+        (twin_rating - rating) / STEP,
+        (twin_deviation * twin_deviation - deviation * deviation) / STEP,
+    )
+    return PlayerUpdate(new_state, score, mode.algorithm, own, (opponent,), moved)
 
 
 def _duel_entered(

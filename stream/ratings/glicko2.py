@@ -18,25 +18,25 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
+# CENTER and SCALE are re-exported (the rest of the project reads them from here).
+from stream.ratings.glicko2_kernel import CENTER as CENTER  # noqa: PLC0414
+from stream.ratings.glicko2_kernel import INV_PI_SQ_3 as _INV_PI_SQ_3
+from stream.ratings.glicko2_kernel import MAX_TWIN_STEP as _MAX_TWIN_STEP
+from stream.ratings.glicko2_kernel import MIN_INFORMATION as _MIN_INFORMATION
+from stream.ratings.glicko2_kernel import SCALE as SCALE  # noqa: PLC0414
+from stream.ratings.glicko2_kernel import Params
+from stream.ratings.kernels import glicko2_kernel
 from stream.ratings.ranges import Limits, Range, check_ranges, require
 from stream.ratings.skill import Rated, Result, Skill, SkillLike
 
-SCALE = 173.7178
-CENTER = 1500.0
-_INV_PI_SQ_3 = 3.0 / (math.pi * math.pi)
+# The volatility search of the compiled build when there is one (stream/ratings/kernels.py).
+new_volatility = glicko2_kernel.new_volatility
+_rate_one_twin = glicko2_kernel.rate_one_twin
+
 _SECONDS_PER_DAY = 86400.0
-# Hard caps on the volatility search's steps, whatever the inputs: with accepted parameters
-# the bracket needs at most tau / 2 + 1 steps and the Illinois method converges in about 10.
-_MAX_BRACKET_STEPS = 64
-_MAX_ILLINOIS_STEPS = 100
-# The largest step in ln(sigma^2) rate_twin takes by the implicit function (a factor 1.65 in
-# the volatility); beyond it the twin's volatility is searched.
-_MAX_TWIN_STEP = 1.0
-# Least information (1 / v) a rating period may carry: keeps v and delta^2 finite.
-_MIN_INFORMATION = 1e-12
 
 _RATING_WHY = (
     "public 1500 +- 2606, 2.5 times the INVERSUS bounds; further out, the expected score "
@@ -234,56 +234,6 @@ def _information(mu: float, results: Sequence[Result]) -> tuple[float, float]:
     return inv_v, delta_scale
 
 
-def new_volatility(
-    sigma: float, phi_sq: float, v: float, delta_sq: float, tau: float, epsilon: float
-) -> float:
-    """Glickman's step 5: solve f(x) = 0 for x = ln(sigma'^2) by the Illinois method, where
-    f(x) = e^x (delta^2 - phi^2 - v - e^x) / (2 (phi^2 + v + e^x)^2) - (x - a) / tau^2.
-
-    f is written out at each use rather than called: this loop is the replay's hot spot.
-    """
-    exp = math.exp
-    a = math.log(sigma * sigma)
-    tau_sq = tau * tau
-    base = phi_sq + v
-
-    big_a = a
-    ex = sigma * sigma
-    t = base + ex
-    f_a = ex * (delta_sq - t) / (2.0 * t * t)  # (x - a) is 0 at x = a
-    if delta_sq > base:
-        big_b = math.log(delta_sq - base)
-        ex = delta_sq - base
-        t = base + ex
-        f_b = ex * (delta_sq - t) / (2.0 * t * t) - (big_b - a) / tau_sq
-    else:
-        k = 1.0
-        # f(a - k tau) >= k / tau - 1/2, so this ends by k = tau / 2 + 1; the cap is a backstop.
-        for _ in range(_MAX_BRACKET_STEPS):
-            big_b = a - k * tau
-            ex = exp(big_b)
-            t = base + ex
-            f_b = ex * (delta_sq - t) / (2.0 * t * t) - (big_b - a) / tau_sq
-            if f_b >= 0.0:
-                break
-            k += 1.0
-    for _ in range(_MAX_ILLINOIS_STEPS):
-        if abs(big_b - big_a) <= epsilon or f_b == f_a:
-            break
-        big_c = big_a + (big_a - big_b) * f_a / (f_b - f_a)
-        ex = exp(big_c)
-        t = base + ex
-        f_c = ex * (delta_sq - t) / (2.0 * t * t) - (big_c - a) / tau_sq
-        if f_c * f_b <= 0.0:
-            big_a = big_b
-            f_a = f_b
-        else:
-            f_a *= 0.5
-        big_b = big_c
-        f_b = f_c
-    return exp(big_a / 2.0)
-
-
 def update_terms(skill: SkillLike, result: Result) -> tuple[float, float]:
     """What :func:`rate` expects of ``result`` for ``skill``: (expected score, slope of its
     logit per public rating point of ``skill``)."""
@@ -339,6 +289,9 @@ class Glicko2Config:
         "epsilon": Range(1e-12, 0.01, _EPSILON_WHY),
     }
 
+    # Derived once: the parameters as the float kernel reads them (glicko2_kernel.Params).
+    kernel_params: Params = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         check_ranges(self, self.RANGES)
         require(
@@ -357,6 +310,18 @@ class Glicko2Config:
             "unrated_volatility",
             "must lie between min_volatility and max_volatility",
         )
+        params = (
+            self.tau,
+            self.epsilon,
+            self.unrated_volatility,
+            self.min_rating,
+            self.max_rating,
+            self.min_deviation,
+            self.unrated_deviation,
+            self.min_volatility,
+            self.max_volatility,
+        )
+        object.__setattr__(self, "kernel_params", params)
 
     # The module's pure functions double as methods, so the config is usable wherever a rating
     # algorithm is expected, without a second call on the replay's hot path.
@@ -364,6 +329,36 @@ class Glicko2Config:
     decay = decay
     rate = rate
     rate_twin = rate_twin
+
+    def rate_one_twin(
+        self,
+        rating: float,
+        deviation: float,
+        volatility: float | None,
+        moved_rating: float,
+        moved_deviation: float,
+        opponent_rating: float,
+        opponent_deviation: float,
+        moved_opponent_rating: float,
+        moved_opponent_deviation: float,
+        score: float,
+    ) -> tuple[float, float, float, float, float]:
+        """:func:`rate_twin` of one result against one opponent, in floats
+        (stream.ratings.glicko2_kernel.rate_one_twin, compiled when built)."""
+        return _rate_one_twin(
+            self.kernel_params,
+            rating,
+            deviation,
+            volatility,
+            moved_rating,
+            moved_deviation,
+            opponent_rating,
+            opponent_deviation,
+            moved_opponent_rating,
+            moved_opponent_deviation,
+            score,
+        )
+
     expected_score = staticmethod(expected_score)
     update_terms = staticmethod(update_terms)
 

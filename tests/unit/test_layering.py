@@ -24,8 +24,8 @@ LAYERS: list[tuple[str, ...]] = [
     # The rating rules (pure), the shared one-line error, the prediction-quality arithmetic, the
     # outage back-off, the commit order and the local stack's process handling.
     ("__init__", "ratings", "errors", "quality", "retry", "commits", "local"),
-    # The input events and the dead-letter record.
-    ("events", "deadletters"),
+    # The input events and the dead-letter record; compiling the rules' arithmetic.
+    ("events", "deadletters", "compiling"),
     # Delivery to Kafka, the commands and table records, configuration, the simulator of traffic.
     ("delivery", "protocol", "config", "simulation"),
     # Reaching the broker and Redis with a configuration's settings.

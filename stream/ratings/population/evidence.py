@@ -212,8 +212,7 @@ def add_match_evidence(
                 sums[DECISIVENESS] += round((actual - sharp) * logit * SCALE)
                 sums[DECISIVENESS + 1] += round(sharp * (1.0 - sharp) * logit * logit * SCALE)
                 if rules.tracks_drift:
-                    entered = _entered(rules, states, teams, at)
-                    drifted_p = _duel_drifted(rules, entered.get(a), entered.get(b), own, met)
+                    drifted_p = _duel_drifted(rules, states, teams, at, own, met, rated)
                     if drifted_p is not None:
                         _add_slope(
                             sums, DRIFT, drifted_p, logit, sharp, actual, decisiveness, DRIFT_STEP
@@ -369,26 +368,45 @@ def _entered(
 
 def _duel_drifted(
     rules: ModeConfig,
-    state_a: PlayerState | None,
-    state_b: PlayerState | None,
+    states: Mapping[str, PlayerState],
+    teams: Sequence[Sequence[str]],
+    at: float,
     own: SkillLike,
     met: Rated,
+    rated: PlayerUpdate | None = None,
 ) -> float | None:
-    """The duel's prediction a small step along the log drift (stream.ratings.drift.drifted;
-    None: neither player moves, or the prediction is certain)."""
+    """The duel's prediction a small step along the log drift, its players' ``states`` as
+    they enter the match at ``at`` (stream.ratings.drift.drifted; None: neither player moves,
+    or the prediction is certain); ``rated``: the first player's update, when it carries them
+    moved (rate_duel's), read from it instead."""
+    moved = None if rated is None else rated.moved
+    if moved is not None:
+        return _moved_prediction(rules, own, met, *moved)
+    entered = _entered(rules, states, teams, at)
+    (a,), (b,) = teams
     largest = rules.initial.deviation
     met_skill = Skill(met.rating, met.deviation)
-    moved_a = drifted(state_a, own, largest)
-    moved_b = drifted(state_b, met_skill, largest)
-    if moved_a is own and moved_b is met_skill:
+    moved_a = drifted(entered.get(a), own, largest)
+    moved_b = drifted(entered.get(b), met_skill, largest)
+    return _moved_prediction(rules, own, met_skill, moved_a, moved_b)
+
+
+def _moved_prediction(
+    rules: ModeConfig, own: SkillLike, met: Rated, moved_own: SkillLike, moved_met: Rated
+) -> float | None:
+    """The duel's prediction from its players moved along the log drift (``own`` and ``met``
+    themselves when neither moved: None, as when the prediction is certain)."""
+    if moved_own is own and moved_met is met:
         return None
-    p_more = rules.algorithm.expected_score(moved_a, moved_b)
+    p_more = rules.algorithm.expected_score(moved_own, moved_met)
     return p_more if 0.0 < p_more < 1.0 else None
 
 
 def is_team_match(teams: Sequence[Sequence[str]]) -> bool:
     """Whether a match has teammates (or more than two sides): only such a match has a line-up
     that the persistence counts, and only its players' line-up keys change."""
+    if len(teams) == 2:  # the common case, without a generator
+        return len(teams[0]) > 1 or len(teams[1]) > 1
     return len(teams) > 2 or any(len(team) > 1 for team in teams)
 
 

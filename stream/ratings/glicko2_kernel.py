@@ -1,0 +1,163 @@
+"""Glicko-2's arithmetic on plain floats: the volatility search and a one-result update with
+its drift twin, the hot paths of every Glicko-2 replay.
+
+Plain floats in and out, no objects, nothing imported but functions of :mod:`math`, so that
+the module compiles with mypyc as it is (``make compiled``, stream/ratings/compiled.py): the
+compiled build computes the same operations in the same order in C doubles, bit for bit the
+pure module's results (a test compiles it and holds it to that), several times faster. Without
+a compiler nothing changes but the speed: stream.ratings.glicko2 uses this module as it is.
+"""
+
+from __future__ import annotations
+
+from math import exp, log, pi, sqrt
+from typing import Final
+
+SCALE: Final = 173.7178
+CENTER: Final = 1500.0
+INV_PI_SQ_3: Final = 3.0 / (pi * pi)
+# Hard caps on the volatility search's steps, whatever the inputs: with accepted parameters
+# the bracket needs at most tau / 2 + 1 steps and the Illinois method converges in about 10.
+MAX_BRACKET_STEPS: Final = 64
+MAX_ILLINOIS_STEPS: Final = 100
+# The largest step in ln(sigma^2) rate_twin takes by the implicit function (a factor 1.65 in
+# the volatility); beyond it the twin's volatility is searched.
+MAX_TWIN_STEP: Final = 1.0
+# Least information (1 / v) a rating period may carry: keeps v and delta^2 finite.
+MIN_INFORMATION: Final = 1e-12
+
+# A configuration as :func:`rate_one_twin` reads it (Glicko2Config.kernel_params): tau,
+# epsilon, the unrated volatility, then the bounds on the internal scale: rating, deviation
+# (the largest is the unrated deviation), volatility.
+Params = tuple[float, float, float, float, float, float, float, float, float]
+
+
+def new_volatility(
+    sigma: float, phi_sq: float, v: float, delta_sq: float, tau: float, epsilon: float
+) -> float:
+    """Glickman's step 5: solve f(x) = 0 for x = ln(sigma'^2) by the Illinois method, where
+    f(x) = e^x (delta^2 - phi^2 - v - e^x) / (2 (phi^2 + v + e^x)^2) - (x - a) / tau^2.
+
+    f is written out at each use rather than called: this loop is the replay's hot spot.
+    """
+    a = log(sigma * sigma)
+    tau_sq = tau * tau
+    base = phi_sq + v
+
+    big_a = a
+    ex = sigma * sigma
+    t = base + ex
+    f_a = ex * (delta_sq - t) / (2.0 * t * t)  # (x - a) is 0 at x = a
+    if delta_sq > base:
+        big_b = log(delta_sq - base)
+        ex = delta_sq - base
+        t = base + ex
+        f_b = ex * (delta_sq - t) / (2.0 * t * t) - (big_b - a) / tau_sq
+    else:
+        k = 1.0
+        # f(a - k tau) >= k / tau - 1/2, so this ends by k = tau / 2 + 1; the cap is a backstop.
+        for _ in range(MAX_BRACKET_STEPS):
+            big_b = a - k * tau
+            ex = exp(big_b)
+            t = base + ex
+            f_b = ex * (delta_sq - t) / (2.0 * t * t) - (big_b - a) / tau_sq
+            if f_b >= 0.0:
+                break
+            k += 1.0
+    for _ in range(MAX_ILLINOIS_STEPS):
+        if abs(big_b - big_a) <= epsilon or f_b == f_a:
+            break
+        big_c = big_a + (big_a - big_b) * f_a / (f_b - f_a)
+        ex = exp(big_c)
+        t = base + ex
+        f_c = ex * (delta_sq - t) / (2.0 * t * t) - (big_c - a) / tau_sq
+        if f_c * f_b <= 0.0:
+            big_a = big_b
+            f_a = f_b
+        else:
+            f_a *= 0.5
+        big_b = big_c
+        f_b = f_c
+    return exp(big_a / 2.0)
+
+
+def rate_one_twin(
+    params: Params,
+    rating: float,
+    deviation: float,
+    volatility: float | None,
+    moved_rating: float,
+    moved_deviation: float,
+    opponent_rating: float,
+    opponent_deviation: float,
+    moved_opponent_rating: float,
+    moved_opponent_deviation: float,
+    score: float,
+) -> tuple[float, float, float, float, float]:
+    """``rate_twin`` (stream.ratings.glicko2) of one result, in floats: the player scores
+    ``score`` against one opponent, the twin (``moved_*``, the same volatility) against the
+    opponent moved; ``params``: :data:`Params`. Returns (rating, deviation, volatility, twin
+    rating, twin deviation), bit for bit what ``rate_twin`` gives (a test holds it to that): the
+    same operations in the same order. Two of its terms vanish exactly here: a weight of 1
+    (``1.0 * x == x``) and the twin's log-volatility shift (``log(s) - log(s) == 0.0``)."""
+    tau, epsilon, unrated, lo_r, hi_r, lo_d, hi_d, lo_v, hi_v = params
+    sigma = volatility if volatility is not None else unrated
+    mu = (rating - CENTER) / SCALE
+    phi = deviation / SCALE
+    mu_m = (moved_rating - CENTER) / SCALE
+    phi_m = moved_deviation / SCALE
+    # _information() of one result of weight 1, for the player and for the twin.
+    phi_j = opponent_deviation / SCALE
+    g = 1.0 / sqrt(1.0 + INV_PI_SQ_3 * phi_j * phi_j)
+    e = 1.0 / (1.0 + exp(-g * (mu - (opponent_rating - CENTER) / SCALE)))
+    inv_v = g * g * e * (1.0 - e)
+    delta_scale = g * (score - e)
+    if inv_v < MIN_INFORMATION:  # noqa: PLR1730 (as in rate)
+        inv_v = MIN_INFORMATION
+    phi_j = moved_opponent_deviation / SCALE
+    g = 1.0 / sqrt(1.0 + INV_PI_SQ_3 * phi_j * phi_j)
+    e = 1.0 / (1.0 + exp(-g * (mu_m - (moved_opponent_rating - CENTER) / SCALE)))
+    inv_v_m = g * g * e * (1.0 - e)
+    delta_scale_m = g * (score - e)
+    if inv_v_m < MIN_INFORMATION:  # noqa: PLR1730 (as in rate)
+        inv_v_m = MIN_INFORMATION
+    v = 1.0 / inv_v
+    delta = v * delta_scale
+    v_m = 1.0 / inv_v_m
+    delta_m = v_m * delta_scale_m
+    phi_sq = phi * phi
+    new_sigma = new_volatility(sigma, phi_sq, v, delta * delta, tau, epsilon)
+    # The twin's volatility as rate_twin moves it (its comments say why).
+    ex = new_sigma * new_sigma
+    excess = delta * delta - phi_sq - v
+    t = phi_sq + v + ex
+    phi_m_sq = phi_m * phi_m
+    excess_m = delta_m * delta_m - phi_m_sq - v_m
+    t_m = phi_m_sq + v_m + ex
+    f_x = ex * ((excess - 2.0 * ex) * t - 2.0 * ex * (excess - ex)) / (2.0 * t * t * t)
+    f_x -= 1.0 / (tau * tau)
+    dx = MAX_TWIN_STEP + 1.0
+    if f_x < 0.0:
+        shift = ex * (excess_m - ex) / (2.0 * t_m * t_m) - ex * (excess - ex) / (2.0 * t * t)
+        dx = -shift / f_x
+    if -MAX_TWIN_STEP <= dx <= MAX_TWIN_STEP:
+        new_sigma_m = new_sigma * exp(0.5 * dx)
+    else:
+        new_sigma_m = new_volatility(sigma, phi_m_sq, v_m, delta_m * delta_m, tau, epsilon)
+    new_phi = 1.0 / sqrt(1.0 / (phi_sq + ex) + inv_v)
+    new_phi_m = 1.0 / sqrt(1.0 / (phi_m_sq + new_sigma_m * new_sigma_m) + inv_v_m)
+    # _bounded() written out for both (the twin's volatility is not returned).
+    new_mu = mu + new_phi * new_phi * delta_scale
+    new_mu_m = mu_m + new_phi_m * new_phi_m * delta_scale_m
+    new_mu = lo_r if new_mu < lo_r else hi_r if new_mu > hi_r else new_mu
+    new_mu_m = lo_r if new_mu_m < lo_r else hi_r if new_mu_m > hi_r else new_mu_m
+    new_phi = lo_d if new_phi < lo_d else hi_d if new_phi > hi_d else new_phi
+    new_phi_m = lo_d if new_phi_m < lo_d else hi_d if new_phi_m > hi_d else new_phi_m
+    new_sigma = lo_v if new_sigma < lo_v else hi_v if new_sigma > hi_v else new_sigma
+    return (
+        CENTER + SCALE * new_mu,
+        SCALE * new_phi,
+        new_sigma,
+        CENTER + SCALE * new_mu_m,
+        SCALE * new_phi_m,
+    )
