@@ -13,6 +13,10 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
 # --without-pip: the image's own pip installs into the venv (pip --python), so neither pip nor
 # setuptools ends up in the runtime image.
 RUN python -m venv --without-pip /opt/venv
+# A C compiler for `skillstream compile` below, in this stage only (its own layer: cached).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 
 # Dependencies from pyproject.toml alone, in their own layer: a source edit does not reinstall
@@ -35,6 +39,15 @@ RUN --mount=type=cache,target=/root/.cache/pip \
     pip --python /opt/venv/bin/python install --no-deps . \
  && /opt/venv/bin/skillstream --version \
  && /opt/venv/bin/python -I -c "import rocksdict, stream.pipeline.app"
+
+# The rating arithmetic compiled with mypyc (`skillstream compile`: the same results bit for bit,
+# faster workers), with the C compiler installed above and mypyc outside the venv the image
+# ships (it runs from PYTHONPATH; a compiled build needs nothing of mypy at run time). The check
+# fails the build if the worker would not use it.
+RUN --mount=type=cache,target=/root/.cache/pip \
+    pip install --target /opt/mypyc "mypy>=1.10" setuptools \
+ && PYTHONPATH=/opt/mypyc /opt/venv/bin/skillstream compile \
+ && /opt/venv/bin/python -I -c "from stream.ratings.kernels import glicko2_kernel as k, is_compiled; assert is_compiled(k), k"
 
 # --- runtime ------------------------------------------------------------------------------------
 FROM ${PYTHON_IMAGE} AS runtime

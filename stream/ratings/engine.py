@@ -299,9 +299,24 @@ def _versus(
         moved_rating = moved.rating
         if mine_then is not None:
             moved_rating += moved_own.rating - drifted(*mine_then, largest).rating
-        moved_results = (Result(moved_rating, moved.deviation, score),)
-        new_skill, twin = drift.rate_twin(own, results, moved_own, moved_results)
-        slopes = slopes_between(new_skill, twin)
+        # rate_twin of the one result, in floats (the live player side's hot path).
+        rating, deviation, volatility, twin_rating, twin_deviation = drift.rate_one_twin(
+            own.rating,
+            own.deviation,
+            own.volatility,
+            moved_own.rating,
+            moved_own.deviation,
+            opponent_rating,
+            opponent_deviation,
+            moved_rating,
+            moved.deviation,
+            score,
+        )
+        new_skill = Skill(rating, deviation, volatility)
+        slopes = (
+            (twin_rating - rating) / STEP,
+            (twin_deviation * twin_deviation - deviation * deviation) / STEP,
+        )
     return _finish(mode, state, at, own, new_skill, score, results, upset, slopes)
 
 

@@ -335,8 +335,21 @@ def test_dockerignore_keeps_the_sources_and_drops_local_state() -> None:
         ".hypothesis/examples/x",
         "stream/__pycache__/events.cpython-311.pyc",
         "tests/unit/ratings/test_elo.py",
+        # A build compiled on the developer's machine: the image compiles its own.
+        "stream/ratings/_compiled_glicko2_kernel.cpython-311-x86_64-linux-gnu.so",
     ]:
         assert dockerignored(path), f"{path} would be sent to the builder"
+
+
+def test_the_image_compiles_the_rating_arithmetic_and_checks_it_is_used() -> None:
+    build_runs = [rest for kw, rest in dockerfile()[: -len(final_stage())] if kw == "RUN"]
+    compiling = [r for r in build_runs if "skillstream compile" in r]
+    assert len(compiling) == 1
+    # mypyc from PYTHONPATH, never installed into the venv the runtime stage copies.
+    assert "PYTHONPATH=" in compiling[0] and "--python /opt/venv" not in compiling[0]
+    assert "is_compiled" in compiling[0] and "python -I" in compiling[0]
+    assert any("gcc" in r for r in build_runs)
+    assert not [r for kw, r in final_stage() if kw == "RUN" and ("gcc" in r or "mypy" in r)]
 
 
 # --- docker-compose.yml -------------------------------------------------------------------------
