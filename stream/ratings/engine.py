@@ -300,22 +300,19 @@ def _versus(
         if mine_then is not None:
             moved_rating += moved_own.rating - drifted(*mine_then, largest).rating
         # rate_twin of the one result, in floats (the live player side's hot path).
-        rating, deviation, volatility, twin_rating, twin_deviation = drift.rate_one_twin(
-            own.rating,
-            own.deviation,
-            own.volatility,
-            moved_own.rating,
-            moved_own.deviation,
-            opponent_rating,
-            opponent_deviation,
-            moved_rating,
-            moved.deviation,
-            score,
-        )
-        new_skill = Skill(rating, deviation, volatility)
-        slopes = (
-            (twin_rating - rating) / STEP,
-            (twin_deviation * twin_deviation - deviation * deviation) / STEP,
+        new_skill, slopes = _with_slopes(
+            drift.rate_one_twin(
+                own.rating,
+                own.deviation,
+                own.volatility,
+                moved_own.rating,
+                moved_own.deviation,
+                opponent_rating,
+                opponent_deviation,
+                moved_rating,
+                moved.deviation,
+                score,
+            )
         )
     return _finish(mode, state, at, own, new_skill, score, results, upset, slopes)
 
@@ -330,10 +327,11 @@ def _finish(
     opponents: tuple[Rated, ...],
     upset: float,
     slopes: tuple[float, float] = (0.0, 0.0),
+    moved: tuple[SkillLike, Rated] | None = None,
 ) -> PlayerUpdate:
     """The new state after a rated match: Rank Points, one more game, the latest play time,
     and ``slopes``, its sensitivities to the mode's drift (stream.ratings.drift; 0 in a mode
-    that does not learn it)."""
+    that does not learn it); ``moved``: :attr:`PlayerUpdate.moved`."""
     last = state.last_played
     drift_slope, variance_slope = slopes
     rank_points = next_rank_points(
@@ -355,7 +353,21 @@ def _finish(
         drift_slope,
         variance_slope,
     )
-    return PlayerUpdate(new_state, score, mode.algorithm, own, opponents)
+    return PlayerUpdate(new_state, score, mode.algorithm, own, opponents, moved)
+
+
+def _with_slopes(
+    rated: tuple[float, float, float | None, float, float],
+) -> tuple[Skill, tuple[float, float]]:
+    """An update rated in floats by ``rate_one_twin`` (the new rating, deviation and
+    volatility, the twin's rating and deviation) as the new skill and its drift slopes
+    (:func:`~stream.ratings.drift.slopes_between`, in floats)."""
+    rating, deviation, volatility, twin_rating, twin_deviation = rated
+    slopes = (
+        (twin_rating - rating) / STEP,
+        (twin_deviation * twin_deviation - deviation * deviation) / STEP,
+    )
+    return Skill(rating, deviation, volatility), slopes
 
 
 def _rate_many(
@@ -568,47 +580,16 @@ def _duel_drift(
     else:
         seen_a = (Skill(a_moved, a_moved_dev), Skill(b_moved_met, b_moved_dev))
         seen_b = (Skill(b_moved, b_moved_dev), Skill(a_moved_met, a_moved_dev))
+    skill_a, slopes_a = _with_slopes(rated_a)
+    skill_b, slopes_b = _with_slopes(rated_b)
     return (
-        _rated(mode, state_a, at, a, rated_a, score_a, result_a, b_rating - a_own, seen_a),
-        _rated(mode, state_b, at, b, rated_b, score_b, result_b, a_rating - b_own, seen_b),
+        _finish(
+            mode, state_a, at, a, skill_a, score_a, (result_a,), b_rating - a_own, slopes_a, seen_a
+        ),
+        _finish(
+            mode, state_b, at, b, skill_b, score_b, (result_b,), a_rating - b_own, slopes_b, seen_b
+        ),
     )
-
-
-def _rated(
-    mode: ModeConfig,
-    state: PlayerState,
-    at: float,
-    own: SkillLike,
-    rated: tuple[float, float, float | None, float, float],
-    score: float,
-    opponent: Result,
-    upset: float,
-    moved: tuple[SkillLike, Rated],
-) -> PlayerUpdate:
-    """:func:`_finish` of a duel rated in floats by ``rate_one_twin`` (``rated``: the new
-    rating, deviation and volatility, the twin's rating and deviation)."""
-    rating, deviation, volatility, twin_rating, twin_deviation = rated
-    last = state.last_played
-    rank_points = next_rank_points(
-        mode.rank_points,
-        mode.rating_bounds,
-        state.rank_points,
-        rating,
-        deviation,
-        score,
-        upset,
-    )
-    new_state = PlayerState(
-        rating,
-        deviation,
-        volatility,
-        rank_points,
-        state.games + 1,
-        at if last is None or at > last else last,
-        (twin_rating - rating) / STEP,
-        (twin_deviation * twin_deviation - deviation * deviation) / STEP,
-    )
-    return PlayerUpdate(new_state, score, mode.algorithm, own, (opponent,), moved)
 
 
 def _duel_entered(

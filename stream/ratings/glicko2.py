@@ -24,7 +24,6 @@ from typing import ClassVar
 # CENTER and SCALE are re-exported (the rest of the project reads them from here).
 from stream.ratings.glicko2_kernel import CENTER as CENTER  # noqa: PLC0414
 from stream.ratings.glicko2_kernel import INV_PI_SQ_3 as _INV_PI_SQ_3
-from stream.ratings.glicko2_kernel import MAX_TWIN_STEP as _MAX_TWIN_STEP
 from stream.ratings.glicko2_kernel import MIN_INFORMATION as _MIN_INFORMATION
 from stream.ratings.glicko2_kernel import SCALE as SCALE  # noqa: PLC0414
 from stream.ratings.glicko2_kernel import Params
@@ -35,6 +34,7 @@ from stream.ratings.skill import Rated, Result, Skill, SkillLike
 # The volatility search of the compiled build when there is one (stream/ratings/kernels.py).
 new_volatility = glicko2_kernel.new_volatility
 _rate_one_twin = glicko2_kernel.rate_one_twin
+_twin_volatility = glicko2_kernel.twin_volatility
 
 _SECONDS_PER_DAY = 86400.0
 
@@ -184,25 +184,11 @@ def rate_twin(
     tau = config.tau
     new_sigma = new_volatility(sigma, phi * phi, v, delta * delta, tau, config.epsilon)
 
-    ex = new_sigma * new_sigma
-    excess = delta * delta - phi * phi - v  # delta^2 - phi^2 - v of f
-    t = phi * phi + v + ex
-    excess_m = delta_m * delta_m - phi_m * phi_m - v_m
-    t_m = phi_m * phi_m + v_m + ex
-    # f' at the root: d/dx of e^x (excess - e^x) / (2 t^2), less 1 / tau^2.
-    f_x = ex * ((excess - 2.0 * ex) * t - 2.0 * ex * (excess - ex)) / (2.0 * t * t * t)
-    f_x -= 1.0 / (tau * tau)
-    dx = _MAX_TWIN_STEP + 1.0
-    if f_x < 0.0:
-        shift = ex * (excess_m - ex) / (2.0 * t_m * t_m) - ex * (excess - ex) / (2.0 * t * t)
-        shift += (math.log(sigma_m * sigma_m) - math.log(sigma * sigma)) / (tau * tau)
-        dx = -shift / f_x
-    if -_MAX_TWIN_STEP <= dx <= _MAX_TWIN_STEP:
-        new_sigma_m = new_sigma * math.exp(0.5 * dx)
-    else:
-        new_sigma_m = new_volatility(
-            sigma_m, phi_m * phi_m, v_m, delta_m * delta_m, tau, config.epsilon
-        )
+    log_shift = math.log(sigma_m * sigma_m) - math.log(sigma * sigma)
+    new_sigma_m = _twin_volatility(
+        new_sigma, phi * phi, v, delta, phi_m * phi_m, v_m, delta_m, sigma_m, log_shift, tau,
+        config.epsilon,
+    )  # fmt: skip
     phi_star_sq = phi * phi + new_sigma * new_sigma
     new_phi = 1.0 / math.sqrt(1.0 / phi_star_sq + inv_v)
     phi_star_sq_m = phi_m * phi_m + new_sigma_m * new_sigma_m

@@ -106,6 +106,7 @@ def rate_one_twin(
     phi = deviation / SCALE
     mu_m = (moved_rating - CENTER) / SCALE
     phi_m = moved_deviation / SCALE
+    phi_m_sq = phi_m * phi_m
     # _information() of one result of weight 1, for the player and for the twin.
     phi_j = opponent_deviation / SCALE
     g = 1.0 / sqrt(1.0 + INV_PI_SQ_3 * phi_j * phi_j)
@@ -127,24 +128,10 @@ def rate_one_twin(
     delta_m = v_m * delta_scale_m
     phi_sq = phi * phi
     new_sigma = new_volatility(sigma, phi_sq, v, delta * delta, tau, epsilon)
-    # The twin's volatility as rate_twin moves it (its comments say why).
-    ex = new_sigma * new_sigma
-    excess = delta * delta - phi_sq - v
-    t = phi_sq + v + ex
-    phi_m_sq = phi_m * phi_m
-    excess_m = delta_m * delta_m - phi_m_sq - v_m
-    t_m = phi_m_sq + v_m + ex
-    f_x = ex * ((excess - 2.0 * ex) * t - 2.0 * ex * (excess - ex)) / (2.0 * t * t * t)
-    f_x -= 1.0 / (tau * tau)
-    dx = MAX_TWIN_STEP + 1.0
-    if f_x < 0.0:
-        shift = ex * (excess_m - ex) / (2.0 * t_m * t_m) - ex * (excess - ex) / (2.0 * t * t)
-        dx = -shift / f_x
-    if -MAX_TWIN_STEP <= dx <= MAX_TWIN_STEP:
-        new_sigma_m = new_sigma * exp(0.5 * dx)
-    else:
-        new_sigma_m = new_volatility(sigma, phi_m_sq, v_m, delta_m * delta_m, tau, epsilon)
-    new_phi = 1.0 / sqrt(1.0 / (phi_sq + ex) + inv_v)
+    new_sigma_m = twin_volatility(
+        new_sigma, phi_sq, v, delta, phi_m_sq, v_m, delta_m, sigma, 0.0, tau, epsilon
+    )
+    new_phi = 1.0 / sqrt(1.0 / (phi_sq + new_sigma * new_sigma) + inv_v)
     new_phi_m = 1.0 / sqrt(1.0 / (phi_m_sq + new_sigma_m * new_sigma_m) + inv_v_m)
     # _bounded() written out for both (the twin's volatility is not returned).
     new_mu = mu + new_phi * new_phi * delta_scale
@@ -161,3 +148,40 @@ def rate_one_twin(
         CENTER + SCALE * new_mu_m,
         SCALE * new_phi_m,
     )
+
+
+def twin_volatility(
+    new_sigma: float,
+    phi_sq: float,
+    v: float,
+    delta: float,
+    phi_m_sq: float,
+    v_m: float,
+    delta_m: float,
+    sigma_m: float,
+    log_shift: float,
+    tau: float,
+    epsilon: float,
+) -> float:
+    """The twin's new volatility (``rate_twin``, stream.ratings.glicko2, says why): the
+    player's new volatility ``new_sigma`` (the root of Glickman's f from ``phi_sq``, ``v`` and
+    ``delta``) moved by one step of the implicit function to the twin's f (``phi_m_sq``,
+    ``v_m``, ``delta_m``, and ``log_shift``: ln(sigma_m^2) - ln(sigma^2), 0 when the twin's
+    volatility ``sigma_m`` is the player's); searched from ``sigma_m`` when the step would be
+    large or f' is not negative at the root."""
+    ex = new_sigma * new_sigma
+    excess = delta * delta - phi_sq - v  # delta^2 - phi^2 - v of f
+    t = phi_sq + v + ex
+    excess_m = delta_m * delta_m - phi_m_sq - v_m
+    t_m = phi_m_sq + v_m + ex
+    # f' at the root: d/dx of e^x (excess - e^x) / (2 t^2), less 1 / tau^2.
+    f_x = ex * ((excess - 2.0 * ex) * t - 2.0 * ex * (excess - ex)) / (2.0 * t * t * t)
+    f_x -= 1.0 / (tau * tau)
+    dx = MAX_TWIN_STEP + 1.0
+    if f_x < 0.0:
+        shift = ex * (excess_m - ex) / (2.0 * t_m * t_m) - ex * (excess - ex) / (2.0 * t * t)
+        shift += log_shift / (tau * tau)
+        dx = -shift / f_x
+    if -MAX_TWIN_STEP <= dx <= MAX_TWIN_STEP:
+        return new_sigma * exp(0.5 * dx)
+    return new_volatility(sigma_m, phi_m_sq, v_m, delta_m * delta_m, tau, epsilon)
