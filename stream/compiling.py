@@ -72,17 +72,24 @@ def build(pure: ModuleType, into: Path) -> list[Path]:
             raise CompileError(
                 f"mypyc could not compile {pure.__file__}:\n{done.stdout}{done.stderr}".rstrip()
             )
-        into.mkdir(parents=True, exist_ok=True)
         written = []
-        for found in built:
-            # Beside the target, then renamed over it: a build this process (or a running
-            # worker) has loaded stays mapped as it was; copying over it in place would crash
-            # them.
-            target = into / found.name
-            partial = into / f".{found.name}.partial"
-            shutil.copyfile(found, partial)
-            os.replace(partial, target)
-            written.append(target)
+        try:
+            into.mkdir(parents=True, exist_ok=True)
+            for found in built:
+                # Beside the target, then renamed over it: a build this process (or a running
+                # worker) has loaded stays mapped as it was; copying over it in place would
+                # crash them.
+                target = into / found.name
+                partial = into / f".{found.name}.partial"
+                shutil.copyfile(found, partial)
+                os.replace(partial, target)
+                written.append(target)
+        except OSError as exc:
+            done_text = f" (written before the failure: {', '.join(map(str, written))})"
+            raise CompileError(
+                f"cannot write the build into {into}: {exc.strerror or exc}"
+                + (done_text if written else "")
+            ) from None
         return written
 
 

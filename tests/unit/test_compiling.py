@@ -116,3 +116,14 @@ def test_without_a_compiler_nothing_is_built(
         "skillstream compile: error: no C compiler 'no-such-cc' found: install one (e.g. gcc)"
         " or set CC\n"
     )
+
+
+def test_a_directory_it_cannot_write_is_named_in_one_line(tmp_path: Path) -> None:
+    if not _can_compile():
+        pytest.skip("no mypyc or no C compiler on this machine: nothing to compile with")
+    # A file where the directory should be: no user, root included, can write into it.
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("")
+    with pytest.raises(CompileError, match=f"cannot write the build into {blocked}/sub: "):
+        build(glicko2_kernel, blocked / "sub")
+    assert blocked.read_text() == ""
