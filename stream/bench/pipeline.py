@@ -56,6 +56,23 @@ class PipelineRun:
         return statistics.median(self.latencies_ms) if self.latencies_ms else float("nan")
 
 
+async def consumer_at_end(bootstrap_servers: str, topic: str) -> AIOKafkaConsumer:
+    """A started consumer of ``topic`` positioned at its end, before a run produces. Tansu's
+    end offsets can fall inside the last batch (docs/decisions.md, known problems), so records
+    of an earlier run may still be read: a caller counts only its own run's matches."""
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=bootstrap_servers,
+        auto_offset_reset="latest",
+        fetch_max_wait_ms=50,
+    )
+    await consumer.start()
+    await consumer.seek_to_end()
+    for tp in consumer.assignment():
+        await consumer.position(tp)
+    return consumer
+
+
 async def run_load(
     bootstrap_servers: str,
     matches: int,
@@ -72,19 +89,7 @@ async def run_load(
 ) -> PipelineRun:
     """Publish ``matches`` 1v1 matches at ``rate`` (0: flat out), partitioned as
     ``partitioning`` says, and wait for every rating."""
-    consumer = AIOKafkaConsumer(
-        "rating-changed",
-        bootstrap_servers=bootstrap_servers,
-        auto_offset_reset="latest",
-        fetch_max_wait_ms=50,
-    )
-    await consumer.start()
-    # Position at the end before producing. Tansu's end offsets can fall inside the last batch
-    # (docs/decisions.md, known problems), so records of an earlier run may still be read:
-    # only ratings of this run's matches count.
-    await consumer.seek_to_end()
-    for tp in consumer.assignment():
-        await consumer.position(tp)
+    consumer = await consumer_at_end(bootstrap_servers, "rating-changed")
     played = simulated_matches(matches, seed=seed, players=players)
     ours = {match.match_id for match in played}
     fleet = FleetConfig(

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from aiokafka import AIOKafkaProducer
 
+from stream.bench.failover import Failover, run_failover
 from stream.config.settings import TABLES, Settings
 from stream.local.workers import WorkerProcess
 from stream.pipeline.partitioning import partition_for
@@ -128,3 +129,9 @@ def run_recovery(
     label = f"of which reading {changelogs} changelogs' ends"
     timings.append(RecoveryTiming(label, players, asyncio.run(_end_scan(settings))))
     return timings
+
+
+def run_lost_worker(env: Mapping[str, str], players: int) -> Failover:
+    """The same players; two workers, one lost with its disk mid-run (stream/bench/failover.py),
+    with the default session timeout (the environment's, if it sets one)."""
+    return run_failover({**env, "SKILLSTREAM_APP_ID": "recovery-full"}, players)

@@ -25,7 +25,7 @@ grace period for abandonment (then results wait for the abandon watermarks).
 Each seed also draws the deployment around the kills (issue 44: an outside check broke the crash
 promise on every seed with what the soak never drew): the workers' environment, the local
 stack's (4 partitions, a 4 s session) or the one an operator gives them (the servers' addresses
-and the deployment's names only: 8 partitions, the default 10 s session, every other default);
+and the deployment's names only: 8 partitions, the default 6 s session, every other default);
 waves 1,000 s of event time apart, or as far apart as the match side's retention (an hour: each
 wave's matches are forgotten as the next arrives); the first wave published before the first
 worker is ready, or after; and a fleet that keys its events by match id (murmur2, as Java

@@ -74,7 +74,7 @@ def operator_env(stack: LocalStack, tag: str, *, store: str) -> dict[str, str]:
     """The environment an operator gives a worker (docs/operations.md): the servers'
     addresses and the deployment's names (here ``tag``'s, to keep a run's topics its own), and
     nothing else of skillstream's, none of the caller's SKILLSTREAM_* variables either: every
-    other setting at its default (8 partitions, the 10 s session, the cache writer in the
+    other setting at its default (8 partitions, the 6 s session, the cache writer in the
     worker)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSTREAM_")}
     env.update(

@@ -102,16 +102,26 @@ def bench_cache(args: argparse.Namespace) -> int:
 
 
 def bench_recovery(args: argparse.Namespace) -> int:
-    from stream.bench.recovery import run_recovery
+    from stream.bench.recovery import run_lost_worker, run_recovery
     from stream.cli.progress import Progress
     from stream.local.stack import LocalStack, environment
 
     players = args.recovery_players
     print(f"worker start to 'Worker ready', {players:,} players in the ratings changelog")
-    with LocalStack() as stack, Progress(players, "changelog", unit="players") as bar:
-        timings = run_recovery(environment(stack), players, bar.update)
-    for t in timings:
-        print(f"  {t.label:<34} {t.players:>9,} players: {t.seconds:6.1f} s")
+    with LocalStack() as stack:
+        with Progress(players, "changelog", unit="players") as bar:
+            timings = run_recovery(environment(stack), players, bar.update)
+        for t in timings:
+            print(f"  {t.label:<34} {t.players:>9,} players: {t.seconds:6.1f} s", flush=True)
+        lost = run_lost_worker(environment(stack), players)
+    print(
+        f"a worker lost with its disk ({lost.store} store, the other standing by), 100 matches/s:"
+        f" every match published by 1 s after the kill rated {lost.rated_again_seconds:.1f} s"
+        f" after it; p99 latency {lost.before_p99_ms:,.0f} ms before, {lost.after_p99_ms:,.0f} ms"
+        f" after; {lost.rated:,} of {lost.matches:,} matches rated; standby copies"
+        f" {', '.join('?' if n is None else f'{n:,}' for n in lost.standby_behind)} records"
+        " behind at the start"
+    )
     return 0
 
 
@@ -167,8 +177,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     recovery = targets.add_parser(
         "recovery",
         help="how long a worker takes to restore its tables",
-        description="A worker's table recovery from the changelogs, and the end scan every"
-        " worker does, on the local stack.",
+        description="A worker's table recovery from the changelogs, the end scan every"
+        " worker does, and a worker lost with its disk while another stands by, on the local"
+        " stack.",
     )
     recovery.add_argument(
         "--recovery-players",

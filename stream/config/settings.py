@@ -90,7 +90,10 @@ class KafkaSettings:
     bootstrap_servers: str = "localhost:9092"
     security: KafkaSecurity = field(default_factory=KafkaSecurity)
     replication_factor: int = 1
-    session_timeout_seconds: float = 10.0
+    # How long the group waits for a lost worker's heartbeat before its partitions move: the
+    # floor of a fail-over (docs/operations.md, "Fail-over"). 6 s is the least Apache Kafka
+    # accepts by default (group.min.session.timeout.ms); heartbeats go every fifth of it.
+    session_timeout_seconds: float = 6.0
     # How long the broker may hold an empty fetch. Kafka answers a fetch as soon as data is
     # produced; Tansu answers a group consumer of several topics only when the wait ends.
     fetch_max_wait_seconds: float = 0.05

@@ -1,0 +1,192 @@
+"""How long the partitions of a worker lost with its disk take to rate again.
+
+Two workers share the partitions, each with a standby copy of the other's tables (the run starts
+once both say their copies have caught up: ``skillstream_standby_lag_records``); a fleet
+publishes matches at a steady rate; one worker is SIGKILLed mid-run (and its data directory
+removed: the node is gone, no volume to restart from) and never comes back. The figure is the
+time from the kill until every match published up to a second after it has its ratings: the
+group noticing the loss (the session timeout), the rebalance, the survivor taking over the lost
+partitions' tables, and event time settling on them again.
+
+Only the local stack is touched; every process started here is stopped here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from stream.bench.pipeline import consumer_at_end, simulated_matches
+from stream.config.settings import Settings
+from stream.local.stack import free_port
+from stream.local.workers import WorkerProcess
+from stream.simulation.gamefleet import FleetConfig, FleetReport, run_fleet
+
+__all__ = ["Failover", "run_failover"]
+
+
+@dataclass(frozen=True)
+class Failover:
+    store: str
+    players: int
+    # Seconds from the kill until every match published by one second after it is rated.
+    rated_again_seconds: float
+    # Latency (publish to rating) of the matches rated before the kill, and of those published
+    # after the partitions rated again.
+    before_p99_ms: float
+    after_p99_ms: float
+    # Matches published, and rated (each 1v1 match has two ratings).
+    matches: int
+    rated: int
+    # Changelog records each worker's standby copies were behind when the run started.
+    standby_behind: tuple[int | None, ...] = ()
+
+
+def _standby_lag(port: int) -> int | None:
+    """The worker's ``skillstream_standby_lag_records`` (None: no answer yet)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("skillstream_standby_lag_records "):
+            return int(float(line.split()[1]))
+    return None
+
+
+def _wait_standing_by(port: int, timeout: float) -> int | None:
+    """Wait up to ``timeout`` s until the worker's standby copies have caught up; how many
+    records they are behind then (None: the worker did not answer)."""
+    deadline = time.monotonic() + timeout
+    lag = _standby_lag(port)
+    while lag != 0 and time.monotonic() < deadline:
+        time.sleep(0.5)
+        lag = _standby_lag(port)
+    return lag
+
+
+def _p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))] if ordered else float("nan")
+
+
+async def _load(
+    env: Mapping[str, str], rate: float, seconds: float, kill_after: float, kill: Callable[[], None]
+) -> tuple[FleetReport, dict[str, float], float]:
+    """Publish matches at ``rate`` for ``seconds``, call ``kill`` ``kill_after`` seconds in;
+    the fleet's report, each match's last rating time, and the kill's wall time."""
+    settings = Settings.from_env(env)
+    bootstrap = settings.kafka.bootstrap_servers
+    consumer = await consumer_at_end(bootstrap, settings.topics.rating_changed)
+    played = simulated_matches(round(rate * seconds), seed=int(time.time()), players=20_000)
+    ours = {m.match_id for m in played}
+    report = FleetReport()
+    fleet = asyncio.create_task(run_fleet(played, bootstrap, FleetConfig(rate=rate), report=report))
+    killed_box: list[float] = []
+
+    def killer() -> None:
+        time.sleep(kill_after)
+        killed_box.append(time.time())
+        kill()
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    counts: dict[str, int] = {}
+    rated_at: dict[str, float] = {}
+    deadline = time.monotonic() + seconds + 300.0
+    try:
+        while time.monotonic() < deadline:
+            batch = await consumer.getmany(timeout_ms=200, max_records=10_000)
+            for records in batch.values():
+                for record in records:
+                    match_id = str(orjson.loads(record.value).get("match_id"))
+                    if match_id in ours:
+                        counts[match_id] = counts.get(match_id, 0) + 1
+                        rated_at[match_id] = max(
+                            rated_at.get(match_id, 0.0), record.timestamp / 1000.0
+                        )
+            if fleet.done() and sum(min(c, 2) for c in counts.values()) >= 2 * len(played):
+                break
+        await fleet
+    finally:
+        await consumer.stop()
+        thread.join()
+    return report, {m: t for m, t in rated_at.items() if counts[m] >= 2}, killed_box[0]
+
+
+def run_failover(
+    env: Mapping[str, str],
+    players: int,
+    *,
+    store: str = "memory",
+    rate: float = 100.0,
+    seconds: float = 40.0,
+    kill_after: float = 20.0,
+    standby_wait: float = 900.0,
+) -> Failover:
+    """Two workers, one SIGKILLed ``kill_after`` seconds into a run of ``seconds`` at ``rate``
+    matches/s, its data directory removed; how long until its partitions rated again. The run
+    starts once both workers' standby copies have caught up, or after ``standby_wait`` s."""
+    with tempfile.TemporaryDirectory() as data:
+        dirs = [Path(data) / "a", Path(data) / "b"]
+        ports = [free_port(), free_port()]
+        workers = [
+            WorkerProcess(
+                {
+                    **env,
+                    "SKILLSTREAM_STORE": store,
+                    "SKILLSTREAM_DATA_DIR": str(d),
+                    "SKILLSTREAM_WEB_PORT": str(port),
+                },
+                f"failover-{name}",
+            )
+            for name, d, port in zip("ab", dirs, ports, strict=True)
+        ]
+        try:
+            workers[0].start(timeout=900)
+            workers[1].start(timeout=900)
+            workers[0].wait_ready(timeout=900, after=1)
+            behind = [_wait_standing_by(port, standby_wait) for port in ports]
+
+            def lose_node() -> None:
+                workers[0].kill()
+                shutil.rmtree(dirs[0], ignore_errors=True)
+
+            report, rated_at, killed = asyncio.run(
+                _load(workers[0].env, rate, seconds, kill_after, lose_node)
+            )
+        finally:
+            for w in workers:
+                w.cleanup()
+    sent = report.finished_at_wall
+    window = [m for m, at in sent.items() if at <= killed + 1.0]
+    missing = [m for m in window if m not in rated_at]
+    rated_again = float("inf") if missing else max(rated_at[m] for m in window) - killed
+    before = [
+        (rated_at[m] - at) * 1000 for m, at in sent.items() if rated_at.get(m, killed) < killed
+    ]
+    after = [
+        (rated_at[m] - at) * 1000
+        for m, at in sent.items()
+        if m in rated_at and at > killed + rated_again
+    ]
+    return Failover(
+        store=store,
+        players=players,
+        rated_again_seconds=rated_again,
+        before_p99_ms=_p99(before),
+        after_p99_ms=_p99(after),
+        matches=len(sent),
+        rated=len(rated_at),
+        standby_behind=tuple(behind),
+    )
