@@ -132,7 +132,7 @@ def run_failover(
     rate: float = 100.0,
     seconds: float = 40.0,
     kill_after: float = 20.0,
-    standby_wait: float = 900.0,
+    standby_wait: float = 300.0,
 ) -> Failover:
     """Two workers, one SIGKILLed ``kill_after`` seconds into a run of ``seconds`` at ``rate``
     matches/s, its data directory removed; how long until its partitions rated again. The run
