@@ -9,9 +9,10 @@ Why: Faust's memory store reports no persisted offset, and when a recovery ends 
 key of a partition that is not active on this worker, standby copies included
 (``faust/stores/memory.py``, ``on_recovery_completed``). The standby copies Faust keeps
 (``table_standby_replicas``, one by default) were therefore never used: a worker that stood by a
-lost worker's partitions read their whole changelogs again before it rated them (91.7 s at a
-million players on the development machine, docs/benchmarks.md), and a worker read its own
-partitions' changelogs again from where its last recovery had stopped at every rebalance. With
+lost worker's partitions read their whole changelogs again before it rated them (about 45 s
+for half of a million players on the development machine, docs/benchmarks.md), and a worker
+read its own partitions' changelogs again from where its last recovery had stopped at every
+rebalance. With
 the offset known, Faust's recovery starts a partition at it (``Recovery._add`` reads
 ``persisted_offset``) and reads only the tail.
 
@@ -24,8 +25,12 @@ tail read from its offset is the whole changelog applied: the same table as a fu
 A partition this worker no longer holds is dropped whole, so no copy outlives the records it
 would need to stay true (a deletion compacted away while another worker owned the partition).
 
-Upstream: no faust-streaming issue asks for it (searched 2026-12-05: standby, memory store,
-persisted offset); Faust documents standbys as useful with RocksDB only in practice.
+Upstream: none asks for it in faust-streaming (searched 2026-12-05). The nearest:
+https://github.com/robinhood/faust/issues/106 (RocksDB standbys did not persist their offsets:
+fixed there, the memory store was left out); https://github.com/faust-streaming/faust/issues/212
+(standby records fetched after "Worker ready" not applied; perhaps why a standby copy was seen
+not read at all in small runs here, docs/operations.md "Fail-over"); Kafka Streams made the same
+change for its in-memory stores (https://github.com/apache/kafka/pull/4239, KAFKA-6214).
 
 Written for faust-streaming 0.15.3. tests/unit/pipeline/workarounds/test_standbys.py fails when
 the memory store no longer keeps ``data`` and ``_key_partition`` or recovery no longer calls
