@@ -27,9 +27,7 @@ class Store:
 STORES: dict[str, Store] = {
     store.name: store
     for store in (
-        # Faust's memory store with its standby copies kept and used at a fail-over
-        # (stream/pipeline/workarounds/standbys.py registers the scheme).
-        Store("memory", "skillstream-memory://", on_disk=False),
+        Store("memory", "memory://", on_disk=False),
         Store(
             "rocksdb",
             "rocksdb://",

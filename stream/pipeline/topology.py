@@ -27,7 +27,6 @@ from stream.pipeline.health import readiness
 from stream.pipeline.kafkawatch import KafkaWatch
 from stream.pipeline.metrics import CONTENT_TYPE
 from stream.pipeline.watchdog import STALL_CHECK_SECONDS
-from stream.pipeline.workarounds.standbys import register as register_stores
 
 __all__ = ["Wiring", "define", "faust_app", "inputs", "tables"]
 
@@ -37,7 +36,6 @@ LIVENESS_CHECK_SECONDS = 5.0
 
 def faust_app(s: Settings) -> faust.App:
     """The Faust app of one worker, configured from the settings."""
-    register_stores()
     return faust.App(
         s.app_id,
         broker=s.kafka.broker_urls,

@@ -15,7 +15,6 @@ versions it was written for, and which test fails when it stops working or is no
 | events.py | no public way to set Faust's current event for table writes | faust#497 |
 | private.py | readiness and the watchdog need Faust state it does not expose | none found |
 | tablestore.py | no batched changelog writes: the pipeline writes them itself | (faust#497) |
-| standbys.py | the memory store drops its standby copies and knows no offset | none found |
 | ../watchdog.py | a record dropped while the flow is suspended counts as read | faust#629, #221 |
 | clientlogs.py | aiokafka logs one line per attempt while a broker is down | none found |
 

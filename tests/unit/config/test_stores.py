@@ -42,10 +42,8 @@ def test_a_store_added_to_the_table_is_taken_by_every_reader(
     assert parser.parse_args(["--store", "toy"]).store == "toy"
 
 
-def test_memory_is_faust_s_with_its_standbys_kept_and_rocksdb_is_faust_s_own() -> None:
-    # skillstream-memory: Faust's memory store that keeps its standby copies and their offsets
-    # (stream/pipeline/workarounds/standbys.py).
+def test_memory_and_rocksdb_are_faust_s_own() -> None:
     assert [(s.name, s.url, s.on_disk) for s in STORES.values()] == [
-        ("memory", "skillstream-memory://", False),
+        ("memory", "memory://", False),
         ("rocksdb", "rocksdb://", True),
     ]
