@@ -1,12 +1,12 @@
 """How long the partitions of a worker lost with its disk take to rate again.
 
-Two workers share the partitions, each with a standby copy of the other's tables (the run starts
-once both say their copies have caught up: ``skillstream_standby_lag_records``); a fleet
-publishes matches at a steady rate; one worker is SIGKILLed mid-run (and its data directory
-removed: the node is gone, no volume to restart from) and never comes back. The figure is the
-time from the kill until every match published up to a second after it has its ratings: the
-group noticing the loss (the session timeout), the rebalance, the survivor taking over the lost
-partitions' tables, and event time settling on them again.
+Two workers share the partitions (no standby copies: docs/decisions.md, "Fail-over: no
+standby copies"); a fleet publishes matches at a steady rate; one worker is SIGKILLed mid-run
+(and its data directory removed: the node is gone, no volume to restart from) and never comes
+back. The figure is the time from the kill until every match published up to a second after it
+has its ratings: the group noticing the loss (the session timeout), the rebalance, the survivor
+recovering the lost partitions' tables from their changelogs, and event time settling on them
+again.
 
 Only the local stack is touched; every process started here is stopped here.
 """
@@ -18,7 +18,6 @@ import shutil
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,32 +46,6 @@ class Failover:
     # Matches published, and rated (each 1v1 match has two ratings).
     matches: int
     rated: int
-    # Changelog records each worker's standby copies were behind when the run started.
-    standby_behind: tuple[int | None, ...] = ()
-
-
-def _standby_lag(port: int) -> int | None:
-    """The worker's ``skillstream_standby_lag_records`` (None: no answer yet)."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
-            text = answer.read().decode()
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith("skillstream_standby_lag_records "):
-            return int(float(line.split()[1]))
-    return None
-
-
-def _wait_standing_by(port: int, timeout: float) -> int | None:
-    """Wait up to ``timeout`` s until the worker's standby copies have caught up; how many
-    records they are behind then (None: the worker did not answer)."""
-    deadline = time.monotonic() + timeout
-    lag = _standby_lag(port)
-    while lag != 0 and time.monotonic() < deadline:
-        time.sleep(0.5)
-        lag = _standby_lag(port)
-    return lag
 
 
 def _p99(values: list[float]) -> float:
@@ -132,11 +105,9 @@ def run_failover(
     rate: float = 100.0,
     seconds: float = 40.0,
     kill_after: float = 20.0,
-    standby_wait: float = 300.0,
 ) -> Failover:
     """Two workers, one SIGKILLed ``kill_after`` seconds into a run of ``seconds`` at ``rate``
-    matches/s, its data directory removed; how long until its partitions rated again. The run
-    starts once both workers' standby copies have caught up, or after ``standby_wait`` s."""
+    matches/s, its data directory removed; how long until its partitions rated again."""
     with tempfile.TemporaryDirectory() as data:
         dirs = [Path(data) / "a", Path(data) / "b"]
         ports = [free_port(), free_port()]
@@ -156,7 +127,6 @@ def run_failover(
             workers[0].start(timeout=900)
             workers[1].start(timeout=900)
             workers[0].wait_ready(timeout=900, after=1)
-            behind = [_wait_standing_by(port, standby_wait) for port in ports]
 
             def lose_node() -> None:
                 workers[0].kill()
@@ -188,5 +158,4 @@ def run_failover(
         after_p99_ms=_p99(after),
         matches=len(sent),
         rated=len(rated_at),
-        standby_behind=tuple(behind),
     )

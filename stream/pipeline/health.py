@@ -20,7 +20,7 @@ __all__ = ["readiness", "refresh_gauges"]
 def readiness(app: Any, refused: Collection[tuple[str, int]] = ()) -> dict[str, Any]:
     """Ready: started, no rebalance or table recovery in progress, no input partition refused
     (a table behind records its inputs no longer hold: stream/pipeline/checkpoints.py). A
-    worker without partitions (more replicas than partitions) is ready too: it is a standby."""
+    worker without partitions (more replicas than partitions) is ready too: it waits for one."""
     started = private.started(app)
     rebalancing = bool(app.rebalancing)
     recovering = bool(getattr(app, "in_recovery", False))
@@ -42,11 +42,10 @@ def refresh_gauges(
     refused: Collection[tuple[str, int]] = (),
 ) -> None:
     """Readiness, the consumer lag per topic (from the next offset to process on each owned
-    partition, keyed by (topic, partition)), how far the standby copies are behind, and the
+    partition, keyed by (topic, partition)), and the
     cache feed's lag, if one runs beside the worker."""
     metrics.ready.set(1 if readiness(app, refused)["ready"] else 0)
     metrics.refused_partitions.set(len(refused))
-    metrics.standby_lag.set(private.standby_lag(app))
     consumer = app.consumer if private.consumer_exists(app) else None
     lag: defaultdict[str, int] = defaultdict(int)
     if consumer is not None:

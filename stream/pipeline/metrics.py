@@ -159,13 +159,6 @@ class WorkerMetrics:
             " nothing of them is processed or committed.",
             registry=r,
         )
-        self.standby_lag = Gauge(
-            "skillstream_standby_lag_records",
-            "Changelog records this worker's standby copies of other workers' table partitions"
-            " still have to read to reach where the changelogs ended when they were assigned"
-            " (0: caught up, a fail-over reads only the tail; docs/operations.md, fail-over).",
-            registry=r,
-        )
         self.uncommitted_seconds = Gauge(
             "skillstream_uncommitted_seconds",
             "Seconds since the oldest batch processed and not yet covered by a commit (0: none):"

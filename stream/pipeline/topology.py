@@ -57,6 +57,11 @@ def faust_app(s: Settings) -> faust.App:
         # Changelog writes are idempotent; the app never needs Faust's key TTLs.
         table_cleanup_interval=3600.0,
         recovery_consistency_check=s.worker.recovery_consistency_check,
+        # No standby copies: Faust's standby reader loses the records it fetched between
+        # resuming a standby partition and the end of the recovery (its changelog queue is
+        # cleared when the flow resumes), so a copy can have a hole that a RocksDB store then
+        # continues from at a fail-over (docs/decisions.md, "Fail-over: no standby copies").
+        table_standby_replicas=0,
         broker_credentials=s.kafka.security.faust_credentials(),
     )
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["committed_offsets", "consumer_exists", "kafka_producer", "standby_lag", "started"]
+__all__ = ["committed_offsets", "consumer_exists", "kafka_producer", "started"]
 
 
 def started(app: Any) -> bool:
@@ -51,22 +51,3 @@ def kafka_producer(app: Any) -> Any:
     """The started aiokafka producer under the app's Faust producer (raises Faust's
     ``NotReady`` before it starts)."""
     return app.producer._ensure_producer()
-
-
-def standby_lag(app: Any) -> int:
-    """Changelog records the app's standby table partitions still have to read to reach the
-    ends their changelogs had when they were assigned (0 before any standby is assigned).
-
-    Faust's recovery keeps, per standby partition, the last offset read (-1 or None: nothing
-    yet) and the last offset there was at assignment; its own ``standby_remaining`` leaves out
-    the partitions not read at all yet, which are the furthest behind."""
-    tables = vars(app).get("tables")  # a cached property: never create it here
-    recovery = getattr(tables, "_recovery", None)
-    if recovery is None:
-        return 0
-    offsets = recovery.standby_offsets
-    behind = 0
-    for tp, last in recovery.standby_highwaters.items():
-        read = offsets.get(tp)
-        behind += max(0, last - (-1 if read is None else read))
-    return behind

@@ -1,5 +1,5 @@
 """stream/bench/failover.py on the local stack: with a few thousand players in the ratings
-changelog, two workers stand by each other's partitions, one is lost with its data directory
+changelog, two workers share the partitions, one is lost with its data directory
 mid-run, and the other rates every match published, the lost worker's partitions included."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ def test_the_survivor_rates_every_match_after_the_other_worker_is_lost() -> None
     with LocalStack() as stack:
         env = {**environment(stack), "SKILLSTREAM_APP_ID": "failover-test"}
         asyncio.run(fill_ratings_changelog(Settings.from_env(env), players))
-        run = run_failover(env, players, rate=40.0, seconds=30.0, kill_after=6.0, standby_wait=20.0)
+        run = run_failover(env, players, rate=40.0, seconds=30.0, kill_after=6.0)
     assert run.matches == round(40.0 * 30.0), run
     assert run.rated == run.matches, run  # both ratings of every match, after the loss too
     assert math.isfinite(run.rated_again_seconds) and run.rated_again_seconds > 0

@@ -529,7 +529,7 @@ def test_statefulset_probes_use_the_web_port() -> None:
 
 
 def test_statefulset_replicas_fit_the_partitions() -> None:
-    # More workers than partitions only adds idle standbys.
+    # More workers than partitions only adds idle workers.
     assert statefulset()["spec"]["replicas"] <= int(settings_configmap()["SKILLSTREAM_PARTITIONS"])
 
 

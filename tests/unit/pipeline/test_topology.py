@@ -52,3 +52,12 @@ async def test_a_revoked_partition_forgets_how_far_this_worker_had_read_it() -> 
     p.positions.sought(dict.fromkeys(tps, 500))
     await p.app.on_partitions_revoked.send(revoked={TP("match-started", 1)})
     assert set(p.positions.positions()) == {("match-started", 0), ("topo-match-commands", 0)}
+
+
+def test_no_worker_keeps_standby_copies_of_other_workers_tables() -> None:
+    # Faust's standby reader can lose records (docs/decisions.md, "Fail-over: no standby
+    # copies"): a successor reads what it takes over from the changelog, or continues only a
+    # copy it held as the active owner (RocksDB).
+    app = pipeline().app
+    assert app.conf.table_standby_replicas == 0
+    assert app.assignor.replicas == 0
