@@ -16,6 +16,7 @@ versions it was written for, and which test fails when it stops working or is no
 | private.py | readiness and the watchdog need Faust state it does not expose | none found |
 | tablestore.py | no batched changelog writes: the pipeline writes them itself | (faust#497) |
 | ../watchdog.py | a record dropped while the flow is suspended counts as read | faust#629, #221 |
+| ../topology.py | standby copies lose records: ``table_standby_replicas=0`` | robinhood#583 |
 | clientlogs.py | aiokafka logs one line per attempt while a broker is down | none found |
 
 watchdog.py uses public calls only (a seek, a high watermark) and the reads of private.py, so
