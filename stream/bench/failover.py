@@ -26,7 +26,6 @@ import orjson
 
 from stream.bench.pipeline import consumer_at_end, simulated_matches
 from stream.config.settings import Settings
-from stream.local.stack import free_port
 from stream.local.workers import WorkerProcess
 from stream.simulation.gamefleet import FleetConfig, FleetReport, run_fleet
 
@@ -110,18 +109,12 @@ def run_failover(
     matches/s, its data directory removed; how long until its partitions rated again."""
     with tempfile.TemporaryDirectory() as data:
         dirs = [Path(data) / "a", Path(data) / "b"]
-        ports = [free_port(), free_port()]
         workers = [
             WorkerProcess(
-                {
-                    **env,
-                    "SKILLSTREAM_STORE": store,
-                    "SKILLSTREAM_DATA_DIR": str(d),
-                    "SKILLSTREAM_WEB_PORT": str(port),
-                },
+                {**env, "SKILLSTREAM_STORE": store, "SKILLSTREAM_DATA_DIR": str(d)},
                 f"failover-{name}",
             )
-            for name, d, port in zip("ab", dirs, ports, strict=True)
+            for name, d in zip("ab", dirs, strict=True)
         ]
         try:
             workers[0].start(timeout=900)

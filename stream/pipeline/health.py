@@ -42,8 +42,8 @@ def refresh_gauges(
     refused: Collection[tuple[str, int]] = (),
 ) -> None:
     """Readiness, the consumer lag per topic (from the next offset to process on each owned
-    partition, keyed by (topic, partition)), and the
-    cache feed's lag, if one runs beside the worker."""
+    partition, keyed by (topic, partition)), and the cache feed's lag, if one runs beside the
+    worker."""
     metrics.ready.set(1 if readiness(app, refused)["ready"] else 0)
     metrics.refused_partitions.set(len(refused))
     consumer = app.consumer if private.consumer_exists(app) else None
