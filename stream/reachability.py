@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager, nullcontext
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 from aiokafka import AIOKafkaConsumer
 from aiokafka.client import AIOKafkaClient
@@ -29,7 +30,7 @@ from aiokafka.errors import (
 )
 from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import InvalidResponse
+from redis.exceptions import InvalidResponse, NoPermissionError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from stream.config.addresses import bootstrap_addresses
@@ -53,6 +54,11 @@ REDIS_UNREACHABLE: tuple[type[BaseException], ...] = (
     InvalidResponse,  # something that is not Redis answered
     OSError,
 )
+
+
+class AccessDeniedError(UserError):
+    """A server refused this client's credentials something its job needs; the message names
+    the credential's variable, the permission and the resource."""
 
 
 class UnreachableError(UserError):
@@ -96,9 +102,34 @@ def kafka_errors(settings: Settings) -> AbstractContextManager[None]:
     return _unreachable_on(settings, KAFKA_UNREACHABLE, kafka_unreachable)
 
 
-def redis_errors(settings: Settings) -> AbstractContextManager[None]:
-    """Turn redis-py's connection errors inside the block into UnreachableError."""
-    return _unreachable_on(settings, REDIS_UNREACHABLE, redis_unreachable)
+@contextmanager
+def redis_errors(settings: Settings) -> Iterator[None]:
+    """Turn redis-py's connection errors inside the block into UnreachableError, and a command
+    or key the REDIS_URL user may not use into AccessDeniedError."""
+    try:
+        with _unreachable_on(settings, REDIS_UNREACHABLE, redis_unreachable):
+            yield
+    except ResponseError as exc:
+        denied = redis_denied(settings, exc)
+        if denied is None:
+            raise
+        raise denied from None
+
+
+def redis_denied(settings: Settings, error: BaseException) -> AccessDeniedError | None:
+    """The one line for Redis refusing REDIS_URL's user a command or a key (NOPERM, or an ACL
+    failure inside a script), naming the user, the server and what Redis said; None for any
+    other error."""
+    text = str(error)
+    if not isinstance(error, NoPermissionError) and not text.startswith("ACL failure"):
+        return None
+    user = urlsplit(settings.redis.url).username or "default"
+    said = text.split(" script: ", 1)[0].rstrip(".")
+    return AccessDeniedError(
+        f"REDIS_URL: Redis at {settings.redis.address} refused user {user!r}: {said} (its"
+        f" ACL rules for the keys under {settings.cache.prefix!r}: `skillstream cache acl`,"
+        " docs/operations.md#access-who-may-do-what)"
+    )
 
 
 @contextmanager
@@ -121,9 +152,10 @@ async def kafka_within_timeout(settings: Settings, step: Awaitable[T]) -> T:
         return await asyncio.wait_for(step, settings.connect_timeout_seconds)
 
 
-async def check_kafka(settings: Settings, *, quiet: bool = True) -> None:
-    """Connect to the brokers and read the cluster's metadata, then disconnect; with ``quiet``
-    aiokafka's own log lines are held back meanwhile (see quiet_kafka_logs)."""
+@asynccontextmanager
+async def kafka_client(settings: Settings, *, quiet: bool = True) -> AsyncIterator[AIOKafkaClient]:
+    """A client connected to the brokers (their metadata read), closed after the block; with
+    ``quiet`` aiokafka's own log lines are held back meanwhile (see quiet_kafka_logs)."""
     client = AIOKafkaClient(
         bootstrap_servers=settings.kafka.bootstrap_servers,
         request_timeout_ms=round(settings.connect_timeout_seconds * 1000),
@@ -133,8 +165,15 @@ async def check_kafka(settings: Settings, *, quiet: bool = True) -> None:
         with quiet_kafka_logs() if quiet else nullcontext():
             await kafka_within_timeout(settings, resolve_brokers(settings))
             await kafka_within_timeout(settings, client.bootstrap())
+            yield client
     finally:
         await client.close()
+
+
+async def check_kafka(settings: Settings, *, quiet: bool = True) -> None:
+    """Connect to the brokers and read the cluster's metadata, then disconnect."""
+    async with kafka_client(settings, quiet=quiet):
+        pass
 
 
 async def resolve_brokers(settings: Settings) -> None:

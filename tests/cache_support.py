@@ -158,12 +158,13 @@ def feed_for(stack: LocalStack, topic: str, dlq: str, layout: KeyLayout) -> Cach
     )
 
 
-def cache_command(redis_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``skillstream ARGS...`` against the cache at ``redis_url`` (nothing else set)."""
+def cache_command(redis_url: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``skillstream ARGS...`` against the cache at ``redis_url`` (nothing else set but
+    ``env``)."""
     return subprocess.run(
         [sys.executable, "-m", "stream", *args],
         capture_output=True,
         text=True,
-        env={"REDIS_URL": redis_url, "PATH": "/usr/bin:/bin"},
+        env={"REDIS_URL": redis_url, "PATH": "/usr/bin:/bin", **env},
         check=False,
     )

@@ -4,7 +4,8 @@ No I/O here. A :class:`Plan` holds the commands for one pipelined round trip and
 function from their replies to the answer. The async and the sync client only execute plans,
 so both answer identically by construction, and everything here is testable without a server.
 
-Needs Redis >= 6.2 or Valkey (ZRANGE ... BYSCORE / REV).
+Needs Redis >= 7.0 or Valkey (ZRANGE ... BYSCORE / REV, EVAL_RO): every read is one a read-only
+user may send (stream/access/redis.py), and one a replica answers.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ Command = tuple[str | int, ...]
 
 # Rank and neighbours must come from one state of the board, or a player moving between two
 # reads would be missing from their own neighbourhood; a script reads both at once. Sent with
-# EVAL (the server caches it by SHA): one round trip, no SCRIPT LOAD dance for a read.
+# EVAL_RO (the server caches it by SHA): one round trip, no SCRIPT LOAD dance for a read, and
+# the read-only form, so a matchmaker's user needs no right to run scripts that write.
 # KEYS: the board. ARGV: player id, n. Returns false, or {rank of first entry (0-based),
 # flat member/score list, highest first}.
 AROUND_SCRIPT = """-- skillstream rating cache: a player's neighbourhood on a board
@@ -263,7 +265,7 @@ class RatingQueries:
             mode,
             board,
             season,
-            lambda key: ("EVAL", AROUND_SCRIPT, 1, key, player, n),
+            lambda key: ("EVAL_RO", AROUND_SCRIPT, 1, key, player, n),
             decode,
         )
 

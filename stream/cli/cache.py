@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 import orjson
 
+from stream.cache.access import check_writer_access
+from stream.cli.access import register_acl
 from stream.cli.arguments import non_negative_float, non_negative_int, positive_int
 from stream.cli.environment import settings_or_none
 from stream.cli.subcommands import add_actions, add_command
@@ -49,6 +51,7 @@ def cmd_writer(args: argparse.Namespace) -> int:
     if settings is None:
         return 2
     check_redis(settings)
+    check_writer_access(settings)
     asyncio.run(check_kafka(settings))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     quiet_kafka_client_repeats()
@@ -80,6 +83,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     if settings is None:
         return 2
     check_redis(settings)
+    check_writer_access(settings)
 
     async def run() -> int:
         await check_kafka(settings)
@@ -355,6 +359,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "rebuild", help="fill Redis from the ratings changelog (safe while the writer runs)"
     )
     rebuild.set_defaults(func=cmd_rebuild)
+    register_acl(actions)
 
     ratings_actions = add_actions(sub, "ratings", "read cached ratings")
     get = ratings_actions.add_parser("get", help="players' cached ratings in one mode, as JSON")

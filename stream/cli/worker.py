@@ -16,7 +16,7 @@ import sys
 from stream.cli.environment import settings_or_none
 from stream.config.settings import Settings
 from stream.errors import UserError
-from stream.pipeline.topics import TopicError, ensure_topics
+from stream.pipeline.topics import TopicError, ensure_topics, worker_topic_specs
 from stream.reachability import check_redis
 
 
@@ -51,6 +51,9 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     import faust
     import uvloop
 
+    from stream.access.kafka import grants
+    from stream.access.preflight import check_topic_grants
+    from stream.cache.access import check_writer_access
     from stream.cache.service import CacheFeedService
     from stream.corrections.inputs import load_input_corrections
     from stream.pipeline.app import build_worker
@@ -61,7 +64,9 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     check_web_address(settings)
     if settings.cache.writer == "worker":
         check_redis(settings)
-    created = asyncio.run(ensure_topics(settings))
+        check_writer_access(settings)
+    created = asyncio.run(ensure_topics(settings, worker_topic_specs(settings)))
+    asyncio.run(check_topic_grants(settings, grants(settings, "worker")))
     if created:
         logging.getLogger("skillstream.worker").info("created topics: %s", ", ".join(created))
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())

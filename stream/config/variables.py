@@ -16,7 +16,7 @@ __all__ = ["KNOWN", "PREFIX", "RETIRED", "unknown_variables"]
 PREFIX = "SKILLSTREAM_"
 
 # Read by the settings (stream/config/settings.py), the corrections (PSEUDONYM_KEY), the soak's
-# crash points (CRASH_AT) and a bench's Faust floor (FLOOR_EVENTS).
+# crash points (CRASH_AT), a bench's Faust floor (FLOOR_EVENTS) and `cache acl` (REDIS_*_PASSWORD).
 KNOWN = frozenset(
     {
         "SKILLSTREAM_APP_ID",
@@ -49,6 +49,8 @@ KNOWN = frozenset(
         "SKILLSTREAM_PROGRESS_SECONDS",
         "SKILLSTREAM_PSEUDONYM_KEY",
         "SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK",
+        "SKILLSTREAM_REDIS_MATCHMAKER_PASSWORD",
+        "SKILLSTREAM_REDIS_WRITER_PASSWORD",
         "SKILLSTREAM_REPLICATION_FACTOR",
         "SKILLSTREAM_RETENTION_SECONDS",
         "SKILLSTREAM_SESSION_TIMEOUT_SECONDS",

@@ -12,10 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.errors import TopicAlreadyExistsError, for_code
 
+from stream.access.kafka import principal_shown
 from stream.config.settings import TABLES, Settings
 from stream.reachability import (
+    AccessDeniedError,
     kafka_errors,
     kafka_within_timeout,
     quiet_kafka_logs,
@@ -23,7 +25,15 @@ from stream.reachability import (
 )
 
 # TABLES is defined with the settings (the changelog names derive from it) and re-exported here.
-__all__ = ["DAY_MS", "TABLES", "TopicError", "TopicSpec", "ensure_topics", "topic_specs"]
+__all__ = [
+    "DAY_MS",
+    "TABLES",
+    "TopicError",
+    "TopicSpec",
+    "ensure_topics",
+    "topic_specs",
+    "worker_topic_specs",
+]
 
 DAY_MS = 86_400_000
 
@@ -59,6 +69,15 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
     ]
 
 
+TOPIC_AUTHORIZATION_FAILED = 29  # Kafka's error code
+
+
+def worker_topic_specs(settings: Settings) -> list[TopicSpec]:
+    """The topics a worker uses (all but the audit topic, which only operators read and
+    write): what a worker makes sure of before it starts, with only its own grants."""
+    return [spec for spec in topic_specs(settings) if spec.name != settings.topics.audit]
+
+
 class TopicError(RuntimeError):
     """A topic exists with a partition count the worker cannot use."""
 
@@ -81,30 +100,36 @@ async def ensure_topics(settings: Settings, specs: list[TopicSpec] | None = None
         with quiet_kafka_logs(), kafka_errors(settings):
             await kafka_within_timeout(settings, resolve_brokers(settings))
             await kafka_within_timeout(settings, admin.start())
-            return await _create_missing(admin, specs)
+            return await _create_missing(admin, specs, principal_shown(settings))
     finally:
         await admin.close()
 
 
-async def _create_missing(admin: AIOKafkaAdminClient, specs: list[TopicSpec]) -> list[str]:
+async def _create_missing(
+    admin: AIOKafkaAdminClient, specs: list[TopicSpec], principal: str
+) -> list[str]:
     existing = set(await admin.list_topics())
     created: list[str] = []
     missing = [spec for spec in specs if spec.name not in existing]
     for spec in missing:
-        try:
-            await admin.create_topics(
-                [
-                    NewTopic(
-                        spec.name,
-                        spec.partitions,
-                        spec.replication_factor,
-                        topic_configs=spec.config,
-                    )
-                ]
-            )
-            created.append(spec.name)
-        except TopicAlreadyExistsError:
-            pass
+        new = NewTopic(
+            spec.name, spec.partitions, spec.replication_factor, topic_configs=spec.config
+        )
+        response = await admin.create_topics([new])
+        # aiokafka returns the broker's answer without raising: each topic's code is read here
+        # (until 2026-12-05 it was not, and a topic the broker refused was reported created).
+        for name, code, *message in response.topic_errors:
+            if code == 0:
+                created.append(name)
+            elif code == TOPIC_AUTHORIZATION_FAILED:
+                raise AccessDeniedError(
+                    f"topic {name!r} is missing and {principal} may not create it (CREATE on"
+                    f" TOPIC {name}): run `skillstream topics create` with an administrator's"
+                    " credentials first (docs/operations.md#access-who-may-do-what)"
+                )
+            elif code != TopicAlreadyExistsError.errno:
+                said = (message[0] if message else None) or for_code(code).__name__
+                raise TopicError(f"topic {name!r}: the broker refused to create it: {said}")
     present = [spec for spec in specs if spec.name in existing]
     if present:
         described = await admin.describe_topics([spec.name for spec in present])

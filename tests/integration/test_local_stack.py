@@ -153,3 +153,65 @@ def test_topics_create_is_idempotent_and_refuses_another_partition_count(
     wrong = run(SKILLSTREAM_PARTITIONS="3")
     assert wrong.returncode == 1
     assert "SKILLSTREAM_PARTITIONS is 3" in wrong.stderr and "Traceback" not in wrong.stderr
+
+
+STATES = ("created", "exists ")
+
+
+def test_topics_create_says_the_local_broker_took_no_acl(stack: LocalStack) -> None:
+    """Tansu lists CreateAcls among its APIs but answers it with nothing a client can read:
+    the command says no ACL was applied (exit 1, one line), after creating the topics."""
+    env = {
+        **environment(stack),
+        "SKILLSTREAM_APP_ID": "acls",
+        "SKILLSTREAM_TOPIC_AUDIT": "acls-audit",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "stream", "topics", "create", "--principal", "fleet=User:gs"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "granted" not in done.stdout
+    assert len([line for line in done.stdout.splitlines() if line[:7] in STATES]) == 12
+    assert done.stderr.splitlines() == [
+        f"skillstream topics create: error: the broker at {stack.bootstrap_servers} gave no"
+        " readable answer to CreateAcls: this ACL and the ones after it were not applied"
+        " (apply them with kafka-acls.sh)"
+    ]
+
+
+def test_the_worker_grant_check_reads_the_local_brokers_answer(stack: LocalStack) -> None:
+    """Tansu answers Metadata v8 (decoded by the project's own schema) and reports no
+    operations: the worker's grants are not checked there, and nothing is refused."""
+    from aiokafka.client import AIOKafkaClient
+
+    from stream.access.kafka import grants
+    from stream.access.preflight import NOT_PROVIDED, TopicOperationsRequest, check_topic_grants
+    from stream.config.settings import Settings
+
+    env = {**environment(stack), "SKILLSTREAM_APP_ID": "grants"}
+    settings = Settings.from_env(env)
+
+    async def ask() -> list[tuple[int, str, int]]:
+        client = AIOKafkaClient(bootstrap_servers=stack.bootstrap_servers)
+        await client.bootstrap()
+        try:
+            request = TopicOperationsRequest(["grants-a", "grants-b"])
+            response = await client.send(client.get_random_node(), request)
+        finally:
+            await client.close()
+        return [(code, name, ops) for code, name, _, _, ops in response.topics]
+
+    async def make() -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap_servers)
+        await admin.start()
+        await admin.create_topics([NewTopic("grants-a", 2, 1)])
+        await admin.close()
+
+    asyncio.run(make())
+    assert asyncio.run(ask()) == [(0, "grants-a", NOT_PROVIDED), (3, "grants-b", NOT_PROVIDED)]
+    asyncio.run(check_topic_grants(settings, grants(settings, "worker")))

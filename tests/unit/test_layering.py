@@ -30,6 +30,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("delivery", "protocol", "config", "simulation"),
     # Reaching the broker and Redis with a configuration's settings.
     ("reachability",),
+    # Who may do what on Kafka and Redis (the roles' ACLs), and applying them.
+    ("access",),
     # History files and the retained inputs read as one.
     ("history",),
     # Corrections of the past: records, ledger, resolution, audit.

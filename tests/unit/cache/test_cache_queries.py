@@ -183,7 +183,7 @@ def test_top() -> None:
 
 def test_around() -> None:
     plan = QUERIES.around("m", "p", 1)
-    assert plan.commands == (("EVAL", AROUND_SCRIPT, 1, "t:{m}:by-rank-points", "p", 1),)
+    assert plan.commands == (("EVAL_RO", AROUND_SCRIPT, 1, "t:{m}:by-rank-points", "p", 1),)
     assert plan.decode([[4, [b"q", b"30", b"p", b"20", b"r", b"10"]]]) == [
         LeaderboardEntry(5, "q", 30.0),
         LeaderboardEntry(6, "p", 20.0),

@@ -371,8 +371,12 @@ def test_compose_project_env_names_are_known_settings() -> None:
 
 
 def test_compose_project_services_share_their_settings() -> None:
-    # Topics, workers and simulator must agree on partitions, topic names, app id.
-    envs = {name: env_of(svc) for name, svc in project_services().items()}
+    # Topics, workers and simulator must agree on partitions, topic names, app id; each has its
+    # own credentials (tests/unit/deploy/test_deploy_access.py checks those).
+    envs = {
+        name: {k: v for k, v in env_of(svc).items() if k not in SECRET_SETTINGS}
+        for name, svc in project_services().items()
+    }
     first = next(iter(envs.values()))
     assert all(env == first for env in envs.values()), envs
 
@@ -381,7 +385,8 @@ def test_compose_hosts_are_services() -> None:
     env = env_of(services()["worker-1"])
     kafka_env = env_of(services()["kafka"])
     assert (
-        kafka_env["KAFKA_ADVERTISED_LISTENERS"] == f"PLAINTEXT://{env['KAFKA_BOOTSTRAP_SERVERS']}"
+        kafka_env["KAFKA_ADVERTISED_LISTENERS"]
+        == f"{env['KAFKA_SECURITY_PROTOCOL']}://{env['KAFKA_BOOTSTRAP_SERVERS']}"
     )
     assert kafka_env["KAFKA_AUTO_CREATE_TOPICS_ENABLE"] == "false"
     redis = urlsplit(env["REDIS_URL"])
@@ -440,7 +445,7 @@ def test_compose_modes_file_is_mounted_where_the_setting_points() -> None:
 
 def test_compose_start_order() -> None:
     topics = services()["topics"]
-    assert topics["command"] == ["topics", "create"]
+    assert topics["command"][:2] == ["topics", "create"]
     assert topics["restart"] == "no"
     assert topics["depends_on"]["kafka"]["condition"] == "service_healthy"
     for svc in worker_services().values():
@@ -500,10 +505,13 @@ def test_configmap_holds_no_secrets() -> None:
     assert not SECRET_SETTINGS & set(settings_configmap())
 
 
-def test_example_secret() -> None:
+def test_example_secrets() -> None:
     secret = manifests()[("Secret", "skillstream-secrets")]
     assert set(secret["stringData"]) == SECRET_SETTINGS
     assert unknown_settings(secret["stringData"]) == []
+    # The topic Job's own Kafka user: no Redis.
+    topics = manifests()[("Secret", "skillstream-topics-secrets")]
+    assert set(topics["stringData"]) == {"KAFKA_SASL_USERNAME", "KAFKA_SASL_PASSWORD"}
 
 
 def test_statefulset_selects_its_pods() -> None:
@@ -549,7 +557,9 @@ def test_workload_settings_and_modes_mount(workload: str) -> None:
     container = only_container(obj)
     sources = container["envFrom"]
     assert sources[0]["configMapRef"]["name"] == "skillstream-config"
-    assert sources[-1]["secretRef"] == {"name": "skillstream-secrets", "optional": True}
+    # Each workload its own credentials: the workers' and the Job's (an administrator's).
+    secret = {"StatefulSet": "skillstream-secrets", "Job": "skillstream-topics-secrets"}[workload]
+    assert sources[-1]["secretRef"] == {"name": secret, "optional": True}
     modes_file = PurePosixPath(settings_configmap()["SKILLSTREAM_MODES_FILE"])
     (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == str(modes_file.parent)]
     (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
@@ -607,7 +617,9 @@ def test_pdb_selects_the_workers() -> None:
 def test_job_creates_the_topics_and_is_not_a_worker() -> None:
     spec = job()["spec"]
     container = only_container(job())
-    assert [*container.get("command", []), *container.get("args", [])] == ["topics", "create"]
+    argv = [*container.get("command", []), *container.get("args", [])]
+    assert argv[:2] == ["topics", "create"]
+    assert all(a == "--principal" for a in argv[2::2]), "only principals after the command"
     assert spec["backoffLimit"] == 6
     assert "ttlSecondsAfterFinished" in spec
     worker_selector = statefulset()["spec"]["selector"]["matchLabels"]
