@@ -11,9 +11,10 @@ The roles (docs/operations.md "Access: who may do what" is the same table in wor
 - ``cache-writer``: ``skillstream cache writer``; read rating-changed in its group
   (``<app id>-cache``), write the dead-letter topic (records it cannot use).
 - ``analytics``: read rating-changed, in groups whose names start with ``<app id>-analytics``.
-- ``operator``: ``skillstream corrections`` and ``inputs export``: read and append to the audit
-  topic, read the inputs, read and write rating-changed (``corrections cutover`` copies a
-  re-rated generation into it), read a re-rating deployment's topics and group offsets.
+- ``operator``: ``skillstream corrections``, ``inputs export`` and ``cache rebuild``: read and
+  append to the audit topic, read the inputs, read and write rating-changed (``corrections
+  cutover`` copies a re-rated generation into it), read the ratings changelog (what ``cache
+  rebuild`` reads), read a re-rating deployment's topics and group offsets.
 - ``rerate``: a re-rating deployment (``--rerate-app-id``): everything under its own app id
   (topics and group, prefixed), read the inputs.
 
@@ -147,6 +148,7 @@ def grants(settings: Settings, role: str, rerate_app_id: str | None = None) -> l
         ]
     elif role == "operator":
         out = [*_topics((t.audit, t.rating_changed), R, W), *_topics(inputs, R)]
+        out += _topics((settings.ratings_changelog_topic,), R)  # what `cache rebuild` reads
         if rerate_app_id is not None:
             # cutover reads the shadow and the re-rating group's committed offsets.
             out += _topics((f"{rerate_app_id}-",), R, pattern=Pattern.PREFIXED)

@@ -178,7 +178,7 @@ def test_the_commands_run_as_the_matchmaker_and_a_writer_with_its_user_refuses_t
 ) -> None:
     write_as_writer(valkey)
     for args in (
-        ("ratings", "get", "1v1", "ann", "bob"),
+        ("ratings", "get", "1v1", "ann", "bob", "--wait", "5"),  # the README's read
         ("ratings", "history", "1v1", "ann"),
         ("ratings", "explain", "1v1", "ann"),
         ("leaderboard", "1v1", "--around", "bob", "--top", "1"),

@@ -88,6 +88,7 @@ def test_a_re_rating_deployment_owns_its_prefix_and_an_operator_may_read_it() ->
         *(topic(name, op) for name in ("skillstream-audit", "rating-changed") for op in (R, W)),
         topic("match-started", R),
         topic("match-finished", R),
+        topic("skillstream-ratings-changelog", R),
     }
     assert set(grants(S, "operator", "skillstream-g2")) - plain == {
         topic("skillstream-g2-", R, Pattern.PREFIXED),
