@@ -13,7 +13,12 @@ from __future__ import annotations
 import asyncio
 
 from aiokafka.client import AIOKafkaClient
-from aiokafka.errors import IncompatibleBrokerVersion, KafkaConnectionError, for_code
+from aiokafka.errors import (
+    IncompatibleBrokerVersion,
+    KafkaConnectionError,
+    KafkaError,
+    for_code,
+)
 from aiokafka.protocol.admin import CreateAclsRequest
 
 from stream.access.kafka import Binding
@@ -62,12 +67,14 @@ async def _create(settings: Settings, client: AIOKafkaClient, binding: Binding) 
         response = await asyncio.wait_for(
             client.send(node, request), settings.connect_timeout_seconds
         )
-    except IncompatibleBrokerVersion:
+    except (IncompatibleBrokerVersion, NotImplementedError):
         raise AclError(f"{where} does not offer the CreateAcls API: {NOTHING}") from None
     except KafkaConnectionError:
         # It answered the metadata request of the bootstrap, so it is reachable: Tansu lists
         # CreateAcls among its APIs and answers it with a body no Kafka client can read.
         raise AclError(f"{where} gave no readable answer to CreateAcls: {NOTHING}") from None
+    except KafkaError as exc:
+        raise AclError(f"{where} failed CreateAcls ({type(exc).__name__}): {NOTHING}") from None
     except TimeoutError:
         raise AclError(
             f"{where} did not answer CreateAcls within {settings.connect_timeout_seconds:g} s"

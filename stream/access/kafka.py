@@ -4,10 +4,11 @@ The roles (docs/operations.md "Access: who may do what" is the same table in wor
 
 - ``fleet``: game servers; write the two input topics, nothing else.
 - ``worker``: the rating workers; read the inputs, read and write their own internal topics
-  (the two command topics, the tables' changelogs, Faust's leader topic: created by the worker
-  at start if missing, hence CREATE on those names only), write rating-changed and the
-  dead-letter topic, and their consumer group (the app id); with the cache writer in the
-  worker (``SKILLSTREAM_CACHE_WRITER=worker``, the default) also the ``cache-writer`` grants.
+  (the two command topics, the tables' changelogs), read Faust's leader topic (Faust creates
+  it and the changelogs at start if missing: hence CREATE on those names only), write
+  rating-changed and the dead-letter topic, and their consumer group (the app id); with the
+  cache writer in the worker (``SKILLSTREAM_CACHE_WRITER=worker``, the default) also the
+  ``cache-writer`` grants.
 - ``cache-writer``: ``skillstream cache writer``; read rating-changed in its group
   (``<app id>-cache``), write the dead-letter topic (records it cannot use).
 - ``analytics``: read rating-changed, in groups whose names start with ``<app id>-analytics``.
@@ -112,14 +113,19 @@ def _group(name: str, pattern: Pattern = Pattern.LITERAL) -> Grant:
 
 
 def worker_internal_topics(settings: Settings) -> tuple[str, ...]:
-    """The topics a worker reads and writes that nobody else uses: its command topics, its
-    tables' changelogs and Faust's leader topic (``<app id>-__assignor-__leader``)."""
+    """The topics a worker reads and writes that nobody else uses: its command topics and its
+    tables' changelogs."""
     return (
         settings.match_commands_topic,
         settings.player_commands_topic,
         *(settings.changelog_topic(table) for table in TABLES),
-        f"{settings.app_id}-__assignor-__leader",
     )
+
+
+def leader_topic(settings: Settings) -> str:
+    """Faust's leader topic: the group's members consume it (the leader is found through its
+    assignment); nothing is ever sent to it."""
+    return f"{settings.app_id}-__assignor-__leader"
 
 
 def grants(settings: Settings, role: str, rerate_app_id: str | None = None) -> list[Grant]:
@@ -133,6 +139,7 @@ def grants(settings: Settings, role: str, rerate_app_id: str | None = None) -> l
         out = [
             *_topics(inputs, R),
             *_topics(worker_internal_topics(settings), R, W, C),
+            *_topics((leader_topic(settings),), R, C),
             *_topics((t.rating_changed, t.dead_letter), W),
             _group(settings.app_id),
         ]
@@ -197,8 +204,8 @@ def bindings_for(
     settings: Settings, principals: list[tuple[str, str]], rerate_app_id: str | None = None
 ) -> list[Binding]:
     """Every ACL binding for the named (role, principal) pairs, sorted, without repeats."""
-    if rerate_app_id is not None and not rerate_app_id.strip():
-        raise UserError("--rerate-app-id: must not be empty")
+    if rerate_app_id is not None:
+        _check_rerate_app_id(settings, rerate_app_id)
     return sorted(
         {
             Binding(principal, role, grant)
@@ -206,3 +213,19 @@ def bindings_for(
             for grant in grants(settings, role, rerate_app_id)
         }
     )
+
+
+def _check_rerate_app_id(settings: Settings, app_id: str) -> None:
+    """A re-rating deployment's app id whose prefix (``ID-``) covers no topic and no group of
+    the live deployment: the rerate role owns everything under it."""
+    if not app_id.strip() or any(c.isspace() for c in app_id):
+        raise UserError(f"--rerate-app-id {app_id!r}: a name without spaces")
+    live = [spec_name for spec_name, _ in settings.named_topics()]
+    live += [settings.app_id, settings.cache_group, leader_topic(settings)]
+    covered = [name for name in live if name == app_id or name.startswith(f"{app_id}-")]
+    if covered:
+        raise UserError(
+            f"--rerate-app-id {app_id!r}: its prefix {app_id + '-'!r} covers the live"
+            f" deployment's {covered[0]!r}; give the re-rating deployment its own app id"
+            f" (e.g. {settings.app_id}-g2)"
+        )

@@ -6,10 +6,10 @@ topic of the role, compared with :func:`stream.access.kafka.grants`. A missing g
 worker with one line naming the principal, the operation and the topic, instead of Faust
 retrying a fetch or a send it will never be allowed (or failing later with a traceback).
 
-What it does not check: consumer groups (the group's grant is checked by the broker when the
-worker joins), and nothing on a broker that does not report operations (no authorizer, or one
-that answers with Kafka's "not provided" value, as Tansu does): then it says so in one log line
-and lets the worker start.
+Its consumer groups are checked too: a FindCoordinator for each (it needs DESCRIBE on the
+group, which READ implies) is refused for a group the principal may not use. A broker that
+answers a topic's operations with Kafka's "not provided" value (Tansu does) cannot be checked
+this way: the worker starts. (A broker without an authorizer reports every operation allowed.)
 
 Failure: AccessDeniedError (one line, exit 2) for a missing grant; UnreachableError for a broker
 that cannot be reached. Replay: it only reads metadata.
@@ -17,25 +17,25 @@ that cannot be reached. Replay: it only reads metadata.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from aiokafka.errors import IncompatibleBrokerVersion
 from aiokafka.protocol.api import Request, RequestStruct, Response
+from aiokafka.protocol.coordination import FindCoordinatorRequest
 from aiokafka.protocol.types import Array, Boolean, Int16, Int32, Schema, String
 
-from stream.access.kafka import Grant, Pattern, Resource, principal_shown
+from stream.access.kafka import Grant, Operation, Pattern, Resource, principal_shown
 from stream.config.settings import Settings
 from stream.reachability import AccessDeniedError, kafka_client, kafka_within_timeout
 
-__all__ = ["NOT_PROVIDED", "check_topic_grants", "missing_grants", "refusal"]
-
-log = logging.getLogger("skillstream.worker")
+__all__ = ["NOT_PROVIDED", "Answer", "check_grants", "missing_grants", "refusal"]
 
 # Kafka's value for "authorized operations not provided" (Int32 minimum).
 NOT_PROVIDED = -(2**31)
 TOPIC_AUTHORIZATION_FAILED = 29
+GROUP_AUTHORIZATION_FAILED = 30
 
 
 class MetadataResponse_v8(Response):  # type: ignore[misc]  # noqa: N801 (aiokafka's naming)
@@ -95,7 +95,8 @@ MetadataV8Struct: TypeAlias = MetadataRequest_v8
 
 
 class TopicOperationsRequest(Request[MetadataV8Struct]):  # type: ignore[misc]
-    """Metadata v8 for ``topics``, asking what this principal may do with each."""
+    """Metadata v8 for ``topics``, asking what this principal may do with each and with the
+    cluster (a CREATE granted on the cluster covers every topic)."""
 
     API_KEY = 3
 
@@ -103,59 +104,88 @@ class TopicOperationsRequest(Request[MetadataV8Struct]):  # type: ignore[misc]
         self._topics = topics
 
     def build(self, request_struct_class: type[MetadataV8Struct]) -> MetadataV8Struct:
-        return request_struct_class(self._topics, False, False, True)
+        return request_struct_class(self._topics, False, True, True)
 
 
-def missing_grants(
-    needed: Iterable[Grant], topics: Sequence[tuple[int, str, int]]
-) -> list[Grant] | None:
-    """The literal topic grants of ``needed`` the brokers' answer (per topic: error code, name,
-    authorized operations) does not hold; None when the answer says nothing of operations."""
-    answers = {name: (code, ops) for code, name, ops in topics}
+@dataclass(frozen=True)
+class Answer:
+    """What the brokers said: per topic (error code, authorized operations), the cluster's
+    authorized operations, and the groups they refused to name a coordinator for."""
+
+    topics: Mapping[str, tuple[int, int]]
+    cluster: int = NOT_PROVIDED
+    refused_groups: frozenset[str] = frozenset()
+
+
+def missing_grants(needed: Iterable[Grant], answer: Answer) -> list[Grant] | None:
+    """The literal grants of ``needed`` the brokers' answer does not hold; None when it says
+    nothing of any topic's operations (no authorizer's view to compare with)."""
     missing: list[Grant] = []
     reported = False
+    cluster_create = answer.cluster != NOT_PROVIDED and answer.cluster & (1 << Operation.CREATE)
     for grant in needed:
-        if grant.resource is not Resource.TOPIC or grant.pattern is not Pattern.LITERAL:
+        if grant.pattern is not Pattern.LITERAL:
             continue
-        code, ops = answers.get(grant.name, (0, NOT_PROVIDED))
+        if grant.resource is Resource.GROUP:
+            if grant.name in answer.refused_groups:
+                missing.append(grant)
+            continue
+        code, ops = answer.topics.get(grant.name, (0, NOT_PROVIDED))
         if code == TOPIC_AUTHORIZATION_FAILED:
             reported = True
             missing.append(grant)
         elif code == 0 and ops != NOT_PROVIDED:
             reported = True
-            if not ops & (1 << grant.operation):
+            held = ops & (1 << grant.operation) or (
+                grant.operation is Operation.CREATE and cluster_create
+            )
+            if not held:
                 missing.append(grant)
-    if not reported:
+    if not reported and not missing:
         return None
     return missing
 
 
-async def check_topic_grants(settings: Settings, needed: list[Grant]) -> None:
-    """AccessDeniedError naming the first missing grant of ``needed``; a log line and nothing
-    else when the brokers do not report what the principal may do."""
+async def check_grants(settings: Settings, needed: list[Grant]) -> bool:
+    """AccessDeniedError naming the first missing grant of ``needed``; False when the brokers
+    do not report what the principal may do with its topics (then only its groups were
+    checked), True when everything was checked and held."""
     names = sorted({g.name for g in needed if g.resource is Resource.TOPIC})
+    groups = sorted({g.name for g in needed if g.resource is Resource.GROUP})
     async with kafka_client(settings) as client:
         node = client.get_random_node()
-        request = TopicOperationsRequest(names)
         try:
-            response: Any = await kafka_within_timeout(settings, client.send(node, request))
+            response: Any = await kafka_within_timeout(
+                settings, client.send(node, TopicOperationsRequest(names))
+            )
         except (IncompatibleBrokerVersion, NotImplementedError):
             response = None  # a broker older than Kafka 2.3: no Metadata v8
-    answer = [] if response is None else [(c, n, ops) for c, n, _, _, ops in response.topics]
+        refused = set()
+        for group in groups:
+            # FindCoordinator needs DESCRIBE on the group, which READ implies.
+            found: Any = await kafka_within_timeout(
+                settings, client.send(node, FindCoordinatorRequest(group, 0))
+            )
+            if found.error_code == GROUP_AUTHORIZATION_FAILED:
+                refused.add(group)
+    if response is None:
+        answer = Answer({}, refused_groups=frozenset(refused))
+    else:
+        topics = {name: (code, ops) for code, name, _, _, ops in response.topics}
+        answer = Answer(topics, response.cluster_authorized_operations, frozenset(refused))
     missing = missing_grants(needed, answer)
-    if missing is None:
-        log.info("the brokers do not report what this principal may do: grants not checked")
-        return
     if missing:
         raise refusal(settings, missing)
+    return missing is not None
 
 
 def refusal(settings: Settings, missing: Sequence[Grant]) -> AccessDeniedError:
     """The one line for a worker missing ``missing`` (not empty): the first, and how many more."""
     first = missing[0]
     more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+    what = "topic" if first.resource is Resource.TOPIC else "group"
     return AccessDeniedError(
-        f"{principal_shown(settings)} may not {first.operation.name} topic"
+        f"{principal_shown(settings)} may not {first.operation.name} {what}"
         f" {first.name!r}{more}: grant the worker role's ACLs (`skillstream topics create"
         " --principal worker=...`, docs/operations.md#access-who-may-do-what)"
     )

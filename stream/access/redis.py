@@ -5,8 +5,8 @@ its glob characters escaped) and no pub/sub channel. What each may run is what i
 and no more:
 
 - ``cache-writer`` (the feed in the worker or ``skillstream cache writer``, and ``cache
-  rebuild``): reads and writes (``@read``, ``@write``) through its scripts (EVALSHA, EVAL,
-  SCRIPT LOAD and EXISTS, which redis-py's scripts use), without the ``@dangerous`` commands
+  rebuild``): reads and writes (``@read``, ``@write``) through its scripts (EVALSHA, SCRIPT
+  LOAD and EXISTS: what redis-py's scripts send), without the ``@dangerous`` commands
   (FLUSHALL, KEYS, CONFIG, ...).
 - ``matchmaker`` (RatingCache, SyncRatingCache, ``skillstream ratings get`` and
   ``leaderboard``): ``@read`` without ``@dangerous``, and EVAL_RO, the read-only script call
@@ -15,8 +15,8 @@ and no more:
   test_access_on_valkey.py).
 
 Redis checks every command a script runs against the caller's rules, so a script is no way
-around them. ``@connection`` (PING, HELLO, CLIENT SETINFO, ...) is granted to both: clients send
-them on connect.
+around them. ``@connection`` (PING, HELLO, CLIENT SETINFO, ...) and SELECT are granted to both:
+clients send them on connect.
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ __all__ = ["REDIS_ROLES", "acl_line", "key_pattern", "rules"]
 
 REDIS_ROLES = ("cache-writer", "matchmaker")
 
-_COMMON = ("resetchannels", "-@all", "+@connection")
+# SELECT: a REDIS_URL naming a database other than 0 makes the client send it on connect.
+_COMMON = ("resetchannels", "-@all", "+@connection", "+select")
 _RULES = {
     "cache-writer": (
         "+@read",
         "+@write",
         "-@dangerous",
         "+evalsha",
-        "+eval",
         "+script|load",
         "+script|exists",
     ),

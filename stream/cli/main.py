@@ -5,10 +5,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
 from types import FrameType
+
+from aiokafka.errors import (
+    ClusterAuthorizationFailedError,
+    GroupAuthorizationFailedError,
+    TopicAuthorizationFailedError,
+)
 
 from stream import __version__
 from stream.cli.arguments import OneLineParser
@@ -60,6 +67,25 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise Terminated
 
 
+KAFKA_REFUSALS = (
+    TopicAuthorizationFailedError,
+    GroupAuthorizationFailedError,
+    ClusterAuthorizationFailedError,
+)
+
+
+def kafka_refusal(error: BaseException) -> str:
+    """One line for a Kafka authorization error, naming what was refused and who."""
+    user = os.environ.get("KAFKA_SASL_USERNAME")
+    who = f"KAFKA_SASL_USERNAME {user!r}" if user else "this client's principal"
+    # aiokafka's text starts "[Error 29] TopicAuthorizationFailedError: "; the rest names what.
+    what = re.sub(r"^(\[Error \d+\] )?\w+: ", "", str(error)) or "no detail"
+    return (
+        f"the brokers refused {who}: {type(error).__name__} ({what}): its role's ACLs are"
+        " in docs/operations.md#access-who-may-do-what"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(given[0] if given else None)
@@ -71,12 +97,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"skillstream: warning: {line}", file=sys.stderr)
     if args.command != "worker":  # Faust installs its own graceful handlers
         signal.signal(signal.SIGTERM, _terminate)
+    # "cache rebuild", not "cache": the same name settings errors are printed with.
+    command = " ".join(filter(None, [args.command, getattr(args, "action", None)]))
     try:
         code: int = args.func(args)
     except UserError as exc:
-        # "cache rebuild", not "cache": the same name settings errors are printed with.
-        command = " ".join(filter(None, [args.command, getattr(args, "action", None)]))
         print(f"skillstream {command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KAFKA_REFUSALS as exc:
+        # A grant the command's Kafka user lacks, met after its checks (a send, a group).
+        print(f"skillstream {command}: error: {kafka_refusal(exc)}", file=sys.stderr)
         return 2
     except Terminated:
         print(f"skillstream {args.command}: terminated", file=sys.stderr)

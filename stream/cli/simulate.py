@@ -193,7 +193,10 @@ def _to_kafka(args: argparse.Namespace, config: SimulationConfig) -> int:
     async def publish() -> FleetReport:
         await check_kafka(settings)
         with quiet_kafka_logs(), kafka_errors(settings):
-            return await run_fleet(Simulator(config), servers, fleet, progress)
+            options = settings.kafka.security.aiokafka_options()
+            return await run_fleet(
+                Simulator(config), servers, fleet, progress, client_options=options
+            )
 
     report = asyncio.run(publish())
     print(

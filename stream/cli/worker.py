@@ -52,7 +52,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     import uvloop
 
     from stream.access.kafka import grants
-    from stream.access.preflight import check_topic_grants
+    from stream.access.preflight import check_grants
     from stream.cache.access import check_writer_access
     from stream.cache.service import CacheFeedService
     from stream.corrections.inputs import load_input_corrections
@@ -65,8 +65,9 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     if settings.cache.writer == "worker":
         check_redis(settings)
         check_writer_access(settings)
+    # The grants first: a topic the principal may not see would otherwise look missing.
+    asyncio.run(check_grants(settings, grants(settings, "worker")))
     created = asyncio.run(ensure_topics(settings, worker_topic_specs(settings)))
-    asyncio.run(check_topic_grants(settings, grants(settings, "worker")))
     if created:
         logging.getLogger("skillstream.worker").info("created topics: %s", ", ".join(created))
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())

@@ -123,9 +123,10 @@ async def _create_missing(
                 created.append(name)
             elif code == TOPIC_AUTHORIZATION_FAILED:
                 raise AccessDeniedError(
-                    f"topic {name!r} is missing and {principal} may not create it (CREATE on"
-                    f" TOPIC {name}): run `skillstream topics create` with an administrator's"
-                    " credentials first (docs/operations.md#access-who-may-do-what)"
+                    f"{principal} finds no topic {name!r} and may not create it (CREATE on TOPIC"
+                    f" {name}; or it lacks DESCRIBE on it): run `skillstream topics create` with"
+                    " an administrator's credentials first"
+                    " (docs/operations.md#access-who-may-do-what)"
                 )
             elif code != TopicAlreadyExistsError.errno:
                 said = (message[0] if message else None) or for_code(code).__name__

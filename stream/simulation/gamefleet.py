@@ -11,7 +11,7 @@ import asyncio
 import heapq
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,8 +115,10 @@ async def run_fleet(
     config: FleetConfig,
     progress: Callable[[FleetReport], None] | None = None,
     report: FleetReport | None = None,
+    client_options: Mapping[str, Any] | None = None,
 ) -> FleetReport:
     """Publish ``matches``; returns what was sent (``report``, if given, fills as it goes).
+    ``client_options``: the producer's security options (TLS, SASL), as the settings give them.
 
     Raises KafkaError if the broker fails.
     """
@@ -126,6 +128,7 @@ async def run_fleet(
         acks="all",
         max_batch_size=262144,
         partitioner=config.partitioning.partitioner,
+        **(client_options or {}),
     )
     await producer.start()
     fleet = _Fleet(producer, config, FleetReport() if report is None else report)

@@ -186,11 +186,12 @@ def test_topics_create_says_the_local_broker_took_no_acl(stack: LocalStack) -> N
 
 def test_the_worker_grant_check_reads_the_local_brokers_answer(stack: LocalStack) -> None:
     """Tansu answers Metadata v8 (decoded by the project's own schema) and reports no
-    operations: the worker's grants are not checked there, and nothing is refused."""
+    operations: the worker's topic grants are not checked there; it names a coordinator for
+    each of its groups, so nothing is refused."""
     from aiokafka.client import AIOKafkaClient
 
     from stream.access.kafka import grants
-    from stream.access.preflight import NOT_PROVIDED, TopicOperationsRequest, check_topic_grants
+    from stream.access.preflight import NOT_PROVIDED, TopicOperationsRequest, check_grants
     from stream.config.settings import Settings
 
     env = {**environment(stack), "SKILLSTREAM_APP_ID": "grants"}
@@ -214,4 +215,5 @@ def test_the_worker_grant_check_reads_the_local_brokers_answer(stack: LocalStack
 
     asyncio.run(make())
     assert asyncio.run(ask()) == [(0, "grants-a", NOT_PROVIDED), (3, "grants-b", NOT_PROVIDED)]
-    asyncio.run(check_topic_grants(settings, grants(settings, "worker")))
+    # Not checked (False), and its groups' coordinators found: nothing refused.
+    assert asyncio.run(check_grants(settings, grants(settings, "worker"))) is False

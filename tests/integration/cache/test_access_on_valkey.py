@@ -126,6 +126,10 @@ def test_the_matchmaker_user_cannot_write_delete_or_run_a_writing_script(
     for attempt in refused:
         with pytest.raises(NoPermissionError):
             attempt()
+    # Another database: the client selects it on connect, and the user may.
+    other_db = Redis.from_url(url(valkey, MATCHMAKER).removesuffix("/0") + "/1")
+    assert other_db.ping()
+    other_db.close()
     # The read-only script call runs, but not a write inside it.
     with pytest.raises(ResponseError, match="no permissions to run the 'del' command"):
         mm.eval_ro("return redis.call('DEL', KEYS[1])", 1, key)

@@ -54,12 +54,14 @@ def test_a_worker_gets_its_own_topics_and_group_and_never_the_audit_or_the_clust
         "skillstream-match-commands",
         "skillstream-player-commands",
         *(f"skillstream-{t}-changelog" for t in TABLES),
-        "skillstream-__assignor-__leader",
     ]
     assert worker == {
         topic("match-started", R),
         topic("match-finished", R),
         *(topic(name, op) for name in internal for op in (R, W, C)),
+        # Faust's leader topic: consumed and declared, never written.
+        topic("skillstream-__assignor-__leader", R),
+        topic("skillstream-__assignor-__leader", C),
         topic("rating-changed", W),
         topic("skillstream-dlq", W),
         group("skillstream"),
@@ -144,8 +146,20 @@ def test_bindings_are_sorted_without_repeats() -> None:
     assert str(bindings[0]) == (
         "User:bi                      analytics     ALLOW READ     TOPIC LITERAL  rating-changed"
     )
-    with pytest.raises(UserError, match="--rerate-app-id: must not be empty"):
+    with pytest.raises(UserError, match="--rerate-app-id ' ': a name without spaces"):
         bindings_for(S, pairs, " ")
+
+
+def test_a_re_rating_app_id_may_not_cover_the_live_deployments_names() -> None:
+    pairs = [("rerate", "User:r")]
+    for app_id, covered in (("skillstream", "skillstream-dlq"), ("match", "match-started")):
+        with pytest.raises(UserError) as refused:
+            bindings_for(S, pairs, app_id)
+        assert str(refused.value).startswith(
+            f"--rerate-app-id {app_id!r}: its prefix {app_id + '-'!r} covers the live"
+            f" deployment's {covered!r}"
+        )
+    assert bindings_for(S, pairs, "skillstream-g2")
 
 
 def test_a_binding_is_sent_as_kafka_encodes_create_acls_v1() -> None:

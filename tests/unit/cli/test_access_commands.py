@@ -94,3 +94,19 @@ def test_cache_acl_refuses_a_user_name_with_a_space(capsys: pytest.CaptureFixtur
     assert err.splitlines() == [
         "skillstream cache acl: error: --writer 'a b': a user name without spaces"
     ]
+
+
+def test_a_kafka_refusal_met_by_a_command_is_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from aiokafka.errors import TopicAuthorizationFailedError
+
+    from stream.cli.main import kafka_refusal
+
+    monkeypatch.setenv("KAFKA_SASL_USERNAME", "ops")
+    line = kafka_refusal(TopicAuthorizationFailedError("skillstream-audit"))
+    assert line == (
+        "the brokers refused KAFKA_SASL_USERNAME 'ops': TopicAuthorizationFailedError"
+        " (skillstream-audit): its role's ACLs are in docs/operations.md#access-who-may-do-what"
+    )
+    assert "\n" not in line

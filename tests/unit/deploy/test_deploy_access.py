@@ -31,8 +31,18 @@ USERS_ACL = ROOT / "deploy" / "compose" / "users.acl"
 
 def jaas_users() -> dict[str, str]:
     """The Kafka users the Compose broker knows, with their passwords (its JAAS line)."""
-    jaas = env_of(services()["kafka"])["KAFKA_LISTENER_NAME_SASL__PLAINTEXT_PLAIN_SASL_JAAS_CONFIG"]
+    env = env_of(services()["kafka"])
+    path = env["KAFKA_OPTS"].removeprefix("-Djava.security.auth.login.config=")
+    (source,) = [src for src, target in volumes("kafka") if target == path]
+    jaas = (ROOT / source).read_text(encoding="utf-8")
+    assert "KafkaServer {" in jaas
     return dict(re.findall(r'user_([\w-]+)="([^"]*)"', jaas))
+
+
+def volumes(service: str) -> list[tuple[str, str]]:
+    """(source, target) of a service's short-syntax volumes."""
+    pairs = [str(v).split(":") for v in services()[service]["volumes"]]
+    return [(pair[0], pair[1]) for pair in pairs]
 
 
 def compose_principals() -> dict[str, str]:

@@ -48,9 +48,9 @@ def test_a_topic_the_principal_may_not_create_is_one_line_naming_it() -> None:
     with pytest.raises(AccessDeniedError) as refused:
         create(Answers(["a"], {"b": (29, "Authorization failed.")}))
     assert str(refused.value) == (
-        "topic 'b' is missing and KAFKA_SASL_USERNAME 'w' may not create it (CREATE on TOPIC b):"
-        " run `skillstream topics create` with an administrator's credentials first"
-        " (docs/operations.md#access-who-may-do-what)"
+        "KAFKA_SASL_USERNAME 'w' finds no topic 'b' and may not create it (CREATE on TOPIC b; or"
+        " it lacks DESCRIBE on it): run `skillstream topics create` with an administrator's"
+        " credentials first (docs/operations.md#access-who-may-do-what)"
     )
 
 
