@@ -56,6 +56,12 @@ REDIS_UNREACHABLE: tuple[type[BaseException], ...] = (
 )
 
 
+def missing_topic(topic: str) -> str:
+    """What a client that finds no ``topic`` knows: with ACLs, a topic the Kafka user may not
+    describe is left out of its metadata, as one that does not exist."""
+    return f"topic {topic!r} does not exist, or this Kafka user may not describe it"
+
+
 class AccessDeniedError(UserError):
     """A server refused this client's credentials something its job needs; the message names
     the credential's variable, the permission and the resource."""

@@ -33,6 +33,7 @@ from stream.cache.writer import CacheWriter
 from stream.config.modes import Modes
 from stream.protocol import RATINGS, ProtocolError, decode_rating_key
 from stream.protocol.checkpoints import is_checkpoint
+from stream.reachability import missing_topic
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ async def rebuild(
             else None
         )
         if not partitions:
-            raise LookupError(f"topic {changelog_topic!r} does not exist (no worker ran yet?)")
+            raise LookupError(f"{missing_topic(changelog_topic)} (no worker ran yet?)")
         tps = [TopicPartition(changelog_topic, p) for p in sorted(partitions)]
         consumer.assign(tps)
         await consumer.seek_to_beginning(*tps)

@@ -25,6 +25,7 @@ from stream.reachability import (
     kafka_errors,
     kafka_within_timeout,
     log_reader,
+    missing_topic,
     quiet_kafka_logs,
 )
 
@@ -70,8 +71,8 @@ async def read_log(settings: Settings) -> list[tuple[int, Correction]]:
         try:
             if topic not in await consumer.topics():
                 raise AuditLogError(
-                    f"SKILLSTREAM_TOPIC_AUDIT: topic {topic!r} does not exist "
-                    "(skillstream topics create makes it)"
+                    f"SKILLSTREAM_TOPIC_AUDIT: {missing_topic(topic)} (skillstream topics"
+                    " create makes it)"
                 )
             tps = [
                 TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())

@@ -44,6 +44,7 @@ from stream.reachability import (
     kafka_errors,
     kafka_within_timeout,
     log_reader,
+    missing_topic,
     quiet_kafka_logs,
 )
 
@@ -199,7 +200,7 @@ async def _ends(
 
 async def _partitions(reader: AIOKafkaConsumer, topic: str) -> list[TopicPartition]:
     if topic not in await reader.topics():
-        raise UserError(f"topic {topic!r} does not exist")
+        raise UserError(missing_topic(topic))
     return [TopicPartition(topic, p) for p in sorted(reader.partitions_for_topic(topic) or ())]
 
 

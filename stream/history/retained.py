@@ -35,6 +35,7 @@ from stream.reachability import (
     kafka_errors,
     kafka_within_timeout,
     log_reader,
+    missing_topic,
     quiet_kafka_logs,
 )
 
@@ -141,7 +142,7 @@ async def read_inputs(
                 strict=True,
             ):
                 if topic not in known:
-                    raise NotRetainedError(f"{variable}: topic {topic!r} does not exist")
+                    raise NotRetainedError(f"{variable}: {missing_topic(topic)}")
                 parts = sorted(consumer.partitions_for_topic(topic) or ())
                 tps += [TopicPartition(topic, p) for p in parts]
             consumer.assign(tps)
