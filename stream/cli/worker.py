@@ -16,7 +16,7 @@ import sys
 from stream.cli.environment import settings_or_none
 from stream.config.settings import Settings
 from stream.errors import UserError
-from stream.pipeline.topics import TopicError, ensure_topics, worker_topic_specs
+from stream.pipeline.topics import TopicError, ensure_topics, worker_optional_topics
 from stream.reachability import check_redis
 
 
@@ -67,7 +67,7 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
         check_writer_access(settings)
     # The grants first: a topic the principal may not see would otherwise look missing.
     asyncio.run(check_grants(settings, grants(settings, "worker")))
-    created = asyncio.run(ensure_topics(settings, worker_topic_specs(settings)))
+    created = asyncio.run(ensure_topics(settings, optional=worker_optional_topics(settings)))
     if created:
         logging.getLogger("skillstream.worker").info("created topics: %s", ", ".join(created))
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())

@@ -32,7 +32,7 @@ __all__ = [
     "TopicSpec",
     "ensure_topics",
     "topic_specs",
-    "worker_topic_specs",
+    "worker_optional_topics",
 ]
 
 DAY_MS = 86_400_000
@@ -72,23 +72,29 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
 TOPIC_AUTHORIZATION_FAILED = 29  # Kafka's error code
 
 
-def worker_topic_specs(settings: Settings) -> list[TopicSpec]:
-    """The topics a worker uses (all but the audit topic, which only operators read and
-    write): what a worker makes sure of before it starts, with only its own grants."""
-    return [spec for spec in topic_specs(settings) if spec.name != settings.topics.audit]
+def worker_optional_topics(settings: Settings) -> frozenset[str]:
+    """The topics a worker makes sure of only where its grants allow: the audit topic, which
+    only operators read and write (a worker without ACLs creates it, so that a local stack's
+    corrections find it; one with the worker role's grants leaves it to `topics create`)."""
+    return frozenset({settings.topics.audit})
 
 
 class TopicError(RuntimeError):
     """A topic exists with a partition count the worker cannot use."""
 
 
-async def ensure_topics(settings: Settings, specs: list[TopicSpec] | None = None) -> list[str]:
+async def ensure_topics(
+    settings: Settings,
+    specs: list[TopicSpec] | None = None,
+    optional: frozenset[str] = frozenset(),
+) -> list[str]:
     """Create the missing topics; returns the names created.
 
     Raises TopicError when a topic exists with another partition count (matches and players
-    would be looked for on the wrong partitions), UnreachableError when the brokers cannot be
-    reached or do not answer within the connect timeout. Safe to run any number of times, also
-    from several workers at once.
+    would be looked for on the wrong partitions), AccessDeniedError when the brokers refuse to
+    create one not in ``optional`` (an optional one refused is left out), UnreachableError
+    when the brokers cannot be reached or do not answer within the connect timeout. Safe to
+    run any number of times, also from several workers at once.
     """
     specs = topic_specs(settings) if specs is None else specs
     admin = AIOKafkaAdminClient(
@@ -100,13 +106,16 @@ async def ensure_topics(settings: Settings, specs: list[TopicSpec] | None = None
         with quiet_kafka_logs(), kafka_errors(settings):
             await kafka_within_timeout(settings, resolve_brokers(settings))
             await kafka_within_timeout(settings, admin.start())
-            return await _create_missing(admin, specs, principal_shown(settings))
+            return await _create_missing(admin, specs, principal_shown(settings), optional)
     finally:
         await admin.close()
 
 
 async def _create_missing(
-    admin: AIOKafkaAdminClient, specs: list[TopicSpec], principal: str
+    admin: AIOKafkaAdminClient,
+    specs: list[TopicSpec],
+    principal: str,
+    optional: frozenset[str] = frozenset(),
 ) -> list[str]:
     existing = set(await admin.list_topics())
     created: list[str] = []
@@ -121,6 +130,8 @@ async def _create_missing(
         for name, code, *message in response.topic_errors:
             if code == 0:
                 created.append(name)
+            elif code == TOPIC_AUTHORIZATION_FAILED and name in optional:
+                continue
             elif code == TOPIC_AUTHORIZATION_FAILED:
                 raise AccessDeniedError(
                     f"{principal} finds no topic {name!r} and may not create it (CREATE on TOPIC"

@@ -12,7 +12,12 @@ from typing import Any
 import pytest
 
 from stream.config.settings import Settings
-from stream.pipeline.topics import TopicError, TopicSpec, _create_missing, worker_topic_specs
+from stream.pipeline.topics import (
+    TopicError,
+    TopicSpec,
+    _create_missing,
+    worker_optional_topics,
+)
 from stream.reachability import AccessDeniedError
 
 
@@ -61,8 +66,8 @@ def test_any_other_refusal_is_a_topic_error_with_the_brokers_reason() -> None:
         create(Answers([], {"b": (38, None)}))
 
 
-def test_a_worker_makes_sure_of_every_topic_but_the_audit() -> None:
-    settings = Settings()
-    names = [spec.name for spec in worker_topic_specs(settings)]
-    assert settings.topics.audit not in names
-    assert len(names) == 11 and settings.topics.rating_changed in names
+def test_a_topic_the_worker_may_not_create_is_left_out_when_optional() -> None:
+    admin = Answers(["a"], {"c": (29, "Authorization failed.")})
+    created = asyncio.run(_create_missing(admin, SPECS, "w", frozenset({"c"})))
+    assert created == ["b"]
+    assert worker_optional_topics(Settings()) == {Settings().topics.audit}
