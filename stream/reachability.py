@@ -235,13 +235,3 @@ def redis_client(settings: Settings) -> Redis:
         socket_timeout=settings.connect_timeout_seconds,
     )
     return client
-
-
-def check_redis(settings: Settings) -> None:
-    """PING the Redis of REDIS_URL once."""
-    client = redis_client(settings)
-    try:
-        with redis_errors(settings):
-            client.ping()
-    finally:
-        client.close()

@@ -42,6 +42,7 @@ __all__ = [
     "bindings_for",
     "grants",
     "parse_principals",
+    "principal_named",
     "principal_shown",
 ]
 
@@ -177,8 +178,12 @@ def grants(settings: Settings, role: str, rerate_app_id: str | None = None) -> l
 
 def principal_shown(settings: Settings) -> str:
     """Who this client is to the brokers, for messages: the SASL user, or the connection's."""
-    user = settings.kafka.security.sasl_username
-    return f"KAFKA_SASL_USERNAME {user!r}" if user else "this client's principal"
+    return principal_named(settings.kafka.security.sasl_username)
+
+
+def principal_named(sasl_username: str | None) -> str:
+    """:func:`principal_shown` from the SASL user name alone (None: not set)."""
+    return f"KAFKA_SASL_USERNAME {sasl_username!r}" if sasl_username else "this client's principal"
 
 
 def parse_principals(values: list[str]) -> list[tuple[str, str]]:

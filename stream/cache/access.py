@@ -2,9 +2,9 @@
 
 Failure: AccessDeniedError naming the user, the server and what Redis refused (one line, exit 2,
 instead of a feed retrying a write it will never be allowed); a UserError for a read-only
-replica; UnreachableError as ``check_redis``. Replay: it loads a script Redis already caches
-and writes one key under the prefix that expires in a second, so running it again changes
-nothing.
+replica; UnreachableError (one line naming REDIS_URL) when Redis cannot be reached. Replay: it
+loads a script Redis already caches and writes one key under the prefix that expires in a
+second, so running it again changes nothing.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ __all__ = ["check_writer_access"]
 
 
 def check_writer_access(settings: Settings) -> None:
-    """Load the writer's script and write ``<prefix>:access-check`` (expiring in a second)."""
+    """PING, load the writer's script and write ``<prefix>:access-check`` (expiring in a
+    second): whether Redis answers and whether this user may write, on one connection."""
     client = redis_client(settings)
     try:
         with redis_errors(settings):
+            client.ping()
             client.script_load(WRITE_SCRIPT)
             client.set(f"{settings.cache.prefix}:access-check", b"1", px=1000)
     except ReadOnlyError:

@@ -30,7 +30,6 @@ from stream.config.settings import Settings
 from stream.errors import UserError, did_you_mean
 from stream.reachability import (
     check_kafka,
-    check_redis,
     kafka_errors,
     quiet_kafka_logs,
     redis_client,
@@ -50,7 +49,6 @@ def cmd_writer(args: argparse.Namespace) -> int:
     settings = settings_or_none("cache writer")
     if settings is None:
         return 2
-    check_redis(settings)
     check_writer_access(settings)
     asyncio.run(check_kafka(settings))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
@@ -82,7 +80,6 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     settings = settings_or_none("cache rebuild")
     if settings is None:
         return 2
-    check_redis(settings)
     check_writer_access(settings)
 
     async def run() -> int:

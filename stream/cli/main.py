@@ -18,6 +18,7 @@ from aiokafka.errors import (
 )
 
 from stream import __version__
+from stream.access.kafka import principal_named
 from stream.cli.arguments import OneLineParser
 from stream.config.variables import unknown_variables
 from stream.errors import UserError
@@ -76,8 +77,7 @@ KAFKA_REFUSALS = (
 
 def kafka_refusal(error: BaseException) -> str:
     """One line for a Kafka authorization error, naming what was refused and who."""
-    user = os.environ.get("KAFKA_SASL_USERNAME")
-    who = f"KAFKA_SASL_USERNAME {user!r}" if user else "this client's principal"
+    who = principal_named(os.environ.get("KAFKA_SASL_USERNAME"))
     # aiokafka's text starts "[Error 29] TopicAuthorizationFailedError: "; the rest names what.
     what = re.sub(r"^(\[Error \d+\] )?\w+: ", "", str(error)) or "no detail"
     return (

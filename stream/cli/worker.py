@@ -17,7 +17,6 @@ from stream.cli.environment import settings_or_none
 from stream.config.settings import Settings
 from stream.errors import UserError
 from stream.pipeline.topics import TopicError, ensure_topics, worker_optional_topics
-from stream.reachability import check_redis
 
 
 def check_web_address(settings: Settings) -> None:
@@ -63,7 +62,6 @@ def run_worker(settings: Settings, loglevel: str = "info") -> int:
     load_input_corrections(settings.corrections_file, settings.load_modes())
     check_web_address(settings)
     if settings.cache.writer == "worker":
-        check_redis(settings)
         check_writer_access(settings)
     # The grants first: a topic the principal may not see would otherwise look missing.
     asyncio.run(check_grants(settings, grants(settings, "worker")))
