@@ -21,7 +21,9 @@ passes once the broker reports end offsets exactly (then remove this), and check
 tests/unit/pipeline/workarounds/test_end_offsets_patch.py checks that recovery uses it.
 
 Failure: a fetch error propagates and fails the recovery, which Faust retries as it does for
-its own errors. Replay: nothing is written; the scan only reads.
+its own errors; a broker that does not answer keeps the scan waiting until Faust's own timeout
+for the step (``broker_request_timeout``) fails the recovery, as a silent broker does to
+Faust's own reads. Replay: nothing is written; the scan only reads.
 """
 
 from __future__ import annotations
@@ -34,18 +36,20 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from faust.tables.recovery import Recovery
 from faust.types import TP
 
-# Empty fetches in a row that end a partition's scan (each waits the consumer's fetch wait).
-EMPTY_POLLS = 2
-
 
 async def scan_end_offsets(
     bootstrap_servers: str, reported: Mapping[TP, int | None], options: Mapping[str, Any]
 ) -> dict[TP, int | None]:
     """The real end offset (last offset + 1) of every partition in ``reported``.
 
-    Each partition is read from one before its reported end; whole record batches come back,
-    so the last record's offset shows where the log really ends. Partitions reported empty or
-    unknown keep their reported value.
+    Each partition is read from one before its reported end until a fetch answer for it has
+    come back: that answer's high watermark (exact on Tansu, unlike ListOffsets) and its
+    records, whole batches, show where the log really ends. Partitions reported empty or
+    unknown keep their reported value. Until 2026-12-05 a partition's scan ended after two
+    empty polls, which a broker slow to answer its first fetch (just after a pause) also
+    gives: the reported, too low, end was kept, a standby's store then held more than that end
+    and Faust's recovery stopped with a ConsistencyError (found by `skillstream chaos --seed 21`
+    with standby copies kept).
     """
     ends: dict[TP, int | None] = dict(reported)
     todo = {tp: end for tp, end in reported.items() if end}
@@ -63,16 +67,18 @@ async def scan_end_offsets(
         consumer.assign(list(partitions))
         for kafka_tp, tp in partitions.items():
             consumer.seek(kafka_tp, todo[tp] - 1)
-        empty = dict.fromkeys(partitions, 0)
-        while any(n < EMPTY_POLLS for n in empty.values()):
+        waiting = set(partitions)
+        while waiting:
             batches = await consumer.getmany(timeout_ms=100)
-            for kafka_tp, tp in partitions.items():
+            for kafka_tp in list(waiting):
+                tp = partitions[kafka_tp]
                 records = batches.get(kafka_tp)
                 if records:
                     ends[tp] = max(ends[tp] or 0, records[-1].offset + 1)
-                    empty[kafka_tp] = 0
-                else:
-                    empty[kafka_tp] += 1
+                highwater = consumer.highwater(kafka_tp)
+                if highwater is not None:
+                    ends[tp] = max(ends[tp] or 0, highwater)
+                    waiting.discard(kafka_tp)
     finally:
         await consumer.stop()
     return ends

@@ -5,6 +5,8 @@ scan finds the real end."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -66,3 +68,35 @@ async def test_the_worker_reads_the_real_end_of_a_changelog_from_the_log() -> No
             {},
         )
     assert [ends[TP("log", p)] for p in range(3)] == [7, 1, 8]
+
+
+async def test_the_scan_waits_for_a_broker_slow_to_answer_its_first_fetch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The broker stops (SIGSTOP) the moment the scan has chosen its partitions and resumes
+    # 0.6 s later: six of the scan's polls come back empty before any answer. Until 2026-12-05
+    # two empty polls ended the scan with the broker's too-low end (a standby's store then held
+    # more than that end: Faust's ConsistencyError in `skillstream chaos --seed 21`).
+    tps = [TopicPartition("slow", p) for p in range(2)]
+    with LocalStack() as stack:
+        await produce_in_lots(stack.bootstrap_servers, "slow", {0: (3, 4), 1: (2, 5)})
+        reported = await reported_end_offsets(stack.bootstrap_servers, tps)
+        assert reported == {tps[0]: 4, tps[1]: 3}  # too low: the real ends are 7 and 7
+        broker = next(s.process for s in stack.servers if s.name == "tansu")
+        assign = AIOKafkaConsumer.assign
+
+        def assign_then_pause(consumer: AIOKafkaConsumer, partitions: list[TopicPartition]) -> None:
+            assign(consumer, partitions)
+            os.kill(broker.pid, signal.SIGSTOP)
+            asyncio.get_running_loop().call_later(0.6, os.kill, broker.pid, signal.SIGCONT)
+
+        monkeypatch.setattr(AIOKafkaConsumer, "assign", assign_then_pause)
+        try:
+            ends = await scan_end_offsets(
+                stack.bootstrap_servers,
+                {TP(tp.topic, tp.partition): reported[tp] for tp in tps},
+                {},
+            )
+        finally:
+            os.kill(broker.pid, signal.SIGCONT)
+    assert [ends[TP("slow", p)] for p in range(2)] == [7, 7]
