@@ -18,11 +18,13 @@ versions it was written for, and which test fails when it stops working or is no
 | ../watchdog.py | a record dropped while the flow is suspended counts as read | faust#629, #221 |
 | ../topology.py | standby copies lose records: ``table_standby_replicas=0`` | robinhood#583 |
 | clientlogs.py | aiokafka logs one line per attempt while a broker is down | none found |
+| unread.py | records fetched and not handed on are never fetched again | none found |
 
 watchdog.py uses public calls only (a seek, a high watermark) and the reads of private.py, so
 it stays a module of stream/pipeline/; it is listed here because it exists for those issues.
 
-:func:`install` applies the patches (fetchwait, committed, endoffsets, headgap, beforecommit)
+:func:`install` applies the patches (fetchwait, committed, endoffsets, headgap, beforecommit,
+unread)
 and the log filter (clientlogs); the others are called where they are needed. The versions
 they were written for are :data:`WRITTEN_FOR`, pinned in pyproject.toml;
 tests/unit/pipeline/workarounds/test_versions.py fails on any other version, so an upgrade
@@ -38,6 +40,7 @@ from stream.pipeline.workarounds.committed import patch_seek_to_committed
 from stream.pipeline.workarounds.endoffsets import verify_end_offsets
 from stream.pipeline.workarounds.fetchwait import patch_fetch_wait
 from stream.pipeline.workarounds.headgap import patch_head_gap
+from stream.pipeline.workarounds.unread import patch_unread
 
 __all__ = ["WRITTEN_FOR", "install"]
 
@@ -53,4 +56,5 @@ def install(settings: Settings) -> None:
     patch_seek_to_committed()
     patch_head_gap()
     patch_before_commit()
+    patch_unread()
     verify_end_offsets(settings.kafka.bootstrap_servers, settings.kafka.security.aiokafka_options())

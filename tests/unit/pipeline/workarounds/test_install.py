@@ -31,6 +31,8 @@ def test_installing_twice_patches_once_and_keeps_the_latest_values() -> None:
     workarounds.install(Settings(kafka=KafkaSettings("kafka-b:9092", fetch_max_wait_seconds=0.05)))
     assert layers(thread._create_worker_consumer) == 1
     assert layers(thread.seek_to_committed) == 1
+    assert layers(thread.getmany) == layers(aiokafka_driver.Consumer.getmany) == 1
+    assert layers(thread._fetch_records) == 1
     assert layers(recovery._build_highwaters) == 1
     assert layers(Consumer._new_offset) == layers(Consumer._add_gap) == 1
     assert layers(Consumer._filter_committable_offsets) == layers(Consumer._commit_offsets) == 1
