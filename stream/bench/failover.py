@@ -1,12 +1,13 @@
 """How long the partitions of a worker lost with its disk take to rate again.
 
-Two workers share the partitions (no standby copies: docs/decisions.md, "Fail-over: no
-standby copies"); a fleet publishes matches at a steady rate; one worker is SIGKILLed mid-run
-(and its data directory removed: the node is gone, no volume to restart from) and never comes
-back. The figure is the time from the kill until every match published up to a second after it
-has its ratings: the group noticing the loss (the session timeout), the rebalance, the survivor
-recovering the lost partitions' tables from their changelogs, and event time settling on them
-again.
+Two workers share the partitions, each keeping a standby copy of the other's tables (the
+default ``SKILLSTREAM_STANDBY_REPLICAS``; docs/decisions.md, "Fail-over: standby copies, kept
+whole"); a fleet publishes matches at a steady rate; one worker is SIGKILLed mid-run (and its
+data directory removed: the node is gone, no volume to restart from) and never comes back. The
+figure is the time from the kill until every match published up to a second after it has its
+ratings: the group noticing the loss (the session timeout), the rebalance, the survivor
+recovering the lost partitions' tables (from its standby copy and the changelogs' tails, or
+the whole changelogs with the copies off), and event time settling on them again.
 
 Only the local stack is touched; every process started here is stopped here.
 """
@@ -27,6 +28,7 @@ import orjson
 from stream.bench.pipeline import consumer_at_end, simulated_matches
 from stream.config.settings import Settings
 from stream.local.workers import WorkerProcess
+from stream.pipeline.workarounds.standbys import STANDBYS_READY
 from stream.simulation.gamefleet import FleetConfig, FleetReport, run_fleet
 
 __all__ = ["Failover", "run_failover"]
@@ -36,6 +38,10 @@ __all__ = ["Failover", "run_failover"]
 class Failover:
     store: str
     players: int
+    # Standby copies of each table partition (SKILLSTREAM_STANDBY_REPLICAS), and how long the
+    # survivor's took to catch up with the changelogs once both workers were ready.
+    standbys: int
+    standby_ready_seconds: float
     # Seconds from the kill until every match published by one second after it is rated.
     rated_again_seconds: float
     # Latency (publish to rating) of the matches rated before the kill, and of those published
@@ -45,6 +51,13 @@ class Failover:
     # Matches published, and rated (each 1v1 match has two ratings).
     matches: int
     rated: int
+
+
+def _last_count(worker: WorkerProcess) -> int:
+    """How many "standby copies ready" lines the worker logged before its latest assignment
+    (Faust's "Executing _on_partitions_assigned"): the line to wait for is the next one."""
+    text = worker.output()
+    return text[: text.rfind("Executing _on_partitions_assigned")].count(STANDBYS_READY)
 
 
 def _p99(values: list[float]) -> float:
@@ -120,6 +133,12 @@ def run_failover(
             workers[0].start(timeout=900)
             workers[1].start(timeout=900)
             workers[0].wait_ready(timeout=900, after=1)
+            # A node is lost long after its workers started: the survivor's standby copy has
+            # caught up by then. Wait for it, and say how long it took.
+            began = time.monotonic()
+            if Settings.from_env(env).worker.standby_replicas:
+                workers[1].wait_for(STANDBYS_READY, timeout=900, after=_last_count(workers[1]))
+            standby_seconds = time.monotonic() - began
 
             def lose_node() -> None:
                 workers[0].kill()
@@ -146,6 +165,8 @@ def run_failover(
     return Failover(
         store=store,
         players=players,
+        standbys=Settings.from_env(env).worker.standby_replicas,
+        standby_ready_seconds=standby_seconds,
         rated_again_seconds=rated_again,
         before_p99_ms=_p99(before),
         after_p99_ms=_p99(after),

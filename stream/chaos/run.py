@@ -14,7 +14,9 @@ wave is published, so its matches are in flight:
   ``OUTAGE_WAVE_SECONDS`` without waiting for ratings, then every worker restarts and drains
   the backlog, which the checks hold to replay like everything else.
 A watchdog restarts any worker that exits by itself, and records it. After the last wave:
-the cache must match every player's last rating-changed, and the checks run (verify.py).
+the cache must match every player's last rating-changed, and the checks run (verify.py). The
+workers audit their kept stores after every recovery (stream/pipeline/storeaudit.py), and a
+kept partition that differs from its changelog fails the run.
 
 Failure: ``run_chaos`` raises StackError if the local stack cannot start, WorkerError if the
 first workers do not start, ValueError for a configuration with too few waves for its faults.
@@ -54,6 +56,7 @@ from stream.chaos.verify import (
     check_crashes,
     check_exactly_once,
     check_replay,
+    check_stores,
     last_events,
     longest_wait,
 )
@@ -135,8 +138,8 @@ def replay(history: Iterable[HistoryMatch], modes: Modes) -> tuple[Replayer, set
 
 def _worker_env(stack: LocalStack, config: ChaosConfig) -> dict[str, str]:
     # The cache check needs the workers' own cache writers, whatever the caller's environment
-    # says.
-    return harness_env(
+    # says; the stores check, the workers' audits of their kept stores.
+    env = harness_env(
         stack,
         f"chaos{uuid.uuid4().hex[:6]}",
         session_timeout=config.session_timeout,
@@ -144,6 +147,10 @@ def _worker_env(stack: LocalStack, config: ChaosConfig) -> dict[str, str]:
         partitions=config.partitions,
         cache_writer="worker",
     )
+    env["SKILLSTREAM_AUDIT_STORES"] = "1"
+    # The checks read the workers' log lines as text ("[ERROR]", "store audit:").
+    env["SKILLSTREAM_LOG_FORMAT"] = "text"
+    return env
 
 
 def run_chaos(
@@ -622,6 +629,7 @@ class _Run:
             check_crashes([e.describe() for e in report.exits]),
             self._faults_check(),
             self._stream_check(),
+            check_stores(self.fleet.lines_with("store audit:")),
         ]
 
     def _cache_check(self, final: list[str]) -> Check:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,9 @@ import orjson
 
 from stream.cache.entry import CachedRating
 from stream.ratings.skill import PlayerState
+
+# The summary line of one store audit (stream/pipeline/storeaudit.py).
+AUDITED = re.compile(r"store audit: (\d+) kept partition\(s\) compared")
 
 __all__ = [
     "Check",
@@ -29,6 +33,7 @@ __all__ = [
     "check_crashes",
     "check_exactly_once",
     "check_replay",
+    "check_stores",
     "event_fields",
     "last_events",
     "longest_wait",
@@ -266,3 +271,33 @@ def _differences(
 def _few(items: Sequence[str]) -> str:
     shown = ", ".join(items[:SHOWN])
     return shown if len(items) <= SHOWN else f"{shown}, ... ({len(items) - SHOWN} more)"
+
+
+def check_stores(lines: Sequence[str]) -> Check:
+    """Check 7: the workers' store audits (stream/pipeline/storeaudit.py): ``lines`` are their
+    ``store audit:`` lines; any error (a kept partition that differs from its changelog, or
+    whose changelog ends before the offset it claims, or an audit that failed) fails, and so
+    does a run whose audits compared no partition at all."""
+    errors = [line for line in lines if "[ERROR]" in line]
+    if errors:
+        return Check("stores", False, f"{len(errors)} audit error(s): {_few(errors)}")
+    checked = 0
+    audits = 0
+    for line in lines:
+        found = AUDITED.search(line)
+        if found:
+            audits += 1
+            checked += int(found.group(1))
+    if checked == 0:
+        return Check(
+            "stores",
+            False,
+            f"{audits} store audit(s) compared no kept partition (SKILLSTREAM_AUDIT_STORES off,"
+            " or every read given up)",
+        )
+    return Check(
+        "stores",
+        True,
+        f"{audits} audit(s) after recoveries: {checked:,} kept partition(s) equal to their"
+        " changelogs",
+    )

@@ -345,6 +345,17 @@ class Fleet:
     def log_paths(self) -> list[Path]:
         return [w.log_path for w in self.workers]
 
+    def lines_with(self, text: str) -> list[str]:
+        """Every line of the workers' logs that contains ``text``, named by worker."""
+        found: list[str] = []
+        for worker in self.workers:
+            try:
+                output = worker.output()
+            except FileNotFoundError:
+                continue
+            found.extend(f"{worker.name}: {line}" for line in output.splitlines() if text in line)
+        return found
+
     def warnings(self, limit: int = 60) -> list[str]:
         """The workers' warnings and errors (:func:`worker_warnings`)."""
         return worker_warnings(self.workers, limit)

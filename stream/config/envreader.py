@@ -32,6 +32,15 @@ class EnvReader:
             raise SettingsError(f"{name}: must be at least 1, got {value}")
         return value
 
+    def count(self, name: str, default: int) -> int:
+        """A whole number that may be 0."""
+        value = self._parsed(name, int, "a whole number")
+        if value is None:
+            return default
+        if value < 0:
+            raise SettingsError(f"{name}: must be 0 or more, got {value}")
+        return value
+
     def boolean(self, name: str, default: bool) -> bool:
         raw = (self.env.get(name) or "").strip().lower()
         if raw == "":

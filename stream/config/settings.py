@@ -269,6 +269,13 @@ class WorkerSettings:
     # end offsets too low (docs/decisions.md, known problems), so the local stack turns the
     # check off.
     recovery_consistency_check: bool = True
+    # Copies of each table partition Faust keeps on another worker (table_standby_replicas),
+    # taken over as the table when the worker that owns them is lost (docs/operations.md,
+    # "Fail-over"): one costs each worker the memory of another share of the tables.
+    standby_replicas: int = 1
+    # After each recovery, compare every kept memory-store partition with its changelog and log
+    # any difference as an error (stream/pipeline/storeaudit.py): for fault runs, not production.
+    audit_stores: bool = False
     limits: EventLimits = field(default_factory=EventLimits)
     # Events whose time is further ahead of the worker's clock are dead-lettered.
     max_future_seconds: float = 300.0
@@ -342,6 +349,10 @@ class WorkerSettings:
             recovery_consistency_check=reader.boolean(
                 "SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK", defaults.recovery_consistency_check
             ),
+            standby_replicas=reader.count(
+                "SKILLSTREAM_STANDBY_REPLICAS", defaults.standby_replicas
+            ),
+            audit_stores=reader.boolean("SKILLSTREAM_AUDIT_STORES", defaults.audit_stores),
             limits=limits,
             max_future_seconds=reader.seconds(
                 "SKILLSTREAM_MAX_FUTURE_SECONDS", defaults.max_future_seconds

@@ -27,10 +27,14 @@ class Store:
 STORES: dict[str, Store] = {
     store.name: store
     for store in (
-        Store("memory", "memory://", on_disk=False),
+        # Faust's memory store with its standby copies kept and used at a fail-over
+        # (stream/pipeline/workarounds/standbys.py registers the scheme).
+        Store("memory", "skillstream-memory://", on_disk=False),
+        # Faust's RocksDB store, applying only changelog records newer than what it holds
+        # (stream/pipeline/workarounds/standbys.py registers the scheme).
         Store(
             "rocksdb",
-            "rocksdb://",
+            "skillstream-rocksdb://",
             on_disk=True,
             module="rocksdict",
             install="pip install 'skillstream[rocksdb]'",

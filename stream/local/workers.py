@@ -60,16 +60,20 @@ class WorkerProcess:
 
     def wait_ready(self, timeout: float = 60.0, after: int = 0) -> None:
         """Wait for the ``after``-th-plus-one "Worker ready" line (recovery after a rebalance)."""
+        self.wait_for("Worker ready", timeout, after)
+
+    def wait_for(self, text: str, timeout: float = 60.0, after: int = 0) -> None:
+        """Wait for the ``after``-th-plus-one line containing ``text`` in the worker's log."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.output().count("Worker ready") > after:
+            if self.output().count(text) > after:
                 return
             if self.process is not None and self.process.poll() is not None:
                 raise WorkerError(
                     f"{self.name} exited with {self.process.returncode}:\n{self.output()[-4000:]}"
                 )
             time.sleep(0.1)
-        raise WorkerError(f"{self.name} not ready in {timeout:.0f} s:\n{self.output()[-4000:]}")
+        raise WorkerError(f"{self.name}: no {text!r} in {timeout:.0f} s:\n{self.output()[-4000:]}")
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace")

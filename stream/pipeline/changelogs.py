@@ -62,6 +62,7 @@ from stream.pipeline.workarounds.tablestore import (
     send_record_batches,
     set_persisted,
     store_of,
+    write_partition,
 )
 from stream.protocol.checkpoints import checkpoint_key
 from stream.retry import Outage
@@ -107,20 +108,15 @@ class TableWrites(HeldView):
     ) -> None:
         """The broker has the writes being sent (``offsets``: the last changelog offset per
         partition): apply them to the store."""
-        store = self.store
         persist = persists(self.table)
         for partition, changes in by_partition.items():
             event = self.events.get(partition)
             with as_event(partition_event(partition) if event is None else event):
-                for key, value in changes.items():
-                    if value is None:
-                        if key in store:
-                            del store[key]
-                    else:
-                        store[key] = value
+                write_partition(self.table, partition, changes)
                 if persist and partition in offsets:
-                    # RocksDB remembers the changelog offset it holds, so recovery reads only
-                    # the rest; set once the store holds everything up to it.
+                    # The store remembers the changelog offset it holds, so recovery (a
+                    # restart on RocksDB, a standby taking over) reads only the rest; set once
+                    # the store holds everything up to it.
                     set_persisted(self.table, partition, offsets[partition])
         self.sending = {}
 

@@ -23,15 +23,18 @@ import orjson
 
 from stream.config.settings import TABLES, Settings
 from stream.config.stores import STORES
+from stream.pipeline import storeaudit
 from stream.pipeline.health import readiness
 from stream.pipeline.kafkawatch import KafkaWatch
 from stream.pipeline.metrics import CONTENT_TYPE
 from stream.pipeline.watchdog import STALL_CHECK_SECONDS
+from stream.pipeline.workarounds.standbys import StandbyWatch
 
 __all__ = ["Wiring", "define", "faust_app", "inputs", "tables"]
 
 REPORT_SECONDS = 10.0
 LIVENESS_CHECK_SECONDS = 5.0
+STANDBY_CHECK_SECONDS = 0.5
 
 
 def faust_app(s: Settings) -> faust.App:
@@ -57,11 +60,8 @@ def faust_app(s: Settings) -> faust.App:
         # Changelog writes are idempotent; the app never needs Faust's key TTLs.
         table_cleanup_interval=3600.0,
         recovery_consistency_check=s.worker.recovery_consistency_check,
-        # No standby copies: Faust's standby reader loses the records it fetched between
-        # resuming a standby partition and the end of the recovery (its changelog queue is
-        # cleared when the flow resumes), so a copy can have a hole that a RocksDB store then
-        # continues from at a fail-over (docs/decisions.md, "Fail-over: no standby copies").
-        table_standby_replicas=0,
+        # Standby copies are taken over at a fail-over (stream/pipeline/workarounds/standbys.py).
+        table_standby_replicas=s.worker.standby_replicas,
         broker_credentials=s.kafka.security.faust_credentials(),
     )
 
@@ -168,6 +168,11 @@ def define(app: faust.App, s: Settings, pipeline: Wiring) -> None:
         # Sent once the assignment's tables are recovered, before the streams are sought to
         # their commits: the tables' checkpoints then say where each input restarts.
         pipeline.recovered()
+        if s.worker.audit_stores:
+            stores = {table.name: table.data for table in app.tables.values()}
+            storeaudit.schedule(
+                stores, s.kafka.bootstrap_servers, s.kafka.security.aiokafka_options()
+            )
 
     app.on_rebalance_complete.connect(on_recovered)  # type: ignore[arg-type]
 
@@ -183,6 +188,13 @@ def define(app: faust.App, s: Settings, pipeline: Wiring) -> None:
     app.timer(REPORT_SECONDS, name="skillstream.report")(report)
     app.timer(STALL_CHECK_SECONDS, name="skillstream.stalls")(watch)
     app.timer(LIVENESS_CHECK_SECONDS, name="skillstream.liveness")(liveness)
+    standby_watch = StandbyWatch()
+
+    async def standbys() -> None:
+        # Says once per assignment when the standby copies are ready for a fail-over.
+        standby_watch.check(app)
+
+    app.timer(STANDBY_CHECK_SECONDS, name="skillstream.standbys")(standbys)
     KafkaWatch(s).attach(app)
 
     async def metrics_page(view: Any, request: Any) -> Any:

@@ -46,6 +46,7 @@ def test_ratings_survive_kills_a_frozen_broker_and_a_frozen_redis() -> None:
         "crashes",
         "faults",
         "stream",
+        "stores",
     }
     assert report.exits == [], shown
 

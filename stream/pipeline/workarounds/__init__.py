@@ -16,7 +16,7 @@ versions it was written for, and which test fails when it stops working or is no
 | private.py | readiness and the watchdog need Faust state it does not expose | none found |
 | tablestore.py | no batched changelog writes: the pipeline writes them itself | (faust#497) |
 | ../watchdog.py | a record dropped while the flow is suspended counts as read | faust#629, #221 |
-| ../topology.py | standby copies lose records: ``table_standby_replicas=0`` | robinhood#583 |
+| standbys.py | standby copies unused (memory store), and records lost (reader) | robinhood#583 |
 | clientlogs.py | aiokafka logs one line per attempt while a broker is down | none found |
 | unread.py | records fetched and not handed on are never fetched again | none found |
 
@@ -24,9 +24,9 @@ watchdog.py uses public calls only (a seek, a high watermark) and the reads of p
 it stays a module of stream/pipeline/; it is listed here because it exists for those issues.
 
 :func:`install` applies the patches (fetchwait, committed, endoffsets, headgap, beforecommit,
-unread)
-and the log filter (clientlogs); the others are called where they are needed. The versions
-they were written for are :data:`WRITTEN_FOR`, pinned in pyproject.toml;
+unread), registers the stores that keep standby copies (standbys) and the log filter
+(clientlogs); the others are called where they are needed. The versions they were written
+for are :data:`WRITTEN_FOR`, pinned in pyproject.toml;
 tests/unit/pipeline/workarounds/test_versions.py fails on any other version, so an upgrade
 revisits every workaround here.
 """
@@ -40,6 +40,7 @@ from stream.pipeline.workarounds.committed import patch_seek_to_committed
 from stream.pipeline.workarounds.endoffsets import verify_end_offsets
 from stream.pipeline.workarounds.fetchwait import patch_fetch_wait
 from stream.pipeline.workarounds.headgap import patch_head_gap
+from stream.pipeline.workarounds.standbys import register as register_stores
 from stream.pipeline.workarounds.unread import patch_unread
 
 __all__ = ["WRITTEN_FOR", "install"]
@@ -58,3 +59,4 @@ def install(settings: Settings) -> None:
     patch_before_commit()
     patch_unread()
     verify_end_offsets(settings.kafka.bootstrap_servers, settings.kafka.security.aiokafka_options())
+    register_stores()

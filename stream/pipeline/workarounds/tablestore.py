@@ -40,6 +40,7 @@ from faust.types import TP
 
 from stream.pipeline.workarounds.events import EventContext
 from stream.pipeline.workarounds.private import kafka_producer
+from stream.pipeline.workarounds.standbys import StandbyMemoryStore
 
 __all__ = [
     "as_event",
@@ -49,6 +50,7 @@ __all__ = [
     "send_record_batches",
     "set_persisted",
     "store_of",
+    "write_partition",
 ]
 
 
@@ -59,9 +61,25 @@ def store_of(table: Any) -> MutableMapping[bytes, bytes]:
 
 
 def persists(table: Any) -> bool:
-    """Whether the table's store outlives the process (RocksDB), so it must be told which
-    changelog offset it holds."""
-    return not isinstance(table.data, MemoryStore)
+    """Whether the table's store must be told which changelog offset it holds: RocksDB's,
+    which outlives the process, and the memory store whose standby copies take over
+    (workarounds/standbys.py); Faust's own memory store keeps none."""
+    return isinstance(table.data, StandbyMemoryStore) or not isinstance(table.data, MemoryStore)
+
+
+def write_partition(table: Any, partition: int, changes: Mapping[bytes, bytes | None]) -> None:
+    """Apply ``changes`` (the broker has them) to the table's store for ``partition``; the
+    caller makes a RocksDB store's current event the partition's (:func:`as_event`)."""
+    store = table.data
+    if isinstance(store, StandbyMemoryStore):
+        store.write(partition, changes.items())
+        return
+    for key, value in changes.items():
+        if value is None:
+            if key in store:
+                del store[key]
+        else:
+            store[key] = value
 
 
 def changelog_topic(table: Any) -> str:

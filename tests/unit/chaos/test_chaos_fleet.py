@@ -83,6 +83,23 @@ def test_warnings_are_the_workers_warnings_and_errors_in_time_order_without_rout
         fleet.remove_logs()
 
 
+def test_lines_with_a_text_are_every_workers_lines_containing_it() -> None:
+    fleet = Fleet({}, 2, time.monotonic, lambda line: None)
+    logs = {
+        "w0": "[1] [INFO] store audit: 3 compared\n[1] [INFO] other\n",
+        "w1": "[2] [ERROR] store audit: ratings[1] differs\n",
+    }
+    try:
+        for slot in fleet.slots:
+            slot.worker.log_path.write_text(logs[slot.name])
+        assert fleet.lines_with("store audit:") == [
+            "chaos-w0.0: [1] [INFO] store audit: 3 compared",
+            "chaos-w1.0: [2] [ERROR] store audit: ratings[1] differs",
+        ]
+    finally:
+        fleet.remove_logs()
+
+
 async def test_an_outage_kills_every_worker_and_starts_them_all_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

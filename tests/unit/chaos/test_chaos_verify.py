@@ -14,6 +14,7 @@ from stream.chaos.verify import (
     check_crashes,
     check_exactly_once,
     check_replay,
+    check_stores,
     event_fields,
     last_events,
     longest_wait,
@@ -201,3 +202,35 @@ def test_longest_wait_counts_waves_in_flight_during_the_fault() -> None:
     assert longest_wait(waves, 2.0, 22.0) == 23.0
     assert longest_wait({0: (1.0, None)}, 2.0, 5.0) == 3.0
     assert longest_wait(waves, 30.0, 31.0) is None
+
+
+def test_store_audits_pass_when_every_kept_partition_equals_its_changelog() -> None:
+    lines = [
+        "w0.0: [..] [1] [INFO] store audit: 12 kept partition(s) compared, 0 differ, 0 given up",
+        "w1.0: [..] [2] [INFO] store audit: 20 kept partition(s) compared, 0 differ, 0 given up",
+    ]
+    check = check_stores(lines)
+    assert check.passed
+    assert check.detail.startswith("2 audit(s) after recoveries: 32 kept partition(s)")
+
+
+def test_a_kept_partition_that_differs_or_cannot_be_read_fails_the_stores_check() -> None:
+    differs = "w1.0: [..] [2] [ERROR] store audit: ratings[3] at changelog offset 40 differs"
+    unread = "w0.1: [..] [3] [ERROR] store audit: the changelog of x[1] ends before that offset"
+    for line in (differs, unread):
+        check = check_stores(
+            [
+                line,
+                "w0.0: [..] [INFO] store audit: 4 kept partition(s) compared, 0 differ, 0 given up",
+            ]
+        )
+        assert not check.passed
+        assert "1 audit error(s)" in check.detail
+    # No partition compared (no audit, or every read given up): no evidence, so a failure.
+    for lines in (
+        [],
+        ["w0.0: [..] [INFO] store audit: 0 kept partition(s) compared, 0 differ, 4 given up"],
+    ):
+        nothing = check_stores(lines)
+        assert not nothing.passed
+        assert "compared no kept partition" in nothing.detail

@@ -53,6 +53,9 @@ def test_a_crash_point_is_a_point_and_how_many_times_it_is_passed_first() -> Non
     [
         ("SKILLSTREAM_PARTITIONS", "eight", "expected a whole number"),
         ("SKILLSTREAM_PARTITIONS", "0", "at least 1"),
+        ("SKILLSTREAM_STANDBY_REPLICAS", "-1", "must be 0 or more, got -1"),
+        ("SKILLSTREAM_STANDBY_REPLICAS", "one", "expected a whole number"),
+        ("SKILLSTREAM_AUDIT_STORES", "maybe", "expected true or false"),
         ("SKILLSTREAM_BATCH_WAIT_MS", "-5", "positive number"),
         ("SKILLSTREAM_MAX_FUTURE_SECONDS", "inf", "positive number"),
         ("SKILLSTREAM_STORE", "redis", "memory or rocksdb"),
@@ -100,6 +103,13 @@ def test_the_cache_keeps_what_it_is_told() -> None:
 def test_booleans(raw: str, expected: bool) -> None:
     env = {"SKILLSTREAM_RECOVERY_CONSISTENCY_CHECK": raw}
     assert Settings.from_env(env).worker.recovery_consistency_check is expected
+
+
+def test_standby_copies_one_by_default_none_on_request_and_no_audit_by_default() -> None:
+    assert Settings.from_env({}).worker.standby_replicas == 1
+    assert Settings.from_env({"SKILLSTREAM_STANDBY_REPLICAS": "0"}).worker.standby_replicas == 0
+    assert Settings.from_env({}).worker.audit_stores is False
+    assert Settings.from_env({"SKILLSTREAM_AUDIT_STORES": "1"}).worker.audit_stores is True
 
 
 def test_sasl_needs_a_username_and_a_password() -> None:

@@ -42,8 +42,10 @@ def test_a_store_added_to_the_table_is_taken_by_every_reader(
     assert parser.parse_args(["--store", "toy"]).store == "toy"
 
 
-def test_memory_and_rocksdb_are_faust_s_own() -> None:
+def test_memory_and_rocksdb_are_faust_s_stores_guarded_against_late_changelog_records() -> None:
+    # skillstream-memory: Faust's memory store that keeps its standby copies and their offsets;
+    # both apply only changelog records newer than they hold (workarounds/standbys.py).
     assert [(s.name, s.url, s.on_disk) for s in STORES.values()] == [
-        ("memory", "memory://", False),
-        ("rocksdb", "rocksdb://", True),
+        ("memory", "skillstream-memory://", False),
+        ("rocksdb", "skillstream-rocksdb://", True),
     ]

@@ -7,6 +7,7 @@ from faust.types import TP
 
 from stream.config.settings import CacheSettings, Settings, WorkerSettings
 from stream.pipeline.app import Pipeline, build_worker
+from stream.pipeline.topology import faust_app
 
 
 def pipeline() -> Pipeline:
@@ -54,10 +55,11 @@ async def test_a_revoked_partition_forgets_how_far_this_worker_had_read_it() -> 
     assert set(p.positions.positions()) == {("match-started", 0), ("topo-match-commands", 0)}
 
 
-def test_no_worker_keeps_standby_copies_of_other_workers_tables() -> None:
-    # Faust's standby reader can lose records (docs/decisions.md, "Fail-over: no standby
-    # copies"): a successor reads what it takes over from the changelog, or continues only a
-    # copy it held as the active owner (RocksDB).
+def test_each_table_partition_has_the_standby_copies_the_settings_say() -> None:
+    # One by default, taken over at a fail-over (docs/decisions.md, "Fail-over: standby
+    # copies, kept whole"); 0 turns them off.
     app = pipeline().app
-    assert app.conf.table_standby_replicas == 0
-    assert app.assignor.replicas == 0
+    assert app.conf.table_standby_replicas == 1
+    assert app.assignor.replicas == 1
+    off = faust_app(Settings.from_env({"SKILLSTREAM_STANDBY_REPLICAS": "0"}))
+    assert off.conf.table_standby_replicas == 0
