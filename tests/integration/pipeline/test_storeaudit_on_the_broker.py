@@ -14,6 +14,7 @@ import faust
 import pytest
 from aiokafka import AIOKafkaProducer
 from faust.types import TP
+from faust_tables import raw_table
 
 from stream.config.stores import STORES
 from stream.local.stack import LocalStack
@@ -35,14 +36,7 @@ def table(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
         datadir=str(tmp_path),
         autodiscover=False,
     )
-    yield app.Table(
-        "ratings",
-        default=None,
-        key_type=bytes,
-        value_type=bytes,
-        schema=faust.Schema(key_serializer="raw", value_serializer="raw"),
-        partitions=2,
-    )
+    yield raw_table(app, 2)
 
 
 def _recovered() -> tuple[set[TP], list[Any]]:

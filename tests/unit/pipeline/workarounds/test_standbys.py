@@ -18,6 +18,7 @@ import pytest
 from faust.tables import recovery as recovery_module
 from faust.tables.recovery import Recovery
 from faust.types import TP
+from faust_tables import raw_table
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mode.utils.queues import FlowControlEvent, FlowControlQueue
@@ -38,14 +39,7 @@ def table() -> Iterator[Any]:
         store=STORES["memory"].url,
         autodiscover=False,
     )
-    yield app.Table(
-        "ratings",
-        default=None,
-        key_type=bytes,
-        value_type=bytes,
-        schema=faust.Schema(key_serializer="raw", value_serializer="raw"),
-        partitions=3,
-    )
+    yield raw_table(app, 3)
 
 
 def _event(partition: int, offset: int, key: bytes, value: bytes | None) -> Any:
@@ -174,14 +168,7 @@ def test_the_rocksdb_store_never_puts_an_old_value_or_offset_back(tmp_path: Path
         datadir=str(tmp_path),
         autodiscover=False,
     )
-    rocks = app.Table(
-        "ratings",
-        default=None,
-        key_type=bytes,
-        value_type=bytes,
-        schema=faust.Schema(key_serializer="raw", value_serializer="raw"),
-        partitions=3,
-    )
+    rocks = raw_table(app, 3)
     store = rocks.data
     assert isinstance(store, GuardedRocksDBStore)
     _apply(rocks, _event(0, 20, b"p7", b"13 games"))
@@ -216,14 +203,7 @@ def test_whatever_arrives_late_the_store_is_its_changelog_up_to_its_offset(
     app = faust.App(
         "standby-test", broker="kafka://127.0.0.1:1", store=STORES["memory"].url, autodiscover=False
     )
-    table: Any = app.Table(
-        "ratings",
-        default=None,
-        key_type=bytes,
-        value_type=bytes,
-        schema=faust.Schema(key_serializer="raw", value_serializer="raw"),
-        partitions=1,
-    )
+    table: Any = raw_table(app, 1)
     _assign(table, {0})
     log = list(written)  # the changelog of partition 0, written by the previous owner
     read = 0  # how far the reader has delivered it
