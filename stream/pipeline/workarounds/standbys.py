@@ -77,6 +77,7 @@ the offset only grows while the partition is assigned.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -149,12 +150,8 @@ class StandbyMemoryStore(MemoryStore[bytes, bytes]):
         match rated twice, found by `skillstream chaos --seed 7`). Skipped as well: a record
         of a partition not assigned here, and one of another table's changelog (Faust applies
         a record of a partition it no longer tracks to the table of the record before it)."""
-        fresh, late, other = newer_records(batch, self._topic(), self._offsets, self._assigned)
-        self.skipped_other += other
-        if fresh:
-            super().apply_changelog_batch(fresh, to_key, to_value)
-        self.skipped_late += sum(late.values())
-        _say_late(self._topic(), late, self._offsets)
+        apply = functools.partial(super().apply_changelog_batch, to_key=to_key, to_value=to_value)
+        _apply_newer(self, apply, batch, self._topic(), self._offsets, self._assigned)
 
     def persisted_offset(self, tp: TP) -> int | None:
         if tp.topic != self._topic():
@@ -235,12 +232,8 @@ class GuardedRocksDBStore(RocksDBStore):
             if tp.topic == topic and tp.partition not in held:
                 offset = self.persisted_offset(tp)
                 held[tp.partition] = -1 if offset is None else offset
-        fresh, late, other = newer_records(events, topic, held, None)
-        self.skipped_other += other
-        if fresh:
-            super().apply_changelog_batch(fresh, to_key, to_value)
-        self.skipped_late += sum(late.values())
-        _say_late(topic, late, held)
+        apply = functools.partial(super().apply_changelog_batch, to_key=to_key, to_value=to_value)
+        _apply_newer(self, apply, events, topic, held, None)
 
     def held_offsets(self) -> dict[int, int]:
         """Per partition open here: the last changelog offset its database holds."""
@@ -280,6 +273,24 @@ def newer_records(
         held[tp.partition] = offset
         fresh.append(event)
     return fresh, late, other
+
+
+def _apply_newer(
+    store: Any,
+    apply: Callable[[list[Any]], None],
+    batch: Iterable[Any],
+    topic: str,
+    held: dict[int, int],
+    assigned: Container[int] | None,
+) -> None:
+    """Give ``apply`` the records of ``batch`` :func:`newer_records` keeps; count the others on
+    ``store`` (``skipped_other``, ``skipped_late``) and say the late ones."""
+    fresh, late, other = newer_records(batch, topic, held, assigned)
+    store.skipped_other += other
+    if fresh:
+        apply(fresh)
+    store.skipped_late += sum(late.values())
+    _say_late(topic, late, held)
 
 
 def _say_late(topic: str, late: Mapping[int, int], held: Mapping[int, int]) -> None:
