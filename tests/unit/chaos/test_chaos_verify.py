@@ -226,7 +226,7 @@ def test_a_kept_partition_that_differs_or_cannot_be_read_fails_the_stores_check(
         )
         assert not check.passed
         assert "1 audit error(s)" in check.detail
-    # No partition compared (no audit, or every read given up): no evidence, so a failure.
+    # No audit, or every read given up: no evidence, so a failure.
     for lines in (
         [],
         ["w0.0: [..] [INFO] store audit: 0 kept partition(s) compared, 0 differ, 4 given up"],
@@ -234,3 +234,9 @@ def test_a_kept_partition_that_differs_or_cannot_be_read_fails_the_stores_check(
         nothing = check_stores(lines)
         assert not nothing.passed
         assert "compared no kept partition" in nothing.detail
+    # Audits that ran before anything was written hold nothing: a pass that says so.
+    empty = check_stores(
+        ["w0.1: [..] [INFO] store audit: 0 kept partition(s) compared, 0 differ, 0 given up"]
+    )
+    assert empty.passed
+    assert empty.detail.startswith("1 audit(s) after recoveries, each before any changelog record")
