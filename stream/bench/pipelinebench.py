@@ -38,7 +38,13 @@ from stream.bench.pipeline import (
     run_load,
 )
 from stream.bench.rawloop import create_topics, run_raw_loop
-from stream.bench.recordcounts import P99_RATE, by_class, records_lines, target_lines
+from stream.bench.recordcounts import (
+    P99_RATE,
+    by_class,
+    control_line,
+    records_lines,
+    target_lines,
+)
 from stream.bench.topics import Log, count_logs, per_topic
 from stream.config.settings import Settings
 from stream.local.stack import LOCAL_PARTITIONS, LocalStack, environment, free_port
@@ -46,6 +52,10 @@ from stream.local.workers import WorkerProcess
 from stream.simulation.partitioners import PARTITIONINGS
 
 __all__ = ["Bar", "PipelineBench"]
+
+# An idle worker's count starts this long after it is ready: its first rounds of reports,
+# sent as it takes its partitions over, are not what it writes while idle.
+IDLE_SETTLE_SECONDS = 5.0
 
 
 class Updated(Protocol):
@@ -77,13 +87,25 @@ class PipelineBench:
     floor_rates: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.partitions = self.args.partitions or LOCAL_PARTITIONS
+        self.partition_counts: list[int] = self.args.partitions or [LOCAL_PARTITIONS]
+        self.partitions = self.partition_counts[0]
         self.partitioning = PARTITIONINGS[self.args.partitioner]
 
     def run(self) -> None:
-        """Every run the options ask for, in order, then the targets' lines."""
+        """Every run the options ask for, at each partition count in turn, then the targets'
+        lines (from the first partition count's runs)."""
+        for partitions in self.partition_counts:
+            self.partitions = partitions
+            self.run_all()
+        for line in self.targets():
+            print(line)
+
+    def run_all(self) -> None:
+        """Every run the options ask for, in order, at ``self.partitions``."""
         args = self.args
         self.say_what_is_measured()
+        if args.idle_seconds > 0:
+            self.idle(args.idle_seconds)
         flat_out = args.pipeline_matches > 0
         if flat_out:
             self.measure(
@@ -106,8 +128,6 @@ class PipelineBench:
             # does.
             with LocalStack() as stack:
                 self.raw_loop(stack.bootstrap_servers, "a fresh broker")
-        for line in self.targets():
-            print(line)
 
     def say_what_is_measured(self) -> None:
         seconds = self.args.match_seconds
@@ -131,7 +151,8 @@ class PipelineBench:
         print(
             "records per match: what each topic gained from before the measured run to after"
             " the worker stopped (the warm-up's records left out), read from the log, per match"
-            " published"
+            " published; control: the event-time protocol's commands (docs/event-time.md) per"
+            " second of the same span"
         )
 
     def producer_styles(self, rate: float, matches: int) -> None:
@@ -176,6 +197,7 @@ class PipelineBench:
             with self.started(WorkerProcess(env)) as worker:
                 self.warm_up(servers)
                 logs_before = asyncio.run(count_logs(servers))
+                span = time.monotonic()
                 cpu = CpuClock([*stack.pids(), worker.pid or 0])
                 with self.bar(2 * matches, label) as bar:
                     run = asyncio.run(
@@ -204,7 +226,13 @@ class PipelineBench:
                 f" late starts, finishes, joins {_late_line(late)}"
             )
             # After the worker stopped: whatever it flushed on the way out counts too.
-            self.print_records(servers, Settings.from_env(env), logs_before, run.matches)
+            self.print_records(
+                servers,
+                Settings.from_env(env),
+                logs_before,
+                run.matches,
+                seconds=time.monotonic() - span,
+            )
             self.measured.append(Measured(rate, match_seconds, at_end, run, worker_cpu))
             if then_raw:
                 # The same broker process, its worker stopped; the loop's topics are new, and
@@ -347,13 +375,62 @@ class PipelineBench:
         finally:
             process.cleanup()
 
-    @staticmethod
     def print_records(
-        servers: str, settings: Settings, before: dict[TopicPartition, Log], matches: int
+        self,
+        servers: str,
+        settings: Settings,
+        before: dict[TopicPartition, Log],
+        matches: int,
+        *,
+        seconds: float | None = None,
     ) -> None:
-        after = asyncio.run(count_logs(servers, before))
-        for line in records_lines(by_class(per_topic(after), settings), matches):
+        """What the topics gained since ``before``, per match; with ``seconds`` (the span
+        counted), the control commands per second too."""
+        commands = (settings.match_commands_topic, settings.player_commands_topic)
+        after = asyncio.run(count_logs(servers, before, kinds_of=commands))
+        counts = by_class(per_topic(after), settings)
+        for line in records_lines(counts, matches):
             print(line)
+        if seconds is not None:
+            print(control_line(counts.classes["commands"], seconds, self.partitions))
+
+    def idle(self, seconds: float) -> None:
+        """A worker with no input at all, then the same worker after a warm-up once its matches
+        are rated: what the event-time protocol writes while nothing is pending, each counted
+        over ``seconds`` from ``IDLE_SETTLE_SECONDS`` after the worker was ready or the
+        warm-up ended."""
+        with LocalStack() as stack:
+            env = self.worker_env(stack)
+            with self.started(WorkerProcess(env)) as worker:
+                self.idle_window(stack, env, worker, "idle, no input yet", seconds)
+                self.warm_up(stack.bootstrap_servers)
+                self.idle_window(stack, env, worker, "idle, after 200 matches", seconds)
+
+    def idle_window(
+        self,
+        stack: LocalStack,
+        env: dict[str, str],
+        worker: WorkerProcess,
+        label: str,
+        seconds: float,
+    ) -> None:
+        """One idle window of ``seconds``, ``IDLE_SETTLE_SECONDS`` from now: its two lines."""
+        servers = stack.bootstrap_servers
+        time.sleep(IDLE_SETTLE_SECONDS)
+        logs_before = asyncio.run(count_logs(servers))
+        span = time.monotonic()
+        cpu = CpuClock([worker.pid or 0])
+        time.sleep(seconds)
+        logs_after = asyncio.run(count_logs(servers, logs_before, kinds_of=_command_topics(env)))
+        (worker_cpu,) = cpu.used()
+        span = time.monotonic() - span
+        commands = by_class(per_topic(logs_after), Settings.from_env(env)).classes["commands"]
+        print(
+            f"  {f'{label}, {self.partitions} partitions':<42} {span:5.1f} s:"
+            f" {commands.records / span:>9,.1f} command records/s;"
+            f" worker CPU {worker_cpu / span:.3f} s per s"
+        )
+        print(control_line(commands, span, self.partitions))
 
     def targets(self) -> list[str]:
         """The targets' lines (stream/bench/recordcounts.py) from the runs measured."""
@@ -380,6 +457,11 @@ class PipelineBench:
             naive_ratio,
             floor_ratio,
         )
+
+
+def _command_topics(env: dict[str, str]) -> tuple[str, str]:
+    settings = Settings.from_env(env)
+    return settings.match_commands_topic, settings.player_commands_topic
 
 
 def _late_line(late: dict[str, int] | None) -> str:

@@ -21,6 +21,9 @@ WORKER_CLASSES = ("commands", "changelogs", "outputs", "dead letters")
 INPUTS = "inputs"
 OTHER = "other"
 
+# The event-time protocol's commands (docs/event-time.md), by their wire names.
+CONTROL_KINDS = ("tick", "progress", "wm", "awm")
+
 # Issue 16's targets.
 MATCHES_PER_RAW_EVENT = 0.05
 P99_RATE = 500.0
@@ -103,6 +106,22 @@ def records_lines(counts: ClassCounts, matches: int) -> list[str]:
     lines.append(line("total, worker", counts.worker))
     lines.append(line("inputs (the load generator)", counts.classes[INPUTS]))
     return lines
+
+
+def control_line(commands: Log, seconds: float, partitions: int) -> str:
+    """The event-time protocol's commands per second among ``commands`` (what the command
+    topics gained over ``seconds``), per kind, and per partition and per partition squared:
+    the growth the design aims at shows as the column that stays flat across partition
+    counts."""
+    span = max(seconds, 1e-9)
+    control = {kind: commands.kinds.get(kind, 0) for kind in CONTROL_KINDS}
+    total = sum(control.values()) / span
+    kinds = ", ".join(f"{kind} {n / span:,.1f}" for kind, n in control.items())
+    return (
+        f"    control: {total:,.1f} commands/s ({kinds});"
+        f" {total / partitions:,.2f} per partition, {total / partitions**2:,.3f} per partition"
+        f" squared; command records {commands.records / span:,.1f}/s"
+    )
 
 
 def verdict(value: float | None, target: float, *, at_least: bool) -> str:

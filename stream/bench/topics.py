@@ -19,8 +19,9 @@ written since.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka import TopicPartition
@@ -28,6 +29,8 @@ from aiokafka.client import AIOKafkaClient
 from aiokafka.errors import KafkaError, for_code
 from aiokafka.protocol.fetch import FetchRequest
 from aiokafka.record.memory_records import MemoryRecords
+
+from stream.protocol import ProtocolError, decode_commands
 
 # Bytes asked for per partition and per answer: a changelog of a 30,000-match run holds a few
 # megabytes, so a partition takes a few round trips at most.
@@ -49,9 +52,13 @@ class Log:
     records: int = 0
     batches: int = 0
     end: int = 0
+    # Commands per kind ("tick", "progress", ...), on the topics counted with ``kinds_of``.
+    kinds: Mapping[str, int] = field(default_factory=dict)
 
     def __add__(self, other: Log) -> Log:
-        return Log(self.records + other.records, self.batches + other.batches)
+        kinds = Counter(self.kinds)
+        kinds.update(other.kinds)
+        return Log(self.records + other.records, self.batches + other.batches, kinds=dict(kinds))
 
 
 async def count_logs(
@@ -59,9 +66,11 @@ async def count_logs(
     since: Mapping[TopicPartition, Log] | None = None,
     *,
     topics: Collection[str] | None = None,
+    kinds_of: Collection[str] = (),
 ) -> dict[TopicPartition, Log]:
     """Records and batches of every partition of ``topics`` (default: every topic the broker's
-    metadata lists), from the ``end`` of that partition in ``since`` (or its start) to its end."""
+    metadata lists), from the ``end`` of that partition in ``since`` (or its start) to its end;
+    on the topics in ``kinds_of`` (command topics), the commands per kind as well."""
     since = since or {}
     client = AIOKafkaClient(bootstrap_servers=bootstrap_servers)
     await client.bootstrap()
@@ -88,7 +97,7 @@ async def count_logs(
                     if tp not in answered:
                         continue
                     high, data = answered[tp]
-                    log = _walk(logs[tp], data)
+                    log = _walk(logs[tp], data, kinds=tp.topic in kinds_of)
                     progressed = progressed or log.end > logs[tp].end
                     logs[tp] = log
                     if log.end >= high:
@@ -132,9 +141,11 @@ def _partition_data(answer: Any) -> Iterable[tuple[TopicPartition, int, bytes]]:
             yield tp, highwater, rest[-1]
 
 
-def _walk(log: Log, data: bytes) -> Log:
-    """``log`` plus the whole batches in ``data`` at or after its end."""
+def _walk(log: Log, data: bytes, *, kinds: bool = False) -> Log:
+    """``log`` plus the whole batches in ``data`` at or after its end; with ``kinds``, their
+    records read as packed commands and counted per kind."""
     records, batches, end = log.records, log.batches, log.end
+    counted = Counter(log.kinds)
     memory = MemoryRecords(data)
     while memory.has_next():
         batch = memory.next_batch()
@@ -147,5 +158,18 @@ def _walk(log: Log, data: bytes) -> Log:
         if batch.is_control_batch:
             continue
         batches += 1
-        records += sum(1 for _ in batch)
-    return Log(records, batches, end)
+        for record in batch:
+            records += 1
+            if kinds:
+                counted.update(command_kinds(record.value))
+    return Log(records, batches, end, dict(counted))
+
+
+def command_kinds(value: bytes | None) -> list[str]:
+    """The kinds of the commands packed in one command record (a record that is not a packed
+    command message counts as one of kind "?": the worker dead-letters it)."""
+    try:
+        commands = decode_commands(value)
+    except ProtocolError:
+        return ["?"]
+    return [c[0] if isinstance(c, list) and c and isinstance(c[0], str) else "?" for c in commands]

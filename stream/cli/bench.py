@@ -229,8 +229,17 @@ def _pipeline_target(targets: argparse._SubParsersAction[argparse.ArgumentParser
     pipeline.add_argument(
         "--partitions",
         type=positive_int,
+        nargs="+",
         default=None,
-        help="partitions per topic (default: the local stack's, 4)",
+        help="partitions per topic; several: every run at each in turn (default: the local"
+        " stack's, 4)",
+    )
+    pipeline.add_argument(
+        "--idle-seconds",
+        type=non_negative_float,
+        default=0.0,
+        help="first, a worker with no input at all for this long: the event-time protocol's"
+        " commands per second while nothing is pending (default 0: none)",
     )
     pipeline.add_argument(
         "--match-seconds",
@@ -246,6 +255,11 @@ def _pipeline_target(targets: argparse._SubParsersAction[argparse.ArgumentParser
         " clients (every event on its home partition; the default), with CRC32 as librdkafka's"
         " default, or no key (a random partition); the last two forward most events home",
     )
+    _yardstick_options(pipeline)
+
+
+def _yardstick_options(pipeline: argparse.ArgumentParser) -> None:
+    """``bench pipeline``'s yardsticks: the naive Faust app, Faust's floor, the raw loop."""
     pipeline.add_argument(
         "--naive-faust",
         action=argparse.BooleanOptionalAction,

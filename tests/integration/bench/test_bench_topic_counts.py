@@ -68,3 +68,24 @@ async def test_counts_only_the_topics_asked_for(stack: LocalStack) -> None:
     logs = await count_logs(servers, topics=["wanted"])
 
     assert per_topic(logs) == {"wanted": Log(10, 2)}
+
+
+async def test_counts_the_commands_per_kind_on_the_topics_asked_for(stack: LocalStack) -> None:
+    servers = stack.bootstrap_servers
+    await create_topics(servers, ["commands", "other"], 2)
+    producer = AIOKafkaProducer(bootstrap_servers=servers)
+    await producer.start()
+    try:
+        for topic in ("commands", "other"):
+            for partition, value in enumerate(
+                [b'[["tick",1.5],["progress",0,1.0,null,null,null]]', b'[["wm",1,2.0]]']
+            ):
+                await producer.send_and_wait(topic, value, partition=partition)
+            await producer.send_and_wait(topic, b"not json", partition=0)
+    finally:
+        await producer.stop()
+
+    counted = per_topic(await count_logs(servers, kinds_of=["commands"]))
+
+    assert counted["commands"] == Log(3, 3, kinds={"tick": 1, "progress": 1, "wm": 1, "?": 1})
+    assert counted["other"] == Log(3, 3)

@@ -11,12 +11,13 @@ from stream.bench.recordcounts import (
     MATCHES_PER_RAW_EVENT,
     P99_MS,
     by_class,
+    control_line,
     records_lines,
     target_lines,
     topic_class,
     verdict,
 )
-from stream.bench.topics import Log
+from stream.bench.topics import Log, command_kinds
 from stream.config.settings import Settings
 
 # The deployment the figures are of: its app id names the worker's own topics.
@@ -139,3 +140,23 @@ def test_target_lines_place_the_target_and_the_worker_against_faust_s_floor() ->
     no_ratio = target_lines(None, None, None, "matches that last", None, 0.1)
     assert no_ratio[2].endswith("the target is 50% of it, skillstream -")
     assert len(target_lines(0.02, 1.0, 120.0, "2 s matches", 0.04, None)) == 4
+
+
+def test_control_line_counts_the_protocol_s_commands_per_second_and_per_partition() -> None:
+    commands = Log(500, 100, kinds={"tick": 80, "progress": 640, "wm": 160, "join": 40})
+    line = control_line(commands, 20.0, 4)
+    assert line == (
+        "    control: 44.0 commands/s (tick 4.0, progress 32.0, wm 8.0, awm 0.0);"
+        " 11.00 per partition, 2.750 per partition squared; command records 25.0/s"
+    )
+
+
+def test_command_kinds_reads_a_packed_record_and_names_what_it_cannot_read() -> None:
+    assert command_kinds(b'[["tick",1.0],["awm",2,3.5],["join","m","p","r",1.0,0]]') == [
+        "tick",
+        "awm",
+        "join",
+    ]
+    assert command_kinds(b'[["tick",1.0],7,[]]') == ["tick", "?", "?"]
+    assert command_kinds(b"{}") == ["?"]
+    assert command_kinds(None) == ["?"]

@@ -149,6 +149,8 @@ CASES = [
     (["bench", "pipeline", "--rates", "-5"], "--rates: must be above 0, got -5"),
     (["bench", "pipeline", "--seconds", "inf"], "--seconds: must be a finite number"),
     (["bench", "pipeline", "--partitions", "0"], "--partitions: must be at least 1"),
+    (["bench", "pipeline", "--partitions", "4", "0"], "--partitions: must be at least 1"),
+    (["bench", "pipeline", "--idle-seconds", "-1"], "--idle-seconds: must not be negative, got -1"),
     (["bench", "pipeline", "--pipeline-matches", "-1"], "--pipeline-matches: must be at least 0"),
     (["bench", "pipeline", "--rates", "0.01", "--seconds", "1"], "is not one match"),
     (["bench", "pipeline", "--raw-events", "-1"], "--raw-events: must be at least 0, got -1"),
