@@ -21,8 +21,10 @@ WORKER_CLASSES = ("commands", "changelogs", "outputs", "dead letters")
 INPUTS = "inputs"
 OTHER = "other"
 
-# The event-time protocol's commands (docs/event-time.md), by their wire names.
-CONTROL_KINDS = ("tick", "progress", "wm", "awm")
+# The event-time protocol's commands (docs/event-time.md), by their wire names: the combiner's
+# (protocol version 10), then those of the all-to-all exchanges before it (a run of an older
+# release counts them the same way).
+CONTROL_KINDS = ("tick", "rep", "prep", "view", "gwm", "progress", "wm", "awm")
 
 # Issue 16's targets.
 MATCHES_PER_RAW_EVENT = 0.05

@@ -11,7 +11,8 @@ again and each is restored from its changelog, from an earlier flush where the s
 
 It ends once everything is published, every fault is done, no worker has a record left to
 read and every (player, match) the replay rates has been rated, plus a few tick rounds for
-anything still on its way; or, stuck, :data:`SETTLE_TICKS` ticks after the last disruption.
+anything still on its way, and until nothing waits any more; or, stuck,
+:data:`SETTLE_TICKS` ticks after the last disruption.
 
 The invariants (:func:`check`): no internal error or dead letter; every (player, match) the
 replay rates rated exactly once (byte-identical repeats allowed), nothing else rated; every
@@ -141,7 +142,9 @@ class Simulation:
                 await self._work(worker)
             if self._quiet() and self._rated(expected):
                 tail = TAIL_TICKS if tail is None else tail
-                if tail == 0:
+                # Then on until nothing waits (a match kept open for its learning window's
+                # close), within the liveness bound: check() says what is left.
+                if tail <= 0 and (self.ticks_since > SETTLE_TICKS or not self.waiting()):
                     break
                 if self._ready_worker() is None:
                     tail -= 1
@@ -237,9 +240,10 @@ class Simulation:
         self.ticks_since += 1
         if not any(self.workers):
             return
+        # To the event-time combiner's partition, as the worker's tick goes
+        # (stream/pipeline/topology.py).
         value = orjson.dumps([encode_command(Tick(self.wall))])
-        for p in range(self.schedule.partitions):
-            self.broker.append(self.settings.match_commands_topic, p, value)
+        self.broker.append(self.settings.match_commands_topic, 0, value)
         for worker in self.workers:
             if worker is not None:
                 worker.fetched()

@@ -347,8 +347,7 @@ class BatchRunner:
                         self.settings.topics.match_finished, number, reached
                     ),
                 )
-            if partition.mark_due:
-                self.matches.mark(ctx)
+            self.matches.combine(ctx)
             self.matches.close_windows(ctx)
         return contexts
 
@@ -380,6 +379,7 @@ class BatchRunner:
                 handle = partial(self.players.on_command, ctx)
                 for data in self._commands(out, message, origin):
                     self._one_command(out, data, origin, decode_player_command, handle)
+            self.players.report(ctx)
         return contexts
 
     async def _hold_player(self, number: int, ctx: PlayerContext, last: Message) -> None:
@@ -428,18 +428,22 @@ class BatchRunner:
 
     async def _deliver(self, out: Outbox, agent: str) -> None:
         """Send everything and wait until the broker has it (a record it refuses becomes a
-        dead letter, anything else is retried by the port until it works)."""
+        dead letter, anything else is retried by the port until it works); then the reports to
+        the combiner, the same way (stream/pipeline/outbox.py)."""
         if not out:
             return
-        records, sent = self.outputs.records(out)
-        for letter in await self.deliver(agent, records):
-            log.error(
-                "output to %s refused by Kafka, dead-lettered: %s",
-                letter.origin.topic,
-                letter.reason,
-            )
-            out.dead_letter(letter)
-        self.outputs.delivered(sent)
+        for after in (False, True):
+            if after and not out.after:
+                break
+            records, sent = self.outputs.records(out, after=after)
+            for letter in await self.deliver(agent, records):
+                log.error(
+                    "output to %s refused by Kafka, dead-lettered: %s",
+                    letter.origin.topic,
+                    letter.reason,
+                )
+                out.dead_letter(letter)
+            self.outputs.delivered(sent)
 
     def _report(
         self,

@@ -3,6 +3,18 @@
 from __future__ import annotations
 
 import heapq
+from collections import deque
+from collections.abc import Iterable
+
+# How long event time must have stood past a deadline before it is acted on (:func:`settled`):
+# SETTLE_TICKS of the leader's ticks (SKILLSTREAM_TICK_SECONDS apart: 0.5 s by default) or
+# SETTLE_SECONDS of wall time, whichever comes first (ticks come late under load). An input
+# partition that looks read to its end may only not have been fetched since records arrived:
+# a fleet that sends minutes of buffered events at once writes the two topics milliseconds
+# apart, and the one fetched first moves event time past deadlines whose events are in the
+# other (docs/event-time.md, "A burst read one topic ahead of the other").
+SETTLE_TICKS = 5
+SETTLE_SECONDS = 0.5
 
 
 class PartitionClock:
@@ -64,52 +76,101 @@ class Deadlines:
         return list(keys)
 
 
+def settled(
+    samples: Iterable[tuple[float, float | None]], current: float | None, wall: float
+) -> float | None:
+    """The event time that has stood at wall time ``wall`` (None: not known yet): the lowest of
+    ``current``, the ``samples`` (wall time, event time; the last SETTLE_TICKS ticks) taken
+    within SETTLE_SECONDS, and the newest one taken before that: event time as it stood when
+    the window began, however long ago the ticks stopped (none go out while nothing is
+    pending, and they come late under load). Fewer samples than SETTLE_TICKS, none older than
+    SETTLE_SECONDS: not stood anywhere long enough yet."""
+    if current is None:
+        return None
+    kept = list(samples)
+    since = wall - SETTLE_SECONDS
+    if len(kept) < SETTLE_TICKS and (not kept or kept[0][0] > since):
+        return None
+    before: tuple[float, float | None] | None = None
+    for at, sample in kept:
+        if at < since:
+            before = (at, sample)
+            continue
+        if sample is None:
+            return None
+        current = min(current, sample)
+    if before is not None:
+        if before[1] is None:
+            return None
+        current = min(current, before[1])
+    return current
+
+
+def sample(samples: deque[tuple[float, float | None]], wall: float, value: float | None) -> None:
+    """Note event time ``value`` at wall time ``wall`` for :func:`settled`: several at one
+    wall time (ticks queued in one batch) count as one, the lowest."""
+    if samples and samples[-1][0] == wall:
+        known = samples[-1][1]
+        lowest = None if known is None or value is None else min(known, value)
+        samples[-1] = (wall, lowest)
+    else:
+        samples.append((wall, value))
+
+
 class EventTime:
     """What one match partition knows of event time across every match partition: the
     watermarks its decisions wait for (docs/event-time.md).
 
-    Each match partition reports (:class:`stream.protocol.Progress`), per input topic, the
-    latest event time it processed while records were still waiting there, or that it has read
-    everything the broker holds. ``clock`` is the latest event time read anywhere, moved on
-    with wall time while nothing arrives (:class:`PartitionClock`). A topic's watermark is the
-    lowest bound among the partitions still behind (a caught-up partition bounds nothing: what
-    it reads next cannot be older than the latest event time, up to the lateness), never above
-    ``clock``, minus the lateness; None until every partition has reported since this worker
-    took the partition over. Each partition's latest report is a promise on its own, so the
-    minimum over the latest reports is one whenever they were made: no round of reports has to
-    be complete.
+    Its own bounds (per input topic: the latest event time processed while records still
+    wait there, or its clock once it has read everything the broker holds) are applied where
+    it makes them; the other partitions' come from the combiner's views
+    (stream/pipeline/combiner.py): the lowest bounds among them, each a promise about the
+    moment it was made, so the highest view read is one too. ``clock`` is the latest event
+    time read anywhere, moved on with wall time while nothing arrives
+    (:class:`PartitionClock`). A topic's watermark is the lower of the two bounds, never above
+    ``clock``, minus the lateness; None until both are known (a view read since this worker
+    took the partition over, unless it is the only partition).
     """
 
-    __slots__ = ("clock", "lateness", "partitions", "reports")
+    __slots__ = ("clock", "lateness", "others", "own", "partitions")
 
     def __init__(self, partitions: int, lateness: float, latest: float | None, wall: float):
         self.partitions = partitions
         self.lateness = lateness
         self.clock = PartitionClock(latest, wall)
-        self.reports: dict[int, tuple[float | None, float | None]] = {}
+        self.own: tuple[float, float] | None = None
+        self.others: tuple[float, float] | None = None
 
-    def report(
-        self,
-        source: int,
-        started: float | None,
-        finished: float | None,
-        latest: float | None,
-        wall: float,
+    def report(self, started: float, finished: float, latest: float | None, wall: float) -> None:
+        """Note this partition's own bounds, as it reports them."""
+        self.own = (started, finished)
+        if latest is not None:
+            self.clock.observe(latest, wall)
+
+    def view(
+        self, started: float | None, finished: float | None, latest: float | None, wall: float
     ) -> None:
-        """Note a partition's latest report."""
-        self.reports[source] = (started, finished)
+        """Note a view of the other partitions (the highest bounds kept)."""
+        if started is not None and finished is not None:
+            known = self.others
+            if known is not None:
+                started, finished = max(started, known[0]), max(finished, known[1])
+            self.others = (started, finished)
         if latest is not None:
             self.clock.observe(latest, wall)
 
     def watermark(self, index: int) -> float | None:
         """Topic ``index``'s watermark (0: match-started, 1: match-finished)."""
         bound = self.clock.value
-        if bound is None or len(self.reports) < self.partitions:
+        own = self.own
+        if bound is None or own is None:
             return None
-        for report in self.reports.values():
-            behind = report[index]
-            if behind is not None and behind < bound:
-                bound = behind
+        bound = min(bound, own[index])
+        if self.partitions > 1:
+            others = self.others
+            if others is None:
+                return None
+            bound = min(bound, others[index])
         return bound - self.lateness
 
     @property

@@ -240,8 +240,8 @@ class Populations:
         match partition (None: nothing to close yet), the settled matches kept for their
         evidence alone that may go now, and how many of those were late starts (their window
         closed here before they settled: counted, as replay does not take them)."""
-        until = partition.sent
-        # The oldest unsettled start can only lower ``until``: nothing to close below ``sent``.
+        until = partition.joined
+        # The oldest unsettled start can only lower ``until``: nothing to close below it.
         if until is None or not self.may_close(partition.populations, until):
             return None, [], 0
         pending = partition.unsettled

@@ -63,38 +63,57 @@ def find_stuck(
     """Every wait longer than ``bound`` seconds at wall time ``wall``."""
     found: list[Stuck] = []
     for number, partition in sorted(matches.items()):
-        if partition.time.now is None and wall - partition.owned_since > bound:
-            heard = partition.time.reports
-            silent = [p for p in range(partition.time.partitions) if p not in heard]
+        if (
+            partition.time.now is None
+            and partition.pending
+            and wall - partition.owned_since > bound
+        ):
             found.append(
                 Stuck(
                     "event_time",
                     str(number),
                     number,
                     wall - partition.owned_since,
-                    f"the progress reports of match partitions {_numbers(silent)}",
+                    _event_time_wait(partition, matches.get(0)),
                 )
             )
         for match_id, (since, waits_for) in partition.waits.items():
             if wall - since > bound:
                 found.append(Stuck("match", match_id, number, wall - since, waits_for))
     for number, player_partition in sorted(players.items()):
-        marks = player_partition.marks
         for player_id, (since, start) in player_partition.waits.items():
             if wall - since > bound:
-                count = player_partition.partitions
-                behind = [p for p in range(count) if marks.get(p, start) <= start]
                 found.append(
                     Stuck(
                         "player",
                         player_id,
                         number,
                         wall - since,
-                        f"the watermarks of match partitions {_numbers(behind)} to pass "
-                        f"{start:.3f} (event time)",
+                        f"the event-time combiner's watermark to pass {start:.3f} (event time)",
                     )
                 )
     return found
+
+
+def _event_time_wait(partition: MatchPartition, home: MatchPartition | None) -> str:
+    """What a match partition without event time waits for: its own first report, or the
+    combiner's view; where this worker runs the combiner, the partitions it has not heard
+    from."""
+    if partition.time.own is None:
+        return "its own first report"
+    combiner = None if home is None else home.combiner
+    if combiner is None:
+        return "a view of the other partitions from the event-time combiner (match partition 0)"
+    every = range(combiner.partitions)
+    silent = [p for p in every if p not in combiner.bounds]
+    quiet = [p for p in every if p not in combiner.floors]
+    parts = []
+    if silent:
+        parts.append(f"match partitions {_numbers(silent)}")
+    if quiet:
+        parts.append(f"player partitions {_numbers(quiet)}")
+    heard = " and ".join(parts) if parts else "nobody: it has heard from every partition"
+    return f"the event-time combiner's view; it waits for the reports of {heard}"
 
 
 def _numbers(numbers: Iterable[int]) -> str:

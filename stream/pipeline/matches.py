@@ -15,9 +15,10 @@ windows' closing, and keeps the deadlines; a partition's state is
 stream/pipeline/matchpartition.py.
 
 Event time here is a watermark (:class:`EventTime`, docs/event-time.md): every match partition
-reports how far it has read both input topics, on each leader tick and at the end of a busy
-batch (at most every SKILLSTREAM_PROGRESS_SECONDS), and a decision waits until every partition
-has read past its deadline. So "the result has not arrived within the grace period"
+reports how far it has read both input topics to the combiner (stream/pipeline/combiner.py,
+which runs on match partition 0), after each view it sends and at the end of a busy batch (at
+most every SKILLSTREAM_PROGRESS_SECONDS), and a decision waits until every partition has read
+past its deadline. So "the result has not arrived within the grace period"
 means exactly that, however far behind the workers are and in whatever order they read the
 partitions. A finish read before its start waits the same way for the start.
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 __all__ = ["FINISHED", "STARTED", "MatchProcessor"]
 
 import heapq
+from collections.abc import Callable
 
 from stream.config.modes import Modes, PendingConfig
 from stream.corrections.inputs import InputCorrections
@@ -51,6 +53,7 @@ from stream.events import (
     unknown_fields_text,
 )
 from stream.pipeline import watermarks
+from stream.pipeline.combiner import Combiner, Sends, new_epoch
 from stream.pipeline.decision import (
     Deadline,
     Decider,
@@ -61,7 +64,7 @@ from stream.pipeline.decision import (
     Watch,
     Write,
 )
-from stream.pipeline.eventtime import EventTime
+from stream.pipeline.eventtime import EventTime, PartitionClock
 from stream.pipeline.learnedpopulation import Populations
 from stream.pipeline.matchentry import (
     missing,
@@ -79,11 +82,14 @@ from stream.protocol import (
     Join,
     MatchCommand,
     MatchEntry,
+    PlayerReport,
     PopulationRecord,
     Progress,
+    Report,
     Snapshot,
     StoredMessage,
     Tick,
+    View,
     WindowClosed,
 )
 from stream.ratings.modeconfig import ModeConfig
@@ -146,10 +152,15 @@ class MatchProcessor:
         wait for their next reports, one tick."""
         time = EventTime(self.partitions, self.lateness, stored_latest, wall)
         partition = MatchPartition(number, time, stored_latest, stored_latest, owned_since=wall)
+        if number == 0:
+            clock = PartitionClock(stored_latest, wall)
+            partition.combiner = Combiner(self.partitions, self.lateness, new_epoch(wall), clock)
         if populations is not None:
             partition.populations = populations
         for match_id, entry in entries:
             self.populations.track(partition, match_id, entry)
+            if entry.done is None:
+                partition.open.add(match_id)
             if entry.done is None and entry.teams is not None:
                 if missing_snapshots(entry):
                     partition.rejoin.append(match_id)
@@ -257,12 +268,16 @@ class MatchProcessor:
             return
         home = partition_for(event.match_id, self.partitions)
         if home != partition.number:
-            # Sent before this partition's next progress report, on the same partition: the
-            # home handles it before it learns that this partition has read past it.
+            # Delivered before this partition's next report, which names the home: the
+            # combiner's watermark waits until the home has read a view sent after that report,
+            # so after this forward (stream/pipeline/combiner.py).
             out.to_match(home, Forward(kind, StoredMessage(key, value or b"", origin)))
+            watermarks.forwarding(partition, home, at)
             out.count("forwarded")
             return
-        now = ctx.now
+        # Behind event time as known now, settled or not (ctx.now waits for it to stand, and
+        # after a quiet spell it must stand again: the count is of what was read late).
+        now = ctx.partition.time.now
         if now is not None and at < now:
             # Published later than the lateness allows: decisions and snapshots up to ``now``
             # went without it (docs/event-time.md; SKILLSTREAM_EVENT_LATENESS_SECONDS). A late
@@ -284,16 +299,15 @@ class MatchProcessor:
                 self._abandon_request(ctx, command)
             case Forward(kind, message):
                 self.on_event(ctx, kind, message.key, message.value, message.origin, forwarded=True)
-            case Tick(wall):
-                watermarks.on_tick(ctx.partition, wall, ctx.wall)
-            case Progress():
-                watermarks.on_progress(ctx.partition, command, ctx.wall)
-            case AbandonWatermark(source, at):
-                held = watermarks.on_abandon_watermark(ctx.partition, source, at, self.partitions)
-                for match_id in held:
+            case View():
+                for match_id in watermarks.on_view(ctx.partition, command, ctx.wall):
                     entry = ctx.view.get(match_id)
                     if entry is not None:
                         self._advance(ctx, match_id, entry)
+            case Report() | PlayerReport() | Tick():
+                self._combine(ctx, command)
+            case Progress() | AbandonWatermark():
+                pass  # a version 9 worker's, left in the topic at an upgrade: the combiner's now
             case WindowClosed():
                 partition = ctx.partition
                 until = self.populations.on_closed(partition.populations, command)
@@ -310,30 +324,60 @@ class MatchProcessor:
         return watermarks.report_due(partition, wall, self.report_seconds)
 
     def report(self, ctx: MatchContext, *, started_done: bool, finished_done: bool) -> None:
-        """This partition's progress (:func:`stream.pipeline.watermarks.report`), to every match
-        partition at the end of the batch, after every forward the batch sent."""
-        progress = watermarks.report(
-            ctx.partition, ctx.wall, started_done=started_done, finished_done=finished_done
-        )
-        # It may move event time past deadlines, as a report read from the topic would.
-        self.run_due(ctx)
-        for target in range(self.partitions):
-            if target != ctx.partition.number:
-                ctx.out.to_match(target, progress)
+        """This partition's report (:func:`stream.pipeline.watermarks.report`), to the combiner
+        once the broker has the rest of the batch."""
 
-    def mark(self, ctx: MatchContext) -> None:
-        """What this partition's joins promise (:func:`stream.pipeline.watermarks.mark`), to
-        every player partition at the end of a batch that read or made a report, after every
-        join the batch sent, when it moved."""
+        sent = watermarks.report(
+            ctx.partition,
+            self._unjoined(ctx),
+            ctx.wall,
+            started_done=started_done,
+            finished_done=finished_done,
+        )
+        # It may move event time past deadlines, as a view would.
+        self.run_due(ctx)
+        if sent is not None:
+            ctx.out.to_match_after(0, sent)
+
+    @staticmethod
+    def _unjoined(ctx: MatchContext) -> Callable[[str], bool]:
+        """Whether a match's finish still waits here for its start (its joins not sent)."""
 
         def unjoined(match_id: str) -> bool:
             entry = ctx.view.get(match_id)
             return entry is not None and entry.teams is None and entry.wait is not None
 
-        watermark = watermarks.mark(ctx.partition, unjoined, ctx.wall)
-        if watermark is not None:
-            for target in range(self.partitions):
-                ctx.out.to_player(target, watermark)
+        return unjoined
+
+    def _combine(self, ctx: MatchContext, command: Report | PlayerReport | Tick) -> None:
+        """A report or the leader's tick, for the combiner (match partition 0; elsewhere a
+        tick a version 9 leader sent, or a command sent amiss: nothing to do)."""
+        combiner = ctx.partition.combiner
+        if combiner is None:
+            return
+        match command:
+            case Report():
+                combiner.on_report(command, ctx.wall)
+            case PlayerReport():
+                combiner.on_player_report(command)
+            case Tick():
+                self._send_round(ctx, combiner.on_tick(ctx.wall))
+
+    def combine(self, ctx: MatchContext) -> None:
+        """At the end of a batch on the combiner's partition: what the reports it brought
+        changed (stream/pipeline/combiner.py, ``end_of_batch``)."""
+        combiner = ctx.partition.combiner
+        if combiner is not None:
+            every = 0.0 if self.report_seconds is None else self.report_seconds
+            self._send_round(ctx, combiner.end_of_batch(ctx.wall, every))
+
+    @staticmethod
+    def _send_round(ctx: MatchContext, sends: Sends) -> None:
+        """What the combiner sends: the views, then the watermarks."""
+        for target, view in sends.views:
+            ctx.out.to_match(target, view)
+        for target, mark in sends.marks:
+            ctx.out.to_player(target, mark)
 
     def close_windows(self, ctx: MatchContext) -> None:
         """At the end of a batch: once every match homed here that started before a learning
@@ -344,6 +388,7 @@ class MatchProcessor:
         if not self.populations.any_learns:
             return
         partition = ctx.partition
+        watermarks.joined(partition, self._unjoined(ctx), ctx.wall)
         if partition.awaiting:
             self._recheck_awaiting(ctx)
         closed, gathered, late = self.populations.close(partition, ctx.view.get)
@@ -352,7 +397,13 @@ class MatchProcessor:
         if closed is None:
             return
         for target in range(self.partitions):
-            ctx.out.to_match(target, closed)
+            if target != partition.number:
+                ctx.out.to_match(target, closed)
+        # Its own copy once every other partition has it: a partition that reads its own
+        # ``closed`` back after a restore takes the windows it closes as sent (``sent``), so
+        # a batch cut short after reaching itself alone would leave the others without that
+        # evidence for good (the crash simulator's seed 3313).
+        ctx.out.to_match_after(partition.number, closed)
         # Settled matches kept for their evidence alone may go now.
         for match_id in gathered:
             entry = ctx.view.get(match_id)
@@ -424,8 +475,7 @@ class MatchProcessor:
     def _clock(self, ctx: MatchContext) -> Clock:
         """What a decision reads of the partition."""
         partition = ctx.partition
-        out_to = partition.abandons_out(self.partitions)
-        return Clock(ctx.now, out_to, partition.populations, partition.number)
+        return Clock(ctx.now, partition.abandons, partition.populations, partition.number)
 
     def _decided(self, ctx: MatchContext, match_id: str, decision: Decision) -> None:
         """Carry out a decision (stream/pipeline/decision.py): its effects in their order, then
@@ -462,8 +512,13 @@ class MatchProcessor:
             assert entry is not None
             ctx.view.put(match_id, entry)
             self.populations.track(partition, match_id, entry)
+            if entry.done is None:
+                partition.open.add(match_id)
+            else:
+                partition.open.discard(match_id)
         elif decision.write is Write.DELETE:
             ctx.view.delete(match_id)
+            partition.open.discard(match_id)
         if again:
             self.run_due(ctx)
 

@@ -8,33 +8,20 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from stream.pipeline.eventtime import Deadlines, EventTime
+from stream.pipeline.combiner import Combiner
+from stream.pipeline.eventtime import SETTLE_SECONDS, SETTLE_TICKS, Deadlines, EventTime, settled
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.view import StateView
-from stream.protocol import MATCHES, MatchEntry, PopulationRecord
+from stream.protocol import MATCHES, MatchEntry, PopulationRecord, Report
 
 __all__ = [
     "FINISHED",
-    "LEAP_SECONDS",
     "SETTLE_SECONDS",
     "SETTLE_TICKS",
     "STARTED",
     "MatchContext",
     "MatchPartition",
 ]
-
-# How long event time must have stood past a deadline before the match side decides on it
-# (MatchContext.now): SETTLE_TICKS of the leader's ticks (SKILLSTREAM_TICK_SECONDS apart: 0.5 s
-# by default) or SETTLE_SECONDS of wall time, whichever comes first (ticks come late under
-# load). An input partition that looks read to its end may only not have been fetched since
-# records arrived: a fleet that sends minutes of buffered events at once writes the two topics
-# milliseconds apart, and the one fetched first moves event time past deadlines whose events
-# are in the other (docs/event-time.md, "A burst read one topic ahead of the other").
-SETTLE_TICKS = 5
-SETTLE_SECONDS = 0.5
-# How far event time may move while settling and still be promised to the player partitions
-# at once (watermarks.mark): a watermark that leaps further waits as decisions do.
-LEAP_SECONDS = 10.0
 
 # The two input topics, as a partition names them (its ``read`` positions, ``Forward.kind``).
 STARTED = "started"
@@ -57,23 +44,33 @@ class MatchPartition:
     stored: float | None = None
     read: dict[str, float] = field(default_factory=dict)
     deadlines: Deadlines = field(default_factory=Deadlines)
-    # The round of the tick that arrived in this batch (None: none): report progress at its end.
-    ticked: float | None = None
-    # When (wall time) this partition last reported its progress (see MatchProcessor.report_due).
+    # A view arrived in this batch: report at its end. ``seen``: the combiner's life and round
+    # of the latest view read (0, 0: none), which a report repeats.
+    viewed: bool = False
+    seen: tuple[int, int] = (0, 0)
+    # When (wall time) this partition last reported (see watermarks.report_due), and whether
+    # that report said it was pending (None: no report since the assignment).
     reported: float = float("-inf")
-    # A report arrived or was made in this batch: send the watermark at its end if it moved.
-    # ``sent``: the last one sent.
-    mark_due: bool = False
-    sent: float | None = None
+    reported_pending: bool | None = None
+    last_report: Report | None = None
+    # Per home partition it forwarded events to since its last report, the earliest event time
+    # among them (the combiner holds its watermark below that until the home has read them).
+    forwarded: dict[int, float] = field(default_factory=dict)
+    # The matches homed here not settled yet (entries without ``done``): while there is one,
+    # the partition is pending and the combiner keeps event time moving.
+    open: set[str] = field(default_factory=set)
+    # Every start homed here before this has been read and its joins sent (watermarks.joined;
+    # None: not known yet): the learning windows close on it.
+    joined: float | None = None
     # Finishes with a line-up waiting for a start that may not come, as (finish time, match
     # id), earliest first (lazily deleted: check the entry). Each sends its joins, dated at its
     # finish, only once event time passes it: the watermark sent to the player partitions
     # stays at or below the earliest, or it would promise those joins before they are sent.
     unjoined: list[tuple[float, str]] = field(default_factory=list)
-    # Per player partition, how far its abandon requests are all out (AbandonWatermark), and
-    # the results waiting for it: a result at ``fin.at`` waits until every start before
+    # How far every player partition's abandon requests are all out (from the views), and the
+    # results waiting for it: a result at ``fin.at`` waits until every start before
     # ``fin.at - grace`` has had its abandon requests delivered here.
-    abandons: dict[int, float] = field(default_factory=dict)
+    abandons: float | None = None
     held: Deadlines = field(default_factory=Deadlines)
     # The liveness monitor's view (stream/pipeline/liveness.py): per match whose fate event
     # time has decided and that is not settled yet, since when (wall time) and what it waits
@@ -100,34 +97,24 @@ class MatchPartition:
     unsettled: list[tuple[float, str]] = field(default_factory=list)
     tracked: set[str] = field(default_factory=set)
     evidence: dict[str, dict[int, set[str]]] = field(default_factory=dict)
-    # (wall time, event time ``time.now``) at each of the last SETTLE_TICKS ticks.
+    # (wall time, event time ``time.now``) at each of the last SETTLE_TICKS views read.
     settling: deque[tuple[float, float | None]] = field(
         default_factory=lambda: deque(maxlen=SETTLE_TICKS)
     )
+    # The combiner, on match partition 0 only (stream/pipeline/combiner.py).
+    combiner: Combiner | None = None
 
     def settled(self, wall: float) -> float | None:
         """The event time decisions use at wall time ``wall`` (None: not known yet): the lowest
-        event time stood at over the last SETTLE_TICKS ticks within SETTLE_SECONDS, and now. So
+        event time stood at over the last SETTLE_TICKS views within SETTLE_SECONDS, and now. So
         a decision waits until event time has stood past its deadline that long."""
-        current = self.time.now
-        if current is None:
-            return None
-        samples = self.settling
-        since = wall - SETTLE_SECONDS
-        if len(samples) < SETTLE_TICKS and (not samples or samples[0][0] > since):
-            return None  # a partition just taken over: not stood anywhere long enough yet
-        for at, sample in samples:
-            if at < since:
-                continue
-            if sample is None:
-                return None
-            current = min(current, sample)
-        return current
+        return settled(self.settling, self.time.now, wall)
 
-    def abandons_out(self, partitions: int) -> float | None:
-        """Every abandon request for a start before this has arrived (None: not known yet)."""
-        marks = self.abandons
-        return min(marks.values()) if len(marks) == partitions else None
+    @property
+    def pending(self) -> bool:
+        """Whether the partition waits for event time: a match homed here is not settled (a
+        finish waiting for its start is one)."""
+        return bool(self.open)
 
 
 @dataclass(slots=True)

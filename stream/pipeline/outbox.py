@@ -1,7 +1,10 @@
 """What processing a batch produces, collected before anything is sent.
 
 The batch runner (stream/pipeline/batches.py) sends an outbox and waits for the broker to
-acknowledge it *before* it writes the batch's state changes. So a state change in a table
+acknowledge it *before* it writes the batch's state changes. Reports to the event-time combiner
+(``after``) go in a second send, once the broker has acknowledged the first: whatever the
+combiner sends after reading one then lands after everything the report covers
+(docs/event-time.md). So a state change in a table
 always means its outputs are already in Kafka, and an input redelivered after a crash either
 finds its change missing (and is processed again, producing the same bytes) or present (and is
 skipped).
@@ -27,6 +30,8 @@ class Outbox:
     match_commands: defaultdict[int, list[MatchCommand]] = field(
         default_factory=lambda: defaultdict(list)
     )
+    # Match commands sent once the broker has acknowledged everything else.
+    after: defaultdict[int, list[MatchCommand]] = field(default_factory=lambda: defaultdict(list))
     ratings: list[dict[str, Any]] = field(default_factory=list)
     dead_letters: list[DeadLetter] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
@@ -40,6 +45,10 @@ class Outbox:
 
     def to_match(self, partition: int, command: MatchCommand) -> None:
         self.match_commands[partition].append(command)
+
+    def to_match_after(self, partition: int, command: MatchCommand) -> None:
+        """``command`` to match partition ``partition`` once the rest is in the broker."""
+        self.after[partition].append(command)
 
     def rating(self, event: dict[str, Any], finished_ms: int | None = None) -> None:
         self.ratings.append(event)
@@ -59,5 +68,9 @@ class Outbox:
 
     def __bool__(self) -> bool:
         return bool(
-            self.player_commands or self.match_commands or self.ratings or self.dead_letters
+            self.player_commands
+            or self.match_commands
+            or self.after
+            or self.ratings
+            or self.dead_letters
         )

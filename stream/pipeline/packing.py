@@ -20,7 +20,20 @@ from stream.deadletters import Origin
 from stream.delivery import OutRecord, letter_record
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.repeats import RepeatedCommands
-from stream.protocol import Abandon, Cancel, Command, Join, Rate, Snapshot, encode_command
+from stream.protocol import (
+    Abandon,
+    Cancel,
+    Combined,
+    Command,
+    Join,
+    PlayerReport,
+    Rate,
+    Report,
+    Snapshot,
+    Tick,
+    View,
+    encode_command,
+)
 
 __all__ = ["MAX_PACKED_BYTES", "Outputs", "command_match_id", "log_context", "pack"]
 
@@ -28,6 +41,8 @@ log = logging.getLogger("skillstream.worker")
 
 # One packed message stays well under the producer's record limit (a quarter of it at most).
 MAX_PACKED_BYTES = 256 * 1024
+# The event-time protocol's commands: left out of the repeats' count.
+CONTROL = (Report, PlayerReport, View, Combined, Tick)
 # A command held back as a repeat is logged at most this often.
 REPEAT_LOG_SECONDS = 60.0
 
@@ -69,22 +84,33 @@ class Outputs:
         self._repeat_said = -REPEAT_LOG_SECONDS
         self.pack_budget = min(MAX_PACKED_BYTES, settings.kafka.max_request_bytes // 4)
 
-    def records(self, out: Outbox) -> tuple[list[OutRecord], list[tuple[int, bytes]]]:
-        """The records to send for ``out``, and the commands among them (destination
-        partition, bytes) to report as delivered once the broker has them."""
+    def records(
+        self, out: Outbox, *, after: bool = False
+    ) -> tuple[list[OutRecord], list[tuple[int, bytes]]]:
+        """The records to send for ``out`` (``after``: its second send, the commands that go
+        once the broker has the rest), and the commands among them (destination partition,
+        bytes) to report as delivered once the broker has them."""
         s = self.settings
         records: list[OutRecord] = []
-        outgoing: list[tuple[str, Mapping[int, Sequence[Command]]]] = [
-            (s.player_commands_topic, out.player_commands),
-            (s.match_commands_topic, out.match_commands),
-        ]
+        outgoing: list[tuple[str, Mapping[int, Sequence[Command]]]] = (
+            [(s.match_commands_topic, out.after)]
+            if after
+            else [
+                (s.player_commands_topic, out.player_commands),
+                (s.match_commands_topic, out.match_commands),
+            ]
+        )
         sent: list[tuple[int, bytes]] = []
         for topic, by_partition in outgoing:
             for partition, commands in by_partition.items():
                 encoded = []
                 for command in commands:
                     data = orjson.dumps(encode_command(command))
-                    if self.repeats.allows(partition, data):
+                    if isinstance(command, CONTROL):
+                        # Event time's promises: the same bytes again say nothing new and
+                        # change nothing (a frozen clock repeats them); never a loop's.
+                        encoded.append(data)
+                    elif self.repeats.allows(partition, data):
                         encoded.append(data)
                         sent.append((partition, data))
                     else:
@@ -92,6 +118,8 @@ class Outputs:
                         self._repeated(command, data)
                 for value in pack(encoded, self.pack_budget):
                     records.append(OutRecord(topic, None, value, partition))
+        if after:
+            return records, sent
         for event in out.ratings:
             key = event["player_id"].encode()
             records.append(OutRecord(s.topics.rating_changed, key, orjson.dumps(event)))

@@ -17,17 +17,21 @@ __all__ = ["PlayerContext", "PlayerPartition"]
 
 @dataclass(slots=True)
 class PlayerPartition:
-    """A player partition this worker owns, across batches: the watermarks each match
-    partition last sent, and the players whose oldest pending match waits for them (rebuilt
-    after an assignment, see :meth:`PlayerProcessor.restore`)."""
+    """A player partition this worker owns, across batches: the combiner's watermark, and the
+    players whose oldest pending match waits for it (rebuilt after an assignment, see
+    :meth:`PlayerProcessor.restore`)."""
 
     number: int
     partitions: int
-    marks: dict[int, float] = field(default_factory=dict)
-    # The last AbandonWatermark sent (None: none since the assignment).
-    announced: float | None = None
-    # When (wall time) it was sent: at most every ``announce_seconds``.
-    announced_at: float = float("-inf")
+    # The highest watermark the combiner sent (None: none since the assignment).
+    mark: float | None = None
+    # The combiner asked for a report; the watermark and whether it was pending at the last
+    # report (None: none since the assignment), and when (wall time) it was sent: at most
+    # every ``announce_seconds`` when only the watermark moved.
+    asked: bool = False
+    reported: float | None = None
+    reported_pending: bool | None = None
+    reported_at: float = float("-inf")
     # (player, match) whose snapshot went out since the assignment. Not stored in the pending
     # record: that was a changelog write per player and match. After a restart the snapshot is
     # sent again, and the match side ignores it if it has one; it is the same state, since no
@@ -60,8 +64,7 @@ class PlayerPartition:
     def allows(self, started_at: float) -> bool:
         """Whether every match partition has sent the joins of all matches started up to
         ``started_at``."""
-        marks = self.marks
-        return len(marks) == self.partitions and min(marks.values()) > started_at
+        return self.mark is not None and self.mark > started_at
 
     def wait(self, started_at: float, player_id: str, wall: float) -> None:
         item = (started_at, player_id)
@@ -74,9 +77,9 @@ class PlayerPartition:
     def due(self) -> list[str]:
         """The waiting players whose oldest pending match the watermarks now allow (each once;
         callers re-check the pending record)."""
-        if len(self.marks) < self.partitions:
+        floor = self.mark
+        if floor is None:
             return []
-        floor = min(self.marks.values())
         players: dict[str, None] = {}
         while self.waiting and self.waiting[0][0] < floor:
             item = heapq.heappop(self.waiting)
@@ -87,9 +90,9 @@ class PlayerPartition:
     def adjustments_due(self) -> list[str]:
         """The players with an adjustment the watermarks have now passed (each once; callers
         check whether it applies yet and whether it was applied before)."""
-        if not self.adjusting or len(self.marks) < self.partitions:
+        floor = self.mark
+        if not self.adjusting or floor is None:
             return []
-        floor = min(self.marks.values())
         players: dict[str, None] = {}
         while self.adjusting and self.adjusting[0][0] < floor:
             players[heapq.heappop(self.adjusting)[1]] = None

@@ -56,6 +56,7 @@ from stream.protocol import (
     Abandon,
     Adjusting,
     Cancel,
+    Combined,
     Join,
     PendingMatch,
     PendingRecord,
@@ -92,10 +93,10 @@ class PlayerProcessor:
         erased player's pseudonym), in the corrections file's order."""
         self.modes = modes
         self.partitions = partitions
-        # AbandonWatermarks go out at most this often (the worker: its tick). They hold only
-        # results of matches longer than the grace period, which wait that long anyway; sent on
-        # every watermark, now several a tick, they cost a fifth more worker CPU per match
-        # (docs/benchmarks.md, "The tick").
+        # Reports to the combiner that only move the abandon floor go out at most this often
+        # (the worker: its tick). That floor holds only results of matches longer than the
+        # grace period, which wait that long anyway; sent on every watermark, several a tick,
+        # they cost a fifth more worker CPU per match (docs/benchmarks.md, "The tick").
         self.announce_seconds = announce_seconds
         # A learning mode's rules per population the rate commands carried (_rules).
         self._populations: dict[tuple[str, Population], tuple[ModeConfig, ModeConfig]] = {}
@@ -132,17 +133,23 @@ class PlayerProcessor:
                     self._release(ctx, match_id, player_id, remember=True)
             case Adjusting(player_id, adjust_id):
                 self._apply(ctx, player_id, adjust_id)
-            case Watermark(source, at):
-                for player_id in watermarks.on_watermark(ctx.partition, source, at):
+            case Combined(at):
+                for player_id in watermarks.on_combined(ctx.partition, at):
                     record = ctx.pending.get(player_id)
                     if record is not None:
                         self._reconcile(ctx, player_id, record, changed=False)
                 for player_id in ctx.partition.adjustments_due():
                     self._request(ctx, player_id, ctx.pending.get(player_id))
-                announcement = watermarks.announce(ctx.partition, ctx.wall, self.announce_seconds)
-                if announcement is not None:
-                    for target in range(self.partitions):
-                        ctx.out.to_match(target, announcement)
+            case Watermark():
+                pass  # a version 9 worker's, left in the topic at an upgrade: the combiner's now
+
+    def report(self, ctx: PlayerContext) -> None:
+        """At the end of the partition's part of a batch: its report to the combiner, once the
+        broker has the rest (after every abandon request it covers), when one is due
+        (:func:`stream.pipeline.watermarks.player_report`)."""
+        sent = watermarks.player_report(ctx.partition, ctx.wall, self.announce_seconds)
+        if sent is not None:
+            ctx.out.to_match_after(0, sent)
 
     # --- handlers -----------------------------------------------------------------------------
 

@@ -13,7 +13,6 @@ health.py and watchdog.py.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Collection, Sequence
 from typing import Any, Protocol
@@ -146,13 +145,11 @@ def define(app: faust.App, s: Settings, pipeline: Wiring) -> None:
     app.agent(pipeline.player_in, name="skillstream.players", concurrency=1)(player_agent)
 
     async def tick() -> None:
-        # Timers may not write tables: the tick is a command the match agent handles.
+        # Timers may not write tables: the tick is a command the match agent handles, on the
+        # event-time combiner's partition alone (stream/pipeline/combiner.py), which sends a
+        # round on it while anything is pending.
         value = orjson.dumps([["tick", time.time()]])
-        sends = [
-            await app.producer.send(s.match_commands_topic, None, value, p, None, None)
-            for p in range(s.partitions)
-        ]
-        await asyncio.gather(*sends)
+        await (await app.producer.send(s.match_commands_topic, None, value, 0, None, None))
 
     app.timer(s.worker.tick_seconds, on_leader=True, name="skillstream.tick")(tick)
 

@@ -1,20 +1,17 @@
 """The event-time protocol, both sides, in the order docs/event-time.md tells it.
 
 1. **Input partitions**: a match partition notes how far it has read each input topic
-   (:func:`observe`).
-2. **Progress** (stage 1): at the end of a batch after a leader's tick, or of any batch at
-   most every SKILLSTREAM_PROGRESS_SECONDS (:func:`report_due`), a match partition tells every
-   match partition how far it has read, or that it has read everything (:func:`report`); each
-   notes the others' reports (:func:`on_progress`) and moves its clock on ticks
-   (:func:`on_tick`). From the reports each partition knows event time everywhere
-   (stream/pipeline/eventtime.py: ``EventTime``, the lateness, ``Deadlines``).
-3. **Watermarks** (stage 2): what a match partition's joins promise, sent to every player
-   partition when it moves (:func:`mark`); a player partition holds a snapshot until every
-   match partition's watermark is past the match's start (:func:`on_watermark`,
-   ``PlayerPartition.allows``).
-4. **Abandon watermarks**: once every watermark passed a start, every abandon request a start
-   before it could cause has been sent; a player partition says so to every match partition
-   (:func:`announce`), which releases the results held for it (:func:`on_abandon_watermark`).
+   (:func:`observe`), and the partitions it forwarded events to.
+2. **Reports**: at the end of a batch that read a view, or of a busy batch at most every
+   SKILLSTREAM_PROGRESS_SECONDS, or of one that changed whether it is pending
+   (:func:`report_due`), a match partition reports to the combiner how far it has read
+   (:func:`report`), once the broker has acknowledged the rest of the batch; a player partition
+   reports how far the watermark has come (:func:`player_report`).
+3. **The combiner** (stream/pipeline/combiner.py, on match-command partition 0) answers each
+   match partition with a view of the others (:func:`on_view`: event time everywhere, how far
+   the abandon requests are out) and the player partitions with the watermark
+   (:func:`on_combined`): a player partition holds a snapshot until it is past the match's
+   start (``PlayerPartition.allows``).
 
 Each function changes one partition's event-time state and returns what goes out (or which
 matches or players to look at again); the processors (stream/pipeline/matches.py, players.py)
@@ -26,18 +23,19 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 
-from stream.pipeline.matchpartition import FINISHED, LEAP_SECONDS, STARTED, MatchPartition
+from stream.pipeline.combiner import LEAP_SECONDS
+from stream.pipeline.eventtime import SETTLE_SECONDS, sample
+from stream.pipeline.matchpartition import FINISHED, STARTED, MatchPartition
 from stream.pipeline.playerpartition import PlayerPartition
-from stream.protocol import AbandonWatermark, Progress, Watermark
+from stream.protocol import PlayerReport, Report, View
 
 __all__ = [
-    "announce",
-    "mark",
+    "forwarding",
+    "joined",
     "observe",
-    "on_abandon_watermark",
-    "on_progress",
-    "on_tick",
-    "on_watermark",
+    "on_combined",
+    "on_view",
+    "player_report",
     "report",
     "report_due",
 ]
@@ -49,8 +47,8 @@ def observe(
     partition: MatchPartition, kind: str, at: float, wall: float, *, forwarded: bool
 ) -> None:
     """A match event at ``at`` read at ``wall`` (``kind``: STARTED or FINISHED). One read on
-    this partition's own inputs counts for its progress reports wherever it belongs; one
-    ``forwarded`` here from the partition that read it only moves the clock."""
+    this partition's own inputs counts for its reports wherever it belongs; one ``forwarded``
+    here from the partition that read it only moves the clock."""
     if not forwarded:
         if partition.read.get(kind, at) <= at:
             partition.read[kind] = at
@@ -59,138 +57,155 @@ def observe(
     partition.time.clock.observe(at, wall)
 
 
-def on_tick(partition: MatchPartition, round_wall: float, wall: float) -> None:
-    """The leader's tick: the batch's wall time moves the clock; the tick's names the round
-    that this partition's next report answers."""
-    partition.time.clock.tick(wall)
-    partition.ticked = round_wall
-    partition.settling.append((wall, partition.time.now))
+def forwarding(partition: MatchPartition, home: int, at: float) -> None:
+    """An event at ``at`` forwarded to partition ``home``: the next report names it."""
+    known = partition.forwarded.get(home)
+    if known is None or at < known:
+        partition.forwarded[home] = at
 
 
-def on_progress(partition: MatchPartition, progress: Progress, wall: float) -> None:
-    """Another match partition's report. (One of its own is from a version that sent them to
-    itself: its own are applied where they are made, see :func:`report`.)"""
-    if progress.source != partition.number:
-        partition.time.report(
-            progress.source, progress.started, progress.finished, progress.latest, wall
-        )
-        partition.mark_due = True
-
-
-def on_abandon_watermark(
-    partition: MatchPartition, source: int, at: float, partitions: int
-) -> list[str]:
-    """Player partition ``source`` has sent every abandon request for a start before ``at``:
-    the matches whose results were held for that (callers re-check each entry)."""
-    if at > partition.abandons.get(source, at - 1):
-        partition.abandons[source] = at
-    return partition.held.due(partition.abandons_out(partitions))
+def on_view(partition: MatchPartition, view: View, wall: float) -> list[str]:
+    """The combiner's view of the other partitions; one sent on a tick is the partition's
+    tick too (the clock moves on, event time is sampled for settling, a report is due).
+    Returns the matches whose results were held for the abandon requests it now says are out
+    (callers re-check)."""
+    partition.seen = (view.epoch, view.round)
+    partition.time.view(view.started, view.finished, view.latest, wall)
+    if view.tick:
+        partition.viewed = True
+        partition.time.clock.tick(wall)
+        sample(partition.settling, wall, partition.time.now)
+    if view.abandons is not None and (
+        partition.abandons is None or view.abandons > partition.abandons
+    ):
+        partition.abandons = view.abandons
+    return partition.held.due(partition.abandons)
 
 
 def report_due(partition: MatchPartition, wall: float, every: float | None) -> bool:
-    """Whether the batch ending now reports the partition's progress: after a tick, and after
-    any batch at most every ``every`` seconds (None: on ticks only)."""
-    if partition.ticked is not None:
+    """Whether the batch ending now reports: it read a view, it is the first since the
+    assignment, whether it is pending changed, or at most every ``every`` seconds (None: only
+    those)."""
+    if partition.viewed or partition.reported_pending != partition.pending:
         return True
     return every is not None and wall - partition.reported >= every
 
 
 def report(
-    partition: MatchPartition, wall: float, *, started_done: bool, finished_done: bool
-) -> Progress:
-    """This partition's progress, applied here and returned to be sent to every other match
-    partition (after every forward of the batch). ``started_done``/``finished_done``: the
-    worker has processed everything the broker holds on the partition's match-started /
-    match-finished input. The round is the tick's, or the batch's wall time."""
+    partition: MatchPartition,
+    unjoined: Callable[[str], bool],
+    wall: float,
+    *,
+    started_done: bool,
+    finished_done: bool,
+) -> Report | None:
+    """This partition's report, applied here and returned to be sent to the combiner once the
+    broker has the rest of the batch (None: the same as the last one sent, nothing to say).
+    ``started_done``/``finished_done``: the worker has processed everything the broker holds
+    on the partition's match-started / match-finished input. ``unjoined(match_id)``: that
+    match's finish still waits here for its start."""
     partition.time.clock.tick(wall)
     # Caught up, a partition promises what it will read next is no older than the latest
-    # event time it knows of now, up to the lateness: its clock, sent as its bound. (Sending
-    # "caught up" alone let the receiver bound it by the receiver's own clock when it read
-    # the report, which may have moved on since with events published after the report:
-    # a report read back late, as a restarted partition reads its commands again, then
-    # promised joins the reporter had yet to forward. Found by the crash simulator.)
-    # Without a clock (nothing heard of yet) it promises nothing: everything waits for it, one
-    # round at most, until it hears the others' latest times.
+    # event time it knows of now, up to the lateness: its clock, sent as its bound. Without a
+    # clock (nothing heard of yet) it promises nothing: everything waits for it, one round at
+    # most, until it hears the others' latest times.
     clock = partition.time.clock.value or 0.0
-    progress = Progress(
+    started = clock if started_done else partition.read.get(STARTED, 0.0)
+    finished = clock if finished_done else partition.read.get(FINISHED, 0.0)
+    earliest = _earliest_unjoined(partition, unjoined)
+    epoch, round_ = partition.seen
+    pending = partition.pending
+    forwarded = dict(partition.forwarded)
+    sent = Report(
         partition.number,
-        wall if partition.ticked is None else partition.ticked,
-        clock if started_done else partition.read.get(STARTED, 0.0),
-        clock if finished_done else partition.read.get(FINISHED, 0.0),
+        epoch,
+        round_,
+        started,
+        finished,
         partition.latest,
+        earliest,
+        forwarded,
+        pending,
     )
-    partition.ticked = None
+    partition.viewed = False
     partition.reported = wall
-    # Its own report is applied here, not read back from the log: after a crash the partition
-    # reads its inputs again from the last commit, and a report of its previous life read back
-    # first would claim what it has not re-read yet.
-    partition.time.report(
-        progress.source, progress.started, progress.finished, progress.latest, wall
-    )
-    partition.mark_due = True
-    return progress
+    partition.reported_pending = pending
+    samples = partition.settling
+    if not samples or wall - samples[-1][0] > SETTLE_SECONDS:
+        # No tick for a while (none go out while nothing is pending anywhere, and they come
+        # late under load): event time as it stood before this report is a sample, so a leap
+        # the report makes (a burst after a quiet spell) stands SETTLE_SECONDS before it counts.
+        sample(samples, wall, partition.time.now)
+    # Its own bounds are applied here, not read back: after a crash the partition reads its
+    # inputs again from the last commit, and a report of its previous life would claim what it
+    # has not re-read yet (the combiner's views leave each partition's own report out).
+    partition.time.report(started, finished, partition.latest, wall)
+    if sent == partition.last_report and not forwarded:
+        return None
+    # Forwards are named once, in the report that goes out (one that names some always does).
+    partition.forwarded.clear()
+    partition.last_report = sent
+    return sent
 
 
-def mark(
-    partition: MatchPartition, unjoined: Callable[[str], bool], wall: float
-) -> Watermark | None:
-    """What this partition's joins promise, to be sent to every player partition (at the end
-    of a batch that read or made a report, after every join the batch sent); None when it has
-    not moved.
+def joined(partition: MatchPartition, unjoined: Callable[[str], bool], wall: float) -> float | None:
+    """Every start homed here before this has been read and its joins sent (None: not known
+    yet): event time everywhere (held where it leapt, as the combiner holds its watermark),
+    and no later than a finish still waiting here for its start. The learning windows close
+    on it (stream/pipeline/learnedpopulation.py)."""
+    now = partition.time.now
+    stood = partition.settled(wall)
+    if now is not None and stood is not None:
+        # Not raised while event time has not stood anywhere yet.
+        if now - stood > LEAP_SECONDS:
+            now = stood
+        earliest = _earliest_unjoined(partition, unjoined)
+        if earliest is not None:
+            now = min(now, earliest)
+        if partition.joined is None or now > partition.joined:
+            partition.joined = now
+    return partition.joined
 
-    Joins go out for a start when it is read, and for a finish without a start, dated at its
-    finish, once event time passes it: so the promise is the lower of both topics'
-    watermarks, and no higher than a finish with a line-up still waiting here
-    (``unjoined(match_id)``: that match's finish still waits for its start)."""
-    partition.mark_due = False
-    joined = partition.time.now
-    if joined is not None:
-        # Event time that leapt (a burst read one topic ahead of the other, or a backlog)
-        # promises only what it has stood at a while (MatchPartition.settled): the other
-        # topic's part of a burst may not have been fetched yet, and a promise of joins
-        # that are not out yet also promises abandon requests that are not. Event time
-        # moving with the wall clock is promised at once: no latency added in steady state.
-        settled = partition.settled(wall)
-        if settled is not None and joined - settled > LEAP_SECONDS:
-            joined = settled
+
+def _earliest_unjoined(partition: MatchPartition, unjoined: Callable[[str], bool]) -> float | None:
+    """The earliest finish still waiting here for its start (stale heap items dropped)."""
     waiting = partition.unjoined
     while waiting:
         at, match_id = waiting[0]
         if unjoined(match_id):
-            joined = None if joined is None else min(joined, at)
-            break
+            return at
         heapq.heappop(waiting)
-    if joined is None or (partition.sent is not None and joined <= partition.sent):
-        return None
-    partition.sent = joined
-    return Watermark(partition.number, joined)
+    return None
 
 
 # --- the player side -----------------------------------------------------------------------------
 
 
-def on_watermark(partition: PlayerPartition, source: int, at: float) -> list[str]:
-    """Match partition ``source`` has sent every join of a match started before ``at``: the
-    players whose oldest pending match that now allows (callers re-check their records)."""
-    marks = partition.marks
-    if at > marks.get(source, at - 1):
-        marks[source] = at
+def on_combined(partition: PlayerPartition, at: float | None) -> list[str]:
+    """The combiner's watermark: every join of a match started before ``at`` has been sent
+    (None: the combiner asks for a report). The players whose oldest pending match that now
+    allows (callers re-check their records)."""
+    if at is None:
+        partition.asked = True
+    elif partition.mark is None or at > partition.mark:
+        partition.mark = at
     return partition.due()
 
 
-def announce(partition: PlayerPartition, wall: float, every: float) -> AbandonWatermark | None:
-    """Every join of a match started before the lowest watermark has been handled here, and
-    with it every abandon request it caused (sent before this, on the same partitions): what
-    to tell every match partition, once per step and at most every ``every`` seconds (None:
-    nothing new, or too soon: a later watermark announces it)."""
-    marks = partition.marks
-    if len(marks) < partition.partitions:
+def player_report(partition: PlayerPartition, wall: float, every: float) -> PlayerReport | None:
+    """What to tell the combiner at the end of a batch, once the broker has the rest of it:
+    every join of a match started before the watermark has been handled here, and with it
+    every abandon request it caused. Sent when asked, when whether it is pending changed, and
+    when the watermark moved, at most every ``every`` seconds (None: nothing to say yet)."""
+    pending = bool(partition.waiting or partition.adjusting)
+    moved = partition.mark is not None and (
+        partition.reported is None or partition.mark > partition.reported
+    )
+    due = partition.asked or pending != partition.reported_pending
+    if not due and (not moved or wall - partition.reported_at < every):
         return None
-    floor = min(marks.values())
-    if partition.announced is not None and floor <= partition.announced:
-        return None
-    if wall - partition.announced_at < every:
-        return None
-    partition.announced_at = wall
-    partition.announced = floor
-    return AbandonWatermark(partition.number, floor)
+    partition.asked = False
+    partition.reported = partition.mark
+    partition.reported_at = wall
+    partition.reported_pending = pending
+    return PlayerReport(partition.number, partition.mark, pending)

@@ -7,9 +7,11 @@ written and read here only, as typed values in the code:
 
 - match side commands: :class:`Snapshot` (``snap``), :class:`Abandon` (``abandon``),
   :class:`Forward` (``fwd``), :class:`Tick` (``tick``), :class:`Progress` (``progress``),
-  :class:`AbandonWatermark` (``awm``), :class:`WindowClosed` (``closed``);
+  :class:`AbandonWatermark` (``awm``), :class:`WindowClosed` (``closed``), and the combiner's
+  :class:`Report` (``rep``), :class:`PlayerReport` (``prep``) and :class:`View` (``view``);
 - player side commands: :class:`Join` (``join``), :class:`Rate` (``rate``), :class:`Cancel`
-  (``cancel``), :class:`Watermark` (``wm``), :class:`Adjusting` (``adj``);
+  (``cancel``), :class:`Watermark` (``wm``), :class:`Adjusting` (``adj``), :class:`Combined`
+  (``gwm``);
 - table records: :class:`RatingRecord` (table ``ratings``), :class:`PendingRecord` (table
   ``pending``), :class:`MatchEntry` (table ``matches``), :class:`PopulationRecord` (table
   ``populations``).
@@ -40,16 +42,20 @@ from stream.protocol.commands import (
     AbandonWatermark,
     Adjusting,
     Cancel,
+    Combined,
     Command,
     Forward,
     Join,
     MatchCommand,
     PlayerCommand,
+    PlayerReport,
     Progress,
     Rate,
     RatedPlayer,
+    Report,
     Snapshot,
     Tick,
+    View,
     Watermark,
     WindowClosed,
     decode_commands,
@@ -99,6 +105,7 @@ __all__ = [
     "AbandonWatermark",
     "Adjusting",
     "Cancel",
+    "Combined",
     "Command",
     "Finish",
     "Forward",
@@ -108,17 +115,20 @@ __all__ = [
     "PendingMatch",
     "PendingRecord",
     "PlayerCommand",
+    "PlayerReport",
     "PopulationRecord",
     "Progress",
     "ProtocolError",
     "Rate",
     "RatedPlayer",
     "RatingRecord",
+    "Report",
     "Snapshot",
     "StoredChain",
     "StoredMessage",
     "TableCodec",
     "Tick",
+    "View",
     "Waiting",
     "Watermark",
     "WindowClosed",

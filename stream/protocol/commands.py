@@ -66,7 +66,12 @@ from stream.ratings.skill import PlayerState, PlayerStats
 # (stream/ratings/population/__init__.py): a learning mode's population carries a sixth
 # element and its evidence thirteen integers; decoders read version 8's forms as the mode's
 # own offset and no offset evidence. A version 8 worker refuses both as malformed: the same rule.
-PROTOCOL_VERSION = 9
+# Version 10 replaced the all-to-all exchanges of the event-time protocol with one combiner
+# (docs/event-time.md): ``rep`` and ``prep`` (a match and a player partition's report to it),
+# ``view`` (its answer to a match partition) and ``gwm`` (to a player partition). A version 9
+# worker dead-letters them as unknown; a version 10 worker reads the ``progress``, ``wm`` and
+# ``awm`` a version 9 worker left and ignores them: upgrade every worker of a group together.
+PROTOCOL_VERSION = 10
 
 
 # --- match side commands -------------------------------------------------------------------------
@@ -168,7 +173,79 @@ class WindowClosed:
     evidence: dict[str, dict[int, Evidence]]
 
 
-MatchCommand = Snapshot | Abandon | Forward | Tick | Progress | AbandonWatermark | WindowClosed
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Match partition ``source``'s report to the combiner (match-command partition 0), sent
+    once the broker has acknowledged the rest of its batch (docs/event-time.md): so whatever
+    the combiner sends on after reading it lands after every forward and join it covers.
+
+    ``epoch``/``round``: the latest view it has processed (0/0: none). ``started`` and
+    ``finished``: per input topic, the latest event time processed while records still wait
+    there (0.0: none read yet), or once it has read all the broker holds, its clock.
+    ``latest``: the latest event time read on its inputs (None: none). ``unjoined``: the
+    earliest finish with a line-up still waiting here for its start (None: none), whose joins
+    go out only once event time passes it. ``forwarded``: per partition it forwarded events to
+    since its last report, the earliest event time among them. ``pending``: it holds a match
+    not settled yet, so event time must keep moving."""
+
+    source: int
+    epoch: int
+    round: int
+    started: float
+    finished: float
+    latest: float | None
+    unjoined: float | None
+    forwarded: dict[int, float]
+    pending: bool
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class PlayerReport:
+    """Player partition ``source``'s report to the combiner, sent once the broker has
+    acknowledged the rest of its batch: it has handled every join of a match started before
+    ``floor`` (None: no watermark yet), and so sent every abandon request those caused.
+    ``pending``: a player of it waits for the watermark (a snapshot, an adjustment)."""
+
+    source: int
+    floor: float | None
+    pending: bool
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class View:
+    """The combiner's answer to one match partition, round ``round`` of its life ``epoch``:
+    the lowest ``started`` and ``finished`` bound among the *other* match partitions' reports
+    (None: not all have reported), the latest event time read anywhere, and ``abandons``: every
+    player partition has sent every abandon request for a start before it (None: not known).
+    Each is a promise about when it was made; receivers keep the highest. ``tick``: sent on
+    the leader's tick, a round to every partition, which is the partition's tick too (it
+    samples event time for settling and reports at the end of the batch); otherwise sent
+    between ticks because the view changed."""
+
+    epoch: int
+    round: int
+    started: float | None
+    finished: float | None
+    latest: float | None
+    abandons: float | None
+    tick: bool
+
+
+MatchCommand = (
+    Snapshot
+    | Abandon
+    | Forward
+    | Tick
+    | Progress
+    | AbandonWatermark
+    | WindowClosed
+    | Report
+    | PlayerReport
+    | View
+)
 
 
 # --- player side commands ------------------------------------------------------------------------
@@ -246,7 +323,17 @@ class Adjusting:
     adjust_id: str
 
 
-PlayerCommand = Join | Rate | Cancel | Watermark | Adjusting
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Combined:
+    """The combiner's watermark for every player partition: every match partition has sent
+    the join of every match started before ``at`` (None: not known yet; the combiner asks for a
+    report). Sent after the reports it rests on, so after those joins."""
+
+    at: float | None
+
+
+PlayerCommand = Join | Rate | Cancel | Watermark | Adjusting | Combined
 Command = MatchCommand | PlayerCommand
 
 
@@ -353,6 +440,19 @@ def _evidence(data: object, what: str) -> dict[str, dict[int, Evidence]]:
     return out
 
 
+def _encode_forwarded(forwarded: dict[int, float]) -> object:
+    return [[partition, at] for partition, at in sorted(forwarded.items())]
+
+
+def _forwarded(data: object, what: str) -> dict[int, float]:
+    found: dict[int, float] = {}
+    for item in as_list(data, what):
+        pair = as_list(item, what)
+        arity(pair, what, 2)
+        found[as_int(pair[0], what)] = as_number(pair[1], what)
+    return found
+
+
 STR = Element(_same, as_str)
 INT = Element(_same, as_int)
 NUMBER = Element(_same, as_number)
@@ -381,6 +481,29 @@ DECLARATIONS = (
     ),
     Declaration("awm", AbandonWatermark, "match", (INT, NUMBER)),
     Declaration(
+        "rep",
+        Report,
+        "match",
+        (
+            INT,
+            INT,
+            INT,
+            NUMBER,
+            NUMBER,
+            MAYBE_NUMBER,
+            MAYBE_NUMBER,
+            Element(_encode_forwarded, _forwarded),
+            BOOL,
+        ),
+    ),
+    Declaration("prep", PlayerReport, "match", (INT, MAYBE_NUMBER, BOOL)),
+    Declaration(
+        "view",
+        View,
+        "match",
+        (INT, INT, MAYBE_NUMBER, MAYBE_NUMBER, MAYBE_NUMBER, MAYBE_NUMBER, BOOL),
+    ),
+    Declaration(
         "closed", WindowClosed, "match", (INT, NUMBER, Element(_encode_evidence, _evidence))
     ),
     Declaration("join", Join, "player", (STR, STR, STR, NUMBER, INT)),
@@ -406,6 +529,7 @@ DECLARATIONS = (
     ),
     Declaration("cancel", Cancel, "player", (STR, Element(_same, as_strings))),
     Declaration("wm", Watermark, "player", (INT, NUMBER)),
+    Declaration("gwm", Combined, "player", (MAYBE_NUMBER,)),
     Declaration("adj", Adjusting, "player", (STR, STR)),
 )
 

@@ -146,7 +146,8 @@ def test_control_line_counts_the_protocol_s_commands_per_second_and_per_partitio
     commands = Log(500, 100, kinds={"tick": 80, "progress": 640, "wm": 160, "join": 40})
     line = control_line(commands, 20.0, 4)
     assert line == (
-        "    control: 44.0 commands/s (tick 4.0, progress 32.0, wm 8.0, awm 0.0);"
+        "    control: 44.0 commands/s (tick 4.0, rep 0.0, prep 0.0, view 0.0, gwm 0.0,"
+        " progress 32.0, wm 8.0, awm 0.0);"
         " 11.00 per partition, 2.750 per partition squared; command records 25.0/s"
     )
 

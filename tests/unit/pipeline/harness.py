@@ -35,8 +35,8 @@ from stream.config.settings import TABLES, CacheSettings, Settings
 from stream.deadletters import DeadLetter
 from stream.delivery import OutRecord
 from stream.pipeline.batches import MATCH_TABLE, PENDING_TABLE, RATING_TABLE, BatchRunner, Message
+from stream.pipeline.eventtime import SETTLE_TICKS
 from stream.pipeline.matches import MatchProcessor
-from stream.pipeline.matchpartition import SETTLE_TICKS
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.positions import InputPositions
@@ -196,10 +196,9 @@ class Cluster:
         self.append(topic, partition, value)
 
     def tick(self, wall: float) -> None:
+        """The leader's tick, to the combiner's partition (match partition 0)."""
         self.wall = wall
-        value = orjson.dumps([encode_command(Tick(wall))])
-        for p in range(self.partitions):
-            self.append(MATCH_COMMANDS, p, value)
+        self.append(MATCH_COMMANDS, 0, orjson.dumps([encode_command(Tick(wall))]))
 
     def message(self, item: Item) -> Message:
         topic, partition, offset, value = item
@@ -320,10 +319,10 @@ class Cluster:
             len(self.ratings),
             len(self.dead_letters),
             {name: dict(table) for name, table in self.store.tables.items()},
-            # How many partitions have reported, not what: the values move with every tick.
-            {n: len(p.time.reports) for n, p in runner.match_partitions.items()},
-            {n: len(p.marks) for n, p in runner.player_partitions.items()},
-            {n: len(p.abandons) for n, p in runner.match_partitions.items()},
+            # What is known of event time, not its values: they move with every tick.
+            {n: p.time.now is None for n, p in runner.match_partitions.items()},
+            {n: p.mark is None for n, p in runner.player_partitions.items()},
+            {n: p.abandons is None for n, p in runner.match_partitions.items()},
         )
 
     def unstick(self) -> bool:

@@ -21,13 +21,14 @@ from stream.deadletters import Origin
 from stream.offline.explaining import explained_changes
 from stream.offline.replayer import Replayer, in_play_order
 from stream.pipeline import watermarks
+from stream.pipeline.eventtime import SETTLE_TICKS
 from stream.pipeline.matches import MatchProcessor
-from stream.pipeline.matchpartition import SETTLE_TICKS, MatchContext
+from stream.pipeline.matchpartition import MatchContext
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.playerpartition import PlayerContext
 from stream.pipeline.players import PlayerProcessor
-from stream.protocol import MATCHES, AbandonWatermark, Watermark
+from stream.protocol import MATCHES, Combined, PlayerReport, Report
 
 # Every test with one message per runner call and with batches (tests/conftest.py, batched).
 pytestmark = pytest.mark.usefixtures("batched")
@@ -165,8 +166,9 @@ def test_finishes_without_starts_read_in_any_order_equal_replay(
 
 def test_a_restored_partition_still_holds_its_watermark_below_a_waiting_finish() -> None:
     """After a restart the match partition rebuilds, from its table, which finishes with a
-    line-up still wait for event time (their joins are not out): the watermark it sends the
-    player partitions stays at the earliest, however far event time has gone."""
+    line-up still wait for event time (their joins are not out): its report names the
+    earliest, and the combiner's watermark for the player partitions stays there, however far
+    event time has gone."""
     matches = MatchProcessor(Modes(), partitions=1)
     wall = T0 + 500
     ctx = MatchContext.of(matches.restore(0, None, [], wall), {}, Outbox(), wall)
@@ -180,13 +182,25 @@ def test_a_restored_partition_still_holds_its_watermark_below_a_waiting_finish()
     restored = matches.restore(0, None, entries, wall)
     # Only the finish with a line-up will send joins dated at its finish.
     assert restored.unjoined == [(T0 + 20, "m2")]
-    restored.time.report(0, None, None, T0 + 100, wall)
-    for _ in range(SETTLE_TICKS):  # event time has stood there a while
-        watermarks.on_tick(restored, wall, wall)
-    assert restored.time.now is not None and restored.time.now > T0 + 20
+    assert restored.pending  # both finishes wait: event time must keep moving
+    restored.latest = T0 + 100  # read on its inputs since
+    restored.time.clock.observe(T0 + 100, wall)
+    combiner = restored.combiner
+    assert combiner is not None
+    ((_, greeting),) = combiner.on_tick(wall).views  # it reads the combiner's greeting
+    watermarks.on_view(restored, greeting, wall)
     out = Outbox()
-    matches.mark(MatchContext.of(restored, table, out, wall))
-    assert [getattr(c, "at", None) for c in out.player_commands[0]] == [T0 + 20]
+    matches.report(
+        MatchContext.of(restored, table, out, wall), started_done=True, finished_done=True
+    )
+    (report,) = out.after[0]
+    assert isinstance(report, Report)
+    assert (report.started, report.unjoined, report.pending) == (T0 + 100, T0 + 20, True)
+    combiner.on_report(report, wall)
+    for n in range(SETTLE_TICKS):  # event time has stood there a while
+        combiner.on_tick(wall + n * 0.1)
+    assert combiner.now() == T0 + 100
+    assert combiner.mark(wall + 1) == T0 + 20
 
 
 @settings(max_examples=60, deadline=None)
@@ -301,10 +315,12 @@ def test_a_late_finish_read_before_its_late_start_waits_from_now() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_a_fleet_that_publishes_each_match_once_it_is_over_is_rated_as_played(seed: int) -> None:
-    """Both events of a match at its finish, the start dated when it began: most starts are
-    behind event time when read (late_starts), yet no player has moved past them, so every
-    rating equals replay and no join is late. The finishes come within the lateness (matches
-    that end at the same moment are published a few harness ticks apart)."""
+    """Both events of a match at its finish, the start dated when it began: starts behind
+    event time when read, yet no player has moved past them, so every rating equals replay
+    and no join is late. The finishes come within the lateness (matches that end at the same
+    moment are published a few harness ticks apart). (Whether a start counts as late here
+    depends on when the partition last heard of the others: with nothing pending between two
+    matches the combiner sends no views. The ratings do not depend on it.)"""
     matches = history(seed)
     c = Cluster(partitions=PARTITIONS, lateness=1.0)
     for match_id, start, finish, teams, ranks in sorted(matches, key=lambda m: (m[2], m[0])):
@@ -313,7 +329,6 @@ def test_a_fleet_that_publishes_each_match_once_it_is_over_is_rated_as_played(se
         c.send(FINISHED, {**ids, "finished_at": epoch_ms(finish), "ranks": ranks})
         c.run()
     assert live(c) == replayed(matches)
-    assert c.counts["late_starts"] > 0
     assert (c.counts["late_joins"], c.counts["late_finishes"]) == (0, 0)
 
 
@@ -504,26 +519,26 @@ def test_an_abandon_request_names_the_next_start_even_when_a_later_one_is_read_f
     assert live(c) == replayed(matches)
 
 
-def test_a_player_partition_announces_its_abandon_watermark_at_most_once_a_tick() -> None:
-    """Watermarks come several times a tick (every batch's reports); what they allow of the
-    abandon requests goes out once per ``announce_seconds``, the latest floor each time."""
+def test_a_player_partition_reports_a_moved_watermark_at_most_once_a_tick() -> None:
+    """The combiner's watermark may come several times a tick; a report that only moves the
+    abandon floor goes out once per ``announce_seconds``, with the latest floor; one asked for,
+    or that says the partition is pending or no longer, goes at once."""
     players = PlayerProcessor(Modes(), partitions=2, announce_seconds=0.1)
     partition = players.restore(0, [])
 
-    def watermarks(wall: float, at: float) -> list[AbandonWatermark]:
+    def reports(wall: float, at: float | None) -> list[PlayerReport]:
         out = Outbox()
         ctx = PlayerContext.of(partition, {}, {}, out, wall)
-        for source in range(2):
-            players.on_command(ctx, Watermark(source, at))
-        sent = [c for commands in out.match_commands.values() for c in commands]
-        return [c for c in sent if isinstance(c, AbandonWatermark)]
+        players.on_command(ctx, Combined(at))
+        players.report(ctx)
+        assert not out.match_commands
+        return [c for c in out.after[0] if isinstance(c, PlayerReport)]
 
-    assert watermarks(10.0, 100.0) == [AbandonWatermark(0, 100.0)] * 2
-    assert watermarks(10.05, 101.0) == []  # within the tick: held
-    # The first watermark opens the gate (the floor is then 101), the second is held.
-    assert watermarks(10.2, 102.0) == [AbandonWatermark(0, 101.0)] * 2
-    assert watermarks(10.4, 102.0) == [AbandonWatermark(0, 102.0)] * 2
-    assert watermarks(10.6, 102.0) == []  # nothing new to say
+    assert reports(10.0, 100.0) == [PlayerReport(0, 100.0, False)]  # the first since restore
+    assert reports(10.05, 101.0) == []  # within the tick: held
+    assert reports(10.2, 102.0) == [PlayerReport(0, 102.0, False)]
+    assert reports(10.25, None) == [PlayerReport(0, 102.0, False)]  # asked
+    assert reports(10.4, 102.0) == []  # nothing new to say
 
 
 def burst(c: Cluster, matches: list[Match], cut: float, first: str) -> None:

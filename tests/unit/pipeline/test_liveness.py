@@ -78,13 +78,15 @@ def test_a_match_partition_that_never_reports_holds_event_time_and_the_players()
     c.run()
     m, _ = monitor()
     found = check(m, c, BOUND + 1)
-    # Partition 0 heard nothing from 1, and without every report it sends no watermark: the
-    # players of its match (m1) wait for both.
+    # The combiner (with partition 0) heard nothing from match partition 1, nor from player
+    # partition 1, which nothing reached: without every report it sends no view and no
+    # watermark, and the players of partition 0's match (m1) wait for it.
     assert (
-        "match partition 0 has waited 61 s for the progress reports of match partitions 1" in found
+        "match partition 0 has waited 61 s for the event-time combiner's view; it waits for the"
+        " reports of match partitions 1" in found
     )
     assert any(
-        f.startswith("player c (partition ") and "partitions 0, 1 to pass" in f for f in found
+        f.startswith("player c (partition ") and "combiner's watermark to pass" in f for f in found
     )
 
 

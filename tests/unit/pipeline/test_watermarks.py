@@ -1,24 +1,15 @@
 """stream/pipeline/watermarks.py, one step at a time on one partition's state: what each step
-changes and what it says to send. The whole protocol, with its decisions, runs in
-test_event_time.py on the in-memory harness."""
+changes and what it says to send. The combiner is test_combiner.py; the whole protocol, with
+its decisions, runs in test_event_time.py on the in-memory harness."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from stream.pipeline import watermarks
-from stream.pipeline.eventtime import EventTime
-from stream.pipeline.matchpartition import (
-    FINISHED,
-    SETTLE_SECONDS,
-    SETTLE_TICKS,
-    STARTED,
-    MatchContext,
-    MatchPartition,
-)
+from stream.pipeline.eventtime import SETTLE_SECONDS, SETTLE_TICKS, EventTime
+from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.playerpartition import PlayerPartition
-from stream.protocol import AbandonWatermark, Progress, Watermark
+from stream.protocol import PlayerReport, Report, View
 
 T0 = 1_780_000_000.0
 PARTITIONS = 3
@@ -28,149 +19,191 @@ def match_partition(number: int = 0, lateness: float = 0.0) -> MatchPartition:
     return MatchPartition(number, EventTime(PARTITIONS, lateness, None, 0.0))
 
 
+def nothing_waits(match_id: str) -> bool:
+    return False
+
+
+def view(
+    at: float | None, round_: int = 1, *, tick: bool = True, abandons: float | None = None
+) -> View:
+    return View(9, round_, at, at, at, abandons, tick)
+
+
 def test_a_partition_reports_what_it_read_or_that_it_read_everything() -> None:
     p = match_partition()
     watermarks.observe(p, STARTED, T0 + 5, 1.0, forwarded=False)
     watermarks.observe(p, FINISHED, T0 + 3, 1.0, forwarded=False)
     watermarks.observe(p, STARTED, T0 + 9, 1.0, forwarded=True)  # moves the clock only
-    progress = watermarks.report(p, 2.0, started_done=False, finished_done=True)
+    watermarks.forwarding(p, 2, T0 + 4)
+    watermarks.forwarding(p, 2, T0 + 2)
+    sent = watermarks.report(p, nothing_waits, 2.0, started_done=False, finished_done=True)
     # Behind on its starts: what it read there. Read to the end of its finishes: its clock,
     # the latest read moved on by the wall second since (nothing it reads next is older).
-    assert progress == Progress(0, 2.0, T0 + 5, T0 + 10, T0 + 5)
+    assert sent == Report(0, 0, 0, T0 + 5, T0 + 10, T0 + 5, None, {2: T0 + 2}, False)
     assert p.time.clock.value == T0 + 10
-    # Its own report is applied at once; the others' are still missing.
-    assert p.time.reports == {0: (T0 + 5, T0 + 10)} and p.mark_due
-    assert p.reported == 2.0
+    # Its own bounds are applied at once; the others' are still missing.
+    assert p.time.own == (T0 + 5, T0 + 10) and p.time.now is None
+    assert p.reported == 2.0 and p.forwarded == {}
+    # Again, with nothing forwarded since: sent; the same once more says nothing new.
+    assert watermarks.report(p, nothing_waits, 2.0, started_done=False, finished_done=True)
+    assert watermarks.report(p, nothing_waits, 2.0, started_done=False, finished_done=True) is None
 
 
-def test_a_caught_up_report_read_late_bounds_event_time_where_it_was_made() -> None:
-    """A report read long after it was made (a partition reading its commands again after a
-    restore, while its own inputs are read ahead) bounds event time at the reporter's clock
-    then, not at the reader's now: what the reporter read next may be older than that."""
-    reporter, reader = match_partition(1), match_partition(0)
-    watermarks.observe(reporter, STARTED, T0 + 10, 1.0, forwarded=False)
-    old = watermarks.report(reporter, 1.0, started_done=True, finished_done=True)
-    # Meanwhile the reader has read events an hour later on its own inputs.
-    watermarks.observe(reader, STARTED, T0 + 3600, 2.0, forwarded=False)
-    watermarks.report(reader, 2.0, started_done=True, finished_done=True)
-    for source in (1, 2):
-        watermarks.on_progress(reader, dataclasses.replace(old, source=source), 2.0)
-    assert reader.time.now == T0 + 10
-
-
-def test_a_report_is_due_after_a_tick_or_once_per_interval() -> None:
+def test_a_report_names_the_earliest_finish_still_waiting_for_its_start() -> None:
     p = match_partition()
-    assert watermarks.report_due(p, 10.0, 0.05)  # never reported
-    watermarks.report(p, 10.0, started_done=True, finished_done=True)
+    p.unjoined = [(T0 + 40, "waiting"), (T0 + 70, "later")]
+    waiting = {"waiting", "later"}
+    sent = watermarks.report(p, waiting.__contains__, 1.0, started_done=True, finished_done=True)
+    assert sent is not None and sent.unjoined == T0 + 40
+    waiting.discard("waiting")  # its start came
+    sent = watermarks.report(p, waiting.__contains__, 1.1, started_done=True, finished_done=True)
+    assert sent is not None and sent.unjoined == T0 + 70 and p.unjoined == [(T0 + 70, "later")]
+
+
+def test_a_report_is_due_after_a_tick_s_view_a_change_of_pending_or_once_per_interval() -> None:
+    p = match_partition()
+    assert watermarks.report_due(p, 10.0, None)  # never reported
+    watermarks.report(p, nothing_waits, 10.0, started_done=True, finished_done=True)
     assert not watermarks.report_due(p, 10.01, 0.05)
     assert watermarks.report_due(p, 10.06, 0.05)
-    assert not watermarks.report_due(p, 10.06, None)  # on ticks only
-    watermarks.on_tick(p, 9.5, 10.06)
+    assert not watermarks.report_due(p, 10.06, None)  # no interval
+    watermarks.on_view(p, view(T0, tick=False), 10.06)
+    assert not watermarks.report_due(p, 10.06, None)  # a view between ticks: no
+    watermarks.on_view(p, view(T0, 2), 10.06)
     assert watermarks.report_due(p, 10.06, None)
-    # The report answers the tick's round.
-    assert watermarks.report(p, 10.07, started_done=True, finished_done=True).round == 9.5
+    sent = watermarks.report(p, nothing_waits, 10.07, started_done=True, finished_done=True)
+    assert sent is not None and (sent.epoch, sent.round) == (9, 2)  # the view it answers
+    p.open.add("m1")  # a match not settled: pending now
+    assert watermarks.report_due(p, 10.07, None)
+    sent = watermarks.report(p, nothing_waits, 10.08, started_done=True, finished_done=True)
+    assert sent is not None and sent.pending
 
 
-def test_event_time_waits_for_every_partition_and_for_the_one_behind() -> None:
+def test_event_time_waits_for_the_view_and_for_the_partition_behind() -> None:
     p = match_partition()
     watermarks.observe(p, STARTED, T0 + 60, 1.0, forwarded=False)
-    watermarks.report(p, 1.0, started_done=True, finished_done=True)
-    watermarks.on_progress(p, Progress(1, 1.0, None, None, T0 + 60), 1.0)
-    assert p.time.now is None  # partition 2 has not reported
-    watermarks.on_progress(p, Progress(2, 1.0, T0 + 10, None, T0 + 10), 1.0)
-    assert p.time.now == T0 + 10  # partition 2 is behind on its starts
-    watermarks.on_progress(p, Progress(0, 1.0, 0.0, 0.0, None), 1.0)  # its own: ignored
-    assert p.time.reports[0] == (T0 + 60, T0 + 60)
+    watermarks.report(p, nothing_waits, 1.0, started_done=True, finished_done=True)
+    assert p.time.now is None  # no view of the others yet
+    watermarks.on_view(p, View(9, 1, T0 + 10, T0 + 80, T0 + 80, None, True), 1.0)
+    assert p.time.now == T0 + 10  # another partition is behind on its starts
+    # A lower view later (a combiner restored behind) does not lower it.
+    watermarks.on_view(p, view(T0 + 5, 2), 1.0)
+    assert p.time.now == T0 + 10
+    # One partition alone has no others: its own bounds are event time.
+    alone = MatchPartition(0, EventTime(1, 0.0, None, 0.0))
+    watermarks.observe(alone, STARTED, T0 + 60, 1.0, forwarded=False)
+    watermarks.report(alone, nothing_waits, 1.0, started_done=True, finished_done=True)
+    assert alone.time.now == T0 + 60
 
 
-def test_the_watermark_to_the_players_stays_below_a_finish_waiting_for_its_start() -> None:
-    p = match_partition()
-    watermarks.observe(p, STARTED, T0 + 100, 1.0, forwarded=False)
-    for source in range(PARTITIONS):
-        watermarks.on_progress(p, Progress(source, 1.0, None, None, T0 + 100), 1.0)
-    p.time.reports[0] = (None, None)
-    for _ in range(SETTLE_TICKS):  # event time has stood at T0 + 100 for a while
-        watermarks.on_tick(p, 1.0, 1.0)
-    p.unjoined = [(T0 + 40, "waiting"), (T0 + 70, "later")]
-    waiting = {"waiting"}
-    assert watermarks.mark(p, lambda m: m in waiting, 1.0) == Watermark(0, T0 + 40)
-    assert watermarks.mark(p, lambda m: m in waiting, 1.0) is None  # has not moved
-    waiting.clear()  # its start came: the next waiting finish bounds it no more either
-    assert watermarks.mark(p, lambda m: m in waiting, 1.0) == Watermark(0, T0 + 100)
-    assert p.unjoined == [] and not p.mark_due
-
-
-def test_held_results_are_released_once_every_player_partition_announced() -> None:
+def test_held_results_are_released_once_the_view_says_the_abandon_requests_are_out() -> None:
     p = match_partition()
     p.held.add(T0 + 50, "m1")
-    assert watermarks.on_abandon_watermark(p, 0, T0 + 60, PARTITIONS) == []
-    assert watermarks.on_abandon_watermark(p, 1, T0 + 60, PARTITIONS) == []
-    assert watermarks.on_abandon_watermark(p, 2, T0 + 40, PARTITIONS) == []  # 2 is behind
-    assert watermarks.on_abandon_watermark(p, 2, T0 + 30, PARTITIONS) == []  # never backwards
-    assert p.abandons[2] == T0 + 40
-    assert watermarks.on_abandon_watermark(p, 2, T0 + 55, PARTITIONS) == ["m1"]
+    assert watermarks.on_view(p, view(T0 + 60), 1.0) == []  # no floor yet
+    assert watermarks.on_view(p, view(T0 + 60, 2, abandons=T0 + 40), 1.0) == []
+    assert watermarks.on_view(p, view(T0 + 60, 3, abandons=T0 + 30), 1.0) == []
+    assert p.abandons == T0 + 40  # never backwards
+    assert watermarks.on_view(p, view(T0 + 60, 4, abandons=T0 + 55), 1.0) == ["m1"]
 
 
-def test_a_player_partition_announces_the_lowest_watermark_once_per_step() -> None:
+def test_a_player_partition_follows_the_combiner_s_watermark_and_reports_it() -> None:
     p = PlayerPartition(1, PARTITIONS)
     p.wait(T0 + 20, "alice", 0.0)
-    assert watermarks.on_watermark(p, 0, T0 + 30) == []
-    assert watermarks.announce(p, 0.0, 1.0) is None  # not every match partition yet
-    assert watermarks.on_watermark(p, 1, T0 + 30) == []
-    assert watermarks.on_watermark(p, 2, T0 + 25) == ["alice"]  # every mark past her start
-    assert watermarks.announce(p, 5.0, 1.0) == AbandonWatermark(1, T0 + 25)
-    assert watermarks.announce(p, 5.0, 1.0) is None  # nothing new
-    watermarks.on_watermark(p, 2, T0 + 35)
-    assert watermarks.announce(p, 5.5, 1.0) is None  # too soon: a later watermark says it
-    assert watermarks.announce(p, 6.0, 1.0) == AbandonWatermark(1, T0 + 30)
+    # The first batch after an assignment reports (pending: alice waits).
+    assert watermarks.player_report(p, 0.0, 1.0) == PlayerReport(1, None, True)
+    assert watermarks.on_combined(p, None) == []  # the combiner's greeting
+    assert watermarks.player_report(p, 0.1, 1.0) == PlayerReport(1, None, True)  # asked
+    assert watermarks.on_combined(p, T0 + 25) == ["alice"]  # past her start
+    # Not pending any more: said at once, with the watermark handled.
+    assert watermarks.player_report(p, 0.2, 1.0) == PlayerReport(1, T0 + 25, False)
+    watermarks.on_combined(p, T0 + 30)
+    assert watermarks.player_report(p, 0.5, 1.0) is None  # only moved, and too soon
+    watermarks.on_combined(p, T0 + 28)  # never backwards
+    assert watermarks.player_report(p, 1.2, 1.0) == PlayerReport(1, T0 + 30, False)
+    assert watermarks.player_report(p, 5.0, 1.0) is None  # nothing new
 
 
 def test_decisions_wait_until_event_time_has_stood_past_them_for_a_few_ticks() -> None:
     """What a burst read one topic ahead of the other needs (docs/event-time.md): event time
-    that leaps is decided on, and promised to the player partitions, only once it has stood
-    there SETTLE_TICKS ticks or SETTLE_SECONDS, whichever comes first; event time moving with
-    the wall clock is promised at once."""
+    that leaps is decided on only once it has stood there SETTLE_TICKS ticks or
+    SETTLE_SECONDS, whichever comes first; a tick is a view sent on the leader's tick."""
     p = match_partition()
     wall = 1.0
+    round_ = 0
 
     def now() -> float | None:
         return MatchContext.of(p, {}, Outbox(), wall).now
 
     def tick(seconds: float = 0.1) -> None:
-        nonlocal wall
+        nonlocal wall, round_
         wall += seconds
-        watermarks.on_tick(p, wall, wall)
+        round_ += 1
+        watermarks.on_view(p, view(None, round_), wall)
 
     def everyone_read(at: float) -> None:
         watermarks.observe(p, STARTED, at, wall, forwarded=False)
-        for source in range(PARTITIONS):
-            watermarks.on_progress(p, Progress(source, wall, None, None, at), wall)
-        p.time.reports[0] = (None, None)
+        watermarks.on_view(p, view(at, round_, tick=False), wall)
+        watermarks.report(p, nothing_waits, wall, started_done=True, finished_done=True)
 
     everyone_read(T0)
     for _ in range(SETTLE_TICKS):
         assert now() is None  # not yet stood anywhere for long enough
         tick(0.01)
     assert now() is not None
-    tick()
-    watermark = watermarks.mark(p, lambda m: False, wall)
-    assert watermark is not None and watermark.at == p.time.now  # moving with the wall: at once
     for slow in (False, True):
-        # A leap of ten minutes (a burst's first topic): neither decided on nor promised yet.
+        # A leap of ten minutes (a burst's first topic): not decided on yet.
         leap = p.time.now
         assert leap is not None
         everyone_read(leap + 600)
         assert now() is not None and now() < leap + 1  # type: ignore[operator]
-        assert watermarks.mark(p, lambda m: False, wall) is None
-        if slow:  # ticks late under load: half a second of wall time is as good
+        if slow:  # ticks late under load: half a second of wall time since one after the leap
+            tick(SETTLE_SECONDS + 0.01)
+            assert now() is not None and now() < leap + 1  # type: ignore[operator]
             tick(SETTLE_SECONDS + 0.01)
         else:
             for _ in range(SETTLE_TICKS - 1):
                 tick(0.01)
                 assert now() is not None and now() < leap + 1  # type: ignore[operator]
-                assert watermarks.mark(p, lambda m: False, wall) is None
             tick(0.01)
-        # It has stood there long enough.
         assert now() is not None and now() >= leap + 600  # type: ignore[operator]
-        watermark = watermarks.mark(p, lambda m: False, wall)
-        assert watermark is not None and watermark.at >= leap + 600
+
+
+def test_after_a_quiet_spell_a_report_s_leap_stands_before_it_counts() -> None:
+    """No ticks while nothing is pending anywhere: the first report after a quiet spell
+    samples event time as it stood before it, so a burst it reports waits SETTLE_SECONDS."""
+    p = match_partition()
+    wall = 1.0
+    watermarks.on_view(p, view(T0), wall)
+    watermarks.report(p, nothing_waits, wall, started_done=True, finished_done=True)
+    for _ in range(SETTLE_TICKS):
+        wall += 0.1
+        watermarks.on_view(p, view(T0, tick=True), wall)
+    assert p.settled(wall) is not None
+    wall += 60.0  # quiet: no views
+    watermarks.on_view(p, view(T0 + 3600, tick=False), wall)  # the others have moved on
+    watermarks.observe(p, STARTED, T0 + 3600, wall, forwarded=False)
+    watermarks.report(p, nothing_waits, wall, started_done=True, finished_done=True)
+    assert p.time.now is not None and p.time.now >= T0 + 3600
+    assert p.settled(wall) is not None and p.settled(wall) < T0 + 100  # type: ignore[operator]
+    # Something is pending now: the ticks come again, and once one taken after the leap is
+    # half a second old, the leap counts.
+    for _ in range(SETTLE_TICKS - 1):
+        wall += 0.1
+        watermarks.on_view(p, view(T0 + 3600, tick=True), wall)
+        assert p.settled(wall) < T0 + 100  # type: ignore[operator]
+    wall += 0.1
+    watermarks.on_view(p, view(T0 + 3600, tick=True), wall)
+    assert p.settled(wall) == p.time.now
+
+
+def test_what_a_partition_promises_of_its_joins_stays_below_a_waiting_finish() -> None:
+    p = match_partition()
+    watermarks.observe(p, STARTED, T0 + 100, 1.0, forwarded=False)
+    watermarks.report(p, nothing_waits, 1.0, started_done=True, finished_done=True)
+    for n in range(SETTLE_TICKS):
+        watermarks.on_view(p, view(T0 + 100, n + 2), 1.01 + n * 0.01)
+    p.unjoined = [(T0 + 40, "waiting")]
+    waiting = {"waiting"}
+    assert watermarks.joined(p, waiting.__contains__, 1.1) == T0 + 40
+    waiting.clear()
+    assert watermarks.joined(p, waiting.__contains__, 1.1) == T0 + 100

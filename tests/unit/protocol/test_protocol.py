@@ -27,17 +27,21 @@ from stream.protocol import (
     Abandon,
     Adjusting,
     Cancel,
+    Combined,
     Command,
     Forward,
     Join,
+    PlayerReport,
     Progress,
     ProtocolError,
     Rate,
     RatedPlayer,
+    Report,
     Snapshot,
     StoredMessage,
     TableCodec,
     Tick,
+    View,
     Watermark,
     decode_commands,
     decode_match_command,
@@ -78,6 +82,13 @@ MATCH_COMMANDS = [
     b'["snap","m","p",[1500.0,120.5,0.06,10,3,1780000000.0,-12.5,840.25],false,'
     b"1780000100.5,1234567890123]",
     b'["closed",0,1780012800.0,{}]',
+    # Version 10: the event-time combiner's reports and views (docs/event-time.md).
+    b'["rep",3,1780000000123001,17,1780000100.5,1780000160.0,1780000160.0,null,[],true]',
+    b'["rep",0,0,0,0.0,0.0,null,1780000050.0,[[1,1780000020.5],[3,1780000030.0]],false]',
+    b'["prep",2,1780000099.5,false]',
+    b'["prep",0,null,true]',
+    b'["view",1780000000123001,18,1780000100.5,null,1780000160.0,1780000090.0,true]',
+    b'["view",1780000000123001,19,null,null,null,null,false]',
 ]
 PLAYER_COMMANDS = [
     b'["join","sim5-1","p000001","1v1",1780000000.0,0]',
@@ -95,6 +106,9 @@ PLAYER_COMMANDS = [
     b"[250.5,100.0,0.25,1.05,7.5,-212.5]]",
     # Version 7: a re-rating worker's adjustment, sent by the player's partition to itself.
     b'["adj","p000001","c-42"]',
+    # Version 10: the combiner's watermark, and its greeting (asks for a report).
+    b'["gwm",1780000099.5]',
+    b'["gwm",null]',
 ]
 MATCH_ENTRIES = [
     b'{"mode":"1v1","teams":[["p000001"],["p000000"]],"start":1780000750.0,"snaps":{"p000001":'
@@ -219,7 +233,7 @@ def test_commands_stay_immutable_values(raw: bytes) -> None:
 
 def test_a_rate_command_from_version_1_still_decodes() -> None:
     # Written before the finish's timestamp was added: 9 elements.
-    assert PROTOCOL_VERSION == 9
+    assert PROTOCOL_VERSION == 10
     old = orjson.loads(PLAYER_COMMANDS[1])[:9]
     rate = decode_player_command(old)
     assert isinstance(rate, Rate) and rate.finished_ms is None
@@ -269,6 +283,19 @@ def test_the_rating_key_names_player_and_mode_unambiguously() -> None:
         ),
         (decode_player_command, ["wm", 1, None], "wm command: expected a number, got null"),
         (decode_match_command, ["awm", "1", 2.0], "awm command: expected an"),
+        (
+            decode_match_command,
+            ["rep", 1, 0, 0, 1.0, 1.0, None, None, [[1]], False],
+            "rep command: expected 2 elements, got 1",
+        ),
+        (
+            decode_match_command,
+            ["rep", 1, 0, 0, None, 1.0, None, None, [], False],
+            "rep command: expected a number, got null",
+        ),
+        (decode_match_command, ["prep", 1, 2.0, "no"], "prep command: expected true or false"),
+        (decode_match_command, ["view", 1, 2, None, None, None, None], "view command: expected 8"),
+        (decode_player_command, ["gwm", "x"], "gwm command: expected a number"),
     ],
 )
 def test_a_malformed_command_says_what_is_wrong(
@@ -366,7 +393,7 @@ def _older_commands(population: int, sums: int) -> tuple[Command, Command]:
     them (decoded)."""
     rate = orjson.loads(PLAYER_COMMANDS[5])
     rate[10] = rate[10][:population]
-    closed = orjson.loads(MATCH_COMMANDS[-3])
+    closed = orjson.loads(next(c for c in MATCH_COMMANDS if c.startswith(b'["closed",2')))
     closed[3]["ranked"][0][1] = closed[3]["ranked"][0][1][:sums]
     return decode_player_command(rate), decode_match_command(closed)
 
@@ -408,3 +435,22 @@ def test_records_written_before_the_debut_offset_was_learned_still_decode() -> N
     assert chain.initial.debut_offset is None and chain.initial.drift_period == 14.0
     assert chain.seen.offset_score == chain.seen.offset_information == 0.0
     assert b"9.5,null]" in POPULATIONS.value_bytes(POPULATIONS.value(old_chain))
+
+
+def test_the_combiner_s_commands_decode_to_what_they_say() -> None:
+    rep, forwarded, prep, _, view, _ = (
+        decode_match_command(orjson.loads(c))
+        for c in MATCH_COMMANDS
+        if c.startswith((b'["rep"', b'["prep"', b'["view"'))
+    )
+    assert rep == Report(
+        3, 1780000000123001, 17, 1780000100.5, 1780000160.0, 1780000160.0, None, {}, True
+    )
+    assert forwarded == Report(
+        0, 0, 0, 0.0, 0.0, None, 1780000050.0, {1: 1780000020.5, 3: 1780000030.0}, False
+    )
+    assert prep == PlayerReport(2, 1780000099.5, False)
+    assert view == View(
+        1780000000123001, 18, 1780000100.5, None, 1780000160.0, 1780000090.0, tick=True
+    )
+    assert decode_player_command(["gwm", None]) == Combined(None)
