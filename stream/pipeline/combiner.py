@@ -79,14 +79,19 @@ class Combiner:
     round: int = 0
     greeted: bool = False
     # Per match partition: the highest started and finished bounds it reported (for the
-    # views), the highest promise of its joins it made (for the watermark: its bounds less the
-    # lateness, no higher than its earliest finish waiting for a start), its latest report
-    # (whether it is pending), and those that have reported to this life (after its greeting,
-    # so after every forward sent before this life began).
+    # views and, less the lateness, the watermark), its latest report (its earliest finish
+    # waiting for a start, which pins the watermark; whether it is pending), the life it
+    # reported from, and those that have reported to this combiner's life (after its
+    # greeting, so after every forward sent before this life began).
     bounds: dict[int, tuple[float, float]] = field(default_factory=dict)
-    joined: dict[int, float] = field(default_factory=dict)
     reports: dict[int, Report] = field(default_factory=dict)
+    lives: dict[int, int] = field(default_factory=dict)
     current: set[int] = field(default_factory=set)
+    # A match partition restored (a new life) may not have read again what its last life had
+    # (a forwarded finish waiting for its start, whose forward that life said it had read):
+    # its part of the watermark stays where it was until it reports having read a view sent
+    # after its new life's first report, which is behind all of that. (round, value).
+    frozen: dict[int, tuple[int, float]] = field(default_factory=dict)
     # Per player partition: the highest floor it reported (None: none yet), and whether it is
     # pending.
     floors: dict[int, float | None] = field(default_factory=dict)
@@ -108,16 +113,17 @@ class Combiner:
     def on_report(self, report: Report, wall: float) -> None:
         """A match partition's report."""
         source = report.source
+        life = self.lives.get(source)
+        if life is not None and life != report.life and source in self.reports:
+            # A new life: its part stays where the last one left it (a promise then) until it
+            # has read a view sent from now on.
+            self.frozen[source] = (self.round + 1, self.promise(source))
+        self.lives[source] = report.life
         started, finished = self.bounds.get(source, (report.started, report.finished))
         self.bounds[source] = (max(started, report.started), max(finished, report.finished))
-        # Each report's promise of joins on its own: a partition restored behind what it
-        # reported (its finish waiting for a start not read again yet) promises less now, and
-        # what it promised before still holds; its bounds and its waiting finish, kept apart,
-        # would not.
-        joined = min(report.started, report.finished) - self.lateness
-        if report.unjoined is not None:
-            joined = min(joined, report.unjoined)
-        self.joined[source] = max(joined, self.joined.get(source, joined))
+        frozen = self.frozen.get(source)
+        if frozen is not None and report.epoch == self.epoch and report.round >= frozen[0]:
+            del self.frozen[source]
         self.reports[source] = report
         if report.latest is not None:
             self.clock.observe(report.latest, wall)
@@ -190,6 +196,19 @@ class Combiner:
             low = floor if low is None else min(low, floor)
         return low
 
+    def promise(self, source: int) -> float:
+        """What match partition ``source``'s joins are out for: its bounds less the lateness,
+        no later than its earliest finish waiting for a start (its latest report's: a
+        forwarded finish read after it reported higher bounds pins it lower), no higher than
+        where it stood when a new life of it began, until that life has caught up."""
+        started, finished = self.bounds[source]
+        promise = min(started, finished) - self.lateness
+        unjoined = self.reports[source].unjoined
+        if unjoined is not None:
+            promise = min(promise, unjoined)
+        frozen = self.frozen.get(source)
+        return promise if frozen is None else min(promise, frozen[1])
+
     def mark(self, wall: float) -> float | None:
         """The watermark for the player partitions (None: not known yet): the lowest promise
         of every match partition's joins, never above the clock, held where event time leapt
@@ -203,7 +222,7 @@ class Combiner:
         stood = settled(self.settling, now, wall)
         if stood is None:
             return None
-        mark = min(self.joined.values())
+        mark = min(self.promise(source) for source in self.bounds)
         if self.clock.value is not None:
             mark = min(mark, self.clock.value - self.lateness)
         if now - stood > LEAP_SECONDS:

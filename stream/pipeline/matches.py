@@ -152,6 +152,7 @@ class MatchProcessor:
         wait for their next reports, one tick."""
         time = EventTime(self.partitions, self.lateness, stored_latest, wall)
         partition = MatchPartition(number, time, stored_latest, stored_latest, owned_since=wall)
+        partition.life = new_epoch(wall)
         if number == 0:
             clock = PartitionClock(stored_latest, wall)
             partition.combiner = Combiner(self.partitions, self.lateness, new_epoch(wall), clock)

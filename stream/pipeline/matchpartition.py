@@ -44,6 +44,9 @@ class MatchPartition:
     stored: float | None = None
     read: dict[str, float] = field(default_factory=dict)
     deadlines: Deadlines = field(default_factory=Deadlines)
+    # Names this life of the partition on this worker (its reports carry it: the combiner
+    # holds a new life's part of the watermark until it has caught up).
+    life: int = 0
     # A view arrived in this batch: report at its end. ``seen``: the combiner's life and round
     # of the latest view read (0, 0: none), which a report repeats.
     viewed: bool = False

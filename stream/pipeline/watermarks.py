@@ -118,6 +118,7 @@ def report(
     forwarded = dict(partition.forwarded)
     sent = Report(
         partition.number,
+        partition.life,
         epoch,
         round_,
         started,

@@ -187,9 +187,11 @@ class Report:
     earliest finish with a line-up still waiting here for its start (None: none), whose joins
     go out only once event time passes it. ``forwarded``: per partition it forwarded events to
     since its last report, the earliest event time among them. ``pending``: it holds a match
-    not settled yet, so event time must keep moving."""
+    not settled yet, so event time must keep moving. ``life``: names the partition's life on
+    its worker (a restore starts a new one)."""
 
     source: int
+    life: int
     epoch: int
     round: int
     started: float
@@ -485,6 +487,7 @@ DECLARATIONS = (
         Report,
         "match",
         (
+            INT,
             INT,
             INT,
             INT,

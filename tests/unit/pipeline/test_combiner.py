@@ -26,9 +26,10 @@ def report(
     forwarded: dict[int, float] | None = None,
     seen: tuple[int, int] = (0, 0),
     finished: float | None = None,
+    life: int = 1,
 ) -> Report:
     done = at if finished is None else finished
-    return Report(source, *seen, at, done, at, unjoined, dict(forwarded or {}), pending)
+    return Report(source, life, *seen, at, done, at, unjoined, dict(forwarded or {}), pending)
 
 
 def heard_from_everyone(c: Combiner, at: float, wall: float = 1.0, **kwargs: object) -> None:
@@ -152,30 +153,37 @@ def test_the_watermark_moves_with_event_time_everywhere_and_only_up() -> None:
 
 
 def test_the_watermark_stays_below_a_finish_waiting_for_its_start() -> None:
+    """The latest report's waiting finish pins a partition's part, even below bounds it
+    reported before (a forwarded finish read after them)."""
     c = combiner()
     wall = settled(c, T0 + 100)
-    c.on_report(report(1, T0 + 105, unjoined=T0 + 40, seen=(EPOCH, 1)), wall)
-    c.on_report(report(0, T0 + 105, seen=(EPOCH, 1)), wall)
-    c.on_report(report(2, T0 + 105, seen=(EPOCH, 1)), wall)
-    assert c.mark(wall) == T0 + 100  # what 1 promised before still holds
-    c.on_report(report(1, T0 + 108, seen=(EPOCH, 1)), wall)  # its start came
+    for source in range(PARTITIONS):
+        unjoined = T0 + 103 if source == 1 else None
+        c.on_report(report(source, T0 + 105, unjoined=unjoined, seen=(EPOCH, 1)), wall)
+    assert c.mark(wall) == T0 + 103
+    c.on_report(report(1, T0 + 108, seen=(EPOCH, 1)), wall)  # its start came: joins out
     assert c.mark(wall) == T0 + 105
 
 
 def test_a_partition_restored_behind_its_waiting_finish_keeps_the_watermark_below_it() -> None:
     """Partition 1 reported a finish waiting at T0 + 40, then was restored behind it: its new
-    report has read nothing yet and waits for nothing. The bounds it reported still hold for
-    the views, and the watermark keeps to what its reports promised (never past the finish)
-    until it promises more."""
+    life has read nothing yet and waits for nothing. Its part of the watermark stays where its
+    last life left it until the new one has read a view sent after its first report (behind
+    everything the last life had read), then follows what it reports."""
     c = combiner()
     wall = settled(c, T0 + 35)
-    c.on_report(report(1, T0 + 44, unjoined=T0 + 40, seen=(EPOCH, 1)), wall)
-    c.on_report(report(1, 0.0, seen=(EPOCH, 1)), wall)  # restored: nothing read again yet
     for source in (0, 2):
         c.on_report(report(source, T0 + 44, seen=(EPOCH, 1)), wall)
+    c.on_report(report(1, T0 + 44, unjoined=T0 + 40, seen=(EPOCH, 1)), wall)
+    c.on_report(report(1, 0.0, seen=(EPOCH, 1), life=2), wall)  # restored
     assert c.others(0) == (T0 + 44, T0 + 44)  # 1's bounds: the highest it reported
-    assert c.mark(wall) == T0 + 40  # not T0 + 44: that finish's joins are not out
-    c.on_report(report(1, T0 + 44, seen=(EPOCH, 1)), wall)  # read again, joins sent
+    assert c.mark(wall) == T0 + 40
+    c.on_report(report(1, T0 + 44, seen=(EPOCH, 1), life=2), wall)  # not caught up yet
+    assert c.mark(wall) == T0 + 40
+    later = views(c.on_tick(wall + 0.01))[1]
+    c.on_report(report(1, T0 + 44, unjoined=T0 + 40, seen=(EPOCH, later.round), life=2), wall)
+    assert c.mark(wall) == T0 + 40  # caught up: the finish read again pins it itself
+    c.on_report(report(1, T0 + 44, seen=(EPOCH, later.round), life=2), wall)  # joins sent
     assert c.mark(wall) == T0 + 44
 
 

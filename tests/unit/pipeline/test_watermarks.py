@@ -39,7 +39,7 @@ def test_a_partition_reports_what_it_read_or_that_it_read_everything() -> None:
     sent = watermarks.report(p, nothing_waits, 2.0, started_done=False, finished_done=True)
     # Behind on its starts: what it read there. Read to the end of its finishes: its clock,
     # the latest read moved on by the wall second since (nothing it reads next is older).
-    assert sent == Report(0, 0, 0, T0 + 5, T0 + 10, T0 + 5, None, {2: T0 + 2}, False)
+    assert sent == Report(0, 0, 0, 0, T0 + 5, T0 + 10, T0 + 5, None, {2: T0 + 2}, False)
     assert p.time.clock.value == T0 + 10
     # Its own bounds are applied at once; the others' are still missing.
     assert p.time.own == (T0 + 5, T0 + 10) and p.time.now is None

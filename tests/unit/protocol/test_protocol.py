@@ -83,8 +83,9 @@ MATCH_COMMANDS = [
     b"1780000100.5,1234567890123]",
     b'["closed",0,1780012800.0,{}]',
     # Version 10: the event-time combiner's reports and views (docs/event-time.md).
-    b'["rep",3,1780000000123001,17,1780000100.5,1780000160.0,1780000160.0,null,[],true]',
-    b'["rep",0,0,0,0.0,0.0,null,1780000050.0,[[1,1780000020.5],[3,1780000030.0]],false]',
+    b'["rep",3,1780000000007001,1780000000123001,17,1780000100.5,1780000160.0,1780000160.0,'
+    b"null,[],true]",
+    b'["rep",0,5,0,0,0.0,0.0,null,1780000050.0,[[1,1780000020.5],[3,1780000030.0]],false]',
     b'["prep",2,1780000099.5,false]',
     b'["prep",0,null,true]',
     b'["view",1780000000123001,18,1780000100.5,null,1780000160.0,1780000090.0,true]',
@@ -285,12 +286,12 @@ def test_the_rating_key_names_player_and_mode_unambiguously() -> None:
         (decode_match_command, ["awm", "1", 2.0], "awm command: expected an"),
         (
             decode_match_command,
-            ["rep", 1, 0, 0, 1.0, 1.0, None, None, [[1]], False],
+            ["rep", 1, 0, 0, 0, 1.0, 1.0, None, None, [[1]], False],
             "rep command: expected 2 elements, got 1",
         ),
         (
             decode_match_command,
-            ["rep", 1, 0, 0, None, 1.0, None, None, [], False],
+            ["rep", 1, 0, 0, 0, None, 1.0, None, None, [], False],
             "rep command: expected a number, got null",
         ),
         (decode_match_command, ["prep", 1, 2.0, "no"], "prep command: expected true or false"),
@@ -444,10 +445,19 @@ def test_the_combiner_s_commands_decode_to_what_they_say() -> None:
         if c.startswith((b'["rep"', b'["prep"', b'["view"'))
     )
     assert rep == Report(
-        3, 1780000000123001, 17, 1780000100.5, 1780000160.0, 1780000160.0, None, {}, True
+        3,
+        1780000000007001,
+        1780000000123001,
+        17,
+        1780000100.5,
+        1780000160.0,
+        1780000160.0,
+        None,
+        {},
+        True,
     )
     assert forwarded == Report(
-        0, 0, 0, 0.0, 0.0, None, 1780000050.0, {1: 1780000020.5, 3: 1780000030.0}, False
+        0, 5, 0, 0, 0.0, 0.0, None, 1780000050.0, {1: 1780000020.5, 3: 1780000030.0}, False
     )
     assert prep == PlayerReport(2, 1780000099.5, False)
     assert view == View(
