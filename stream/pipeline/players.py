@@ -343,8 +343,10 @@ class PlayerProcessor:
         changed = record.matches.pop(match_id, None) is not None
         if rated is not None and rated[1] is not None:
             mode, version = rated[0], rated[1].version
-            if changed and record.matches and record.seen.get(mode) != version:
-                # Others still pending: a snapshot of theirs must see this result.
+            if changed and record.matches and version > record.seen.get(mode, 0):
+                # Others still pending: a snapshot of theirs must see this result. The highest
+                # seen stays: an older result read again (a table restored behind) must not
+                # hide a later one the rating record lacks (the crash simulator's seed 3682).
                 record.seen = {**record.seen, mode: version}
             if player_id in ctx.partition.behind:
                 ctx.partition.behind.discard(player_id)

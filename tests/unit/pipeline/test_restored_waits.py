@@ -9,6 +9,7 @@ drives the same code through whole schedules of crashes and short changelogs."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import orjson
@@ -16,14 +17,21 @@ import pytest
 from builders import T0, finish, start
 from harness import FINISHED, MATCH_COMMANDS, PLAYER_COMMANDS, STARTED, Cluster, a_starts_two
 
+from stream.config.modes import Modes
+from stream.pipeline.outbox import Outbox
 from stream.pipeline.partitioning import partition_for
+from stream.pipeline.playerpartition import PlayerContext
+from stream.pipeline.players import PlayerProcessor
 from stream.protocol import (
     MATCHES,
     PENDING,
     RATINGS,
     PendingMatch,
     PendingRecord,
+    Rate,
+    RatedPlayer,
     Snapshot,
+    Watermark,
     encode_command,
     rating_key,
 )
@@ -173,3 +181,27 @@ def test_a_match_every_player_says_they_have_waits_for_its_result_read_again() -
     entry = MATCHES.value(c.match_table[key])
     assert entry.done is not None and entry.evidence is not None
     assert len(c.outcomes()) == 2  # nobody rated twice
+
+
+def test_an_older_result_read_again_does_not_hide_a_later_one_the_rating_record_lacks() -> None:
+    """The pending table came back after m1 was settled (cancelled: ``done``; the rating it
+    got counted in ``seen``), the ratings table from before m0: m0's result read again must
+    not lower ``seen``, or m2's snapshot would go out from a record without m1 (found by the
+    crash simulator, seed 3682, on a branch whose batches a kill cuts at other points)."""
+    players = PlayerProcessor(Modes(), partitions=1)
+    partition = players.restore(0, [])
+    record = PendingRecord(
+        {"m0": PendingMatch("1v1", T0, 0), "m2": PendingMatch("1v1", T0 + 200, 0)},
+        done=["m1"],
+        seen={"1v1": 2},
+    )
+    pending = {PENDING.key_bytes("a"): PENDING.value_bytes(record)}
+    out = Outbox()
+    ctx = PlayerContext.of(partition, {}, pending, out, 1.0)
+    rate = Rate("m0", "1v1", T0 + 60, [["a"], ["b"]], [0, 1], None, {"a": None, "b": None}, [])
+    players.on_command(ctx, dataclasses.replace(rate, players=[RatedPlayer("a", None, None)]))
+    players.on_command(ctx, Watermark(0, T0 + 300))  # past m2's start
+    after = ctx.pending.get("a")
+    assert after is not None and after.seen == {"1v1": 2} and list(after.matches) == ["m2"]
+    assert [c for cs in out.match_commands.values() for c in cs if isinstance(c, Snapshot)] == []
+    assert out.counts["ratings_behind_pending"] == 1
