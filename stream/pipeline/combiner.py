@@ -34,7 +34,7 @@ the highest they are sent.
 
 from __future__ import annotations
 
-import itertools
+import random
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -47,14 +47,17 @@ __all__ = ["LEAP_SECONDS", "Combiner", "Sends", "new_epoch"]
 # leaps further (a burst read one topic ahead of the other, a backlog) waits as decisions do.
 LEAP_SECONDS = 10.0
 
-# Distinguishes combiners started in the same millisecond in one process (tests).
-_LIVES = itertools.count(1)
+# The ended lives kept per partition (a worker cut off from its group reports for seconds).
+RETIRED_KEPT = 64
+# Random: names are only compared, and two workers' clocks may agree to the millisecond.
+_NAMES = random.SystemRandom()
 
 
 def new_epoch(wall: float) -> int:
-    """A name for a combiner's life, different from every earlier life's: a report that names a
-    round of another life confirms nothing."""
-    return int(wall * 1000) * 1000 + next(_LIVES) % 1000
+    """A name for a life (a combiner's, a match partition's on its worker), different from
+    every other's: a report that names a round of another life confirms nothing. ``wall``
+    leads it, for people reading the commands."""
+    return int(wall) * 1_000_000_000 + _NAMES.randrange(1_000_000_000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +94,13 @@ class Combiner:
     # (a forwarded finish waiting for its start, whose forward that life said it had read):
     # its part of the watermark stays where it was until it reports having read a view sent
     # after its new life's first report, which is behind all of that. (round, value).
-    frozen: dict[int, tuple[int, float]] = field(default_factory=dict)
+    # (round, value, the new life). ``own``: the highest bounds of the partition's current
+    # life, on which its part of the watermark rests (its views rest on ``bounds``, every
+    # life's: each a promise about its inputs).
+    frozen: dict[int, tuple[int, float, int]] = field(default_factory=dict)
+    own: dict[int, tuple[float, float]] = field(default_factory=dict)
+    # Per match partition, its lives that are over.
+    retired: dict[int, set[int]] = field(default_factory=dict)
     # Per player partition: the highest floor it reported (None: none yet), and whether it is
     # pending.
     floors: dict[int, float | None] = field(default_factory=dict)
@@ -113,28 +122,46 @@ class Combiner:
     def on_report(self, report: Report, wall: float) -> None:
         """A match partition's report."""
         source = report.source
-        life = self.lives.get(source)
-        if life is not None and life != report.life and source in self.reports:
-            # A new life: its part stays where the last one left it (a promise then) until it
-            # has read a view sent from now on.
-            self.frozen[source] = (self.round + 1, self.promise(source))
-        self.lives[source] = report.life
         started, finished = self.bounds.get(source, (report.started, report.finished))
         self.bounds[source] = (max(started, report.started), max(finished, report.finished))
-        frozen = self.frozen.get(source)
-        if frozen is not None and report.epoch == self.epoch and report.round >= frozen[0]:
-            del self.frozen[source]
-        self.reports[source] = report
         if report.latest is not None:
             self.clock.observe(report.latest, wall)
+        for home, at in report.forwarded.items():
+            self.forwards.append((home, at, self.round + 1))
+        self.changed = True
+        if report.life in self.retired.get(source, ()):
+            # A life that was over already (a worker cut off from its group still fetching):
+            # its bounds still hold for the views; it speaks for nothing else.
+            return
+        life = self.lives.get(source)
+        if life is not None and life != report.life and source in self.reports:
+            retired = self.retired.setdefault(source, set())
+            if len(retired) >= RETIRED_KEPT:
+                retired.clear()  # lives that old have long stopped reporting
+            retired.add(life)
+            # A new life: its part stays where the last one left it (a promise then) until it
+            # has read a view sent from now on (behind every forward the last life had read),
+            # and follows only this life's own bounds (it reads its inputs again from its
+            # commit: a finish waiting there is pinned again once it is read).
+            self.frozen[source] = (self.round + 1, self.promise(source), report.life)
+            self.own.pop(source, None)
+        self.lives[source] = report.life
+        started, finished = self.own.get(source, (report.started, report.finished))
+        self.own[source] = (max(started, report.started), max(finished, report.finished))
+        frozen = self.frozen.get(source)
+        if (
+            frozen is not None
+            and report.life == frozen[2]
+            and report.epoch == self.epoch
+            and report.round >= frozen[0]
+        ):
+            del self.frozen[source]
+        self.reports[source] = report
         if report.epoch == self.epoch:
             self.current.add(source)
             self.forwards = [
                 f for f in self.forwards if not (f[0] == source and f[2] <= report.round)
             ]
-        for home, at in report.forwarded.items():
-            self.forwards.append((home, at, self.round + 1))
-        self.changed = True
 
     def on_player_report(self, report: PlayerReport) -> None:
         """A player partition's report."""
@@ -159,6 +186,7 @@ class Combiner:
             or any(r.pending for r in self.reports.values())
             or any(self.waiting.get(p, False) for p in every)
             or bool(self.forwards)
+            or bool(self.frozen)
         )
 
     def now(self) -> float | None:
@@ -201,7 +229,7 @@ class Combiner:
         no later than its earliest finish waiting for a start (its latest report's: a
         forwarded finish read after it reported higher bounds pins it lower), no higher than
         where it stood when a new life of it began, until that life has caught up."""
-        started, finished = self.bounds[source]
+        started, finished = self.own[source]
         promise = min(started, finished) - self.lateness
         unjoined = self.reports[source].unjoined
         if unjoined is not None:
@@ -222,7 +250,9 @@ class Combiner:
         stood = settled(self.settling, now, wall)
         if stood is None:
             return None
-        mark = min(self.promise(source) for source in self.bounds)
+        if len(self.own) < self.partitions:
+            return None
+        mark = min(self.promise(source) for source in self.own)
         if self.clock.value is not None:
             mark = min(mark, self.clock.value - self.lateness)
         if now - stood > LEAP_SECONDS:
