@@ -386,8 +386,7 @@ class PipelineBench:
     ) -> None:
         """What the topics gained since ``before``, per match; with ``seconds`` (the span
         counted), the control commands per second too."""
-        commands = (settings.match_commands_topic, settings.player_commands_topic)
-        after = asyncio.run(count_logs(servers, before, kinds_of=commands))
+        after = asyncio.run(count_logs(servers, before, kinds_of=_command_topics(settings)))
         counts = by_class(per_topic(after), settings)
         for line in records_lines(counts, matches):
             print(line)
@@ -421,10 +420,13 @@ class PipelineBench:
         span = time.monotonic()
         cpu = CpuClock([worker.pid or 0])
         time.sleep(seconds)
-        logs_after = asyncio.run(count_logs(servers, logs_before, kinds_of=_command_topics(env)))
+        settings = Settings.from_env(env)
+        logs_after = asyncio.run(
+            count_logs(servers, logs_before, kinds_of=_command_topics(settings))
+        )
         (worker_cpu,) = cpu.used()
         span = time.monotonic() - span
-        commands = by_class(per_topic(logs_after), Settings.from_env(env)).classes["commands"]
+        commands = by_class(per_topic(logs_after), settings).classes["commands"]
         print(
             f"  {f'{label}, {self.partitions} partitions':<42} {span:5.1f} s:"
             f" {commands.records / span:>9,.1f} command records/s;"
@@ -459,8 +461,8 @@ class PipelineBench:
         )
 
 
-def _command_topics(env: dict[str, str]) -> tuple[str, str]:
-    settings = Settings.from_env(env)
+def _command_topics(settings: Settings) -> tuple[str, str]:
+    """The worker's two command topics: the ones whose records are counted per kind."""
     return settings.match_commands_topic, settings.player_commands_topic
 
 

@@ -38,7 +38,7 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
-from stream.pipeline.eventtime import PartitionClock, sample, settled
+from stream.pipeline.eventtime import SETTLE_TICKS, PartitionClock, sample, settled
 from stream.protocol import Combined, PlayerReport, Report, View
 
 __all__ = ["LEAP_SECONDS", "Combiner", "Sends", "new_epoch"]
@@ -115,7 +115,9 @@ class Combiner:
     sent_at: float = float("-inf")
     changed: bool = False
     # (wall time, event time) at the last ticks: the watermark's settling (eventtime.settled).
-    settling: deque[tuple[float, float | None]] = field(default_factory=lambda: deque(maxlen=5))
+    settling: deque[tuple[float, float | None]] = field(
+        default_factory=lambda: deque(maxlen=SETTLE_TICKS)
+    )
 
     # --- what it hears ------------------------------------------------------------------------
 
