@@ -250,10 +250,11 @@ class WorkerSettings:
     # seventh less worker CPU and a quarter less broker CPU (docs/benchmarks.md, "Batch and
     # fetch waits").
     batch_wait_seconds: float = 0.01
-    # The leader's tick: each one starts a round of progress reports, which is what moves event
-    # time, so a match whose start and finish come together waits about half a tick for its
-    # snapshots: 0.1 s cut that match's p50 from 830 to about 260 ms at 500/s, for 480 small
-    # records a second of rounds on 4 partitions (docs/benchmarks.md, "The tick").
+    # The combiner's tick (sent while anything is pending): each one starts a round of reports,
+    # which is what moves event time, so a match whose start and finish come together waits
+    # about half a tick for its snapshots: 0.1 s cut that match's p50 from 830 to about 260 ms
+    # at 500/s, for 480 small records a second of rounds on 4 partitions (docs/benchmarks.md,
+    # "The tick").
     tick_seconds: float = 0.1
     # A match partition busy with batches also reports at the end of one, at most this often
     # (0: every batch), without waiting for the tick: an instant match then waits neither for

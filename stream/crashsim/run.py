@@ -1,13 +1,14 @@
 """One schedule run to the end, and the invariants checked after it.
 
 The run (:class:`Simulation`): the fleet publishes the workload's waves; live workers take
-batches in an order drawn from the seed, commit now and then, and the leader ticks every
-``SKILLSTREAM_TICK_SECONDS`` of simulated wall time (each batch takes a millisecond or so;
-with nothing to read, time jumps to the next tick). Kills, rebalances, lost records and
-consumer re-seeks come where the schedule put them. A membership change is a rebalance as
-Faust's eager protocol makes it: every live worker flushes and gives up every partition (crash
-point ``revoked``, with a commit before it half the time), then the partitions are dealt out
-again and each is restored from its changelog, from an earlier flush where the schedule says.
+batches in an order drawn from the seed, commit now and then, and the combiner's worker ticks
+every ``SKILLSTREAM_TICK_SECONDS`` of simulated wall time while the combiner wants it (each
+batch takes a millisecond or so; with nothing to read, time jumps to the next tick). Kills,
+rebalances, lost records and consumer re-seeks come where the schedule put them. A membership
+change is a rebalance as Faust's eager protocol makes it: every live worker flushes and gives
+up every partition (crash point ``revoked``, with a commit before it half the time), then the
+partitions are dealt out again and each is restored from its changelog, from an earlier flush
+where the schedule says.
 
 It ends once everything is published, every fault is done, no worker has a record left to
 read and every (player, match) the replay rates has been rated, plus a few tick rounds for
@@ -35,6 +36,7 @@ from stream.crashsim.schedule import Kill, Schedule
 from stream.crashsim.worker import TABLES, Crash, CrashPlan, SimWorker
 from stream.crashsim.workload import T0, Workload, draw_workload
 from stream.pipeline.batches import MATCH_TABLE, PENDING_TABLE
+from stream.pipeline.watermarks import tick_wanted
 from stream.protocol import MATCHES, PENDING, Tick, encode_command
 
 __all__ = ["SETTLE_TICKS", "Outcome", "Simulation", "run_schedule"]
@@ -240,10 +242,16 @@ class Simulation:
         self.ticks_since += 1
         if not any(self.workers):
             return
-        # To the event-time combiner's partition, as the worker's tick goes
-        # (stream/pipeline/topology.py).
-        value = orjson.dumps([encode_command(Tick(self.wall))])
-        self.broker.append(self.settings.match_commands_topic, 0, value)
+        # To the event-time combiner's partition, from the worker that reads it and only while
+        # the combiner wants one, as the worker's tick goes (stream/pipeline/topology.py).
+        if any(
+            worker is not None
+            and 0 in worker.owned
+            and tick_wanted(worker.runner.match_partitions.get(0))
+            for worker in self.workers
+        ):
+            value = orjson.dumps([encode_command(Tick(self.wall))])
+            self.broker.append(self.settings.match_commands_topic, 0, value)
         for worker in self.workers:
             if worker is not None:
                 worker.fetched()

@@ -37,7 +37,7 @@ from stream.config.settings import Settings
 from stream.corrections.inputs import load_input_corrections
 from stream.deadletters import DeadLetter, reason_kind
 from stream.delivery import Delivery, OutRecord
-from stream.pipeline import topology, workarounds
+from stream.pipeline import topology, watermarks, workarounds
 from stream.pipeline.batches import (
     CLOCK_TABLE,
     MATCH_TABLE,
@@ -243,6 +243,18 @@ class Pipeline:
 
     async def unstick(self) -> None:
         await self.watchdog.unstick_partitions()
+
+    def tick_due(self) -> bool:
+        """Whether this worker sends the event-time combiner its tick: it reads the combiner's
+        partition (match commands partition 0) and the combiner there wants one
+        (:func:`stream.pipeline.watermarks.tick_wanted`). Every worker asks at each tick; two
+        that both think they own the partition during a rebalance send a round more."""
+        if not private.consumer_exists(self.app):
+            return False
+        home = TP(self.settings.match_commands_topic, 0)
+        if home not in self.app.consumer.assignment():
+            return False
+        return watermarks.tick_wanted(self.runner.match_partitions.get(0))
 
     def metrics_page(self) -> bytes:
         self.refresh_gauges()

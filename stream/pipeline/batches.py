@@ -198,7 +198,7 @@ class BatchRunner:
     first_event: Callable[[], None] | None = lambda: None
     # The next offset to process on every input partition (both agents').
     positions: InputPositions = field(default_factory=InputPositions, init=False)
-    # The outbox as records to send (packed commands, repeats held back).
+    # The outbox as records to send (packed commands, repeats counted).
     outputs: Outputs = field(init=False)
     input_kinds: dict[str, str] = field(init=False)
     # The partitions whose state across batches is current (rebuilt after assignment).

@@ -19,13 +19,13 @@ the forward. So a report names the partitions it forwarded to (with the earliest
 forwarded), and the watermark stays below that time until the home partition reports having
 read a view sent after the forwarder's report: the view is behind the forward on its partition.
 
-Silent when idle: rounds go out on the leader's ticks only while something is pending
-somewhere (a report says so), or while the combiner has not heard from every partition since it
-started; between ticks, at most every ``every`` seconds, it sends only the views that changed
-and the watermark when it moved. A combiner that starts (a rebalance, a crash) greets every
-partition once, and each answers with a report; what the partitions kept (their views, the
-player partitions' watermarks) stays valid, since every bound is a promise about the moment it
-was made.
+Silent when idle: rounds go out on the ticks only while something is pending somewhere (a
+report says so), or while the combiner has not heard from every partition since it started,
+and its worker sends ticks only then (:attr:`Combiner.wants_tick`); between ticks, at most
+every ``every`` seconds, it sends only the views that changed and the watermark when it moved.
+A combiner that starts (a rebalance, a crash) greets every partition once, and each answers
+with a report; what the partitions kept (their views, the player partitions' watermarks) stays
+valid, since every bound is a promise about the moment it was made.
 
 Pure: the match side (stream/pipeline/matches.py) feeds it and sends what it returns. Replay:
 reports read again (a combiner restored behind its offsets) are promises still; receivers keep
@@ -191,6 +191,12 @@ class Combiner:
             or bool(self.frozen)
         )
 
+    @property
+    def wants_tick(self) -> bool:
+        """Whether a tick has anything to do here: a round while active, or what changed
+        and is still owed. Otherwise the worker sends none (nothing to time out)."""
+        return self.active or self.changed
+
     def now(self) -> float | None:
         """Event time everywhere: the lowest bound of every match partition, never above the
         clock, minus the lateness (None: not every partition has reported)."""
@@ -266,7 +272,7 @@ class Combiner:
     # --- what it sends ------------------------------------------------------------------------
 
     def on_tick(self, wall: float) -> Sends:
-        """The leader's tick: a round to every partition while active, else nothing."""
+        """The tick: a round to every partition while active, else what is still owed."""
         self.clock.tick(wall)
         sample(self.settling, wall, self.now())
         if self.active:

@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Iterable
 
 # How long event time must have stood past a deadline before it is acted on (:func:`settled`):
-# SETTLE_TICKS of the leader's ticks (SKILLSTREAM_TICK_SECONDS apart: 0.5 s by default) or
+# SETTLE_TICKS of the combiner's rounds (SKILLSTREAM_TICK_SECONDS apart: 0.5 s by default) or
 # SETTLE_SECONDS of wall time, whichever comes first (ticks come late under load). An input
 # partition that looks read to its end may only not have been fetched since records arrived:
 # a fleet that sends minutes of buffered events at once writes the two topics milliseconds

@@ -125,10 +125,10 @@ class MatchProcessor:
         # How far out of event-time order the fleet may publish
         # (SKILLSTREAM_EVENT_LATENESS_SECONDS): every watermark is this much lower.
         self.lateness = lateness_seconds
-        # A partition busy with batches reports its progress at the end of one at most this
-        # often (SKILLSTREAM_PROGRESS_SECONDS; None: on the leader's ticks only). The tick alone
-        # costs an instant match a hop and half a tick (docs/benchmarks.md, "The tick"); the
-        # tick still moves event time while nothing arrives.
+        # A partition that read match events reports at the end of its batch at most this
+        # often (SKILLSTREAM_PROGRESS_SECONDS; None: on the combiner's rounds only). The rounds
+        # alone cost an instant match a hop and half a tick (docs/benchmarks.md, "The tick");
+        # the rounds still move event time while nothing arrives.
         self.report_seconds = report_seconds
         # An event time this far past the wall clock is refused (None: no check). One event
         # from a server with a broken clock would otherwise move the partition's event time

@@ -48,8 +48,11 @@ class MatchPartition:
     # holds a new life's part of the watermark until it has caught up).
     life: int = 0
     # A view arrived in this batch: report at its end. ``seen``: the combiner's life and round
-    # of the latest view read (0, 0: none), which a report repeats.
+    # of the latest view read (0, 0: none), which a report repeats. ``moved``: a match event
+    # was read since the last report (only such a batch reports on the interval rule, so a
+    # batch of commands alone, as the combiner's tick, says nothing new).
     viewed: bool = False
+    moved: bool = False
     seen: tuple[int, int] = (0, 0)
     # When (wall time) this partition last reported (see watermarks.report_due), and whether
     # that report said it was pending (None: no report since the assignment).

@@ -1,6 +1,6 @@
 """A batch's outbox as the records that go out: commands packed per destination partition,
 rating changes keyed by player, dead letters fitted to the record limit, and identical commands
-delivered again and again held back (stream/pipeline/repeats.py).
+delivered again and again counted (stream/pipeline/repeats.py).
 
 The runner (stream/pipeline/batches.py) hands these records to the delivery port (step 2 of
 the commit protocol, stream/commits.py) and says which were delivered. Pure but for the
@@ -43,7 +43,7 @@ log = logging.getLogger("skillstream.worker")
 MAX_PACKED_BYTES = 256 * 1024
 # The event-time protocol's commands: left out of the repeats' count.
 CONTROL = (Report, PlayerReport, View, Combined, Tick)
-# A command held back as a repeat is logged at most this often.
+# A repeated command is logged at most this often.
 REPEAT_LOG_SECONDS = 60.0
 
 
@@ -75,11 +75,11 @@ def log_context(origin: Origin, key: bytes | None) -> dict[str, object]:
 
 
 class Outputs:
-    """Turns outboxes into records, remembering what was delivered to hold back repeats."""
+    """Turns outboxes into records, remembering what was delivered to count repeats."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        # Identical commands delivered again and again are not sent once more (a loop).
+        # Identical commands delivered again and again are counted (a loop shows there).
         self.repeats = RepeatedCommands()
         self._repeat_said = -REPEAT_LOG_SECONDS
         self.pack_budget = min(MAX_PACKED_BYTES, settings.kafka.max_request_bytes // 4)
@@ -106,14 +106,13 @@ class Outputs:
                 encoded = []
                 for command in commands:
                     data = orjson.dumps(encode_command(command))
+                    encoded.append(data)
                     if isinstance(command, CONTROL):
                         # Event time's promises: the same bytes again say nothing new and
                         # change nothing (a frozen clock repeats them); never a loop's.
-                        encoded.append(data)
-                    elif self.repeats.allows(partition, data):
-                        encoded.append(data)
-                        sent.append((partition, data))
-                    else:
+                        continue
+                    sent.append((partition, data))
+                    if self.repeats.repeated(partition, data):
                         out.count("repeated_commands")
                         self._repeated(command, data)
                 for value in pack(encoded, self.pack_budget):
@@ -140,15 +139,15 @@ class Outputs:
         self.repeats.delivered(sent)
 
     def _repeated(self, command: Command, data: bytes) -> None:
-        """Say that a command was held back as a repeat: the first, then at most once a
-        minute (a loop repeats many)."""
+        """Say that a command goes out once more: the first, then at most once a minute (a
+        loop repeats many)."""
         now = time.monotonic()
         if now < self._repeat_said + REPEAT_LOG_SECONDS:
             return
         self._repeat_said = now
         log.warning(
-            "a command delivered %d times already was not sent again (counted as "
-            "repeated_commands): %s",
+            "a command delivered %d times already goes out again (counted as "
+            "repeated_commands; a loop if the count keeps rising): %s",
             self.repeats.limit,
             data[:300].decode("utf-8", "replace"),
             extra={"match_id": command_match_id(command)},

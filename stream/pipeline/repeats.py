@@ -1,17 +1,18 @@
-"""A bound on commands sent again and again: an identical command delivered ``limit`` times is
-not sent again (counted, and said once per command).
+"""A watch on commands sent again and again: an identical command delivered ``limit`` times
+within one generation of the group is counted when it goes out once more
+(``repeated_commands``, said at most once a minute by stream/pipeline/packing.py).
 
-Why it is safe: every receiver of a command is idempotent, and a copy Kafka has acknowledged
-is either part of the receiver's durable state already (read before its last commit, flushed
-before that commit) or will be read again by it after a crash (after its last commit). So a
-further identical copy can change nothing, within one generation of the group: after a
-rebalance a receiver may rebuild its state from an earlier flush, in which a copy it dropped
-then (a snapshot read before the start it answers) matters again, so the counts start afresh
-at every revocation (crash simulator seed 2905). Legitimate repeats are rare and few: a partition
-read again after a crash or a rebalance sends the same snapshots and settlements once more.
-Many identical copies can only come from a loop, which this stops and makes visible instead of
-letting it run silently (issue 28: a replacement worker wrote 19,500 commands in 90 s with no
-input).
+Why it goes out anyway: a receiver's state can shrink within a generation, so a copy it read
+before may not be a copy it still has. A settled match's entry is forgotten after the
+retention; a copy of its start read later (the fleet's duplicate, or an older worker life's
+forward still in the log) makes it anew, and only its players' answers settle it again, in
+the same bytes as the copies read before. Until 2026-12-06 an identical command delivered
+three times was held back, a defence against a loop of commands (issue 28, whose cause was
+fixed where it arose: records processed only in their order, stream/pipeline/positions.py);
+it held back those answers and left the match waiting for good (crash simulator seed 2664; and
+seed 2905 before the counts started afresh at every revocation). Repeats of that kind are few
+and end; a loop repeats without end, which the count shows and the alert
+``SkillstreamCommandsRepeating`` (deploy/prometheus/rules.yml) reports.
 
 Bounded memory: the last ``capacity`` distinct commands are remembered (a hash each), so a
 repeat is recognised within roughly that many commands (seconds flat out, minutes when quiet).
@@ -33,9 +34,10 @@ class RepeatedCommands:
         self.capacity = capacity
         self._delivered: OrderedDict[int, int] = OrderedDict()
 
-    def allows(self, partition: int, encoded: bytes) -> bool:
-        """Whether this command (its bytes, to this partition) may go out again."""
-        return self._delivered.get(hash((partition, encoded)), 0) < self.limit
+    def repeated(self, partition: int, encoded: bytes) -> bool:
+        """Whether this command (its bytes, to this partition) has been delivered ``limit``
+        times already in this generation."""
+        return self._delivered.get(hash((partition, encoded)), 0) >= self.limit
 
     def clear(self) -> None:
         """Forget every count (a rebalance: see BatchRunner.revoked)."""

@@ -3,7 +3,7 @@
     match-started, match-finished, match commands ──▶ matches agent ──▶ player commands
     player commands ──▶ players agent ──▶ rating-changed, match commands (snapshots)
     both agents ──▶ dead letters; their tables ──▶ changelogs
-    the leader, every tick ──▶ match commands (a ``tick`` per partition: deadlines)
+    the combiner's worker, every tick while anything is pending ──▶ match commands partition 0
 
 Each agent takes batches of events and hands them to the pipeline's batch handler, redone
 until it succeeds (stream/pipeline/app.py). Everything that works around Faust, aiokafka or the
@@ -124,6 +124,9 @@ class Wiring(Protocol):
     async def unstick(self) -> None:
         """Read again every input partition stalled behind its end (the watchdog)."""
 
+    def tick_due(self) -> bool:
+        """Whether this worker sends the event-time combiner its tick now."""
+
     def check_liveness(self) -> None: ...
 
     def metrics_page(self) -> bytes:
@@ -147,11 +150,13 @@ def define(app: faust.App, s: Settings, pipeline: Wiring) -> None:
     async def tick() -> None:
         # Timers may not write tables: the tick is a command the match agent handles, on the
         # event-time combiner's partition alone (stream/pipeline/combiner.py), which sends a
-        # round on it while anything is pending.
-        value = orjson.dumps([["tick", time.time()]])
-        await (await app.producer.send(s.match_commands_topic, None, value, 0, None, None))
+        # round on it while anything is pending. The worker that reads that partition sends
+        # it, and only while the combiner wants one: none while nothing is pending anywhere.
+        if pipeline.tick_due():
+            value = orjson.dumps([["tick", time.time()]])
+            await (await app.producer.send(s.match_commands_topic, None, value, 0, None, None))
 
-    app.timer(s.worker.tick_seconds, on_leader=True, name="skillstream.tick")(tick)
+    app.timer(s.worker.tick_seconds, name="skillstream.tick")(tick)
 
     async def on_revoked(sender: Any, revoked: Any, **kwargs: Any) -> None:
         # Held changelog writes go while this worker still owns their partitions. A partition

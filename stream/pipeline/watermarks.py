@@ -38,6 +38,7 @@ __all__ = [
     "player_report",
     "report",
     "report_due",
+    "tick_wanted",
 ]
 
 # --- the match side ------------------------------------------------------------------------------
@@ -55,6 +56,7 @@ def observe(
         if partition.latest is None or at > partition.latest:
             partition.latest = at
     partition.time.clock.observe(at, wall)
+    partition.moved = True
 
 
 def forwarding(partition: MatchPartition, home: int, at: float) -> None:
@@ -82,13 +84,25 @@ def on_view(partition: MatchPartition, view: View, wall: float) -> list[str]:
     return partition.held.due(partition.abandons)
 
 
+def tick_wanted(home: MatchPartition | None) -> bool:
+    """Whether the worker reading the combiner's partition (match partition 0, ``home``: its
+    state here, None until its first batch) sends it a tick: until that first batch builds the
+    combiner (which greets every partition on it), then while the combiner wants one. With
+    nothing pending anywhere no tick goes: a quiet system has nothing to time out, and the
+    report of the first partition to be pending again wakes the combiner."""
+    combiner = None if home is None else home.combiner
+    return combiner is None or combiner.wants_tick
+
+
 def report_due(partition: MatchPartition, wall: float, every: float | None) -> bool:
     """Whether the batch ending now reports: it read a view, it is the first since the
-    assignment, whether it is pending changed, or at most every ``every`` seconds (None: only
-    those)."""
+    assignment, whether it is pending changed, or it read a match event since the last report,
+    at most every ``every`` seconds (None: only those). A batch of commands alone (the
+    combiner's tick on its own partition, answers to joins) does not move its bounds beyond
+    the clock's wall-time drift, which nobody waits for while nothing is pending."""
     if partition.viewed or partition.reported_pending != partition.pending:
         return True
-    return every is not None and wall - partition.reported >= every
+    return every is not None and partition.moved and wall - partition.reported >= every
 
 
 def report(
@@ -129,6 +143,7 @@ def report(
         pending,
     )
     partition.viewed = False
+    partition.moved = False
     partition.reported = wall
     partition.reported_pending = pending
     samples = partition.settling

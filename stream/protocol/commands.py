@@ -223,7 +223,7 @@ class View:
     (None: not all have reported), the latest event time read anywhere, and ``abandons``: every
     player partition has sent every abandon request for a start before it (None: not known).
     Each is a promise about when it was made; receivers keep the highest. ``tick``: sent on
-    the leader's tick, a round to every partition, which is the partition's tick too (it
+    the combiner's tick, a round to every partition, which is the partition's tick too (it
     samples event time for settling and reports at the end of the batch); otherwise sent
     between ticks because the view changed."""
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from live_replay import assert_live_equals_replay, by_player, latest
 from pipeline_env import own_topics_env
 from redis import Redis
 
+from stream.bench.topics import Log, count_logs
 from stream.cache.entry import CachedRating
 from stream.cache.reader import SyncRatingCache
 from stream.chaos.traffic import waves
@@ -253,3 +255,44 @@ def test_bad_input_reaches_the_dead_letter_topic_and_good_input_is_rated(
         assert int(headers["skillstream.source.offset"]) >= 0
         assert headers["skillstream.error.reason"]
     assert sorted(orjson.loads(m.value())["outcome"] for m in ratings) == ["draw", "draw"]
+
+
+def test_a_worker_with_nothing_pending_writes_no_control_records(env: dict[str, str]) -> None:
+    # Issue 48: the event-time protocol falls silent once nothing is pending anywhere (no
+    # tick, no report, no view), and wakes for the next match.
+    worker = WorkerProcess(env, "quiet").start()
+    commands = f"{env['SKILLSTREAM_APP_ID']}-match-commands"
+    servers = env["KAFKA_BOOTSTRAP_SERVERS"]
+
+    def match(n: int) -> list[tuple[str, bytes | None, bytes]]:
+        at = 1_780_000_000_000 + n * 120_000
+        key = f"q{n}".encode()
+        start = {"match_id": f"q{n}", "mode": "1v1", "started_at": at, "teams": [["x"], ["y"]]}
+        finish = {"match_id": f"q{n}", "mode": "1v1", "finished_at": at + 60_000, "ranks": [1, 2]}
+        return [
+            (env["SKILLSTREAM_TOPIC_MATCH_STARTED"], key, orjson.dumps(start)),
+            (env["SKILLSTREAM_TOPIC_MATCH_FINISHED"], key, orjson.dumps(finish)),
+        ]
+
+    def written_within(seconds: float, since: dict[Any, Log]) -> tuple[int, dict[Any, Log]]:
+        time.sleep(seconds)
+        logs = asyncio.run(count_logs(servers, since, topics=[commands]))
+        return sum(log.records for log in logs.values()), logs
+
+    try:
+        produce(env, match(1))
+        assert len(consume(env, env["SKILLSTREAM_TOPIC_RATING_CHANGED"], 2)) == 2
+        _, logs = written_within(0, {})
+        quiet = []
+        for _ in range(8):
+            written, logs = written_within(2.0, logs)
+            quiet.append(written)
+            if written == 0:
+                break
+        produce(env, match(2))
+        assert len(consume(env, env["SKILLSTREAM_TOPIC_RATING_CHANGED"], 4)) == 4
+    finally:
+        worker.cleanup()
+    # Settling takes a few rounds; then two seconds without a single command record (ticks
+    # alone were ten a second before).
+    assert quiet[-1] == 0, f"command records per 2 s after the match: {quiet}"

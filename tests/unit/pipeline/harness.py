@@ -40,7 +40,8 @@ from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.players import PlayerProcessor
 from stream.pipeline.positions import InputPositions
-from stream.protocol import PENDING, RATINGS, Tick, encode_command, rating_key
+from stream.pipeline.watermarks import tick_wanted
+from stream.protocol import MATCHES, PENDING, RATINGS, Tick, encode_command, rating_key
 from stream.ratings.skill import PlayerState
 
 SETTINGS = Settings(app_id="harness", cache=CacheSettings(writer="off"))
@@ -196,9 +197,11 @@ class Cluster:
         self.append(topic, partition, value)
 
     def tick(self, wall: float) -> None:
-        """The leader's tick, to the combiner's partition (match partition 0)."""
+        """The worker's tick, to the combiner's partition (match partition 0), when the
+        combiner wants one (as stream/pipeline/topology.py sends it)."""
         self.wall = wall
-        self.append(MATCH_COMMANDS, 0, orjson.dumps([encode_command(Tick(wall))]))
+        if tick_wanted(self.runner.match_partitions.get(0)):
+            self.append(MATCH_COMMANDS, 0, orjson.dumps([encode_command(Tick(wall))]))
 
     def message(self, item: Item) -> Message:
         topic, partition, offset, value = item
@@ -424,6 +427,11 @@ class Cluster:
     def pending(self, player: str) -> dict[str, Any]:
         raw = self.pending_table.get(PENDING.key_bytes(player))
         return {} if raw is None else dict(PENDING.value(raw).matches)
+
+    def open_matches(self) -> list[str]:
+        """Matches with a line-up not settled yet."""
+        entries = ((orjson.loads(k), MATCHES.value(v)) for k, v in self.match_table.items())
+        return sorted(m for m, e in entries if e.teams is not None and e.done is None)
 
     def outcomes(self) -> dict[tuple[str, str], str]:
         return {(r["player_id"], r["match_id"]): r["outcome"] for r in self.ratings}

@@ -95,14 +95,16 @@ def test_a_partition_not_heard_from_leaves_the_others_without_a_view() -> None:
 
 def test_silent_when_nothing_is_pending_awake_when_something_is() -> None:
     c = combiner()
+    assert c.wants_tick  # it has not greeted yet
     c.on_tick(1.0)
     heard_from_everyone(c, T0 + 10)
-    assert not c.active
-    assert c.end_of_batch(1.1, 0.05)  # the reports changed the views
-    c.on_tick(1.2)  # the watermark, once event time has stood a moment: still owed
+    assert not c.active and c.wants_tick  # the reports changed the views: owed
+    assert c.end_of_batch(1.1, 0.05)
+    assert not c.wants_tick  # nothing pending, nothing owed: the worker sends no tick
+    c.on_tick(1.2)  # the watermark, once event time has stood a moment (were a tick sent)
     assert not c.on_tick(1.3) and not c.on_tick(5.0)  # idle: nothing at all
     c.on_report(report(1, T0 + 20, pending=True), 6.0)
-    assert c.active
+    assert c.active and c.wants_tick
     polled = c.on_tick(6.1)
     assert sorted(views(polled)) == [0, 1, 2] and all(v.tick for v in views(polled).values())
     c.on_report(report(1, T0 + 25), 6.2)

@@ -5,7 +5,8 @@ its decisions, runs in test_event_time.py on the in-memory harness."""
 from __future__ import annotations
 
 from stream.pipeline import watermarks
-from stream.pipeline.eventtime import SETTLE_SECONDS, SETTLE_TICKS, EventTime
+from stream.pipeline.combiner import Combiner
+from stream.pipeline.eventtime import SETTLE_SECONDS, SETTLE_TICKS, EventTime, PartitionClock
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.playerpartition import PlayerPartition
@@ -64,6 +65,8 @@ def test_a_report_is_due_after_a_tick_s_view_a_change_of_pending_or_once_per_int
     p = match_partition()
     assert watermarks.report_due(p, 10.0, None)  # never reported
     watermarks.report(p, nothing_waits, 10.0, started_done=True, finished_done=True)
+    assert not watermarks.report_due(p, 10.06, 0.05)  # nothing read since: nothing new to say
+    watermarks.observe(p, STARTED, T0, 10.005, forwarded=False)
     assert not watermarks.report_due(p, 10.01, 0.05)
     assert watermarks.report_due(p, 10.06, 0.05)
     assert not watermarks.report_due(p, 10.06, None)  # no interval
@@ -77,6 +80,22 @@ def test_a_report_is_due_after_a_tick_s_view_a_change_of_pending_or_once_per_int
     assert watermarks.report_due(p, 10.07, None)
     sent = watermarks.report(p, nothing_waits, 10.08, started_done=True, finished_done=True)
     assert sent is not None and sent.pending
+
+
+def test_the_combiner_s_partition_is_ticked_until_it_is_built_then_while_it_wants() -> None:
+    assert watermarks.tick_wanted(None)  # no batch yet: the first tick builds and greets
+    home = match_partition()
+    home.combiner = Combiner(2, 0.0, 9, PartitionClock(None, 0.0))
+    assert watermarks.tick_wanted(home)  # not greeted
+    home.combiner.on_tick(1.0)
+    for source in range(2):
+        home.combiner.on_report(Report(source, 1, 9, 1, T0, T0, T0, None, {}, False), 1.0)
+        home.combiner.on_player_report(PlayerReport(source, T0, False))
+    assert watermarks.tick_wanted(home)  # what the reports changed is owed
+    home.combiner.end_of_batch(1.1, 0.05)
+    assert not watermarks.tick_wanted(home)
+    home.combiner.on_player_report(PlayerReport(1, T0, True))  # a snapshot held: awake
+    assert watermarks.tick_wanted(home)
 
 
 def test_event_time_waits_for_the_view_and_for_the_partition_behind() -> None:
