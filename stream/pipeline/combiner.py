@@ -99,8 +99,9 @@ class Combiner:
     # life's: each a promise about its inputs).
     frozen: dict[int, tuple[int, float, int]] = field(default_factory=dict)
     own: dict[int, tuple[float, float]] = field(default_factory=dict)
-    # Per match partition, its lives that are over.
-    retired: dict[int, set[int]] = field(default_factory=dict)
+    # Per match partition, its lives that are over: the round of this combiner's life at which
+    # each was taken over.
+    retired: dict[int, dict[int, int]] = field(default_factory=dict)
     # Per player partition: the highest floor it reported (None: none yet), and whether it is
     # pending.
     floors: dict[int, float | None] = field(default_factory=dict)
@@ -131,16 +132,22 @@ class Combiner:
         for home, at in report.forwarded.items():
             self.forwards.append((home, at, self.round + 1))
         self.changed = True
-        if report.life in self.retired.get(source, ()):
-            # A life that was over already (a worker cut off from its group still fetching):
-            # its bounds still hold for the views; it speaks for nothing else.
-            return
+        retired = self.retired.setdefault(source, {})
+        over = retired.get(report.life)
+        if over is not None:
+            if report.epoch != self.epoch or not over < report.round <= self.round:
+                # A life that was over already (a worker cut off from its group still
+                # fetching): its bounds still hold for the views; it speaks for nothing else.
+                return
+            # It has read a view sent after another life took it over: it is the one reading
+            # the partition. The other was a worker cut off from its group whose report came
+            # late (after this life's first one, to a combiner that had not heard of it).
+            del retired[report.life]
         life = self.lives.get(source)
         if life is not None and life != report.life and source in self.reports:
-            retired = self.retired.setdefault(source, set())
             if len(retired) >= RETIRED_KEPT:
                 retired.clear()  # lives that old have long stopped reporting
-            retired.add(life)
+            retired[life] = self.round
             # A new life: its part stays where the last one left it (a promise then) until it
             # has read a view sent from now on (behind every forward the last life had read),
             # and follows only this life's own bounds (it reads its inputs again from its

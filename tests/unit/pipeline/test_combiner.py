@@ -193,6 +193,37 @@ def test_a_partition_restored_behind_its_waiting_finish_keeps_the_watermark_belo
     assert c.mark(wall) == T0 + 44
 
 
+def test_a_late_report_of_a_cut_off_life_does_not_silence_the_partition_s_reader() -> None:
+    """A combiner that starts hears partition 1's new life (2: pending, a match waiting for
+    event time) first, then a late report of its last life (1: a worker cut off from its group,
+    which this combiner never heard of), which takes it for the newer. Life 2 goes on reading
+    the views (the combiner stays awake: 1's part is frozen) and, once it reports one sent
+    after it was taken over, speaks for the partition again: its pending is heard, and its
+    part of the watermark follows its own bounds once more."""
+    c = combiner()
+    c.on_tick(1.0)
+    for source in (0, 2):
+        c.on_report(report(source, T0 + 50, seen=(EPOCH, 1)), 1.0)
+    for source in range(PARTITIONS):
+        c.on_player_report(PlayerReport(source, T0, False))
+    c.on_report(report(1, T0 + 50, pending=True, seen=(EPOCH, 1), life=2), 1.0)
+    c.on_report(report(1, T0 + 45, seen=(3, 40), life=1), 1.0)  # the old life, late
+    assert not c.reports[1].pending and c.active  # frozen: awake
+    for round_ in range(2, 5):  # life 2 reads each round's view and answers it
+        sent = views(c.on_tick(1.0 + round_ / 10))
+        assert sent[1].round == c.round
+        c.on_report(
+            report(1, T0 + 50 + round_, pending=True, seen=(EPOCH, c.round), life=2),
+            1.0 + round_ / 10,
+        )
+    assert c.reports[1].life == 2 and c.reports[1].pending
+    assert c.frozen == {} and c.active
+    # Settled: life 2 says so, and the combiner falls silent.
+    c.on_report(report(1, T0 + 55, seen=(EPOCH, c.round), life=2), 1.5)
+    c.end_of_batch(1.6, 0.05)
+    assert not c.active and not c.wants_tick
+
+
 def test_a_forward_holds_the_watermark_until_its_home_has_read_a_later_view() -> None:
     """Partition 2 forwarded an event at T0 + 5 to partition 1 before its report: the joins
     for it go out when 1 reads it, which it has once it reports a view sent after 2's report
