@@ -106,6 +106,12 @@ class Combiner:
     # pending.
     floors: dict[int, float | None] = field(default_factory=dict)
     waiting: dict[int, bool] = field(default_factory=dict)
+    # Per player partition, the life its reports came from; where two lives reported, the
+    # round of the ask sent then (a report that has not read it says nothing of pending), and
+    # the partitions to ask at the next round.
+    player_lives: dict[int, int] = field(default_factory=dict)
+    player_asked: dict[int, int] = field(default_factory=dict)
+    asks: set[int] = field(default_factory=set)
     # Forwards not known to be read by their home: (home, earliest event time, the round of
     # this life the home must have seen).
     forwards: list[tuple[int, float, int]] = field(default_factory=list)
@@ -173,13 +179,27 @@ class Combiner:
             ]
 
     def on_player_report(self, report: PlayerReport) -> None:
-        """A player partition's report."""
-        floor = self.floors.get(report.source)
+        """A player partition's report. Its floor is a promise whichever life made it; whether
+        it is pending is its reader's to say. When two lives report (a restore; or a worker
+        cut off from its group whose report comes after its successor's), the partition is
+        taken as pending and asked, and only a report that has read the ask speaks again."""
+        source = report.source
+        floor = self.floors.get(source)
         if floor is None or (report.floor is not None and report.floor > floor):
             floor = report.floor
-        self.floors[report.source] = floor
-        self.waiting[report.source] = report.pending
+        self.floors[source] = floor
         self.changed = True
+        asked = self.player_asked.get(source)
+        if asked is not None and (report.epoch != self.epoch or report.round < asked):
+            return  # made before it read the ask: maybe another life's
+        life = self.player_lives.get(source)
+        self.player_lives[source] = report.life
+        if life is not None and life != report.life:
+            self.player_asked[source] = self.round + 1  # the round of the next send
+            self.asks.add(source)
+            self.waiting[source] = True
+            return
+        self.waiting[source] = report.pending
 
     # --- what it knows ------------------------------------------------------------------------
 
@@ -196,6 +216,7 @@ class Combiner:
             or any(self.waiting.get(p, False) for p in every)
             or bool(self.forwards)
             or bool(self.frozen)
+            or bool(self.asks)
         )
 
     @property
@@ -313,11 +334,12 @@ class Combiner:
                 view = View(self.epoch, self.round, started, finished, latest, abandons, poll)
                 sends.views.append((target, view))
         every = range(self.partitions)
-        if greeting:
-            # The greeting asks every player partition for a report.
-            sends.marks.extend((target, Combined(None)) for target in every)
+        # The greeting asks every player partition for a report; an ask, one of two lives.
+        asked = every if greeting else sorted(self.asks)
+        self.asks.clear()
+        sends.marks.extend((target, Combined(None, self.epoch, self.round)) for target in asked)
         mark = self.mark(wall)
         if mark is not None and (self.sent_mark is None or mark > self.sent_mark):
             self.sent_mark = mark
-            sends.marks.extend((target, Combined(mark)) for target in every)
+            sends.marks.extend((t, Combined(mark, self.epoch, self.round)) for t in every)
         return sends

@@ -23,6 +23,11 @@ class PlayerPartition:
 
     number: int
     partitions: int
+    # Names this life of the partition on this worker, and the combiner's life and round of the
+    # latest watermark or ask read (0, 0: none): its reports carry both, so the combiner can
+    # tell its reader from a worker cut off from its group (stream/pipeline/combiner.py).
+    life: int = 0
+    seen: tuple[int, int] = (0, 0)
     # The highest watermark the combiner sent (None: none since the assignment).
     mark: float | None = None
     # The combiner asked for a report; the watermark and whether it was pending at the last

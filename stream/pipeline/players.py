@@ -49,6 +49,7 @@ from stream.corrections.effects import PlayerChange
 from stream.corrections.ledger import adjusted
 from stream.history.model import play_order
 from stream.pipeline import watermarks
+from stream.pipeline.combiner import new_epoch
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.playerpartition import PlayerContext, PlayerPartition
 from stream.protocol import (
@@ -110,7 +111,7 @@ class PlayerProcessor:
     ) -> PlayerPartition:
         """The partition's waiting players from its pending records (after an assignment or
         recovery). The watermarks are not stored: snapshots wait for the next ones, one tick."""
-        partition = PlayerPartition(number, self.partitions)
+        partition = PlayerPartition(number, self.partitions, life=new_epoch(wall))
         for player_id, record in records:
             if record.matches:
                 # A snapshot or an abandon request may be waiting: look again at the oldest.
@@ -133,8 +134,8 @@ class PlayerProcessor:
                     self._release(ctx, match_id, player_id, remember=True)
             case Adjusting(player_id, adjust_id):
                 self._apply(ctx, player_id, adjust_id)
-            case Combined(at):
-                for player_id in watermarks.on_combined(ctx.partition, at):
+            case Combined():
+                for player_id in watermarks.on_combined(ctx.partition, command):
                     record = ctx.pending.get(player_id)
                     if record is not None:
                         self._reconcile(ctx, player_id, record, changed=False)

@@ -27,7 +27,7 @@ from stream.pipeline.combiner import LEAP_SECONDS
 from stream.pipeline.eventtime import SETTLE_SECONDS, sample
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchPartition
 from stream.pipeline.playerpartition import PlayerPartition
-from stream.protocol import PlayerReport, Report, View
+from stream.protocol import Combined, PlayerReport, Report, View
 
 __all__ = [
     "forwarding",
@@ -197,10 +197,12 @@ def _earliest_unjoined(partition: MatchPartition, unjoined: Callable[[str], bool
 # --- the player side -----------------------------------------------------------------------------
 
 
-def on_combined(partition: PlayerPartition, at: float | None) -> list[str]:
+def on_combined(partition: PlayerPartition, command: Combined) -> list[str]:
     """The combiner's watermark: every join of a match started before ``at`` has been sent
-    (None: the combiner asks for a report). The players whose oldest pending match that now
-    allows (callers re-check their records)."""
+    (None: the combiner asks for a report, which repeats its round). The players whose oldest
+    pending match that now allows (callers re-check their records)."""
+    at = command.at
+    partition.seen = (command.epoch, command.round)
     if at is None:
         partition.asked = True
     elif partition.mark is None or at > partition.mark:
@@ -224,4 +226,4 @@ def player_report(partition: PlayerPartition, wall: float, every: float) -> Play
     partition.reported = partition.mark
     partition.reported_at = wall
     partition.reported_pending = pending
-    return PlayerReport(partition.number, partition.mark, pending)
+    return PlayerReport(partition.number, partition.mark, pending, partition.life, *partition.seen)

@@ -71,7 +71,12 @@ from stream.ratings.skill import PlayerState, PlayerStats
 # ``view`` (its answer to a match partition) and ``gwm`` (to a player partition). A version 9
 # worker dead-letters them as unknown; a version 10 worker reads the ``progress``, ``wm`` and
 # ``awm`` a version 9 worker left and ignores them: upgrade every worker of a group together.
-PROTOCOL_VERSION = 10
+# Version 11 named a player partition's life in ``prep`` (with the combiner's life and round of
+# the latest ``gwm`` it read) and the round in ``gwm``, so that a late report of a worker cut off
+# from its group cannot speak for the partition's reader (docs/event-time.md); decoders read
+# version 10's forms as no life and no round. A version 10 worker refuses the longer forms as
+# malformed: upgrade every worker of a group together.
+PROTOCOL_VERSION = 11
 
 
 # --- match side commands -------------------------------------------------------------------------
@@ -208,11 +213,17 @@ class PlayerReport:
     """Player partition ``source``'s report to the combiner, sent once the broker has
     acknowledged the rest of its batch: it has handled every join of a match started before
     ``floor`` (None: no watermark yet), and so sent every abandon request those caused.
-    ``pending``: a player of it waits for the watermark (a snapshot, an adjustment)."""
+    ``pending``: a player of it waits for the watermark (a snapshot, an adjustment).
+    ``life``: names this life of the partition on its worker; ``epoch``, ``round``: the
+    combiner's life and round of the latest ``gwm`` read (0: none; version 10's reports carry
+    none of the three)."""
 
     source: int
     floor: float | None
     pending: bool
+    life: int = 0
+    epoch: int = 0
+    round: int = 0
 
 
 @fast_init
@@ -330,9 +341,13 @@ class Adjusting:
 class Combined:
     """The combiner's watermark for every player partition: every match partition has sent
     the join of every match started before ``at`` (None: not known yet; the combiner asks for a
-    report). Sent after the reports it rests on, so after those joins."""
+    report). Sent after the reports it rests on, so after those joins. ``epoch``, ``round``: the
+    combiner's life and the round it went out in, which the partition's next report repeats
+    (0: a version 10 combiner's)."""
 
     at: float | None
+    epoch: int = 0
+    round: int = 0
 
 
 PlayerCommand = Join | Rate | Cancel | Watermark | Adjusting | Combined
@@ -460,6 +475,8 @@ INT = Element(_same, as_int)
 NUMBER = Element(_same, as_number)
 MAYBE_NUMBER = Element(_same, as_optional_number)
 BOOL = Element(_same, as_bool)
+# An integer a later version appended (read as the class's default when absent).
+LATER_INT = Element(_same, as_int, optional=True)
 
 DECLARATIONS = (
     Declaration(
@@ -499,7 +516,9 @@ DECLARATIONS = (
             BOOL,
         ),
     ),
-    Declaration("prep", PlayerReport, "match", (INT, MAYBE_NUMBER, BOOL)),
+    Declaration(
+        "prep", PlayerReport, "match", (INT, MAYBE_NUMBER, BOOL, LATER_INT, LATER_INT, LATER_INT)
+    ),
     Declaration(
         "view",
         View,
@@ -532,7 +551,7 @@ DECLARATIONS = (
     ),
     Declaration("cancel", Cancel, "player", (STR, Element(_same, as_strings))),
     Declaration("wm", Watermark, "player", (INT, NUMBER)),
-    Declaration("gwm", Combined, "player", (MAYBE_NUMBER,)),
+    Declaration("gwm", Combined, "player", (MAYBE_NUMBER, LATER_INT, LATER_INT)),
     Declaration("adj", Adjusting, "player", (STR, STR)),
 )
 

@@ -60,7 +60,7 @@ def test_its_first_round_greets_every_partition_and_asks_for_reports() -> None:
     first = c.on_tick(1.0)
     assert sorted(views(first)) == [0, 1, 2]
     assert all(v.tick and v.started is None and v.epoch == EPOCH for v in views(first).values())
-    assert first.marks == [(p, Combined(None)) for p in range(PARTITIONS)]
+    assert first.marks == [(p, Combined(None, EPOCH, 1)) for p in range(PARTITIONS)]
     # Not heard from anyone yet: it keeps polling, but greets once.
     again = c.on_tick(1.1)
     assert sorted(views(again)) == [0, 1, 2] and again.marks == []
@@ -151,7 +151,7 @@ def test_the_watermark_moves_with_event_time_everywhere_and_only_up() -> None:
     assert c.on_tick(wall + 0.01).marks == []  # has not moved: not sent again
     heard_from_everyone(c, T0 + 11)
     sent = c.end_of_batch(wall + 0.1, 0.05).marks
-    assert sent == [(p, Combined(T0 + 10.5)) for p in range(PARTITIONS)]
+    assert sent == [(p, Combined(T0 + 10.5, EPOCH, c.round)) for p in range(PARTITIONS)]
 
 
 def test_the_watermark_stays_below_a_finish_waiting_for_its_start() -> None:
@@ -221,6 +221,35 @@ def test_a_late_report_of_a_cut_off_life_does_not_silence_the_partition_s_reader
     # Settled: life 2 says so, and the combiner falls silent.
     c.on_report(report(1, T0 + 55, seen=(EPOCH, c.round), life=2), 1.5)
     c.end_of_batch(1.6, 0.05)
+    assert not c.active and not c.wants_tick
+
+
+def test_a_late_player_report_of_a_cut_off_life_does_not_hide_its_reader_s_waiting() -> None:
+    """Player partition 1's reader (life 2) has a player waiting for the watermark; a late
+    report of its last life (1, a worker cut off from its group) says nothing waits. The
+    combiner takes the partition as pending and asks it; only a report that has read the ask
+    speaks for it again, and then whatever it says."""
+    c = combiner()
+    c.on_tick(1.0)
+    for source in range(PARTITIONS):
+        c.on_report(report(source, T0 + 50, seen=(EPOCH, 1)), 1.0)
+    for source in (0, 2):
+        c.on_player_report(PlayerReport(source, T0, False, 1, EPOCH, 1))
+    c.on_player_report(PlayerReport(1, T0, True, 2, EPOCH, 1))
+    c.on_player_report(PlayerReport(1, T0, False, 1, 3, 40))  # the old life, late
+    assert c.waiting[1] and c.active
+    asks = [(t, m) for t, m in c.on_tick(1.1).marks if m.at is None]
+    assert asks == [(1, Combined(None, EPOCH, c.round))]
+    c.on_player_report(PlayerReport(1, T0, False, 1, 3, 40))  # again, before the ask: nothing
+    assert c.waiting[1]
+    for _ in range(2):  # the reader answers each ask (a second one: it was not the last life)
+        c.on_player_report(PlayerReport(1, T0, True, 2, EPOCH, c.round))
+        assert c.waiting[1]
+        c.on_tick(1.2)
+    c.on_player_report(PlayerReport(1, T0, True, 2, EPOCH, c.round))
+    assert c.asks == set() and c.waiting[1]
+    c.on_player_report(PlayerReport(1, T0 + 1, False, 2, EPOCH, c.round))  # its player served
+    c.end_of_batch(2.0, 0.05)
     assert not c.active and not c.wants_tick
 
 

@@ -534,10 +534,11 @@ def test_a_player_partition_reports_a_moved_watermark_at_most_once_a_tick() -> N
         assert not out.match_commands
         return [c for c in out.after[0] if isinstance(c, PlayerReport)]
 
-    assert reports(10.0, 100.0) == [PlayerReport(0, 100.0, False)]  # the first since restore
+    life = partition.life  # named at the restore; every report carries it
+    assert reports(10.0, 100.0) == [PlayerReport(0, 100.0, False, life)]  # the first since restore
     assert reports(10.05, 101.0) == []  # within the tick: held
-    assert reports(10.2, 102.0) == [PlayerReport(0, 102.0, False)]
-    assert reports(10.25, None) == [PlayerReport(0, 102.0, False)]  # asked
+    assert reports(10.2, 102.0) == [PlayerReport(0, 102.0, False, life)]
+    assert reports(10.25, None) == [PlayerReport(0, 102.0, False, life)]  # asked
     assert reports(10.4, 102.0) == []  # nothing new to say
 
 

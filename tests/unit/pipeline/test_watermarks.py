@@ -10,7 +10,7 @@ from stream.pipeline.eventtime import SETTLE_SECONDS, SETTLE_TICKS, EventTime, P
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.playerpartition import PlayerPartition
-from stream.protocol import PlayerReport, Report, View
+from stream.protocol import Combined, PlayerReport, Report, View
 
 T0 = 1_780_000_000.0
 PARTITIONS = 3
@@ -130,14 +130,14 @@ def test_a_player_partition_follows_the_combiner_s_watermark_and_reports_it() ->
     p.wait(T0 + 20, "alice", 0.0)
     # The first batch after an assignment reports (pending: alice waits).
     assert watermarks.player_report(p, 0.0, 1.0) == PlayerReport(1, None, True)
-    assert watermarks.on_combined(p, None) == []  # the combiner's greeting
+    assert watermarks.on_combined(p, Combined(None)) == []  # the combiner's greeting
     assert watermarks.player_report(p, 0.1, 1.0) == PlayerReport(1, None, True)  # asked
-    assert watermarks.on_combined(p, T0 + 25) == ["alice"]  # past her start
+    assert watermarks.on_combined(p, Combined(T0 + 25)) == ["alice"]  # past her start
     # Not pending any more: said at once, with the watermark handled.
     assert watermarks.player_report(p, 0.2, 1.0) == PlayerReport(1, T0 + 25, False)
-    watermarks.on_combined(p, T0 + 30)
+    watermarks.on_combined(p, Combined(T0 + 30))
     assert watermarks.player_report(p, 0.5, 1.0) is None  # only moved, and too soon
-    watermarks.on_combined(p, T0 + 28)  # never backwards
+    watermarks.on_combined(p, Combined(T0 + 28))  # never backwards
     assert watermarks.player_report(p, 1.2, 1.0) == PlayerReport(1, T0 + 30, False)
     assert watermarks.player_report(p, 5.0, 1.0) is None  # nothing new
 

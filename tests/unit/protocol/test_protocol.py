@@ -86,8 +86,8 @@ MATCH_COMMANDS = [
     b'["rep",3,1780000000007001,1780000000123001,17,1780000100.5,1780000160.0,1780000160.0,'
     b"null,[],true]",
     b'["rep",0,5,0,0,0.0,0.0,null,1780000050.0,[[1,1780000020.5],[3,1780000030.0]],false]',
-    b'["prep",2,1780000099.5,false]',
-    b'["prep",0,null,true]',
+    b'["prep",2,1780000099.5,false,1780000000123456789,1780000000987654321,12]',
+    b'["prep",0,null,true,1780000000123456789,0,0]',
     b'["view",1780000000123001,18,1780000100.5,null,1780000160.0,1780000090.0,true]',
     b'["view",1780000000123001,19,null,null,null,null,false]',
 ]
@@ -108,8 +108,8 @@ PLAYER_COMMANDS = [
     # Version 7: a re-rating worker's adjustment, sent by the player's partition to itself.
     b'["adj","p000001","c-42"]',
     # Version 10: the combiner's watermark, and its greeting (asks for a report).
-    b'["gwm",1780000099.5]',
-    b'["gwm",null]',
+    b'["gwm",1780000099.5,1780000000987654321,12]',
+    b'["gwm",null,1780000000987654321,1]',
 ]
 MATCH_ENTRIES = [
     b'{"mode":"1v1","teams":[["p000001"],["p000000"]],"start":1780000750.0,"snaps":{"p000001":'
@@ -234,7 +234,7 @@ def test_commands_stay_immutable_values(raw: bytes) -> None:
 
 def test_a_rate_command_from_version_1_still_decodes() -> None:
     # Written before the finish's timestamp was added: 9 elements.
-    assert PROTOCOL_VERSION == 10
+    assert PROTOCOL_VERSION == 11
     old = orjson.loads(PLAYER_COMMANDS[1])[:9]
     rate = decode_player_command(old)
     assert isinstance(rate, Rate) and rate.finished_ms is None
@@ -459,8 +459,13 @@ def test_the_combiner_s_commands_decode_to_what_they_say() -> None:
     assert forwarded == Report(
         0, 5, 0, 0, 0.0, 0.0, None, 1780000050.0, {1: 1780000020.5, 3: 1780000030.0}, False
     )
-    assert prep == PlayerReport(2, 1780000099.5, False)
+    assert prep == PlayerReport(
+        2, 1780000099.5, False, 1780000000123456789, 1780000000987654321, 12
+    )
     assert view == View(
         1780000000123001, 18, 1780000100.5, None, 1780000160.0, 1780000090.0, tick=True
     )
-    assert decode_player_command(["gwm", None]) == Combined(None)
+    assert decode_player_command(["gwm", None, 7, 1]) == Combined(None, 7, 1)
+    # Version 10's forms: no round, no life.
+    assert decode_player_command(["gwm", 5.0]) == Combined(5.0, 0, 0)
+    assert decode_match_command(["prep", 3, 5.0, True]) == PlayerReport(3, 5.0, True, 0, 0, 0)
