@@ -2,8 +2,8 @@
 
 1. **Input partitions**: a match partition notes how far it has read each input topic
    (:func:`observe`), and the partitions it forwarded events to.
-2. **Reports**: at the end of a batch that read a view, or of a busy batch at most every
-   SKILLSTREAM_PROGRESS_SECONDS, or of one that changed whether it is pending
+2. **Reports**: at the end of a batch that read a view, or of one that read match events at
+   most every SKILLSTREAM_PROGRESS_SECONDS, or of one that changed whether it is pending
    (:func:`report_due`), a match partition reports to the combiner how far it has read
    (:func:`report`), once the broker has acknowledged the rest of the batch; a player partition
    reports how far the watermark has come (:func:`player_report`).
@@ -11,7 +11,8 @@
    match partition with a view of the others (:func:`on_view`: event time everywhere, how far
    the abandon requests are out) and the player partitions with the watermark
    (:func:`on_combined`): a player partition holds a snapshot until it is past the match's
-   start (``PlayerPartition.allows``).
+   start (``PlayerPartition.allows``). Its worker ticks it only while it wants a round
+   (:func:`tick_wanted`).
 
 Each function changes one partition's event-time state and returns what goes out (or which
 matches or players to look at again); the processors (stream/pipeline/matches.py, players.py)
