@@ -86,7 +86,7 @@ def _replayed(path: Path, modes: Modes) -> tuple[Replayer, float]:
     t0 = time.perf_counter()
     replayer = Replayer(modes)
     for match in Intake(path, modes):
-        replayer.apply(match)
+        replayer.rate(match)
     return replayer, time.perf_counter() - t0
 
 

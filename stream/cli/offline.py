@@ -418,7 +418,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def apply_all(replayer: Replayer, rated: Iterable[Rated]) -> None:
     for match, fates in rated:
         if fates is None:
-            replayer.apply(match)
+            replayer.rate(match)
         else:
             replayer.apply_settled(match, fates)
 

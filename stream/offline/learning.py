@@ -97,9 +97,11 @@ class PopulationLearner:
             self.rules = found.rules(self.mode)
         return found
 
-    def _sums(self) -> list[int]:
+    def open_sums(self) -> list[int]:
         """The open window's sums that the current match adds to (a window already folded,
-        in a history not in time order: the first one not folded)."""
+        in a history not in time order: the first one not folded), as integers added in place
+        (stream.ratings.population.evidence: :meth:`observe`, and replay's duels by
+        ``add_rated_duel``)."""
         window = self._window
         folded = self.chain.folded
         if folded is not None and window <= folded:
@@ -131,7 +133,7 @@ class PopulationLearner:
             return
         lineups = self._lineups
         add_match_evidence(
-            self._sums(),
+            self.open_sums(),
             rules,
             population,
             teams,

@@ -54,7 +54,7 @@ def newcomer_calibration(
                                 row.predictions += 1
                                 row.predicted += q
                                 row.observed += s
-        replayer.apply(match)
+        replayer.rate(match)
         for lineup in match.teams:
             played.update(lineup)
     return table

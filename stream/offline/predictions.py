@@ -73,7 +73,7 @@ def predictions(
     for index, match in enumerate(matches):
         if index >= skip and (since is None or match.at >= since) and not match.quitters:
             yield from _predict(index + 1, match, replayer)
-        replayer.apply(match)
+        replayer.rate(match)
 
 
 def _predict(row: int, match: HistoryMatch, replayer: Replayer) -> Iterator[Prediction]:

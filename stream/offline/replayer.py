@@ -17,13 +17,14 @@ from stream.ratings.carryover import started_from, starting_state
 from stream.ratings.engine import (
     MatchView,
     PlayerUpdate,
+    duel_states,
     initial_state,
     rate_match,
     rate_player,
 )
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
-from stream.ratings.population.evidence import played_skills, rate_settled
+from stream.ratings.population.evidence import add_rated_duel, played_skills, rate_settled
 from stream.ratings.probability import team_win_probability
 from stream.ratings.resolution import rated_players
 from stream.ratings.settling import Fate, Settled, fate, superseding_starts
@@ -180,6 +181,52 @@ class Replayer:
         for pid, update in updates.items():
             table[pid] = update.state
         return updates
+
+    def rate(self, match: HistoryMatch) -> None:
+        """:meth:`apply` without the updates: the same states and the same evidence. A duel
+        without quitters in a mode that learns its drift (every match of a 1v1 history rated
+        with the built-in defaults) takes :func:`~stream.ratings.engine.duel_states` and
+        builds none of the updates, results and skills nobody reads: replay's hot path."""
+        teams = match.teams
+        if match.quitters or len(teams) != 2 or len(teams[0]) != 1 or len(teams[1]) != 1:
+            self.apply(match)
+            return
+        name, mode, table = self.mode_of(match)
+        (a,), (b,) = teams
+        state_a = table.get(a)
+        state_b = table.get(b)
+        learner = self._learners[name]
+        # A newcomer may take a seed or a start from another mode (_states): apply does that.
+        plain = (state_a is not None and state_b is not None) or (
+            not self._seeds and mode.start is None
+        )
+        if not plain or not learner.learns or a == b:
+            self.apply(match)
+            return
+        population = learner.at(window_start(match.started_at, match.at))
+        rules = learner.rules
+        drift = rules.drift
+        if drift is None:
+            self.apply(match)
+            return
+        rank_a, rank_b = match.ranks
+        score_a = 1.0 if rank_a < rank_b else 0.0 if rank_a > rank_b else 0.5
+        after_a, after_b, seen, moves = duel_states(
+            rules, drift, state_a, state_b, score_a, match.at
+        )
+        add_rated_duel(
+            learner.open_sums(),
+            rules,
+            population,
+            drift,
+            (state_a, state_b),
+            (after_a, after_b),
+            seen,
+            score_a,
+            moves,
+        )
+        table[a] = after_a
+        table[b] = after_b
 
     def apply_settled(
         self, match: HistoryMatch, fates: Mapping[str, Fate]

@@ -51,7 +51,7 @@ def strategy_losses(matches: Iterable[HistoryMatch], strategy: TeamStrategy) -> 
             for p, actual in replayer.predict(match):
                 losses.append(log_loss(p, actual))
                 days.append(day)
-        replayer.apply(match)
+        replayer.rate(match)
     return StrategyLosses(strategy, losses, days)
 
 

@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 from stream.ratings.elo import EloConfig
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
+from stream.ratings.glicko2_kernel import Duellist, Seen
 from stream.ratings.ranges import Limits
 from stream.ratings.skill import PlayerStats, Rated, Result, Skill, SkillLike
 from stream.ratings.zonestats import ZoneStatsConfig
@@ -115,6 +116,31 @@ class DriftRate(Protocol):
         """``rate_twin`` of one result against one opponent, in floats (the twin's volatility
         the player's): (rating, deviation, volatility, twin rating, twin deviation), bit for
         bit what ``rate_twin`` gives. A duel's hot path."""
+        ...
+
+    def rate_duel_twin(
+        self, step: float, a: Duellist, b: Duellist, score_a: float
+    ) -> tuple[float, float, float | None, float, float, float, float, float | None, float, float]:
+        """``rate_one_twin`` of both players of a duel (each a
+        :data:`~stream.ratings.glicko2_kernel.Duellist`: moved ``step`` along the log drift,
+        and as the other meets them), with each update's drift slopes: (rating, deviation,
+        volatility, drift slope, variance slope) of the first player, then of the second. The
+        replay's hot path, in one call."""
+        ...
+
+    def duel_evidence(
+        self,
+        decisiveness: float,
+        drift_step: float,
+        scale: float,
+        seen: Seen,
+        actual: float,
+        moved: Seen | None,
+        shares: tuple[float, float] | None,
+    ) -> tuple[int, int, int, int, int, int]:
+        """What a duel's prediction says about the population, quantised: the decisiveness's,
+        the drift's and the debut offset's score and information (``moved``, ``shares``: the
+        second and third asked for; stream.ratings.glicko2_kernel.duel_evidence)."""
         ...
 
 

@@ -329,31 +329,57 @@ def _finish(
     slopes: tuple[float, float] = (0.0, 0.0),
     moved: tuple[SkillLike, Rated] | None = None,
 ) -> PlayerUpdate:
-    """The new state after a rated match: Rank Points, one more game, the latest play time,
-    and ``slopes``, its sensitivities to the mode's drift (stream.ratings.drift; 0 in a mode
-    that does not learn it); ``moved``: :attr:`PlayerUpdate.moved`."""
+    """The new state after a rated match (:func:`_new_state`) as the player's update;
+    ``moved``: :attr:`PlayerUpdate.moved`."""
+    new_state = _new_state(
+        mode,
+        state,
+        at,
+        new_skill.rating,
+        new_skill.deviation,
+        new_skill.volatility,
+        score,
+        upset,
+        *slopes,
+    )
+    return PlayerUpdate(new_state, score, mode.algorithm, own, opponents, moved)
+
+
+def _new_state(
+    mode: ModeConfig,
+    state: PlayerState,
+    at: float,
+    rating: float,
+    deviation: float,
+    volatility: float | None,
+    score: float,
+    upset: float,
+    drift_slope: float,
+    variance_slope: float,
+) -> PlayerState:
+    """The new state after a rated match: the new skill, Rank Points, one more game, the
+    latest play time, and the drift slopes, its sensitivities to the mode's drift
+    (stream.ratings.drift; 0 in a mode that does not learn it)."""
     last = state.last_played
-    drift_slope, variance_slope = slopes
     rank_points = next_rank_points(
         mode.rank_points,
         mode.rating_bounds,
         state.rank_points,
-        new_skill.rating,
-        new_skill.deviation,
+        rating,
+        deviation,
         score,
         upset,
     )
-    new_state = PlayerState(
-        new_skill.rating,
-        new_skill.deviation,
-        new_skill.volatility,
+    return PlayerState(
+        rating,
+        deviation,
+        volatility,
         rank_points,
         state.games + 1,
         at if last is None or at > last else last,
         drift_slope,
         variance_slope,
     )
-    return PlayerUpdate(new_state, score, mode.algorithm, own, opponents, moved)
 
 
 def _with_slopes(
@@ -515,6 +541,28 @@ def rate_duel(
     pairwise = mode.pairwise
     if pairwise is None:
         raise ValueError(f"{mode.algorithm.name} rates a whole match from its stats, not a duel")
+    met = _duel_met_both(mode, state_a, state_b, at)
+    drift = mode.drift
+    if drift is not None:
+        return _duel_drift(mode, drift, met, score_a, at)
+    state_a, a, a_rating, state_b, b, b_rating = met
+    return (
+        _versus(mode, pairwise, state_a, a, at, b_rating, b.deviation, score_a, state_b),
+        _versus(mode, pairwise, state_b, b, at, a_rating, a.deviation, 1.0 - score_a, state_a),
+    )
+
+
+# Both duellists as they meet at the match: each one's state as they enter it (a new player's
+# initial state, the season's reset applied), their skill at the match (inactivity applied)
+# and their rating as the other meets them (the experience offsets' difference applied), the
+# first's three, then the second's.
+DuelMet = tuple[PlayerState, SkillLike, float, PlayerState, SkillLike, float]
+
+
+def _duel_met_both(
+    mode: ModeConfig, state_a: PlayerState | None, state_b: PlayerState | None, at: float
+) -> DuelMet:
+    """Both duellists as they meet (:data:`DuelMet`)."""
     state_a, state_b = _duel_entered(mode, state_a, state_b, at)
     experience = mode.experience
     shift_a = shift_b = None
@@ -525,31 +573,43 @@ def rate_duel(
     # Each as the other meets them; the skill with inactivity applied is also their own.
     a, a_rating = _met(mode, state_a, at, shift_a)
     b, b_rating = _met(mode, state_b, at, shift_b)
-    drift = mode.drift
-    if drift is not None:
-        return _duel_drift(mode, drift, state_a, a, a_rating, state_b, b, b_rating, score_a, at)
-    return (
-        _versus(mode, pairwise, state_a, a, at, b_rating, b.deviation, score_a, state_b),
-        _versus(mode, pairwise, state_b, b, at, a_rating, a.deviation, 1.0 - score_a, state_a),
-    )
+    return state_a, a, a_rating, state_b, b, b_rating
 
 
-def _duel_drift(
+# Both duellists a step along the log drift: the first's rating and deviation, the second's
+# as the first meets them, the second's own rating, the first's as the second meets them.
+DuelMoves = tuple[float, float, float, float, float, float]
+# Both duellists at the match: the first's rating and deviation (inactivity applied) and
+# rating as the second meets them (the experience offsets' difference applied), then the
+# second's, as the first meets them.
+DuelSeen = tuple[float, float, float, float, float, float]
+
+
+def duel_states(
     mode: ModeConfig,
     drift: DriftRate,
-    state_a: PlayerState,
-    a: SkillLike,
-    a_rating: float,
-    state_b: PlayerState,
-    b: SkillLike,
-    b_rating: float,
+    state_a: PlayerState | None,
+    state_b: PlayerState | None,
     score_a: float,
     at: float,
-) -> tuple[PlayerUpdate, PlayerUpdate]:
-    """:func:`rate_duel` in a mode that learns its drift: both players' :func:`_versus`, bit
-    for bit (a test holds it to that), each player moved along the drift once instead of twice
-    and each update and its twin rated in floats (``rate_one_twin``). ``a``, ``b``: each
-    player's skill at the match; ``a_rating``, ``b_rating``: each as the other meets them."""
+) -> tuple[PlayerState, PlayerState, DuelSeen, DuelMoves | None]:
+    """:func:`rate_duel`'s two new states in a mode that learns its drift (``drift``, the
+    mode's), without the updates nobody reads in a replay; with what the duel's prediction is
+    made from (:data:`DuelSeen`) and both players moved along the drift (None: neither
+    moves)."""
+    met = _duel_met_both(mode, state_a, state_b, at)
+    new_a, new_b, moves = _duel_core(mode, drift, met, score_a, at)
+    _, a, a_rating, _, b, b_rating = met
+    return new_a, new_b, (a.rating, a.deviation, a_rating, b.rating, b.deviation, b_rating), moves
+
+
+def _duel_core(
+    mode: ModeConfig, drift: DriftRate, met: DuelMet, score_a: float, at: float
+) -> tuple[PlayerState, PlayerState, DuelMoves | None]:
+    """Both new states of a duel in a mode that learns its drift, each player moved along the
+    drift once and each update and its twin rated in floats (``rate_duel_twin``), and the
+    moves (None: neither moves)."""
+    state_a, a, a_rating, state_b, b, b_rating = met
     largest = mode.initial.deviation
     a_own, a_dev, b_own, b_dev = a.rating, a.deviation, b.rating, b.deviation
     move = drift_move(state_a, a_dev, largest)
@@ -562,33 +622,46 @@ def _duel_drift(
         b_moved, b_moved_met, b_moved_dev = b_own, b_rating, b_dev
     else:
         b_moved, b_moved_met, b_moved_dev = b_own + move_b[0], b_rating + move_b[0], move_b[1]
-    rate = drift.rate_one_twin
-    result_a = Result(b_rating, b_dev, score_a)
-    score_b = 1.0 - score_a
-    result_b = Result(a_rating, a_dev, score_b)
-    rated_a = rate(
-        a_own, a_dev, a.volatility, a_moved, a_moved_dev,
-        b_rating, b_dev, b_moved_met, b_moved_dev, score_a,
-    )  # fmt: skip
-    rated_b = rate(
-        b_own, b_dev, b.volatility, b_moved, b_moved_dev,
-        a_rating, a_dev, a_moved_met, a_moved_dev, score_b,
-    )  # fmt: skip
+    rated = drift.rate_duel_twin(
+        STEP,
+        (a_own, a_dev, a.volatility, a_moved, a_moved_dev, a_rating, a_moved_met),
+        (b_own, b_dev, b.volatility, b_moved, b_moved_dev, b_rating, b_moved_met),
+        score_a,
+    )
+    rating_a, dev_a, vol_a, drift_a, var_a, rating_b, dev_b, vol_b, drift_b, var_b = rated
+    new_a = _new_state(
+        mode, state_a, at, rating_a, dev_a, vol_a, score_a, b_rating - a_own, drift_a, var_a
+    )
+    new_b = _new_state(
+        mode, state_b, at, rating_b, dev_b, vol_b, 1.0 - score_a, a_rating - b_own, drift_b, var_b
+    )
     if move is None and move_b is None:
+        return new_a, new_b, None
+    return new_a, new_b, (a_moved, a_moved_dev, b_moved_met, b_moved_dev, b_moved, a_moved_met)
+
+
+def _duel_drift(
+    mode: ModeConfig, drift: DriftRate, met: DuelMet, score_a: float, at: float
+) -> tuple[PlayerUpdate, PlayerUpdate]:
+    """:func:`rate_duel` in a mode that learns its drift: both players' :func:`_versus`, bit
+    for bit (a test holds it to that), from :func:`_duel_core`; the moved skills ride on the
+    updates (:attr:`PlayerUpdate.moved`)."""
+    new_a, new_b, moves = _duel_core(mode, drift, met, score_a, at)
+    _, a, a_rating, _, b, b_rating = met
+    score_b = 1.0 - score_a
+    result_a = Result(b_rating, b.deviation, score_a)
+    result_b = Result(a_rating, a.deviation, score_b)
+    if moves is None:
         seen_a: tuple[SkillLike, Rated] = (a, result_a)
         seen_b: tuple[SkillLike, Rated] = (b, result_b)
     else:
+        a_moved, a_moved_dev, b_moved_met, b_moved_dev, b_moved, a_moved_met = moves
         seen_a = (Skill(a_moved, a_moved_dev), Skill(b_moved_met, b_moved_dev))
         seen_b = (Skill(b_moved, b_moved_dev), Skill(a_moved_met, a_moved_dev))
-    skill_a, slopes_a = _with_slopes(rated_a)
-    skill_b, slopes_b = _with_slopes(rated_b)
+    algorithm = mode.algorithm
     return (
-        _finish(
-            mode, state_a, at, a, skill_a, score_a, (result_a,), b_rating - a_own, slopes_a, seen_a
-        ),
-        _finish(
-            mode, state_b, at, b, skill_b, score_b, (result_b,), a_rating - b_own, slopes_b, seen_b
-        ),
+        PlayerUpdate(new_a, score_a, algorithm, a, (result_a,), seen_a),
+        PlayerUpdate(new_b, score_b, algorithm, b, (result_b,), seen_b),
     )
 
 

@@ -26,7 +26,7 @@ from stream.ratings.glicko2_kernel import CENTER as CENTER  # noqa: PLC0414
 from stream.ratings.glicko2_kernel import INV_PI_SQ_3 as _INV_PI_SQ_3
 from stream.ratings.glicko2_kernel import MIN_INFORMATION as _MIN_INFORMATION
 from stream.ratings.glicko2_kernel import SCALE as SCALE  # noqa: PLC0414
-from stream.ratings.glicko2_kernel import Params
+from stream.ratings.glicko2_kernel import Duellist, Params
 from stream.ratings.kernels import glicko2_kernel
 from stream.ratings.ranges import Limits, Range, check_ranges, require
 from stream.ratings.skill import Rated, Result, Skill, SkillLike
@@ -34,6 +34,7 @@ from stream.ratings.skill import Rated, Result, Skill, SkillLike
 # The volatility search of the compiled build when there is one (stream/ratings/kernels.py).
 new_volatility = glicko2_kernel.new_volatility
 _rate_one_twin = glicko2_kernel.rate_one_twin
+_rate_duel_twin = glicko2_kernel.rate_duel_twin
 _twin_volatility = glicko2_kernel.twin_volatility
 
 _SECONDS_PER_DAY = 86400.0
@@ -345,6 +346,16 @@ class Glicko2Config:
             score,
         )
 
+    def rate_duel_twin(
+        self, step: float, a: Duellist, b: Duellist, score_a: float
+    ) -> tuple[float, float, float, float, float, float, float, float, float, float]:
+        """:meth:`rate_one_twin` for both players of a duel with their drift slopes, in one
+        call (stream.ratings.glicko2_kernel.rate_duel_twin, compiled when built)."""
+        return _rate_duel_twin(self.kernel_params, step, a, b, score_a)
+
+    # The duel's evidence about the population (stream.ratings.population.evidence), in one
+    # call of floats (stream.ratings.glicko2_kernel.duel_evidence, compiled when built).
+    duel_evidence = staticmethod(glicko2_kernel.duel_evidence)
     expected_score = staticmethod(expected_score)
     update_terms = staticmethod(update_terms)
 

@@ -1,8 +1,8 @@
-"""Glicko-2's arithmetic on plain floats: the volatility search and a one-result update with
-its drift twin, the hot paths of every Glicko-2 replay.
+"""Glicko-2's arithmetic on plain floats: the volatility search, a one-result update with its
+drift twin, a duel's two updates and its evidence, the hot paths of every Glicko-2 replay.
 
 Plain floats in and out, no objects, nothing imported but functions of :mod:`math`, so that
-the module compiles with mypyc as it is (``make compiled``, stream/ratings/compiled.py): the
+the module compiles with mypyc as it is (``make compiled``, stream/compiling.py): the
 compiled build computes the same operations in the same order in C doubles, bit for bit the
 pure module's results (a test compiles it and holds it to that), several times faster. Without
 a compiler nothing changes but the speed: stream.ratings.glicko2 uses this module as it is.
@@ -30,6 +30,13 @@ MIN_INFORMATION: Final = 1e-12
 # epsilon, the unrated volatility, then the bounds on the internal scale: rating, deviation
 # (the largest is the unrated deviation), volatility.
 Params = tuple[float, float, float, float, float, float, float, float, float]
+# A duellist as :func:`rate_duel_twin` reads them: their rating, deviation and volatility at
+# the match, the same moved a step along the log drift (rating, deviation), and their rating
+# as the other meets them (the experience offsets' difference applied), unmoved and moved.
+Duellist = tuple[float, float, float | None, float, float, float, float]
+# A duel as its first player meets the second: (their rating, their deviation, the second's
+# rating as the first meets them, the second's deviation).
+Seen = tuple[float, float, float, float]
 
 
 def new_volatility(
@@ -147,6 +154,91 @@ def rate_one_twin(
         new_sigma,
         CENTER + SCALE * new_mu_m,
         SCALE * new_phi_m,
+    )
+
+
+def rate_duel_twin(
+    params: Params, step: float, a: Duellist, b: Duellist, score_a: float
+) -> tuple[float, float, float, float, float, float, float, float, float, float]:
+    """Both players of a duel (:data:`Duellist` each), each by :func:`rate_one_twin` against
+    the other as met, the first scoring ``score_a``. Returns, for the first player then the
+    second, the new rating, deviation and volatility and the update's drift slopes
+    (stream.ratings.drift.slopes_between in floats, ``step`` the drift's): one call for the
+    whole duel, the replay's hot path."""
+    a_rating, a_deviation, a_volatility, a_moved, a_moved_deviation, a_met, a_moved_met = a
+    b_rating, b_deviation, b_volatility, b_moved, b_moved_deviation, b_met, b_moved_met = b
+    rating, deviation, volatility, twin_rating, twin_deviation = rate_one_twin(
+        params, a_rating, a_deviation, a_volatility, a_moved, a_moved_deviation,
+        b_met, b_deviation, b_moved_met, b_moved_deviation, score_a,
+    )  # fmt: skip
+    b_new, b_new_deviation, b_new_volatility, b_twin, b_twin_deviation = rate_one_twin(
+        params, b_rating, b_deviation, b_volatility, b_moved, b_moved_deviation,
+        a_met, a_deviation, a_moved_met, a_moved_deviation, 1.0 - score_a,
+    )  # fmt: skip
+    return (
+        rating,
+        deviation,
+        volatility,
+        (twin_rating - rating) / step,
+        (twin_deviation * twin_deviation - deviation * deviation) / step,
+        b_new,
+        b_new_deviation,
+        b_new_volatility,
+        (b_twin - b_new) / step,
+        (b_twin_deviation * b_twin_deviation - b_new_deviation * b_new_deviation) / step,
+    )
+
+
+def expected(rating: float, deviation: float, other: float, other_deviation: float) -> float:
+    """stream.ratings.glicko2.expected_score in floats: the probability that a player at
+    ``rating`` beats one at ``other``, both deviations combined (the same operations)."""
+    phi_sq = (deviation * deviation + other_deviation * other_deviation) / (SCALE * SCALE)
+    gg = 1.0 / sqrt(1.0 + INV_PI_SQ_3 * phi_sq)
+    return 1.0 / (1.0 + exp(-gg * (rating - other) / SCALE))
+
+
+def duel_evidence(
+    decisiveness: float,
+    drift_step: float,
+    scale: float,
+    seen: Seen,
+    actual: float,
+    moved: Seen | None,
+    shares: tuple[float, float] | None,
+) -> tuple[int, int, int, int, int, int]:
+    """What a duel's prediction says about its mode's population, quantised (``scale`` units
+    per unit, rounded half to even): the decisiveness's score and information, then the
+    drift's and the debut offset's (stream.ratings.population.evidence, its duel branch).
+    The first player meets the second as ``seen`` (:data:`Seen`) and scores ``actual``;
+    ``moved``: both as the match is played ``drift_step`` further along the log drift;
+    ``shares``: each moved by their share of one more point of debut offset (None: not asked
+    for). A certain prediction says nothing: zeros."""
+    own, own_deviation, met, met_deviation = seen
+    p = expected(own, own_deviation, met, met_deviation)
+    if not 0.0 < p < 1.0:
+        return (0, 0, 0, 0, 0, 0)
+    logit = log(p / (1.0 - p))
+    sharp = 1.0 / (1.0 + exp(-decisiveness * logit))
+    drift_score = drift_information = offset_score = offset_information = 0
+    if moved is not None:
+        p_more = expected(moved[0], moved[1], moved[2], moved[3])
+        if 0.0 < p_more < 1.0:
+            slope = decisiveness * (log(p_more / (1.0 - p_more)) - logit) / drift_step
+            drift_score = round((actual - sharp) * slope * scale)
+            drift_information = round(sharp * (1.0 - sharp) * slope * slope * scale)
+    if shares is not None:
+        p_more = expected(own + shares[0], own_deviation, met + shares[1], met_deviation)
+        if 0.0 < p_more < 1.0:
+            slope = decisiveness * (log(p_more / (1.0 - p_more)) - logit) / 1.0
+            offset_score = round((actual - sharp) * slope * scale)
+            offset_information = round(sharp * (1.0 - sharp) * slope * slope * scale)
+    return (
+        round((actual - sharp) * logit * scale),
+        round(sharp * (1.0 - sharp) * logit * logit * scale),
+        drift_score,
+        drift_information,
+        offset_score,
+        offset_information,
     )
 
 

@@ -79,6 +79,8 @@ def _cases(n: int) -> Iterator[Case]:
 
 
 def test_the_compiled_kernel_gives_the_pure_results_bit_for_bit(compiled: ModuleType) -> None:
+    # Every function of the kernel: the one-result update with its twin, the volatility search,
+    # a duel's two updates with their slopes, and a duel's evidence (rounded to integers).
     assert compiled.SOURCE_SHA256  # the record the import checks against its source
     configs = [Glicko2Config(), Glicko2Config(tau=10.0), Glicko2Config(tau=0.01, epsilon=1e-12)]
     checked = 0
@@ -101,6 +103,19 @@ def test_the_compiled_kernel_gives_the_pure_results_bit_for_bit(compiled: Module
         )
         assert compiled.new_volatility(*args) == glicko2_kernel.new_volatility(*args), args
     assert checked == 15000
+    for case, other in zip(_cases(3000), _cases(3001), strict=False):
+        # A duel: the second player from another case, each as the other meets them.
+        a = (*case[:5], case[0] + 5.0, case[3] + 5.0)
+        b = (*other[:5], other[0] - 5.0, other[3] - 5.0)
+        assert compiled.rate_duel_twin(params, 1e-3, a, b, case[9]) == (
+            glicko2_kernel.rate_duel_twin(params, 1e-3, a, b, case[9])
+        ), (a, b)
+    for case in _cases(5000):
+        seen = (case[0], case[1], case[5], case[6])
+        moved = rng.choice([None, (case[3], case[4], case[7], case[8])])
+        shares = rng.choice([None, (rng.uniform(0.0, 1.0), rng.uniform(-0.2, 1.0))])
+        found = (rng.uniform(0.2, 3.0), 1e-3, 4294967296.0, seen, case[9], moved, shares)
+        assert compiled.duel_evidence(*found) == glicko2_kernel.duel_evidence(*found), found
 
 
 def test_without_a_compiler_nothing_is_built(

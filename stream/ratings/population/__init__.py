@@ -87,6 +87,7 @@ from stream.ratings.population.likelihood import (
     offset_sensitivity,
     prediction_evidence,
     predictions_evidence,
+    prior_evidence,
     size_evidence,
     update_evidence,
 )
@@ -144,6 +145,7 @@ __all__ = [
     "offset_sensitivity",
     "prediction_evidence",
     "predictions_evidence",
+    "prior_evidence",
     "size_evidence",
     "start",
     "update_evidence",

@@ -24,9 +24,11 @@ import operator
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from stream.ratings.algorithm import DriftRate
 from stream.ratings.drift import STEP as DRIFT_STEP
 from stream.ratings.drift import drifted, drifted_teams
 from stream.ratings.engine import (
+    DuelSeen,
     MatchView,
     PlayerUpdate,
     duel_met,
@@ -47,6 +49,7 @@ from stream.ratings.population import (
     offset_evidence,
     offset_sensitivity,
     predictions_evidence,
+    prior_evidence,
     size_evidence,
     update_evidence,
 )
@@ -71,6 +74,8 @@ __all__ = [
 # One unit of a quantised sum: 2**-32. A window's sums stay far below 2**63 units (orjson's
 # integer limit) for any real mode: a prior score of 1e8 would be 4e17 units.
 SCALE = 1 << 32
+# The same as a float (a float times SCALE converts it so: the kernels take floats).
+_FLOAT_SCALE = float(SCALE)
 
 
 # The sums in their stored order: PopulationStats's fields, the one declaration of what a
@@ -202,26 +207,19 @@ def add_match_evidence(
                 own, met = duel_met(rules, states.get(a), states.get(b), at)
             else:
                 own, met = rated.own, rated.opponents[0]
-            p = rules.algorithm.expected_score(own, met)
-            if 0.0 < p < 1.0:
-                # prediction_evidence's two sums, quantised (0 < p < 1: no clamp needed).
-                decisiveness = population.decisiveness
-                logit = math.log(p / (1.0 - p))
-                sharp = 1.0 / (1.0 + math.exp(-decisiveness * logit))
-                actual = 1.0 if ranks[0] < ranks[1] else 0.0 if ranks[0] > ranks[1] else 0.5
-                sums[DECISIVENESS] += round((actual - sharp) * logit * SCALE)
-                sums[DECISIVENESS + 1] += round(sharp * (1.0 - sharp) * logit * logit * SCALE)
-                if rules.tracks_drift:
-                    drifted_p = _duel_drifted(rules, states, teams, at, own, met, rated)
-                    if drifted_p is not None:
-                        _add_slope(
-                            sums, DRIFT, drifted_p, logit, sharp, actual, decisiveness, DRIFT_STEP
-                        )
-                prior = population.deviation
-                if population.debut_offset is not None and prior is not None:
-                    shifted_p = _duel_shifted(rules, prior, states.get(a), states.get(b), own, met)
-                    if shifted_p is not None:
-                        _add_slope(sums, OFFSET, shifted_p, logit, sharp, actual, decisiveness, 1.0)
+            actual = 1.0 if ranks[0] < ranks[1] else 0.0 if ranks[0] > ranks[1] else 0.5
+            offsets = _duel_shares(
+                rules, population, states.get(a), states.get(b), own.deviation, met.deviation
+            )
+            drift = rules.drift
+            if drift is None:
+                _add_prediction(sums, rules, population, own, met, actual, offsets)
+            else:
+                steps = _duel_moved(rules, states, teams, at, own, met, rated)
+                add_duel_evidence(
+                    sums, drift, population.decisiveness, own.rating, own.deviation,
+                    met.rating, met.deviation, actual, steps, offsets,
+                )  # fmt: skip
     elif as_played or is_team_match(teams):
         skills = played_skills(rules, states, teams, at) if as_played else None
         moved = None
@@ -240,11 +238,48 @@ def add_match_evidence(
         # Settled players say nothing about the prior: skip them without a call (and
         # ``updates`` may leave them out: newcomers_of).
         if update.state.games <= SETTLED_GAMES:
-            stats = update_evidence(rules, population, update)
-            if stats.newcomer_updates:
-                sums[PRIOR] += round(stats.prior_score * SCALE)
-                sums[PRIOR + 1] += round(stats.prior_information * SCALE)
-                sums[PRIOR + 2] += round(stats.newcomer_updates * SCALE)
+            _add_prior(sums, update_evidence(rules, population, update))
+
+
+def _add_prior(sums: list[int], stats: PopulationStats) -> None:
+    """A newcomer's update's evidence about the prior (:func:`update_evidence`), quantised and
+    added in place."""
+    if stats.newcomer_updates:
+        sums[PRIOR] += round(stats.prior_score * SCALE)
+        sums[PRIOR + 1] += round(stats.prior_information * SCALE)
+        sums[PRIOR + 2] += round(stats.newcomer_updates * SCALE)
+
+
+def add_rated_duel(
+    sums: list[int],
+    rules: ModeConfig,
+    population: Population,
+    drift: DriftRate,
+    before: tuple[PlayerState | None, PlayerState | None],
+    after: tuple[PlayerState, PlayerState],
+    seen: DuelSeen,
+    score_a: float,
+    moves: tuple[float, ...] | None,
+) -> None:
+    """:func:`add_match_evidence` of a duel as played in a mode that learns its drift, rated by
+    :func:`~stream.ratings.engine.duel_states` (``seen``, ``moves``) from the players' stored
+    states ``before`` it (None: new) to ``after`` it, the first scoring ``score_a``: the same
+    sums, without the updates."""
+    a_own, a_dev, a_met, b_own, b_dev, b_met = seen
+    shares = _duel_shares(rules, population, before[0], before[1], a_dev, b_dev)
+    add_duel_evidence(
+        sums, drift, population.decisiveness, a_own, a_dev, b_met, b_dev, score_a, moves, shares
+    )
+    new_a, new_b = after
+    # update_evidence of each newcomer's update: the same skill, against the same result.
+    if new_a.games <= SETTLED_GAMES:
+        opponent = Result(b_met, b_dev, score_a)
+        stats = prior_evidence(rules, population, new_a.games - 1, Skill(a_own, a_dev), (opponent,))
+        _add_prior(sums, stats)
+    if new_b.games <= SETTLED_GAMES:
+        opponent = Result(a_met, a_dev, 1.0 - score_a)
+        stats = prior_evidence(rules, population, new_b.games - 1, Skill(b_own, b_dev), (opponent,))
+        _add_prior(sums, stats)
 
 
 def match_part(
@@ -321,30 +356,95 @@ def _add_slope(
     sums[index + 1] += round(sharp * (1.0 - sharp) * slope * slope * SCALE)
 
 
-def _duel_shifted(
+def _duel_shares(
     rules: ModeConfig,
-    prior: float,
+    population: Population,
     state_a: PlayerState | None,
     state_b: PlayerState | None,
-    own: SkillLike,
-    met: Rated,
-) -> float | None:
-    """The duel's prediction with one more point of debut offset, each player moved by their
-    :func:`~stream.ratings.population.offset_sensitivity` (None: nothing moves, between two
-    settled players or two alike, or the prediction is certain)."""
+    own_deviation: float,
+    met_deviation: float,
+) -> tuple[float, float] | None:
+    """Each duellist's :func:`~stream.ratings.population.offset_sensitivity` as the duel is
+    played (``state_x``: their stored states before it, None: new; ``own_deviation``,
+    ``met_deviation``: their deviations at the match), when the mode learns its debut offset
+    (None: it does not, or nothing moves, between two settled players or two alike)."""
+    prior = population.deviation
+    if population.debut_offset is None or prior is None:
+        return None
     games_a = state_a.games if state_a is not None else 0
     games_b = state_b.games if state_b is not None else 0
     if games_a >= SETTLED_GAMES and games_b >= SETTLED_GAMES:
         return None
     scale = rules.experience.games_scale
-    share_a = offset_sensitivity(games_a, own.deviation, prior, scale)
-    share_b = offset_sensitivity(games_b, met.deviation, prior, scale)
-    if share_a == share_b:
-        return None
-    p_more = rules.algorithm.expected_score(
-        shifted(own, share_a), Result(met.rating + share_b, met.deviation, 0.5)
+    share_a = offset_sensitivity(games_a, own_deviation, prior, scale)
+    share_b = offset_sensitivity(games_b, met_deviation, prior, scale)
+    return None if share_a == share_b else (share_a, share_b)
+
+
+def _add_prediction(
+    sums: list[int],
+    rules: ModeConfig,
+    population: Population,
+    own: SkillLike,
+    met: Rated,
+    actual: float,
+    shares: tuple[float, float] | None,
+) -> None:
+    """A duel's prediction's evidence in a mode that does not learn its drift, added in place:
+    the decisiveness's and, with ``shares`` (:func:`_duel_shares`), the debut offset's
+    (:func:`add_duel_evidence` for an algorithm that rates it in one call)."""
+    expected_score = rules.algorithm.expected_score
+    p = expected_score(own, met)
+    if not 0.0 < p < 1.0:
+        return
+    # prediction_evidence's two sums, quantised (0 < p < 1: no clamp needed).
+    decisiveness = population.decisiveness
+    logit = math.log(p / (1.0 - p))
+    sharp = 1.0 / (1.0 + math.exp(-decisiveness * logit))
+    sums[DECISIVENESS] += round((actual - sharp) * logit * SCALE)
+    sums[DECISIVENESS + 1] += round(sharp * (1.0 - sharp) * logit * logit * SCALE)
+    if shares is not None:
+        share_a, share_b = shares
+        p_more = expected_score(
+            shifted(own, share_a), Result(met.rating + share_b, met.deviation, 0.5)
+        )
+        if 0.0 < p_more < 1.0:
+            _add_slope(sums, OFFSET, p_more, logit, sharp, actual, decisiveness, 1.0)
+
+
+def add_duel_evidence(
+    sums: list[int],
+    drift: DriftRate,
+    decisiveness: float,
+    own: float,
+    own_deviation: float,
+    met: float,
+    met_deviation: float,
+    actual: float,
+    moves: tuple[float, ...] | None,
+    shares: tuple[float, float] | None,
+) -> None:
+    """A duel's prediction's evidence in a mode that learns its drift, added in place, in one
+    call of the algorithm's (``drift.duel_evidence``): the first player at ``own`` meets the
+    second at ``met`` and scores ``actual``; ``moves``: both a step along the log drift, the
+    first four of :data:`~stream.ratings.engine.DuelMoves` (None: neither moves); ``shares``:
+    :func:`_duel_shares`."""
+    moved = None if moves is None else (moves[0], moves[1], moves[2], moves[3])
+    found = drift.duel_evidence(
+        decisiveness,
+        DRIFT_STEP,
+        _FLOAT_SCALE,
+        (own, own_deviation, met, met_deviation),
+        actual,
+        moved,
+        shares,
     )
-    return p_more if 0.0 < p_more < 1.0 else None
+    sums[DECISIVENESS] += found[0]
+    sums[DECISIVENESS + 1] += found[1]
+    sums[DRIFT] += found[2]
+    sums[DRIFT + 1] += found[3]
+    sums[OFFSET] += found[4]
+    sums[OFFSET + 1] += found[5]
 
 
 def _entered(
@@ -366,7 +466,7 @@ def _entered(
     }
 
 
-def _duel_drifted(
+def _duel_moved(
     rules: ModeConfig,
     states: Mapping[str, PlayerState],
     teams: Sequence[Sequence[str]],
@@ -374,32 +474,23 @@ def _duel_drifted(
     own: SkillLike,
     met: Rated,
     rated: PlayerUpdate | None = None,
-) -> float | None:
-    """The duel's prediction a small step along the log drift, its players' ``states`` as
-    they enter the match at ``at`` (stream.ratings.drift.drifted; None: neither player moves,
-    or the prediction is certain); ``rated``: the first player's update, when it carries them
-    moved (rate_duel's), read from it instead."""
+) -> tuple[float, float, float, float] | None:
+    """The duel's players a small step along the log drift, their ``states`` as they enter
+    the match at ``at`` (stream.ratings.drift.drifted; None: neither moves), as the first
+    meets the second (the first four of :data:`~stream.ratings.engine.DuelMoves`);
+    ``rated``: the first player's update, when it carries them moved (rate_duel's), read
+    from it instead."""
     moved = None if rated is None else rated.moved
-    if moved is not None:
-        return _moved_prediction(rules, own, met, *moved)
-    entered = _entered(rules, states, teams, at)
-    (a,), (b,) = teams
-    largest = rules.initial.deviation
-    met_skill = Skill(met.rating, met.deviation)
-    moved_a = drifted(entered.get(a), own, largest)
-    moved_b = drifted(entered.get(b), met_skill, largest)
-    return _moved_prediction(rules, own, met_skill, moved_a, moved_b)
-
-
-def _moved_prediction(
-    rules: ModeConfig, own: SkillLike, met: Rated, moved_own: SkillLike, moved_met: Rated
-) -> float | None:
-    """The duel's prediction from its players moved along the log drift (``own`` and ``met``
-    themselves when neither moved: None, as when the prediction is certain)."""
+    if moved is None:
+        entered = _entered(rules, states, teams, at)
+        (a,), (b,) = teams
+        largest = rules.initial.deviation
+        met = Skill(met.rating, met.deviation)
+        moved = (drifted(entered.get(a), own, largest), drifted(entered.get(b), met, largest))
+    moved_own, moved_met = moved
     if moved_own is own and moved_met is met:
         return None
-    p_more = rules.algorithm.expected_score(moved_own, moved_met)
-    return p_more if 0.0 < p_more < 1.0 else None
+    return (moved_own.rating, moved_own.deviation, moved_met.rating, moved_met.deviation)
 
 
 def is_team_match(teams: Sequence[Sequence[str]]) -> bool:

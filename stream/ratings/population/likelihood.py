@@ -18,7 +18,7 @@ from stream.ratings.drift import STEP as DRIFT_STEP
 from stream.ratings.experience import shifted
 from stream.ratings.population.values import Population
 from stream.ratings.probability import sharpened, team_win_probability
-from stream.ratings.skill import Result, SkillLike
+from stream.ratings.skill import Rated, Result, SkillLike
 from stream.ratings.teams import score_against
 
 if TYPE_CHECKING:
@@ -97,13 +97,23 @@ def update_evidence(
 
     ``rules`` is the mode as it rated the update (``population.rules(mode)``).
     """
+    return prior_evidence(rules, population, update.state.games - 1, update.own, update.opponents)
+
+
+def prior_evidence(
+    rules: ModeConfig,
+    population: Population,
+    games: int,
+    own: SkillLike,
+    opponents: Sequence[Rated],
+) -> PopulationStats:
+    """:func:`update_evidence` of a player who had ``games`` games before the update, rated
+    from ``own`` (their skill as played) against ``opponents`` (the update's results)."""
     algorithm = rules.pairwise
     prior = population.deviation
-    games = update.state.games - 1
     if algorithm is None or prior is None or games >= SETTLED_GAMES:
         return EMPTY
     fade = math.exp(-games / SENSITIVITY_GAMES)
-    own = update.own
     ratio = own.deviation / prior
     # d rating / d log(prior): the normal model's sensitivity, faded with games.
     sensitivity = 2.0 * (own.rating - rules.initial.rating) * ratio * ratio * fade
@@ -111,7 +121,7 @@ def update_evidence(
         return PopulationStats(newcomer_updates=fade)
     score = information = 0.0
     terms = algorithm.update_terms
-    for opponent in update.opponents:
+    for opponent in opponents:
         assert isinstance(opponent, Result)  # a pairwise update's opponents are its results
         expected, slope = terms(own, opponent)
         score += (opponent.score - expected) * slope * sensitivity

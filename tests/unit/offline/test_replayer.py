@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -13,11 +14,13 @@ from hypothesis import strategies as st
 from stream.config.modes import Modes, built_in_mode
 from stream.history import HistoryMatch, SeedRating
 from stream.offline.replayer import FinalRating, Replayer, seeded_state
+from stream.ratings.carryover import StartConfig
 from stream.ratings.elo import EloConfig
 from stream.ratings.engine import rate_match, rate_player
 from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modeconfig import ModeConfig, QuitPolicy
+from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.skill import PlayerState
 
 DAY = 86400.0
@@ -503,3 +506,61 @@ def test_any_seed_the_reader_accepts_starts_inside_the_engines_ranges(
     match = hm(T0, [["p"], ["q"]], [0, 1])
     update = rate_player(mode, "p", state, match, {"p": state})
     assert math.isfinite(update.state.rating) and math.isfinite(update.state.deviation)
+
+
+# --- rate: apply without the updates ------------------------------------------------------
+
+_LEARNING = dataclasses.replace(
+    built_in_mode("duels"),
+    seasons=SeasonsConfig(starts=(T0 + 2 * DAY,), period_days=3.0, rank_points_kept=0.5),
+)
+_STARTING = dataclasses.replace(built_in_mode("ranked"), start=StartConfig("duels"))
+
+
+@st.composite
+def mixed_histories(draw: st.DrawFn) -> list[HistoryMatch]:
+    """Matches among a few players (each passes SETTLED_GAMES games, so duels of newcomers,
+    of settled players and of one of each), hours to days apart: mostly duels, with draws, a
+    player against themselves, team matches, quitters, and a second mode whose newcomers start
+    from the first."""
+    pool = [f"p{i}" for i in range(draw(st.integers(2, 7)))]
+    at = T0
+    matches = []
+    for _ in range(draw(st.integers(60, 160))):
+        at += draw(st.sampled_from([600.0, 3 * 3600.0, 0.6 * DAY, 3 * DAY]))
+        mode = draw(st.sampled_from(["duels", "duels", "duels", "ranked"]))
+        shape = draw(st.sampled_from(["duel"] * 6 + ["self", "team", "quit"]))
+        a, b = draw(st.permutations(pool))[:2]
+        ranks = draw(st.sampled_from([(0, 1), (1, 0), (0, 0)]))
+        if shape == "self":
+            matches.append(hm(at, ((a,), (a,)), ranks, mode))
+        elif shape == "team" and len(pool) >= 4:
+            c, d = [p for p in pool if p not in (a, b)][:2]
+            matches.append(hm(at, ((a, c), (b, d)), ranks, mode))
+        elif shape == "quit":
+            matches.append(hm(at, ((a,), (b,)), ranks, mode, quitters=(a,)))
+        else:
+            matches.append(hm(at, ((a,), (b,)), ranks, mode))
+    return matches
+
+
+@settings(deadline=None, max_examples=40)
+@given(mixed_histories(), st.booleans())
+def test_rate_leaves_the_states_and_the_learned_populations_apply_leaves(
+    matches: list[HistoryMatch], seeded: bool
+) -> None:
+    # Replay's hot path builds no updates: the same tables, evidence and populations, bit for
+    # bit, whatever the match (a duel of newcomers, of settled players, a seed, a start from
+    # another mode, seasons) or the fallback to apply (teams, quitters, a player alone).
+    modes = Modes(listed={"duels": _LEARNING, "ranked": _STARTING})
+    seeds = [SeedRating(1, "p1", None, 1800.0, 120.0, None, 3)] if seeded else []
+    applied, rated = Replayer(modes, seeds=seeds), Replayer(modes, seeds=seeds)
+    for match in matches:
+        applied.apply(match)
+        rated.rate(match)
+    assert snapshot(rated) == snapshot(applied)
+    for name, learner in applied.learners.items():
+        other = rated.learners[name]
+        assert other.evidence() == learner.evidence()
+        assert other.steps == learner.steps
+        assert other.current == learner.current

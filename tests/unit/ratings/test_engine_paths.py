@@ -1,6 +1,7 @@
 """The 1v1 fast path against the general path, bit for bit: rate_player's (against
 _rate_many) and rate_match's (rate_duel, against rate_player for each player), on 1v1 matches
-and on matches of any shape."""
+and on matches of any shape; and replay's duel without updates (duel_states) against
+rate_duel."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from stream.ratings.elo import EloConfig
 from stream.ratings.engine import (
     MatchView,
     PlayerUpdate,
+    duel_states,
     initial_state,
     rate_duel,
     rate_match,
@@ -33,7 +35,7 @@ from stream.ratings.population import PopulationConfig
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.seasons import SeasonsConfig
 from stream.ratings.skill import PlayerState, PlayerStats
-from stream.ratings.teams import TeamStrategy
+from stream.ratings.teams import TeamStrategy, score_against
 from stream.ratings.zonestats import ZoneStatsConfig
 
 DAY = 86400.0
@@ -309,3 +311,38 @@ def test_fast_path_rejects_a_player_not_in_the_match(mode: ModeConfig) -> None:
         fast_path(case)
     with pytest.raises(ValueError, match="'c' is not in the match"):
         general_path(case)
+
+
+LEARNING = [m for m in MODES if m.drift is not None]
+
+
+@settings(deadline=None, max_examples=300)
+@given(cases(), st.sampled_from(LEARNING))
+def test_duel_states_are_rate_duels_states_from_what_its_updates_were_rated_from(
+    case: Case, mode: ModeConfig
+) -> None:
+    # Replay's hot path builds no updates: the same new states, and the duel as its players
+    # met each other and as they were moved along the drift, as the updates carry them.
+    (a,), (b,) = case.match.teams
+    states = dict(case.snapshots)
+    score_a = score_against(*case.match.ranks)
+    update_a, update_b = rate_duel(mode, states.get(a), states.get(b), score_a, case.match.at)
+    assert mode.drift is not None
+    new_a, new_b, seen, moves = duel_states(
+        mode, mode.drift, states.get(a), states.get(b), score_a, case.match.at
+    )
+    assert (new_a, new_b) == (update_a.state, update_b.state)
+    met_a, met_b = update_a.opponents[0], update_b.opponents[0]
+    own_a, own_b = update_a.own, update_b.own
+    assert seen == (
+        own_a.rating, own_a.deviation, met_b.rating, own_b.rating, own_b.deviation, met_a.rating
+    )  # fmt: skip
+    assert update_a.moved is not None and update_b.moved is not None
+    if moves is None:
+        assert update_a.moved == (own_a, met_a)
+    else:
+        (moved_a, moved_met_b), (moved_b, moved_met_a) = update_a.moved, update_b.moved
+        assert moves == (
+            moved_a.rating, moved_a.deviation, moved_met_b.rating, moved_met_b.deviation,
+            moved_b.rating, moved_met_a.rating,
+        )  # fmt: skip
