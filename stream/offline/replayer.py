@@ -146,7 +146,12 @@ class Replayer:
 
     def apply(self, match: HistoryMatch) -> dict[str, PlayerUpdate]:
         """Rate ``match`` and store the new states; returns the updates by player id."""
-        name, mode, table = self.mode_of(match)
+        return self._apply(match, *self.mode_of(match))
+
+    def _apply(
+        self, match: HistoryMatch, name: str, mode: ModeConfig, table: dict[str, PlayerState]
+    ) -> dict[str, PlayerUpdate]:
+        """:meth:`apply` in the mode ``name`` (its configuration and its table)."""
         states = self._states(name, mode, table, match)
         learner = self._learners[name]
         # The mode with its population in force: rate_player(mode, ..., population) as one
@@ -187,27 +192,33 @@ class Replayer:
         without quitters in a mode that learns its drift (every match of a 1v1 history rated
         with the built-in defaults) takes :func:`~stream.ratings.engine.duel_states` and
         builds none of the updates, results and skills nobody reads: replay's hot path."""
-        teams = match.teams
-        if match.quitters or len(teams) != 2 or len(teams[0]) != 1 or len(teams[1]) != 1:
-            self.apply(match)
-            return
         name, mode, table = self.mode_of(match)
+        learner = self._learners[name]
+        teams = match.teams
+        if (
+            not learner.learns
+            or match.quitters
+            or len(teams) != 2
+            or len(teams[0]) != 1
+            or len(teams[1]) != 1
+        ):
+            self._apply(match, name, mode, table)
+            return
         (a,), (b,) = teams
         state_a = table.get(a)
         state_b = table.get(b)
-        learner = self._learners[name]
         # A newcomer may take a seed or a start from another mode (_states): apply does that.
         plain = (state_a is not None and state_b is not None) or (
             not self._seeds and mode.start is None
         )
-        if not plain or not learner.learns or a == b:
-            self.apply(match)
+        if not plain or a == b:
+            self._apply(match, name, mode, table)
             return
         population = learner.at(window_start(match.started_at, match.at))
         rules = learner.rules
         drift = rules.drift
         if drift is None:
-            self.apply(match)
+            self._apply(match, name, mode, table)
             return
         rank_a, rank_b = match.ranks
         score_a = 1.0 if rank_a < rank_b else 0.0 if rank_a > rank_b else 0.5
