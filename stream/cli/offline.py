@@ -63,6 +63,7 @@ from stream.offline.seeding import SeedBounds, SeedGames, check_seeds, with_game
 from stream.offline.tuned_section import tuned_toml
 from stream.offline.tuning import Plan, Trial, planned_trials, tune
 from stream.ratings.algorithm import ALGORITHMS
+from stream.ratings.settling import Settled
 
 SAME_MODES, BUILT_IN = "same", "built-in"
 
@@ -417,7 +418,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def apply_all(replayer: Replayer, rated: Iterable[Rated]) -> None:
     for match, fates in rated:
-        if fates is None:
+        # Everyone settled by the result (nearly every match in play order): as without fates.
+        if fates is None or all(f.how is Settled.RESULT for f in fates.values()):
             replayer.rate(match)
         else:
             replayer.apply_settled(match, fates)

@@ -189,9 +189,10 @@ class Replayer:
 
     def rate(self, match: HistoryMatch) -> None:
         """:meth:`apply` without the updates: the same states and the same evidence. A duel
-        without quitters in a mode that learns its drift (every match of a 1v1 history rated
-        with the built-in defaults) takes :func:`~stream.ratings.engine.duel_states` and
-        builds none of the updates, results and skills nobody reads: replay's hot path."""
+        without quitters in a mode that learns its drift (the built-in defaults), between
+        players the mode knows or without seeds or a start from another mode, takes
+        :func:`~stream.ratings.engine.duel_states` and builds none of the updates, results and
+        skills nobody reads: replay's hot path."""
         name, mode, table = self.mode_of(match)
         learner = self._learners[name]
         teams = match.teams

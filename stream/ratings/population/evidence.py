@@ -188,8 +188,9 @@ def add_match_evidence(
     rated_here: bool = False,
 ) -> None:
     """:func:`match_evidence` added in place to ``sums`` (:meth:`Evidence.encode`'s order):
-    integers, so adding each part where it is made equals adding the match's total. Replay's
-    hot path (a duel of settled players adds two integers). ``rated_here``: ``updates`` are
+    integers, so adding each part where it is made equals adding the match's total (a duel in
+    a mode that learns its drift: :func:`add_duel_evidence`, as replay's :func:`add_rated_duel`
+    too). ``rated_here``: ``updates`` are
     :func:`~stream.ratings.engine.rate_match`'s from these ``states`` (replay), so a duel's
     prediction is read from its first player's update (the skills it was rated from, the same
     numbers :func:`~stream.ratings.engine.duel_met` computes) instead of computed again."""
