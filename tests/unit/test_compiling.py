@@ -5,6 +5,7 @@ a machine without a compiler is told so in one line."""
 from __future__ import annotations
 
 import importlib
+import math
 import random
 import shutil
 import sys
@@ -116,6 +117,25 @@ def test_the_compiled_kernel_gives_the_pure_results_bit_for_bit(compiled: Module
         shares = rng.choice([None, (rng.uniform(0.0, 1.0), rng.uniform(-0.2, 1.0))])
         found = (rng.uniform(0.2, 3.0), 1e-3, 4294967296.0, seen, case[9], moved, shares)
         assert compiled.duel_evidence(*found) == glicko2_kernel.duel_evidence(*found), found
+    # Exact ties: a quantised sum half-way between two integers (a scale chosen to land the
+    # decisiveness's score on 2.5) rounds to the even one in both builds.
+    ties = 0
+    for case in _cases(2000):
+        seen = (case[0], case[1], case[5], case[6])
+        p = glicko2_kernel.expected(*seen)
+        if not 0.0 < p < 1.0:
+            continue
+        logit = math.log(p / (1.0 - p))
+        # The kernel's score before rounding, at decisiveness 1: (actual - sharp) * logit * scale.
+        base = (case[9] - 1.0 / (1.0 + math.exp(-logit))) * logit
+        scale = 2.5 / abs(base) if base else 0.0
+        if not base or abs(base * scale) != 2.5:
+            continue
+        found = (1.0, 1e-3, scale, seen, case[9], None, None)
+        assert compiled.duel_evidence(*found)[0] == glicko2_kernel.duel_evidence(*found)[0]
+        assert abs(glicko2_kernel.duel_evidence(*found)[0]) == 2
+        ties += 1
+    assert ties > 500
 
 
 def test_without_a_compiler_nothing_is_built(
