@@ -194,6 +194,13 @@ class Replayer:
         :func:`~stream.ratings.engine.duel_states` and builds none of the updates, results and
         skills nobody reads: replay's hot path."""
         name, mode, table = self.mode_of(match)
+        if not self._rated_duel(match, name, mode, table):
+            self._apply(match, name, mode, table)
+
+    def _rated_duel(
+        self, match: HistoryMatch, name: str, mode: ModeConfig, table: dict[str, PlayerState]
+    ) -> bool:
+        """:meth:`rate`'s duel, done (True), or False when ``match`` is not one it takes."""
         learner = self._learners[name]
         teams = match.teams
         if (
@@ -203,8 +210,7 @@ class Replayer:
             or len(teams[0]) != 1
             or len(teams[1]) != 1
         ):
-            self._apply(match, name, mode, table)
-            return
+            return False
         (a,), (b,) = teams
         state_a = table.get(a)
         state_b = table.get(b)
@@ -213,16 +219,13 @@ class Replayer:
             not self._seeds and mode.start is None
         )
         if not plain or a == b:
-            self._apply(match, name, mode, table)
-            return
+            return False
         population = learner.at(window_start(match.started_at, match.at))
         rules = learner.rules
         drift = rules.drift
         if drift is None:
-            self._apply(match, name, mode, table)
-            return
-        rank_a, rank_b = match.ranks
-        score_a = 1.0 if rank_a < rank_b else 0.0 if rank_a > rank_b else 0.5
+            return False
+        score_a = score_against(*match.ranks)
         after_a, after_b, seen, moves = duel_states(
             rules, drift, state_a, state_b, score_a, match.at
         )
@@ -239,6 +242,7 @@ class Replayer:
         )
         table[a] = after_a
         table[b] = after_b
+        return True
 
     def apply_settled(
         self, match: HistoryMatch, fates: Mapping[str, Fate]
