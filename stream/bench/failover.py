@@ -15,6 +15,7 @@ Only the local stack is touched; every process started here is stopped here.
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import tempfile
 import threading
@@ -28,10 +29,45 @@ import orjson
 from stream.bench.pipeline import consumer_at_end, simulated_matches
 from stream.config.settings import Settings
 from stream.local.workers import WorkerProcess
+from stream.pipeline.app import REVOKED
 from stream.pipeline.workarounds.standbys import STANDBYS_READY
 from stream.simulation.gamefleet import FleetConfig, FleetReport, run_fleet
 
-__all__ = ["Failover", "run_failover"]
+__all__ = ["Failover", "Phases", "phases", "run_failover"]
+
+# The lines of the survivor's log that mark a fail-over's phases, in their order: its rebalance
+# begins (the group has noticed the loss), its new partitions come (the broker has completed
+# the rebalance), its tables are ready (Faust's recovery).
+MARKS = (REVOKED, "Executing _on_partitions_assigned", "Worker ready")
+# Faust's log line starts with its local time to the millisecond: "[2026-12-06 07:03:54,723]".
+_STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\]")
+
+
+@dataclass(frozen=True)
+class Phases:
+    """Seconds from the kill until the survivor's log said each phase was over (None: it did
+    not say, as with JSON logs)."""
+
+    noticed: float | None
+    assigned: float | None
+    ready: float | None
+
+
+def phases(log: str, killed: float) -> Phases:
+    """The fail-over's phases in a survivor's log (:data:`MARKS`), each the first of its line
+    after the one before, all after ``killed`` (wall time)."""
+    found: list[float] = []
+    for line in log.splitlines():
+        if len(found) == len(MARKS):
+            break
+        stamp = _STAMP.match(line)
+        if stamp is None or MARKS[len(found)] not in line:
+            continue
+        at = time.mktime(time.strptime(stamp[1], "%Y-%m-%d %H:%M:%S")) + int(stamp[2]) / 1000
+        if at >= killed:
+            found.append(at - killed)
+    padded = [*found, None, None, None]
+    return Phases(padded[0], padded[1], padded[2])
 
 
 @dataclass(frozen=True)
@@ -51,6 +87,8 @@ class Failover:
     # Matches published, and rated (each 1v1 match has two ratings).
     matches: int
     rated: int
+    # Where the survivor was when: the group noticed, the rebalance done, the tables ready.
+    phases: Phases
 
 
 def _last_count(worker: WorkerProcess) -> int:
@@ -147,6 +185,7 @@ def run_failover(
             report, rated_at, killed = asyncio.run(
                 _load(workers[0].env, rate, seconds, kill_after, lose_node)
             )
+            survivor = phases(workers[1].output(), killed)
         finally:
             for w in workers:
                 w.cleanup()
@@ -172,4 +211,5 @@ def run_failover(
         after_p99_ms=_p99(after),
         matches=len(sent),
         rated=len(rated_at),
+        phases=survivor,
     )

@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
+from typing import TYPE_CHECKING
 
 from stream.bench.engine import time_replay, time_updates
 from stream.cli.arguments import non_negative_float, non_negative_int, positive_float, positive_int
 from stream.errors import UserError
 from stream.ratings.kernels import glicko2_kernel, is_compiled
 from stream.simulation.partitioners import MURMUR2, PARTITIONINGS
+
+if TYPE_CHECKING:
+    from stream.bench.failover import Phases
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -122,7 +126,19 @@ def bench_recovery(args: argparse.Namespace) -> int:
         f" after; {lost.rated:,} of {lost.matches:,} matches rated (the survivor's standby"
         f" copies caught up {lost.standby_ready_seconds:.1f} s after both workers were ready)"
     )
+    print(f"  the survivor, seconds after the kill: {_phases(lost.phases)}")
     return 0
+
+
+def _phases(p: Phases) -> str:
+    def at(seconds: float | None) -> str:
+        return "-" if seconds is None else f"{seconds:.1f}"
+
+    return (
+        f"its rebalance began {at(p.noticed)} (the group noticed), its partitions came"
+        f" {at(p.assigned)} (the broker completed the rebalance), its tables were ready"
+        f" {at(p.ready)}; the rest is the outage's backlog"
+    )
 
 
 def bench_pipeline(args: argparse.Namespace) -> int:

@@ -67,6 +67,10 @@ from stream.retry import Outage
 
 log = logging.getLogger("skillstream.worker")
 
+# Logged when a rebalance takes this worker's partitions away (every member's, at the start of
+# every rebalance): stream/bench/failover.py times the phases of a fail-over from it.
+REVOKED = "rebalance: partitions revoked"
+
 # A partition read again from the same offset is sought again only after this long: records
 # fetched before the seek keep arriving after it, each showing the same gap.
 REWIND_AGAIN_SECONDS = 1.0
@@ -236,6 +240,9 @@ class Pipeline:
         """Held changelog writes go while this worker still owns the partitions; then they
         are forgotten (a partition that comes back may have changed while it was away)."""
         self._recovered = False
+        # Where a rebalance begins on this worker: with Faust's "Executing
+        # _on_partitions_assigned" and "Worker ready", what a fail-over spent where.
+        log.info("%s: %d partition(s)", REVOKED, len(partitions))
         await self.tables.flush_revoked(partitions)
         if partitions:
             self.crash.reached("revoked")

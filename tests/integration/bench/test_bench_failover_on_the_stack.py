@@ -24,3 +24,7 @@ def test_the_survivor_rates_every_match_after_the_other_worker_is_lost() -> None
     assert run.standbys == 1  # each worker stood by for the other's partitions
     assert math.isfinite(run.rated_again_seconds) and run.rated_again_seconds > 0
     assert math.isfinite(run.after_p99_ms)  # matches were published and rated after the take-over
+    # The survivor's log dates each phase: the group noticed, the rebalance, the tables.
+    p = run.phases
+    assert p.noticed is not None and p.assigned is not None and p.ready is not None, p
+    assert 0 < p.noticed <= p.assigned <= p.ready <= run.rated_again_seconds, p
