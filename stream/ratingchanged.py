@@ -70,7 +70,8 @@ def _kinds(algorithm: object) -> tuple[bool, bool]:
     """Whether ``algorithm`` has a prior deviation and a drift rate, checked once per type: a
     check against a runtime protocol walks the protocol's members on every call, 3 % of a
     worker's CPU when it was made for every rating change. Every configuration of one type has
-    the same members (they are dataclasses)."""
+    the same members: the algorithms' configurations are slotted dataclasses, whose members are
+    their class's."""
     kind = type(algorithm)
     found = _KINDS.get(kind)
     if found is None:

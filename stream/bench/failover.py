@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 import orjson
@@ -36,17 +37,18 @@ from stream.simulation.gamefleet import FleetConfig, FleetReport, run_fleet
 __all__ = ["Failover", "Phases", "phases", "run_failover"]
 
 # The lines of the survivor's log that mark a fail-over's phases, in their order: its rebalance
-# begins (the group has noticed the loss), its new partitions come (the broker has completed
-# the rebalance), its tables are ready (Faust's recovery).
+# has begun (the group noticed the loss, and Faust has stopped its streams), its new partitions
+# come (the broker has completed the rebalance), its tables are ready (Faust's recovery).
 MARKS = (REVOKED, "Executing _on_partitions_assigned", "Worker ready")
-# Faust's log line starts with its local time to the millisecond: "[2026-12-06 07:03:54,723]".
+# Faust's text line starts with its local time to the millisecond: "[2026-12-06 07:03:54,723]";
+# a JSON line (SKILLSTREAM_LOG_FORMAT=json, stream/pipeline/logs.py) has ``ts`` in UTC.
 _STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\]")
 
 
 @dataclass(frozen=True)
 class Phases:
     """Seconds from the kill until the survivor's log said each phase was over (None: it did
-    not say, as with JSON logs)."""
+    not say)."""
 
     noticed: float | None
     assigned: float | None
@@ -60,14 +62,26 @@ def phases(log: str, killed: float) -> Phases:
     for line in log.splitlines():
         if len(found) == len(MARKS):
             break
-        stamp = _STAMP.match(line)
-        if stamp is None or MARKS[len(found)] not in line:
+        if MARKS[len(found)] not in line:
             continue
-        at = time.mktime(time.strptime(stamp[1], "%Y-%m-%d %H:%M:%S")) + int(stamp[2]) / 1000
-        if at >= killed:
+        at = _logged_at(line)
+        if at is not None and at >= killed:
             found.append(at - killed)
     padded = [*found, None, None, None]
     return Phases(padded[0], padded[1], padded[2])
+
+
+def _logged_at(line: str) -> float | None:
+    """When a log line was written (wall time; None: a line without a time)."""
+    if line.startswith("{"):
+        try:
+            return datetime.fromisoformat(orjson.loads(line)["ts"]).timestamp()
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            return None
+    stamp = _STAMP.match(line)
+    if stamp is None:
+        return None
+    return time.mktime(time.strptime(stamp[1], "%Y-%m-%d %H:%M:%S")) + int(stamp[2]) / 1000
 
 
 @dataclass(frozen=True)
@@ -157,7 +171,10 @@ def run_failover(
     kill_after: float = 20.0,
 ) -> Failover:
     """Two workers, one SIGKILLed ``kill_after`` seconds into a run of ``seconds`` at ``rate``
-    matches/s, its data directory removed; how long until its partitions rated again."""
+    matches/s, its data directory removed; how long until its partitions rated again, and the
+    phases the survivor's log dates. Failure: a worker that does not start raises
+    (stream.local.workers), and so does a survivor's log that cannot be read (OSError); every
+    process started here is stopped either way."""
     with tempfile.TemporaryDirectory() as data:
         dirs = [Path(data) / "a", Path(data) / "b"]
         workers = [

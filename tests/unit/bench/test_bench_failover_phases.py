@@ -4,7 +4,9 @@ first of its line after the one before, after the kill."""
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
 
+import orjson
 import pytest
 
 from stream.bench.failover import Phases, phases
@@ -46,5 +48,25 @@ def test_a_phase_counts_only_after_the_one_before() -> None:
     assert (found.assigned, found.ready) == (None, None)
 
 
-def test_a_log_without_the_lines_says_nothing() -> None:
-    assert phases('{"message": "Worker ready"}\n', KILLED) == Phases(None, None, None)
+def test_json_lines_are_dated_by_their_utc_time() -> None:
+    def entry(stamp: str, text: str) -> str:
+        utc = datetime.fromtimestamp(KILLED, UTC) + timedelta(seconds=float(stamp))
+        return orjson.dumps(
+            {"ts": utc.isoformat(timespec="milliseconds"), "message": text}
+        ).decode()
+
+    log = "\n".join(
+        [
+            entry("-3", f"{REVOKED}: 4 partition(s)"),
+            entry("6.25", f"{REVOKED}: 2 partition(s)"),
+            entry("9.5", "Executing _on_partitions_assigned"),
+            entry("9.75", "[^---Recovery]: Worker ready"),
+        ]
+    )
+    found = phases(log, KILLED)
+    assert (found.noticed, found.assigned, found.ready) == pytest.approx((6.25, 9.5, 9.75))
+
+
+def test_a_log_without_the_lines_or_their_times_says_nothing() -> None:
+    log = '{"message": "Worker ready"}\n{"ts": "not a time", "message": "Worker ready"}\n'
+    assert phases(log, KILLED) == Phases(None, None, None)
