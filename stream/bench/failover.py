@@ -30,7 +30,7 @@ import orjson
 from stream.bench.pipeline import consumer_at_end, simulated_matches
 from stream.config.settings import Settings
 from stream.local.workers import WorkerProcess
-from stream.pipeline.app import REVOKED
+from stream.pipeline.app import COMBINER_HERE, REVOKED
 from stream.pipeline.workarounds.standbys import STANDBYS_READY
 from stream.simulation.gamefleet import FleetConfig, FleetReport, run_fleet
 
@@ -103,6 +103,8 @@ class Failover:
     rated: int
     # Where the survivor was when: the group noticed, the rebalance done, the tables ready.
     phases: Phases
+    # Whether the worker lost ran the event-time combiner (None: neither worker said it did).
+    lost_combiner: bool | None
 
 
 def _last_count(worker: WorkerProcess) -> int:
@@ -110,6 +112,12 @@ def _last_count(worker: WorkerProcess) -> int:
     (Faust's "Executing _on_partitions_assigned"): the line to wait for is the next one."""
     text = worker.output()
     return text[: text.rfind("Executing _on_partitions_assigned")].count(STANDBYS_READY)
+
+
+def _runs_combiner(worker: WorkerProcess) -> bool:
+    """Whether the worker's latest assignment brought it the event-time combiner."""
+    text = worker.output()
+    return COMBINER_HERE in text[text.rfind("Executing _on_partitions_assigned") :]
 
 
 def _p99(values: list[float]) -> float:
@@ -171,7 +179,8 @@ def run_failover(
     kill_after: float = 20.0,
 ) -> Failover:
     """Two workers, one SIGKILLed ``kill_after`` seconds into a run of ``seconds`` at ``rate``
-    matches/s, its data directory removed; how long until its partitions rated again, and the
+    matches/s (the one the event-time combiner runs on), its data directory removed; how long
+    until its partitions rated again, and the
     phases the survivor's log dates. Failure: a worker that does not start raises
     (stream.local.workers), and so does a survivor's log that cannot be read (OSError); every
     process started here is stopped either way."""
@@ -188,21 +197,26 @@ def run_failover(
             workers[0].start(timeout=900)
             workers[1].start(timeout=900)
             workers[0].wait_ready(timeout=900, after=1)
+            # The worker lost is the one the event-time combiner runs on, if either says so:
+            # the survivor then starts a combiner afresh too, the slower case.
+            combiner = [_runs_combiner(w) for w in workers]
+            lost = 1 if combiner == [False, True] else 0
+            kept = workers[1 - lost]
             # A node is lost long after its workers started: the survivor's standby copy has
             # caught up by then. Wait for it, and say how long it took.
             began = time.monotonic()
             if Settings.from_env(env).worker.standby_replicas:
-                workers[1].wait_for(STANDBYS_READY, timeout=900, after=_last_count(workers[1]))
+                kept.wait_for(STANDBYS_READY, timeout=900, after=_last_count(kept))
             standby_seconds = time.monotonic() - began
 
             def lose_node() -> None:
-                workers[0].kill()
-                shutil.rmtree(dirs[0], ignore_errors=True)
+                workers[lost].kill()
+                shutil.rmtree(dirs[lost], ignore_errors=True)
 
             report, rated_at, killed = asyncio.run(
-                _load(workers[0].env, rate, seconds, kill_after, lose_node)
+                _load(kept.env, rate, seconds, kill_after, lose_node)
             )
-            survivor = phases(workers[1].output(), killed)
+            survivor = phases(kept.output(), killed)
         finally:
             for w in workers:
                 w.cleanup()
@@ -229,4 +243,5 @@ def run_failover(
         matches=len(sent),
         rated=len(rated_at),
         phases=survivor,
+        lost_combiner=combiner[lost] if any(combiner) else None,
     )

@@ -118,8 +118,9 @@ def bench_recovery(args: argparse.Namespace) -> int:
         for t in timings:
             print(f"  {t.label:<34} {t.players:>9,} players: {t.seconds:6.1f} s", flush=True)
         lost = run_lost_worker(environment(stack), players)
+    combiner = {True: ", the combiner's", False: "", None: ""}[lost.lost_combiner]
     print(
-        f"a worker lost with its disk ({lost.store} store, two workers, standby copies:"
+        f"a worker lost with its disk{combiner} ({lost.store} store, two workers, standby copies:"
         f" {lost.standbys}), 100 matches/s:"
         f" every match published by 1 s after the kill rated {lost.rated_again_seconds:.1f} s"
         f" after it; p99 latency {lost.before_p99_ms:,.0f} ms before, {lost.after_p99_ms:,.0f} ms"

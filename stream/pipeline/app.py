@@ -70,6 +70,9 @@ log = logging.getLogger("skillstream.worker")
 # Logged when a rebalance takes this worker's partitions away (every member's, at the start of
 # every rebalance): stream/bench/failover.py times the phases of a fail-over from it.
 REVOKED = "rebalance: partitions revoked"
+# Logged when an assignment brings this worker match commands partition 0, where the event-time
+# combiner runs: where it runs matters to a fail-over (a combiner taken over starts empty).
+COMBINER_HERE = "the event-time combiner runs on this worker"
 
 # A partition read again from the same offset is sought again only after this long: records
 # fetched before the seek keep arriving after it, each showing the same gap.
@@ -282,8 +285,13 @@ class Pipeline:
 
     def recovered(self) -> None:
         """Faust has recovered the tables of the assignment in progress: their checkpoints
-        are read at the seek that follows."""
+        are read at the seek that follows. Says so when the assignment brings this worker the
+        event-time combiner (stream/pipeline/combiner.py)."""
         self._recovered = True
+        if private.consumer_exists(self.app):
+            home = TP(self.settings.match_commands_topic, 0)
+            if home in self.app.consumer.assignment():
+                log.info(COMBINER_HERE)
 
     def _first_event(self) -> None:
         self.crash.active = True

@@ -22,6 +22,7 @@ def test_the_survivor_rates_every_match_after_the_other_worker_is_lost() -> None
     assert run.matches == round(40.0 * 30.0), run
     assert run.rated == run.matches, run  # both ratings of every match, after the loss too
     assert run.standbys == 1  # each worker stood by for the other's partitions
+    assert run.lost_combiner is True  # one of the two ran it, and that one was lost
     assert math.isfinite(run.rated_again_seconds) and run.rated_again_seconds > 0
     assert math.isfinite(run.after_p99_ms)  # matches were published and rated after the take-over
     # The survivor's log dates each phase: the group noticed, the rebalance, the tables.
