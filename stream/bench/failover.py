@@ -88,8 +88,8 @@ def _logged_at(line: str) -> float | None:
 class Failover:
     store: str
     players: int
-    # Standby copies of each table partition (SKILLSTREAM_STANDBY_REPLICAS), and how long the
-    # survivor's took to catch up with the changelogs once both workers were ready.
+    # Standby copies of each table partition (SKILLSTREAM_STANDBY_REPLICAS), and how long both
+    # workers' took to catch up with the changelogs once both workers were ready.
     standbys: int
     standby_ready_seconds: float
     # Seconds from the kill until every match published by one second after it is rated.
@@ -202,11 +202,13 @@ def run_failover(
             combiner = [_runs_combiner(w) for w in workers]
             lost = 1 if combiner == [False, True] else 0
             kept = workers[1 - lost]
-            # A node is lost long after its workers started: the survivor's standby copy has
-            # caught up by then. Wait for it, and say how long it took.
+            # A node is lost long after its workers started: the standby copies have caught up
+            # by then, the survivor's (for the fail-over) and the other's (catching up costs
+            # latency). Wait for both, and say how long it took.
             began = time.monotonic()
             if Settings.from_env(env).worker.standby_replicas:
-                kept.wait_for(STANDBYS_READY, timeout=900, after=_last_count(kept))
+                for worker in workers:
+                    worker.wait_for(STANDBYS_READY, timeout=900, after=_last_count(worker))
             standby_seconds = time.monotonic() - began
 
             def lose_node() -> None:

@@ -124,8 +124,8 @@ def bench_recovery(args: argparse.Namespace) -> int:
         f" {lost.standbys}), 100 matches/s:"
         f" every match published by 1 s after the kill rated {lost.rated_again_seconds:.1f} s"
         f" after it; p99 latency {lost.before_p99_ms:,.0f} ms before, {lost.after_p99_ms:,.0f} ms"
-        f" after; {lost.rated:,} of {lost.matches:,} matches rated (the survivor's standby"
-        f" copies caught up {lost.standby_ready_seconds:.1f} s after both workers were ready)"
+        f" after; {lost.rated:,} of {lost.matches:,} matches rated (the standby copies caught"
+        f" up {lost.standby_ready_seconds:.1f} s after both workers were ready)"
     )
     print(f"  the survivor, seconds after the kill: {_phases(lost.phases)}")
     return 0
