@@ -180,10 +180,11 @@ def run_failover(
 ) -> Failover:
     """Two workers, one SIGKILLed ``kill_after`` seconds into a run of ``seconds`` at ``rate``
     matches/s (the one the event-time combiner runs on), its data directory removed; how long
-    until its partitions rated again, and the
-    phases the survivor's log dates. Failure: a worker that does not start raises
-    (stream.local.workers), and so does a survivor's log that cannot be read (OSError); every
-    process started here is stopped either way."""
+    until its partitions rated again, and the phases the survivor's log dates.
+
+    Failure: a worker that does not start raises (stream.local.workers), and so does a
+    survivor's log that cannot be read (OSError); every process started here is stopped
+    either way."""
     with tempfile.TemporaryDirectory() as data:
         dirs = [Path(data) / "a", Path(data) / "b"]
         workers = [
