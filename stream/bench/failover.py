@@ -39,7 +39,9 @@ __all__ = ["Failover", "Phases", "phases", "run_failover"]
 # The lines of the survivor's log that mark a fail-over's phases, in their order: its rebalance
 # has begun (the group noticed the loss, and Faust has stopped its streams), its new partitions
 # come (the broker has completed the rebalance), its tables are ready (Faust's recovery).
-MARKS = (REVOKED, "Executing _on_partitions_assigned", "Worker ready")
+# Faust's line at each assignment.
+ASSIGNED = "Executing _on_partitions_assigned"
+MARKS = (REVOKED, ASSIGNED, "Worker ready")
 # Faust's text line starts with its local time to the millisecond: "[2026-12-06 07:03:54,723]";
 # a JSON line (SKILLSTREAM_LOG_FORMAT=json, stream/pipeline/logs.py) has ``ts`` in UTC.
 _STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})\]")
@@ -111,13 +113,13 @@ def _last_count(worker: WorkerProcess) -> int:
     """How many "standby copies ready" lines the worker logged before its latest assignment
     (Faust's "Executing _on_partitions_assigned"): the line to wait for is the next one."""
     text = worker.output()
-    return text[: text.rfind("Executing _on_partitions_assigned")].count(STANDBYS_READY)
+    return text[: text.rfind(ASSIGNED)].count(STANDBYS_READY)
 
 
 def _runs_combiner(worker: WorkerProcess) -> bool:
     """Whether the worker's latest assignment brought it the event-time combiner."""
     text = worker.output()
-    return COMBINER_HERE in text[text.rfind("Executing _on_partitions_assigned") :]
+    return COMBINER_HERE in text[text.rfind(ASSIGNED) :]
 
 
 def _p99(values: list[float]) -> float:
