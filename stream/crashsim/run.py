@@ -254,7 +254,7 @@ class Simulation:
             self.broker.append(self.settings.match_commands_topic, 0, value)
         for worker in self.workers:
             if worker is not None:
-                worker.fetched()
+                worker.fetched(tick=True)
                 self._unstick(worker)
 
     def _unstick(self, worker: SimWorker) -> None:
@@ -355,6 +355,9 @@ class Simulation:
             lambda: self.wall,
             CrashPlan(),
             use_checkpoints=self.use_checkpoints,
+            stale=self.schedule.stale,
+            # Drawn only then, so a schedule without them runs as it did before they existed.
+            rng=random.Random(self.rng.random()) if self.schedule.stale else None,
         )
 
 

@@ -10,7 +10,9 @@ order: ``processed``, ``delivering``, ``written``, ``flushing``, ``flushed``, ``
 ``revoked``), how long its partitions stay without an owner, and whether its successor restores
 each table partition from an earlier flush than the last (a changelog shorter than written);
 rebalances that move partitions between live workers; records lost on their way to the runner;
-the consumer sent back to its commits.
+the consumer sent back to its commits; fetch answers that stay the consumer's last while
+records arrive behind them (a partition paused, a fetch slow to come back: the end it says is
+old, and so is the time it was given).
 """
 
 from __future__ import annotations
@@ -57,6 +59,9 @@ class Schedule:
     publish_every: int
     kills: tuple[Kill, ...] = field(default_factory=tuple)
     rebalances: tuple[int, ...] = field(default_factory=tuple)
+    # The chance, at each tick, that an input partition's last fetch answer stays its last for
+    # up to STALE_SECONDS of wall time while records arrive behind it.
+    stale: float = 0.0
 
     def describe(self) -> str:
         kills = ", ".join(
@@ -69,6 +74,7 @@ class Schedule:
             f"seed {self.seed}: {self.partitions} partitions, {self.workers} workers, batch "
             f"{self.batch}, {self.players} players x {self.waves} waves, kills [{kills}], "
             f"{len(self.rebalances)} rebalances"
+            + (f", stale answers {self.stale:.1f}" if self.stale else "")
         )
 
 
@@ -115,4 +121,6 @@ def draw_schedule(seed: int, *, kills: int | None = None, short: float | None = 
         publish_every=publish_every,
         kills=tuple(drawn),
         rebalances=rebalances,
+        # Drawn last, so every other draw of a seed is what it was before stale answers.
+        stale=rng.choice((0.0, 0.0, 0.03, 0.1)),
     )

@@ -43,6 +43,10 @@ from stream.protocol.checkpoints import checkpoint_key
 
 __all__ = ["Crash", "CrashPlan", "SimWorker"]
 
+# How long a stale fetch answer stays a partition's last at most (simulated wall seconds):
+# longer than the settle (0.5 s), which an answer this old used to slip past.
+STALE_SECONDS = 1.5
+
 TABLES = (MATCH_TABLE, CLOCK_TABLE, RATING_TABLE, PENDING_TABLE, POPULATION_TABLE)
 
 TopicPartition = tuple[str, int]
@@ -82,11 +86,18 @@ class SimWorker:
         plan: CrashPlan,
         *,
         use_checkpoints: bool = True,
+        stale: float = 0.0,
+        rng: random.Random | None = None,
     ) -> None:
         """``use_checkpoints``: False starts every input at its committed offset whatever the
-        tables hold, as workers did before checkpoints (to see what they prevent)."""
+        tables hold, as workers did before checkpoints (to see what they prevent); ``stale``:
+        the chance that a fetch answer stays the last one for a while (:meth:`fetched`),
+        drawn from ``rng``."""
         self.name = name
         self.use_checkpoints = use_checkpoints
+        self.stale = stale
+        self.rng = rng or random.Random(0)
+        self.wall = wall
         self.settings = s = settings
         self.broker = broker
         self.plan = plan
@@ -118,10 +129,13 @@ class SimWorker:
         )
         self.owned: set[int] = set()
         # The next offset the consumer hands over per owned input partition, and the end it
-        # saw there at its last fetch (the high watermark the runner is told).
+        # saw there at its last fetch answer and when (the high watermark the runner is told),
+        # and until when a stale answer stays the last one.
         self.fetch: dict[TopicPartition, int] = {}
-        self.seen_end: dict[TopicPartition, int] = {}
+        self.seen_end: dict[TopicPartition, tuple[int, float]] = {}
+        self.stale_until: dict[TopicPartition, float] = {}
         self.inputs = [topic for agent in self.agents for topic in agent.topics]
+        self.match_inputs = {s.topics.match_started, s.topics.match_finished}
         self.restarts: list[str] = []
 
     # --- assignment -----------------------------------------------------------------------------
@@ -158,6 +172,7 @@ class SimWorker:
                 self.tables.drop(table, partition)
         self.fetch = {tp: o for tp, o in self.fetch.items() if tp[1] not in numbers}
         self.seen_end = {tp: o for tp, o in self.seen_end.items() if tp[1] not in numbers}
+        self.stale_until = {tp: t for tp, t in self.stale_until.items() if tp[1] not in numbers}
         self.owned -= numbers
 
     def _checkpoint(self, table: str, partition: int) -> bytes | None:
@@ -166,15 +181,39 @@ class SimWorker:
 
     # --- consuming ------------------------------------------------------------------------------
 
-    def fetched(self) -> None:
+    def fetched(self, *, tick: bool = False) -> None:
         """A fetch round: the consumer learns every owned partition's end (its high
-        watermark), records or not, as each fetch response tells it."""
-        end = self.broker.end
-        self.seen_end = {tp: end(*tp) for tp in self.fetch}
+        watermark) and the time of the answer, records or not, as each fetch response tells
+        it. At a ``tick``, with the schedule's ``stale`` chance, an input partition's answer
+        stays its last one for up to STALE_SECONDS while records arrive behind it, unread (a
+        partition paused, an answer slow to come back): a bound resting on the clock of now
+        instead of the answer's would make a promise those records break."""
+        end, now = self.broker.end, self.wall()
+        seen: dict[TopicPartition, tuple[int, float]] = {}
+        for tp in self.fetch:
+            known = self.seen_end.get(tp)
+            if known is not None and now < self.stale_until.get(tp, now):
+                seen[tp] = known
+                continue
+            seen[tp] = (end(*tp), now)
+            if (
+                tick
+                and self.stale
+                and tp[0] in self.match_inputs
+                and self.rng.random() < self.stale
+            ):
+                self.stale_until[tp] = now + self.rng.uniform(0.0, STALE_SECONDS)
+        self.seen_end = seen
 
     def readable(self) -> list[TopicPartition]:
-        """The owned input partitions with records not handed over yet."""
-        return [tp for tp, at in self.fetch.items() if at < self.broker.end(*tp)]
+        """The owned input partitions with records not handed over yet (none while the
+        partition's last answer is a stale one: nothing newer was fetched)."""
+        now = self.wall()
+        return [
+            tp
+            for tp, at in self.fetch.items()
+            if at < self.broker.end(*tp) and now >= self.stale_until.get(tp, now)
+        ]
 
     async def step(self, rng: random.Random, batch: int, lose: float = 0.0) -> int:
         """One batch: records of one agent from partitions drawn at random, each partition's
@@ -257,7 +296,7 @@ class SimWorker:
                 self.broker.append(record.topic, record.partition, record.value)
         return []
 
-    def _end_offset(self, topic: str, partition: int) -> int | None:
+    def _end_offset(self, topic: str, partition: int) -> tuple[int, float] | None:
         return self.seen_end.get((topic, partition))
 
     def _agent(self, topic: str) -> str:

@@ -456,17 +456,16 @@ class Pipeline:
             await self.seek(topic, partition, offset, "skipped a record")
         self._count(report)
 
-    def _end_offset(self, topic: str, partition: int) -> int | None:
-        """The end of (topic, partition) as the consumer's last fetch saw it (its high
-        watermark); None while unknown (no fetch answered yet): that only holds watermarks
-        back."""
+    def _end_offset(self, topic: str, partition: int) -> tuple[int, float] | None:
+        """The end of (topic, partition) in the broker's last fetch answer (its high
+        watermark), and when that answer was read; None while unknown (no fetch answered
+        yet): that only holds watermarks back."""
         if not private.consumer_exists(self.app):
             return None
         try:
-            end = self.app.consumer.highwater(TP(topic, partition))
-        except Exception:  # not assigned here, or nothing fetched yet
+            return private.fetched_end(self.app.consumer, TP(topic, partition))
+        except Exception:  # not assigned here, or no consumer thread yet
             return None
-        return None if end is None else int(end)
 
     async def _deliver_records(self, agent: str, records: list[OutRecord]) -> list[DeadLetter]:
         return await self.deliveries[agent].deliver(records)

@@ -141,10 +141,11 @@ class Tables(Protocol):
 # refused for good, as dead letters (stream/delivery.py). Retries are its own business.
 Deliver = Callable[[str, list[OutRecord]], Awaitable[list[DeadLetter]]]
 
-# The end offset port: the offset after the last record the broker holds on (topic, partition),
-# as the consumer last saw it (None: not known yet). A partition is caught up when its position
-# has reached it; watermarks rest on that (docs/event-time.md), and unknown only delays them.
-EndOffset = Callable[[str, int], int | None]
+# The end offset port: the offset after the last record the broker held on (topic, partition)
+# when it last answered the consumer, and when that was (wall seconds, the runner's wall clock;
+# None: not known yet). A partition is caught up as of that time when its position has reached
+# that end; watermarks rest on it (docs/event-time.md), and unknown only delays them.
+EndOffset = Callable[[str, int], tuple[int, float] | None]
 
 
 @dataclass
@@ -231,14 +232,20 @@ class BatchRunner:
         # in every generation, which still stops a loop within one.
         self.outputs.repeats.clear()
 
-    def caught_up(self, topic: str, partition: int, reached: Mapping[tuple[str, int], int]) -> bool:
-        """Whether every record the broker holds on (topic, partition) has been processed
-        here, counting the batch in hand (``reached``); False while either end is unknown."""
+    def caught_up(
+        self, topic: str, partition: int, reached: Mapping[tuple[str, int], int]
+    ) -> float | None:
+        """Since when (wall time) every record the broker held on (topic, partition) has been
+        processed here, counting the batch in hand (``reached``): the time of the broker's
+        last answer, whose end the position has reached. None: not caught up, or either end
+        unknown."""
         position = reached.get((topic, partition))
         if position is None:
             position = self.positions.position(topic, partition)
-        end = self.end_offset(topic, partition)
-        return position is not None and end is not None and position >= end
+        fetched = self.end_offset(topic, partition)
+        if position is None or fetched is None or position < fetched[0]:
+            return None
+        return fetched[1]
 
     def match_partition(self, number: int, wall: float) -> MatchPartition:
         """The partition's state; after (re)assignment, its clock and deadlines from the tables."""
@@ -340,10 +347,10 @@ class BatchRunner:
                 reached = batch.admission.reached
                 self.matches.report(
                     ctx,
-                    started_done=self.caught_up(
+                    started_caught_up=self.caught_up(
                         self.settings.topics.match_started, number, reached
                     ),
-                    finished_done=self.caught_up(
+                    finished_caught_up=self.caught_up(
                         self.settings.topics.match_finished, number, reached
                     ),
                 )

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-# How long event time must have stood past a deadline before it is acted on (:func:`settled`):
-# SETTLE_TICKS of the combiner's rounds (SKILLSTREAM_TICK_SECONDS apart: 0.5 s by default) or
-# SETTLE_SECONDS of wall time, whichever comes first (ticks come late under load). An input
-# partition that looks read to its end may only not have been fetched since records arrived:
-# a fleet that sends minutes of buffered events at once writes the two topics milliseconds
-# apart, and the one fetched first moves event time past deadlines whose events are in the
-# other (docs/event-time.md, "A burst read one topic ahead of the other").
+# How long event time that leapt must have stood past a deadline before it is acted on
+# (:func:`settled`): SETTLE_TICKS of the combiner's rounds (SKILLSTREAM_TICK_SECONDS apart: 0.5 s
+# by default) or SETTLE_SECONDS of wall time, whichever comes first (ticks come late under
+# load). A fleet that sends minutes of buffered events at once writes the two topics
+# milliseconds apart, and the one fetched first moves event time past deadlines whose events
+# are in the other (docs/event-time.md, "A burst read one topic ahead of the other"). Event
+# time that moves with the wall clock (:func:`steady`) counts at once.
 SETTLE_TICKS = 5
 SETTLE_SECONDS = 0.5
+
+
+# How many (wall time, value) steps a clock keeps for :meth:`PartitionClock.at`: a batch's
+# events count as one step, and so does a tick, so this covers well over the time between a
+# broker's answer and the report that rests on it (a few batches) even at full speed.
+CLOCK_HISTORY = 128
 
 
 class PartitionClock:
@@ -22,20 +28,25 @@ class PartitionClock:
 
     It is the latest event time seen on the partition; while no events arrive it moves on with
     wall time from the last one, so a quiet system still times matches out. A replay that runs
-    faster than real time keeps its own, faster, clock: its events arrive continuously.
+    faster than real time keeps its own, faster, clock: its events arrive continuously. It
+    keeps its recent values by wall time, for what it said at an earlier moment (:meth:`at`).
     """
 
-    __slots__ = ("_base", "_base_wall", "value")
+    __slots__ = ("_base", "_base_wall", "_history", "value")
 
     def __init__(self, value: float | None, wall: float) -> None:
         self.value = value
         self._base = value
         self._base_wall = wall
+        self._history: deque[tuple[float, float]] = deque(maxlen=CLOCK_HISTORY)
+        if value is not None:
+            self._history.append((wall, value))
 
     def observe(self, at: float, wall: float) -> None:
         """An event with event time ``at`` was processed at wall time ``wall``."""
         if self.value is None or at > self.value:
             self.value = at
+            self._note(wall, at)
         self._base = self.value
         self._base_wall = wall
 
@@ -46,6 +57,30 @@ class PartitionClock:
         estimate = self._base + max(0.0, wall - self._base_wall)
         if self.value is None or estimate > self.value:
             self.value = estimate
+            self._note(wall, estimate)
+
+    def at(self, wall: float) -> float | None:
+        """The value the clock had at wall time ``wall`` (None: not known then, or longer ago
+        than it keeps). What it knew then came from events read, views read and wall time
+        passed by then, so it is no higher than what had reached the broker by then."""
+        for when, value in reversed(self._history):
+            if when <= wall:
+                return value
+        return None
+
+    def before(self, wall: float) -> float | None:
+        """The value the clock had before wall time ``wall`` (what batches before then read)."""
+        for when, value in reversed(self._history):
+            if when < wall:
+                return value
+        return None
+
+    def _note(self, wall: float, value: float) -> None:
+        history = self._history
+        if history and history[-1][0] >= wall:
+            history[-1] = (history[-1][0], value)
+        else:
+            history.append((wall, value))
 
 
 class Deadlines:
@@ -76,14 +111,42 @@ class Deadlines:
         return list(keys)
 
 
+def steady(
+    samples: Sequence[tuple[float, float | None]], clock: float | None, wall: float, lateness: float
+) -> bool:
+    """Whether event time has moved with the wall clock over the last SETTLE_TICKS ``samples``
+    of the clock (wall time, its value): the ticks have come (each sample no more than
+    SETTLE_SECONDS after the one before, the last no more than that before ``wall``), and
+    since each, ``clock`` has moved no further than the wall time passed, up to ``lateness``.
+    A fleet publishing as it plays does that; a burst of buffered events, a backlog read at
+    speed, or the first events after a quiet spell do not."""
+    if clock is None or len(samples) < SETTLE_TICKS:
+        return False
+    later = wall
+    for at, value in reversed(samples):
+        if value is None or later - at > SETTLE_SECONDS or clock - value > wall - at + lateness:
+            return False
+        later = at
+    return True
+
+
 def settled(
-    samples: Iterable[tuple[float, float | None]], current: float | None, wall: float
+    samples: Iterable[tuple[float, float | None]],
+    current: float | None,
+    wall: float,
+    *,
+    moving: bool = False,
 ) -> float | None:
-    """The event time that has stood at wall time ``wall`` (None: not known yet): the lowest of
-    ``current``, the ``samples`` (wall time, event time; the last SETTLE_TICKS ticks) taken
-    within SETTLE_SECONDS, and the newest one taken before that: event time as it stood when
-    the window began, however long ago the ticks stopped (none go out while nothing is
-    pending, and they come late under load). Fewer samples than SETTLE_TICKS, none older than
+    """The event time that has stood at wall time ``wall`` (None: not known yet).
+
+    ``moving``: event time has moved with the wall clock (:func:`steady`), so ``current``
+    counts at once: the fleet publishes in event-time order up to the lateness, which every
+    bound already allows for. Otherwise it may have leapt (a burst of buffered events read one
+    topic ahead of the other) and counts only once it has stood: the lowest of ``current``,
+    the ``samples`` (wall time, event time; the last SETTLE_TICKS ticks) taken within
+    SETTLE_SECONDS, and the newest one taken before that (event time as it stood when the
+    window began, however long ago the ticks stopped: none go out while nothing is pending,
+    and they come late under load). Fewer samples than SETTLE_TICKS, none older than
     SETTLE_SECONDS: not stood anywhere long enough yet."""
     if current is None:
         return None
@@ -91,6 +154,8 @@ def settled(
     since = wall - SETTLE_SECONDS
     if len(kept) < SETTLE_TICKS and (not kept or kept[0][0] > since):
         return None
+    if moving:
+        return current
     before: tuple[float, float | None] | None = None
     for at, sample in kept:
         if at < since:

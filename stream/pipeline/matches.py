@@ -324,7 +324,13 @@ class MatchProcessor:
         (:func:`stream.pipeline.watermarks.report_due`)."""
         return watermarks.report_due(partition, wall, self.report_seconds)
 
-    def report(self, ctx: MatchContext, *, started_done: bool, finished_done: bool) -> None:
+    def report(
+        self,
+        ctx: MatchContext,
+        *,
+        started_caught_up: float | None,
+        finished_caught_up: float | None,
+    ) -> None:
         """This partition's report (:func:`stream.pipeline.watermarks.report`), to the combiner
         once the broker has the rest of the batch."""
 
@@ -332,8 +338,8 @@ class MatchProcessor:
             ctx.partition,
             self._unjoined(ctx),
             ctx.wall,
-            started_done=started_done,
-            finished_done=finished_done,
+            started_caught_up=started_caught_up,
+            finished_caught_up=finished_caught_up,
         )
         # It may move event time past deadlines, as a view would.
         self.run_due(ctx)

@@ -9,7 +9,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from stream.pipeline.combiner import Combiner
-from stream.pipeline.eventtime import SETTLE_SECONDS, SETTLE_TICKS, Deadlines, EventTime, settled
+from stream.pipeline.eventtime import (
+    SETTLE_SECONDS,
+    SETTLE_TICKS,
+    Deadlines,
+    EventTime,
+    settled,
+    steady,
+)
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.view import StateView
 from stream.protocol import MATCHES, MatchEntry, PopulationRecord, Report
@@ -107,14 +114,21 @@ class MatchPartition:
     settling: deque[tuple[float, float | None]] = field(
         default_factory=lambda: deque(maxlen=SETTLE_TICKS)
     )
+    # (wall time, the clock) at the same moments: whether event time moved with the wall.
+    pace: deque[tuple[float, float | None]] = field(
+        default_factory=lambda: deque(maxlen=SETTLE_TICKS)
+    )
     # The combiner, on match partition 0 only (stream/pipeline/combiner.py).
     combiner: Combiner | None = None
 
     def settled(self, wall: float) -> float | None:
-        """The event time decisions use at wall time ``wall`` (None: not known yet): the lowest
-        event time stood at over the last SETTLE_TICKS views within SETTLE_SECONDS, and now. So
-        a decision waits until event time has stood past its deadline that long."""
-        return settled(self.settling, self.time.now, wall)
+        """The event time decisions use at wall time ``wall`` (None: not known yet): now, when
+        the clock moved with the wall clock (up to the lateness) over the last SETTLE_TICKS
+        views (:func:`stream.pipeline.eventtime.steady`); otherwise the lowest event time stood
+        at over those views within SETTLE_SECONDS, and now, so a decision waits until a leap
+        has stood that long (:func:`stream.pipeline.eventtime.settled`)."""
+        moving = steady(self.pace, self.time.clock.value, wall, self.time.lateness)
+        return settled(self.settling, self.time.now, wall, moving=moving)
 
     @property
     def pending(self) -> bool:

@@ -78,6 +78,7 @@ def on_view(partition: MatchPartition, view: View, wall: float) -> list[str]:
         partition.viewed = True
         partition.time.clock.tick(wall)
         sample(partition.settling, wall, partition.time.now)
+        sample(partition.pace, wall, partition.time.clock.value)
     if view.abandons is not None and (
         partition.abandons is None or view.abandons > partition.abandons
     ):
@@ -111,22 +112,18 @@ def report(
     unjoined: Callable[[str], bool],
     wall: float,
     *,
-    started_done: bool,
-    finished_done: bool,
+    started_caught_up: float | None,
+    finished_caught_up: float | None,
 ) -> Report | None:
     """This partition's report, applied here and returned to be sent to the combiner once the
     broker has the rest of the batch (None: the same as the last one sent, nothing to say).
-    ``started_done``/``finished_done``: the worker has processed everything the broker holds
-    on the partition's match-started / match-finished input. ``unjoined(match_id)``: that
-    match's finish still waits here for its start."""
+    ``started_caught_up``/``finished_caught_up``: the wall time of the broker's last answer
+    for the partition's match-started / match-finished input, every record of which the
+    worker has processed (None: it has not). ``unjoined(match_id)``: that match's finish still
+    waits here for its start."""
     partition.time.clock.tick(wall)
-    # Caught up, a partition promises what it will read next is no older than the latest
-    # event time it knows of now, up to the lateness: its clock, sent as its bound. Without a
-    # clock (nothing heard of yet) it promises nothing: everything waits for it, one round at
-    # most, until it hears the others' latest times.
-    clock = partition.time.clock.value or 0.0
-    started = clock if started_done else partition.read.get(STARTED, 0.0)
-    finished = clock if finished_done else partition.read.get(FINISHED, 0.0)
+    started = _bound(partition, STARTED, started_caught_up)
+    finished = _bound(partition, FINISHED, finished_caught_up)
     earliest = _earliest_unjoined(partition, unjoined)
     epoch, round_ = partition.seen
     pending = partition.pending
@@ -153,6 +150,7 @@ def report(
         # late under load): event time as it stood before this report is a sample, so a leap
         # the report makes (a burst after a quiet spell) stands SETTLE_SECONDS before it counts.
         sample(samples, wall, partition.time.now)
+        sample(partition.pace, wall, partition.time.clock.before(wall))
     # Its own bounds are applied here, not read back: after a crash the partition reads its
     # inputs again from the last commit, and a report of its previous life would claim what it
     # has not re-read yet (the combiner's views leave each partition's own report out).
@@ -163,6 +161,26 @@ def report(
     partition.forwarded.clear()
     partition.last_report = sent
     return sent
+
+
+def _bound(partition: MatchPartition, kind: str, caught_up: float | None) -> float:
+    """How far input ``kind`` is read: the latest event time processed on it, and once caught
+    up, the clock as it stood when the broker last answered for it.
+
+    Caught up, a partition promises that what it reads next is no older than the latest event
+    time it knew of when the broker last said what it held, up to the lateness: every record
+    then known had reached the broker by then, and the fleet publishes in event-time order up
+    to the lateness. Not the clock now: a view or an event read since that answer can carry
+    event time from records that reached the broker after it, while the input may hold older
+    ones this worker has not fetched yet (an answer left stale by a paused partition or a slow
+    fetch; the crash simulator draws them: docs/event-time.md). Without a clock then (nothing
+    heard of yet, or longer ago than the clock keeps) it promises only what it read:
+    everything waits for it, until a newer answer."""
+    read = partition.read.get(kind, 0.0)
+    if caught_up is None:
+        return read
+    then = partition.time.clock.at(caught_up)
+    return read if then is None else max(read, then)
 
 
 def joined(partition: MatchPartition, unjoined: Callable[[str], bool], wall: float) -> float | None:

@@ -2,15 +2,19 @@
 
 What: whether the app has started (``App._started``), whether its consumer exists yet
 (``App._consumer``: the public ``App.consumer`` *creates* it), the offsets the consumer last
-committed (``Consumer._committed_offset``), and the aiokafka producer under Faust's
-(``Producer._ensure_producer()``). Faust exposes none of them.
+committed (``Consumer._committed_offset``), the aiokafka producer under Faust's
+(``Producer._ensure_producer()``), and when the aiokafka consumer under Faust's last had a
+fetch answer for a partition (``last_poll_timestamp``, public in aiokafka, reached through the
+consumer thread, ``_thread._ensure_consumer()``). Faust exposes none of them.
 
 Why: readiness (/ready) must not build a consumer as a side effect of being asked, and the
 stall watchdog (stream/pipeline/watchdog.py) needs the committed offset of a partition this
 worker has not processed yet to see that records are waiting on it. The changelog flush
 (stream/pipeline/changelogs.py) hands aiokafka whole record batches (``create_batch``,
 ``send_batch``), which Faust's producer cannot send: one future per batch instead of one per
-record.
+record. A caught-up input partition's event-time bound is the clock as it stood when the
+broker last answered for the partition (stream/pipeline/watermarks.py): Faust gives the end
+(``highwater``) but not when it was given.
 
 Upstream: none found for public accessors of these (searched 2026-11-25).
 
@@ -27,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["committed_offsets", "consumer_exists", "kafka_producer", "started"]
+__all__ = ["committed_offsets", "consumer_exists", "fetched_end", "kafka_producer", "started"]
 
 
 def started(app: Any) -> bool:
@@ -51,3 +55,18 @@ def kafka_producer(app: Any) -> Any:
     """The started aiokafka producer under the app's Faust producer (raises Faust's
     ``NotReady`` before it starts)."""
     return app.producer._ensure_producer()
+
+
+def fetched_end(consumer: Any, tp: Any) -> tuple[int, float] | None:
+    """The end (high watermark) of ``tp`` in the consumer's last fetch answer for it, and when
+    that answer was read (wall seconds, ``time.time``, to the millisecond below); None before
+    any answer. Raises when ``tp`` is not assigned to the consumer.
+
+    The time is read before the end: an answer read between the two pairs a newer end with an
+    older time, which only makes a bound resting on them lower."""
+    kafka = consumer._thread._ensure_consumer()
+    at = kafka.last_poll_timestamp(tp)
+    end = kafka.highwater(tp)
+    if at is None or end is None:
+        return None
+    return int(end), at / 1000.0

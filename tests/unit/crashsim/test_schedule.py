@@ -26,6 +26,7 @@ def test_a_few_hundred_seeds_draw_every_kind_of_fault_and_workload() -> None:
     assert any(k.short == 1.0 for s in schedules for k in s.kills)
     assert any(s.lose for s in schedules) and any(s.reseek for s in schedules)
     assert any(s.misrouted for s in schedules) and any(s.duplicates for s in schedules)
+    assert {s.stale for s in schedules} == {0.0, 0.03, 0.1}
     styles: set[str] = set()
     shapes: set[tuple[int, int]] = set()
     gaps: set[float] = set()

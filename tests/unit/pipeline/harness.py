@@ -313,8 +313,9 @@ class Cluster:
     def release(self, topic: str, partition: int) -> None:
         self.held.discard((topic, partition))
 
-    def _end_offset(self, topic: str, partition: int) -> int:
-        return len(self.logs.get((topic, partition), []))
+    def _end_offset(self, topic: str, partition: int) -> tuple[int, float]:
+        # The FIFOs are the broker, always answered now.
+        return len(self.logs.get((topic, partition), [])), self.wall
 
     def _fingerprint(self) -> object:
         runner = self.runner

@@ -191,7 +191,9 @@ def test_a_restored_partition_still_holds_its_watermark_below_a_waiting_finish()
     watermarks.on_view(restored, greeting, wall)
     out = Outbox()
     matches.report(
-        MatchContext.of(restored, table, out, wall), started_done=True, finished_done=True
+        MatchContext.of(restored, table, out, wall),
+        started_caught_up=wall,
+        finished_caught_up=wall,
     )
     (report,) = out.after[0]
     assert isinstance(report, Report)

@@ -24,6 +24,11 @@ async def test_the_private_attributes_still_exist(app: faust.App) -> None:
     assert hasattr(app.consumer, "_committed_offset"), (
         "Faust's consumer no longer has _committed_offset: revisit workarounds/private.py"
     )
+    thread = getattr(app.consumer, "_thread", None)
+    assert thread is not None and hasattr(thread, "_ensure_consumer"), (
+        "Faust's consumer no longer reaches aiokafka's through _thread._ensure_consumer(): "
+        "revisit workarounds/private.py (fetched_end)"
+    )
 
 
 async def test_an_app_not_started_reads_as_such_and_is_not_changed_by_asking(
