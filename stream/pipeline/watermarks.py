@@ -122,8 +122,9 @@ def report(
     worker has processed (None: it has not). ``unjoined(match_id)``: that match's finish still
     waits here for its start."""
     partition.time.clock.tick(wall)
-    started = _bound(partition, STARTED, started_caught_up)
-    finished = _bound(partition, FINISHED, finished_caught_up)
+    answers = {STARTED: started_caught_up, FINISHED: finished_caught_up}
+    started = _bound(partition, STARTED, answers)
+    finished = _bound(partition, FINISHED, answers)
     earliest = _earliest_unjoined(partition, unjoined)
     epoch, round_ = partition.seen
     pending = partition.pending
@@ -163,24 +164,31 @@ def report(
     return sent
 
 
-def _bound(partition: MatchPartition, kind: str, caught_up: float | None) -> float:
+def _bound(partition: MatchPartition, kind: str, answers: dict[str, float | None]) -> float:
     """How far input ``kind`` is read: the latest event time processed on it, and once caught
-    up, the clock as it stood when the broker last answered for it.
+    up (``answers[kind]``: when the broker last answered for it), the latest event time known
+    of from records that had reached the broker by then.
 
-    Caught up, a partition promises that what it reads next is no older than the latest event
-    time it knew of when the broker last said what it held, up to the lateness: every record
-    then known had reached the broker by then, and the fleet publishes in event-time order up
-    to the lateness. Not the clock now: a view or an event read since that answer can carry
-    event time from records that reached the broker after it, while the input may hold older
-    ones this worker has not fetched yet (an answer left stale by a paused partition or a slow
-    fetch; the crash simulator draws them: docs/event-time.md). Without a clock then (nothing
-    heard of yet, or longer ago than the clock keeps) it promises only what it read:
+    Caught up, a partition promises that what it reads next is no older than that, up to the
+    lateness: the fleet publishes in event-time order up to the lateness. Those records are
+    the clock as it stood at the answer, and this partition's own records of either input
+    fetched by then (all it processed of an input whose own last answer came no later, even
+    if processed since). Not the clock now: a view or an event read since the answer can
+    carry event time from records that reached the broker after it, while the input may hold
+    older ones this worker has not fetched yet (an answer left stale by a paused partition
+    or a slow fetch; the crash simulator draws them: docs/event-time.md). Without a clock then
+    (nothing heard of yet, or longer ago than the clock keeps) it promises only what it read:
     everything waits for it, until a newer answer."""
     read = partition.read.get(kind, 0.0)
-    if caught_up is None:
+    answered = answers[kind]
+    if answered is None:
         return read
-    then = partition.time.clock.at(caught_up)
-    return read if then is None else max(read, then)
+    then = partition.time.clock.at(answered)
+    known = read if then is None else max(read, then)
+    for other, at in answers.items():
+        if other != kind and at is not None and at <= answered:
+            known = max(known, partition.read.get(other, 0.0))
+    return known
 
 
 def joined(partition: MatchPartition, unjoined: Callable[[str], bool], wall: float) -> float | None:

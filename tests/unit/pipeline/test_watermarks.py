@@ -255,6 +255,15 @@ def test_a_caught_up_partition_s_bound_is_its_clock_when_the_broker_last_answere
     watermarks.observe(q, STARTED, T0 + 7, 3.0, forwarded=False)
     sent = watermarks.report(q, nothing_waits, 3.0, started_caught_up=2.9, finished_caught_up=None)
     assert sent is not None and (sent.started, sent.finished) == (T0 + 7, 0.0)
+    # Its own records of either input, fetched by an answer no later than this one, count
+    # even if processed since (in the batch that reports): they had reached the broker.
+    watermarks.observe(p, FINISHED, T0 + 50, 3.0, forwarded=False)
+    watermarks.observe(p, STARTED, T0 + 40, 3.0, forwarded=False)
+    sent = watermarks.report(p, nothing_waits, 3.0, started_caught_up=2.6, finished_caught_up=2.5)
+    assert sent is not None and (sent.started, sent.finished) == (T0 + 50, T0 + 50)
+    # An answer for the other input later than this one's: its records may not have been.
+    sent = watermarks.report(p, nothing_waits, 3.1, started_caught_up=2.6, finished_caught_up=2.7)
+    assert sent is not None and (sent.started, sent.finished) == (T0 + 40, T0 + 50)
 
 
 def test_a_clock_says_what_it_said_at_an_earlier_wall_time() -> None:
