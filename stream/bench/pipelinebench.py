@@ -43,6 +43,7 @@ from stream.bench.recordcounts import (
     by_class,
     control_line,
     records_lines,
+    style_lines,
     target_lines,
 )
 from stream.bench.topics import Log, count_logs, per_topic
@@ -73,6 +74,16 @@ class Measured:
     at_end: bool
     run: PipelineRun
     worker_cpu: float
+    finish_only: bool = False
+
+    @property
+    def style(self) -> str:
+        """The producer style, as the targets name it."""
+        if self.finish_only:
+            return "finish only"
+        if self.at_end:
+            return "both at the end"
+        return "instant" if self.match_seconds == 0 else "start at the start"
 
 
 @dataclass
@@ -233,7 +244,9 @@ class PipelineBench:
                 run.matches,
                 seconds=time.monotonic() - span,
             )
-            self.measured.append(Measured(rate, match_seconds, at_end, run, worker_cpu))
+            self.measured.append(
+                Measured(rate, match_seconds, at_end, run, worker_cpu, finish_only)
+            )
             if then_raw:
                 # The same broker process, its worker stopped; the loop's topics are new, and
                 # Tansu's fetch cost grows per partition with the batches that partition holds,
@@ -451,14 +464,16 @@ class PipelineBench:
         p99_label = f"{paced.match_seconds:g} s matches" if paced else "matches that last"
         naive_ratio = self.naive_rates[0] / raw if self.naive_rates and raw else None
         floor_ratio = self.floor_rates[0] / raw if self.floor_rates and raw else None
-        return target_lines(
-            ratio,
-            cpu_per_match,
-            paced.run.percentile(0.99) if paced else None,
-            p99_label,
-            naive_ratio,
-            floor_ratio,
-        )
+        start_p99 = paced.run.percentile(0.99) if paced else None
+        # Each other style's first run at that rate (the first partition count's).
+        styles: dict[str, float] = {}
+        for m in self.measured:
+            if m.rate == P99_RATE and m is not paced and m.style != "start at the start":
+                styles.setdefault(m.style, m.run.percentile(0.99))
+        return [
+            *target_lines(ratio, cpu_per_match, start_p99, p99_label, naive_ratio, floor_ratio),
+            *style_lines(ratio, start_p99, list(styles.items())),
+        ]
 
 
 def _command_topics(settings: Settings) -> tuple[str, str]:

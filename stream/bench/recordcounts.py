@@ -30,6 +30,11 @@ CONTROL_KINDS = ("tick", "rep", "prep", "view", "gwm", "progress", "wm", "awm")
 MATCHES_PER_RAW_EVENT = 0.05
 P99_RATE = 500.0
 P99_MS = 150.0
+# Issue 47's: learning live costs no more per match than before it (as a ratio to the raw
+# loop, what the issue measured then), and every producer style's p99 within this many times
+# the start-at-start style's in the same run.
+LEARNING_PER_RAW_EVENT = 0.027
+STYLE_P99_RATIO = 1.5
 
 
 def topic_class(topic: str, settings: Settings) -> str:
@@ -178,3 +183,29 @@ def target_lines(
         f"    p99 latency at {P99_RATE:,.0f}/s, {p99_label}: {p99} (target <= {P99_MS:g} ms):"
         f" {verdict(p99_ms, P99_MS, at_least=False)}",
     ]
+
+
+def style_lines(
+    matches_per_raw_event: float | None,
+    start_p99_ms: float | None,
+    styles: list[tuple[str, float]],
+) -> list[str]:
+    """Issue 47's block: the flat-out ratio against what it was before learning live, and each
+    producer style's p99 (label, ms) as a multiple of the start-at-start style's, same run."""
+    ratio = "-" if matches_per_raw_event is None else f"{matches_per_raw_event:.4f}"
+    lines = [
+        "  targets (issue 47):",
+        f"    1v1 matches per raw-loop event, flat out: {ratio}"
+        f" (target >= {LEARNING_PER_RAW_EVENT}):"
+        f" {verdict(matches_per_raw_event, LEARNING_PER_RAW_EVENT, at_least=True)}",
+    ]
+    if start_p99_ms is None or math.isnan(start_p99_ms) or start_p99_ms <= 0:
+        return [*lines, "    producer styles' p99 against the start at the start: not measured"]
+    for label, p99 in styles:
+        times = p99 / start_p99_ms
+        lines.append(
+            f"    p99 {label}: {p99:.1f} ms = {times:.2f}x the start at the start's"
+            f" {start_p99_ms:.1f} ms (target <= {STYLE_P99_RATIO:g}x):"
+            f" {verdict(times, STYLE_P99_RATIO, at_least=False)}"
+        )
+    return lines

@@ -13,6 +13,7 @@ from stream.bench.recordcounts import (
     by_class,
     control_line,
     records_lines,
+    style_lines,
     target_lines,
     topic_class,
     verdict,
@@ -161,3 +162,18 @@ def test_command_kinds_reads_a_packed_record_and_names_what_it_cannot_read() -> 
     assert command_kinds(b'[["tick",1.0],7,[]]') == ["tick", "?", "?"]
     assert command_kinds(b"{}") == ["?"]
     assert command_kinds(None) == ["?"]
+
+
+def test_style_lines_put_each_style_s_p99_beside_the_start_at_the_start_s() -> None:
+    lines = style_lines(0.0135, 160.0, [("both at the end", 240.0), ("instant", 480.0)])
+    assert lines[0] == "  targets (issue 47):"
+    assert lines[1].endswith("0.0135 (target >= 0.027): not met")
+    assert lines[2] == (
+        "    p99 both at the end: 240.0 ms = 1.50x the start at the start's 160.0 ms"
+        " (target <= 1.5x): met"
+    )
+    assert lines[3].startswith("    p99 instant: 480.0 ms = 3.00x") and lines[3].endswith(
+        ": not met"
+    )
+    unmeasured = style_lines(None, None, [("instant", 480.0)])
+    assert unmeasured[1].endswith("not measured") and unmeasured[2].endswith("not measured")
