@@ -34,7 +34,7 @@ from stream.config.settings import CacheSettings, Settings
 from stream.crashsim.broker import Broker
 from stream.crashsim.schedule import Kill, Schedule
 from stream.crashsim.worker import TABLES, Crash, CrashPlan, SimWorker
-from stream.crashsim.workload import T0, Workload, draw_workload
+from stream.crashsim.workload import T0, Publication, Workload, draw_workload
 from stream.pipeline.batches import MATCH_TABLE, PENDING_TABLE
 from stream.pipeline.watermarks import tick_wanted
 from stream.protocol import MATCHES, PENDING, Tick, encode_command
@@ -119,6 +119,8 @@ class Simulation:
         self.rebalances = list(sc.rebalances)
         self.step = 0
         self.published = 0
+        # A wave's other topic, due at a wall time (Schedule.topic_lag).
+        self.lagging: list[tuple[float, list[Publication]]] = []
         self.last_disruption = 0
         self.ticks_since = 0
         self.outcome = Outcome(sc.seed, description=sc.describe())
@@ -160,6 +162,7 @@ class Simulation:
         """Everything published, every fault done, every partition owned."""
         return (
             self.published == len(self.workload.waves)
+            and not self.lagging
             and not self.kills
             and not self.armed
             and not self.rebalances
@@ -181,9 +184,22 @@ class Simulation:
         sc, step = self.schedule, self.step
         waves = self.workload.waves
         if self.published < len(waves) and step >= (self.published + 1) * sc.publish_every:
-            for event in waves[self.published]:
+            wave = waves[self.published]
+            later: list[Publication] = []
+            if sc.topic_lag:
+                # One topic now, the other topic_lag seconds later, which first drawn per wave.
+                first = self.rng.choice(sorted({event.topic for event in wave}))
+                later = [event for event in wave if event.topic != first]
+                wave = [event for event in wave if event.topic == first]
+            for event in wave:
                 self.broker.append(event.topic, event.partition, event.value)
+            if later:
+                self.lagging.append((self.wall + sc.topic_lag, later))
             self.published += 1
+            self._disrupted()
+        while self.lagging and self.lagging[0][0] <= self.wall:
+            for event in self.lagging.pop(0)[1]:
+                self.broker.append(event.topic, event.partition, event.value)
             self._disrupted()
         while self.kills and self.kills[0].step <= step:
             kill = self.kills.pop(0)

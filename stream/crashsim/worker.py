@@ -206,14 +206,19 @@ class SimWorker:
         self.seen_end = seen
 
     def readable(self) -> list[TopicPartition]:
-        """The owned input partitions with records not handed over yet (none while the
-        partition's last answer is a stale one: nothing newer was fetched)."""
+        """The owned input partitions with records not handed over yet: while a partition's
+        last answer is a stale one, only those up to the end it gave (nothing newer was
+        fetched)."""
+        return [tp for tp, at in self.fetch.items() if at < self._fetchable(tp)]
+
+    def _fetchable(self, tp: TopicPartition) -> int:
+        """How far the consumer can hand over ``tp``: the broker's end, or while its last
+        answer is stale, the end that answer gave."""
+        end = self.broker.end(*tp)
         now = self.wall()
-        return [
-            tp
-            for tp, at in self.fetch.items()
-            if at < self.broker.end(*tp) and now >= self.stale_until.get(tp, now)
-        ]
+        if now < self.stale_until.get(tp, now):
+            end = min(end, self.seen_end[tp][0])
+        return end
 
     async def step(self, rng: random.Random, batch: int, lose: float = 0.0) -> int:
         """One batch: records of one agent from partitions drawn at random, each partition's
@@ -235,7 +240,7 @@ class SimWorker:
             take = rng.randint(1, batch - len(messages))
             log = self.broker.logs[tp]
             start = self.fetch[tp]
-            end = min(len(log), start + take)
+            end = min(self._fetchable(tp), start + take)
             for offset in range(start, end):
                 if lose and rng.random() < lose:
                     continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 
@@ -18,9 +19,10 @@ SETTLE_SECONDS = 0.5
 
 
 # How many (wall time, value) steps a clock keeps for :meth:`PartitionClock.at`: a batch's
-# events count as one step, and so does a tick, so this covers well over the time between a
-# broker's answer and the report that rests on it (a few batches) even at full speed.
-CLOCK_HISTORY = 128
+# events count as one step, and so does each tick that moves it (views, reports). Busy, that
+# is about a second of wall time, well over the time between a broker's answer and the report
+# that rests on it (a few batches); an older answer vouches only for what was read.
+CLOCK_HISTORY = 256
 
 
 class PartitionClock:
@@ -40,7 +42,9 @@ class PartitionClock:
         self._base_wall = wall
         self._history: deque[tuple[float, float]] = deque(maxlen=CLOCK_HISTORY)
         if value is not None:
-            self._history.append((wall, value))
+            # Restored (from the clocks table): records read by an earlier owner, at the broker
+            # before any answer this worker gets, so it held at any time this worker asks about.
+            self._history.append((-math.inf, value))
 
     def observe(self, at: float, wall: float) -> None:
         """An event with event time ``at`` was processed at wall time ``wall``."""
@@ -187,7 +191,8 @@ class EventTime:
     watermarks its decisions wait for (docs/event-time.md).
 
     Its own bounds (per input topic: the latest event time processed while records still
-    wait there, or its clock once it has read everything the broker holds) are applied where
+    wait there, or once it has read everything the broker held at its last answer, the latest
+    event time it knew of then: stream/pipeline/watermarks.py, ``_bound``) are applied where
     it makes them; the other partitions' come from the combiner's views
     (stream/pipeline/combiner.py): the lowest bounds among them, each a promise about the
     moment it was made, so the highest view read is one too. ``clock`` is the latest event

@@ -28,6 +28,7 @@ from stream.pipeline.combiner import LEAP_SECONDS
 from stream.pipeline.eventtime import SETTLE_SECONDS, sample
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchPartition
 from stream.pipeline.playerpartition import PlayerPartition
+from stream.pipeline.workarounds.private import ANSWER_SLACK
 from stream.protocol import Combined, PlayerReport, Report, View
 
 __all__ = [
@@ -172,13 +173,17 @@ def _bound(partition: MatchPartition, kind: str, answers: dict[str, float | None
     Caught up, a partition promises that what it reads next is no older than that, up to the
     lateness: the fleet publishes in event-time order up to the lateness. Those records are
     the clock as it stood at the answer, and this partition's own records of either input
-    fetched by then (all it processed of an input whose own last answer came no later, even
-    if processed since). Not the clock now: a view or an event read since the answer can
-    carry event time from records that reached the broker after it, while the input may hold
-    older ones this worker has not fetched yet (an answer left stale by a paused partition
-    or a slow fetch; the crash simulator draws them: docs/event-time.md). Without a clock then
-    (nothing heard of yet, or longer ago than the clock keeps) it promises only what it read:
-    everything waits for it, until a newer answer."""
+    fetched by then (all it processed of an input whose own last answer was the same fetch
+    response or was made ANSWER_SLACK before it, even if processed since: two answers' times
+    closer than that may be in either order, each being an estimate). The time of an answer is
+    when the broker made it, at the latest (the end-offset port's contract).
+
+    Not the clock now: a view or an event read since the answer can carry event time from
+    records that reached the broker after it, while the input may hold older ones this worker
+    has not fetched yet (an answer left stale by a paused partition or a slow fetch; the crash
+    simulator draws them: docs/event-time.md). Without a clock then (nothing heard of yet, or
+    longer ago than the clock keeps) it promises only what it read: everything waits for it,
+    until a newer answer."""
     read = partition.read.get(kind, 0.0)
     answered = answers[kind]
     if answered is None:
@@ -186,7 +191,9 @@ def _bound(partition: MatchPartition, kind: str, answers: dict[str, float | None
     then = partition.time.clock.at(answered)
     known = read if then is None else max(read, then)
     for other, at in answers.items():
-        if other != kind and at is not None and at <= answered:
+        # The same answer (one fetch response: one time for all its partitions), or one made
+        # well before: the other input's records were at the broker by then.
+        if other != kind and at is not None and (at == answered or at <= answered - ANSWER_SLACK):
             known = max(known, partition.read.get(other, 0.0))
     return known
 

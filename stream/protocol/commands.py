@@ -138,8 +138,9 @@ class Progress:
 
     Per input topic (``started``, ``finished``): the latest event time processed while records
     are still waiting there (0.0: none read yet), or, once it has read everything the broker
-    holds, its clock (the latest event time it knows of, moved on with wall time: nothing it
-    reads next is older, up to the lateness). None, which workers before 2026-11-29 sent for
+    held at its last answer for that input, the latest event time it knew of then (its clock
+    then, moved on with wall time: nothing it reads next is older, up to the lateness;
+    stream/pipeline/watermarks.py, ``_bound``). None, which workers before 2026-11-29 sent for
     "read everything", bounds nothing. ``latest``: the latest event time read on any of its
     inputs (None: none yet).
     """

@@ -31,7 +31,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["committed_offsets", "consumer_exists", "fetched_end", "kafka_producer", "started"]
+__all__ = [
+    "ANSWER_SLACK",
+    "committed_offsets",
+    "consumer_exists",
+    "fetched_end",
+    "kafka_producer",
+    "started",
+]
+
+# How long after the broker made a fetch answer the consumer may handle it (the way back over
+# the network, decoding, Faust's consumer thread waiting for the interpreter): aiokafka dates
+# an answer when it handles it, and :func:`fetched_end` dates it this much earlier. Each
+# millisecond of it delays every watermark by one (0.05 s cost instant matches about 50 ms at
+# the median, docs/benchmarks.md); a longer wait is left to the lateness (0.1 s by default).
+ANSWER_SLACK = 0.01
 
 
 def started(app: Any) -> bool:
@@ -59,14 +73,18 @@ def kafka_producer(app: Any) -> Any:
 
 def fetched_end(consumer: Any, tp: Any) -> tuple[int, float] | None:
     """The end (high watermark) of ``tp`` in the consumer's last fetch answer for it, and when
-    that answer was read (wall seconds, ``time.time``, to the millisecond below); None before
-    any answer. Raises when ``tp`` is not assigned to the consumer.
+    the broker made that answer, at the latest (wall seconds, ``time.time``); None before any
+    answer. Raises when ``tp`` is not assigned to the consumer.
 
-    The time is read before the end: an answer read between the two pairs a newer end with an
-    older time, which only makes a bound resting on them lower."""
+    aiokafka dates an answer when it handles it (``last_poll_timestamp``, in milliseconds), a
+    moment after the broker made it: the time given is ANSWER_SLACK before that. A consumer
+    thread that takes longer to handle an answer leaves the difference to the lateness. The
+    time is read before the end, and aiokafka sets the end before the time (``Fetcher.
+    _proc_fetch_request``), so an answer handled between the two reads pairs a newer end with
+    an older time, which only makes a bound resting on them lower."""
     kafka = consumer._thread._ensure_consumer()
     at = kafka.last_poll_timestamp(tp)
     end = kafka.highwater(tp)
     if at is None or end is None:
         return None
-    return int(end), at / 1000.0
+    return int(end), at / 1000.0 - ANSWER_SLACK

@@ -27,6 +27,8 @@ def test_a_few_hundred_seeds_draw_every_kind_of_fault_and_workload() -> None:
     assert any(s.lose for s in schedules) and any(s.reseek for s in schedules)
     assert any(s.misrouted for s in schedules) and any(s.duplicates for s in schedules)
     assert {s.stale for s in schedules} == {0.0, 0.03, 0.1}
+    assert {s.topic_lag for s in schedules} == {0.0, 0.01, 0.3}
+    assert not any(s.stale and s.topic_lag for s in schedules)
     styles: set[str] = set()
     shapes: set[tuple[int, int]] = set()
     gaps: set[float] = set()

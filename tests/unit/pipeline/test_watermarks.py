@@ -16,6 +16,7 @@ from stream.pipeline.eventtime import (
 from stream.pipeline.matchpartition import FINISHED, STARTED, MatchContext, MatchPartition
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.playerpartition import PlayerPartition
+from stream.pipeline.workarounds.private import ANSWER_SLACK
 from stream.protocol import Combined, PlayerReport, Report, View
 
 T0 = 1_780_000_000.0
@@ -246,24 +247,35 @@ def test_a_caught_up_partition_s_bound_is_its_clock_when_the_broker_last_answere
     watermarks.observe(p, STARTED, T0 + 10, 1.0, forwarded=False)
     watermarks.observe(p, FINISHED, T0 + 10, 1.0, forwarded=False)
     watermarks.on_view(p, view(T0 + 30, tick=False), 2.0)  # others read far later records
+    slack = ANSWER_SLACK
     sent = watermarks.report(p, nothing_waits, 2.5, started_caught_up=1.5, finished_caught_up=2.0)
     assert sent is not None
     # Started: answered at 1.5, when its clock said T0 + 10; finished: at 2.0, T0 + 30.
     assert (sent.started, sent.finished) == (T0 + 10, T0 + 30)
+    # Made before the view was read: what the clock said then.
+    sent = watermarks.report(p, nothing_waits, 2.5, started_caught_up=1.5, finished_caught_up=1.99)
+    assert sent is not None and (sent.started, sent.finished) == (T0 + 10, T0 + 10)
     # An answer older than the clock's memory, or than the clock: what it read.
     q = match_partition()
     watermarks.observe(q, STARTED, T0 + 7, 3.0, forwarded=False)
     sent = watermarks.report(q, nothing_waits, 3.0, started_caught_up=2.9, finished_caught_up=None)
     assert sent is not None and (sent.started, sent.finished) == (T0 + 7, 0.0)
-    # Its own records of either input, fetched by an answer no later than this one, count
-    # even if processed since (in the batch that reports): they had reached the broker.
+    # Its own records of either input, fetched by an answer made the slack before this one or
+    # by the same answer, count even if processed since (in the batch that reports): they had
+    # reached the broker.
     watermarks.observe(p, FINISHED, T0 + 50, 3.0, forwarded=False)
     watermarks.observe(p, STARTED, T0 + 40, 3.0, forwarded=False)
-    sent = watermarks.report(p, nothing_waits, 3.0, started_caught_up=2.6, finished_caught_up=2.5)
+    sent = watermarks.report(
+        p, nothing_waits, 3.0, started_caught_up=2.5 + 2 * slack, finished_caught_up=2.5
+    )
     assert sent is not None and (sent.started, sent.finished) == (T0 + 50, T0 + 50)
-    # An answer for the other input later than this one's: its records may not have been.
-    sent = watermarks.report(p, nothing_waits, 3.1, started_caught_up=2.6, finished_caught_up=2.7)
-    assert sent is not None and (sent.started, sent.finished) == (T0 + 40, T0 + 50)
+    watermarks.report(p, nothing_waits, 3.0, started_caught_up=2.7, finished_caught_up=2.7)
+    assert p.time.own == (T0 + 50, T0 + 50)  # the same answer (the same report: not sent)
+    # The other input's answer later, or within the slack before (the times are estimates):
+    # its records may not have reached the broker when this one's answer was made.
+    for other in (2.8, 2.7 - slack / 2):
+        watermarks.report(p, nothing_waits, 3.1, started_caught_up=2.7, finished_caught_up=other)
+        assert p.time.own is not None and p.time.own[0] == T0 + 40
 
 
 def test_a_clock_says_what_it_said_at_an_earlier_wall_time() -> None:
