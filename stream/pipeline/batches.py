@@ -143,8 +143,9 @@ Deliver = Callable[[str, list[OutRecord]], Awaitable[list[DeadLetter]]]
 
 # The end offset port: the offset after the last record the broker held on (topic, partition)
 # when it last answered the consumer, and when the broker made that answer, at the latest (wall
-# seconds, the runner's wall clock; None: not known yet). A partition is caught up as of that time when its position has reached
-# that end; watermarks rest on it (docs/event-time.md), and unknown only delays them.
+# seconds, the runner's wall clock; None: not known yet). A partition is caught up as of that
+# time when its position has reached that end; watermarks rest on it (docs/event-time.md), and
+# unknown only delays them.
 EndOffset = Callable[[str, int], tuple[int, float] | None]
 
 
