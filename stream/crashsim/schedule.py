@@ -12,8 +12,8 @@ each table partition from an earlier flush than the last (a changelog shorter th
 rebalances that move partitions between live workers; records lost on their way to the runner;
 the consumer sent back to its commits; fetch answers that stay the consumer's last while
 records arrive behind them (a partition paused, a fetch slow to come back: the end it says is
-old, and so is the time it was given); waves whose two topics reach the broker some steps
-apart (a burst of buffered events read one topic ahead of the other).
+old, and so is the time it was given); waves whose two topics reach the broker 0.01 or 0.3 s
+of simulated wall time apart (a burst of buffered events read one topic ahead of the other).
 """
 
 from __future__ import annotations
