@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from stream.corrections.effects import PlayerChange
+from stream.corrections.effects import PlayerChange, Refund
 from stream.events import format_time
 from stream.ratings.algorithm import DriftRate, PriorDeviation
 from stream.ratings.explain import Explanation
@@ -103,6 +103,29 @@ def adjustment_changed(
     return event
 
 
+def refund_changed(
+    *,
+    player_id: str,
+    mode: ModeConfig,
+    match_id: str,
+    state: PlayerState,
+    version: int,
+    at: float,
+    refund: Refund,
+) -> dict[str, Any]:
+    """The rating-changed event of a result refunded (a ban's, stream.corrections.effects.
+    Refund): ``outcome`` ``refunded``, the rating as the player had it before the match
+    (``previous`` the same: the match no longer counts for them), ``expected_score`` null and
+    ``refund``: who banned which player, why, and the ban's id. Published only to a player who
+    lost to the banned player and has a rating in the mode. Replay builds the same bytes
+    (stream.offline.explaining)."""
+    audit = refund.audit
+    event = _change(player_id, mode, match_id, "refunded", state, state, version, None)
+    what = {"by": audit.by, "reason": audit.reason, "banned": refund.player, "ban": audit.id}
+    _dated(event, mode, at, "refund", what)
+    return event
+
+
 def _change(
     player_id: str,
     mode: ModeConfig,
@@ -141,7 +164,8 @@ def _change(
 
 def _dated(event: dict[str, Any], mode: ModeConfig, at: float, name: str, what: object) -> None:
     """Add to ``event``, in the order every change has them, its time ``at``, what explains
-    it (``name``: ``why`` or ``adjustment``) and the season of ``at`` when the mode has them."""
+    it (``name``: ``why``, ``adjustment`` or ``refund``) and the season of ``at`` when the
+    mode has them."""
     event["at"] = format_time(at)
     event[name] = what
     seasons = mode.seasons

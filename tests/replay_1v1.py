@@ -68,7 +68,7 @@ def replayed_history(
 ) -> dict[tuple[str, str], tuple[Any, ...]]:
     """:func:`replayed` for any history (modes, teams) rated with ``modes``; with ``ledger``,
     as `replay --in-play-order --corrections` rates it, each adjustment's state keyed by its
-    id as the worker publishes it."""
+    id as the worker publishes it, a refunded result's as the player had it before."""
     replayer = Replayer(modes)
     out: dict[tuple[str, str], tuple[Any, ...]] = {}
     if ledger is not None and ledger.adjustments:
@@ -90,8 +90,17 @@ def replayed_history(
         replayer.adjust = adjust  # type: ignore[method-assign]
     for match, fates in rated_in_order(history, replayer, play_order=True, ledger=ledger):
         assert fates is not None
-        for pid, update in replayer.apply_settled(match, fates).items():
-            out[(pid, match.match_id)] = _fields(update.state)
+        updates = replayer.apply_settled(match, fates)
+        # A refunded result leaves the state as it was: published only to a player with a
+        # rating who lost to the banned player.
+        refunded, table = replayer.refunded, replayer.tables.get(replayer.mode_name(match), {})
+        for pid, update in updates.items():
+            refund = refunded.get(pid)
+            kept: PlayerState | None = update.state
+            if refund is not None:
+                kept = table.get(pid) if pid != refund.player else None
+            if kept is not None:
+                out[(pid, match.match_id)] = _fields(kept)
     return out
 
 

@@ -127,6 +127,8 @@ class CachedRating:
     before: tuple[float, float] | None = field(default=None, compare=False)
     # An operator's adjustment (outcome ``adjusted``): who made it and why.
     adjusted: tuple[str, str] | None = field(default=None, compare=False)
+    # A result refunded after a ban (outcome ``refunded``): who banned, why, whom, the ban's id.
+    refunded: tuple[str, str, str, str] | None = field(default=None, compare=False)
     # A re-rate's change (the event's ``generation``, 2 and up; None: the first), and when it
     # replaces one published before, the re-rate's word on it: the cache's history then shows
     # it in place of the change it replaces (stream/cache/writer.py).
@@ -220,6 +222,7 @@ class CachedRating:
             outcome=_text(event, "outcome") if event.get("outcome") is not None else None,
             **_explained(event),
             **_corrected(event),
+            **_refunded(event),
         )
 
 
@@ -254,6 +257,22 @@ def _explained(event: Mapping[str, Any]) -> dict[str, Any]:
             _number(previous, "deviation", 0.0),
         )
     return {"why": explanation, "before": before, "adjusted": adjusted}
+
+
+def _refunded(event: Mapping[str, Any]) -> dict[str, Any]:
+    # A refund has no terms either: the ban (who, why, whom) and the unchanged rating explain it.
+    refund = event.get("refund")
+    if refund is None:
+        return {}
+    names = ("by", "reason", "banned", "ban")
+    values = [refund.get(n) if isinstance(refund, Mapping) else None for n in names]
+    if not all(isinstance(v, str) for v in values) or sum(len(str(v)) for v in values) > 1000:
+        raise ValueError(
+            "rating-changed field 'refund': expected an object with 'by', 'reason', 'banned' "
+            f"and 'ban' (strings), got {describe_value(refund)}"
+        )
+    by, reason, banned, ban = (str(v) for v in values)
+    return {"refunded": (by, reason, banned, ban)}
 
 
 def _corrected(event: Mapping[str, Any]) -> dict[str, Any]:

@@ -53,6 +53,8 @@ class HistoryEntry:
     why: Explanation | None = None
     before: tuple[float, float] | None = None
     adjusted: tuple[str, str] | None = None  # an operator's adjustment: (by, reason)
+    # A result refunded after a ban: (by, reason, the player banned, the ban's id).
+    refunded: tuple[str, str, str, str] | None = None
     # A re-rate's change that replaces one published before, and the rating that one gave
     # (None when the cache no longer held it).
     corrected: Correction | None = None
@@ -76,6 +78,7 @@ def entry_of(change: CachedRating) -> HistoryEntry:
         why=change.why,
         before=change.before,
         adjusted=change.adjusted,
+        refunded=change.refunded,
         corrected=change.correction,
     )
 
@@ -96,6 +99,7 @@ def encode_history(entry: CachedRating) -> str:
             "why": None if entry.why is None else entry.why.to_json(),
             "before": entry.before,
             **({} if entry.adjusted is None else {"adjusted": list(entry.adjusted)}),
+            **({} if entry.refunded is None else {"refunded": list(entry.refunded)}),
             **({} if entry.correction is None else {"correction": entry.correction.to_json()}),
         }
     ).decode()
@@ -132,6 +136,7 @@ def _entry(element: str) -> HistoryEntry:
             why=None if fields.get("why") is None else Explanation.from_json(fields["why"]),
             before=_pair(fields.get("before")),
             adjusted=_adjusted(fields.get("adjusted")),
+            refunded=_refunded(fields.get("refunded")),
             corrected=_correction(fields.get("correction"), "correction"),
             replaced_rating=_optional_float(fields.get("replaced_rating")),
             retracted=_correction(fields.get("retracted"), "retracted"),
@@ -170,6 +175,8 @@ def _worded_change(entry: HistoryEntry, player_id: str) -> list[str]:
             lines.append(f"Before it: {entry.before[0]:.0f} (uncertainty {entry.before[1]:.0f}).")
         lines.append(f"After it: {after[0]:.0f} (uncertainty {after[1]:.0f}).")
         return lines
+    if entry.refunded is not None:
+        return _worded_refund(entry, player_id, entry.refunded)
     if entry.why is None:
         return [
             f"Match {entry.match_id} ({entry.outcome or 'result unknown'}) left {player_id} at "
@@ -184,6 +191,32 @@ def _worded_change(entry: HistoryEntry, player_id: str) -> list[str]:
         before=entry.before,
         after=after,
     )
+
+
+def _worded_refund(
+    entry: HistoryEntry, player_id: str, refund: tuple[str, str, str, str]
+) -> list[str]:
+    by, reason, banned, ban = refund
+    why = (
+        f"{player_id} was banned"
+        if banned == player_id
+        else f"refunded: their opponent {banned} was banned"
+    )
+    return [
+        f"Match {entry.match_id} no longer counts for {player_id}: {why} by an operator ({by},"
+        f" {ban}): {reason}.",
+        f"The rating stays at {entry.rating:.0f} (uncertainty {entry.deviation:.0f}), where it"
+        " was before the match.",
+    ]
+
+
+def _refunded(value: object) -> tuple[str, str, str, str] | None:
+    if value is None:
+        return None
+    if not (isinstance(value, list) and len(value) == 4 and all(isinstance(v, str) for v in value)):
+        raise ValueError(f"'refunded': expected [by, reason, banned, ban], got {value!r}")
+    by, reason, banned, ban = value
+    return (by, reason, banned, ban)
 
 
 def _correction(value: object, name: str) -> Correction | None:

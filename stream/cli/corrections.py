@@ -1,6 +1,6 @@
-"""`skillstream corrections void | adjust | erase | log`: write and read correction records.
+"""`skillstream corrections void | adjust | erase | ban | log`: write and read correction records.
 
-Each of void, adjust and erase prints the record as one JSON line (append it to the
+Each of void, adjust, erase and ban prints the record as one JSON line (append it to the
 corrections file that ``skillstream replay --corrections`` reads), after the same checks the
 readers make, so a record these commands print is always accepted; with ``--publish`` it goes
 to the audit topic first and is printed once the broker has it. ``log`` prints the audit
@@ -18,7 +18,7 @@ import getpass
 import secrets
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,8 @@ def cmd_correction(args: argparse.Namespace) -> int:
             args.set if args.set is not None else args.shift
         )
         record["effective"] = format_time(now if args.effective is None else args.effective)
+    elif args.action == "ban":
+        _ban_fields(args, now, record)
     else:
         key = pseudonym_key()
         record["pseudonym"] = pseudonym(key, args.player)
@@ -89,17 +91,32 @@ def cmd_correction(args: argparse.Namespace) -> int:
         settings = settings_or_none(f"corrections {args.action}")
         if settings is None:
             return 2
-        if args.action in ("adjust", "erase") and not args.may_match_nothing:
+        if args.action == "ban" or (
+            args.action in ("adjust", "erase") and not args.may_match_nothing
+        ):
             _check_known(settings, args)
         checked = asyncio.run(publish(settings, correction))
     sys.stdout.write(orjson.dumps(checked).decode() + "\n")
     return 0
 
 
+def _ban_fields(args: argparse.Namespace, now: float, record: dict[str, Any]) -> None:
+    """A ban's fields from its options: the window from --since until --until (default: now,
+    the moment of the ban) and the policy."""
+    until = now if args.until is None else args.until
+    if not args.since < until:
+        which = f"--until {format_time(until)}" if args.until is not None else "now"
+        raise UserError(f"--since {format_time(args.since)} is not before {which}: it bans nothing")
+    record.update(mode=args.mode, player=args.player, until=format_time(until))
+    record["from"] = format_time(args.since)
+    record["policy"] = args.policy
+
+
 def _check_known(settings: Any, args: argparse.Namespace) -> None:
-    """Before a live adjust or erase is published: the deployment's cache must hold the player
-    (in the mode, for an adjustment), or the correction would invent a rating or erase nobody
-    (a typo'd id or mode). Refused with one line unless --may-match-nothing. A cache that
+    """Before a live adjust, ban or erase is published: the deployment's cache must hold the
+    player (in the mode, for an adjustment or a ban), or the correction would invent a rating,
+    ban nobody or erase nobody (a typo'd id or mode). Refused with one line unless
+    --may-match-nothing (adjust and erase only: a ban of nobody has no use). A cache that
     cannot be read is said, and the record goes out unchecked: replay checks it again against
     the history (Ledger)."""
     from redis.exceptions import RedisError
@@ -108,12 +125,15 @@ def _check_known(settings: Any, args: argparse.Namespace) -> None:
 
     cache = cache_reader(settings)
     try:
-        if args.action == "adjust":
+        if args.action in ("adjust", "ban"):
             check_mode(settings, cache, args.mode)
             if cache.get_many(args.mode, [args.player])[args.player].unknown:
                 raise UserError(
                     f"adjust: the cache holds no rating of {args.player!r} in {args.mode!r}: the"
                     " adjustment would invent one (--may-match-nothing records it anyway)"
+                    if args.action == "adjust"
+                    else f"ban: the cache holds no rating of {args.player!r} in {args.mode!r}:"
+                    " the ban would refund or void nothing"
                 )
         elif not any(cache.holds_player(mode, args.player) for mode in cache.modes_held()):
             raise UserError(
@@ -247,7 +267,7 @@ def may_match_nothing(parser: argparse.ArgumentParser, who: str) -> None:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     actions = add_actions(
-        sub, "corrections", "corrections of the past (void, adjust, erase) and their audit log"
+        sub, "corrections", "corrections of the past (void, adjust, erase, ban) and their audit log"
     )
 
     def common(parser: argparse.ArgumentParser) -> None:
@@ -290,6 +310,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     may_match_nothing(erase, "a player of another deployment or history")
     common(erase)
 
+    _add_ban(actions, common)
+
     log = actions.add_parser(
         "log", help="the audit topic's corrections as a corrections file (JSON lines)"
     )
@@ -304,6 +326,40 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_jsonl_out(resolve)
     resolve.set_defaults(func=cmd_resolve)
 
+    _add_cutover(actions)
+
+
+def _add_ban(
+    actions: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    ban = actions.add_parser(
+        "ban",
+        help="a cheater's matches refunded to those they beat (or voided) from a time on",
+    )
+    ban.add_argument("mode", help="the game mode the player is banned in")
+    ban.add_argument("player", help="the player banned")
+    ban.add_argument(
+        "--since",
+        type=iso_date,
+        metavar="TIME",
+        required=True,
+        help="their matches that finished from this time on are refunded or voided",
+    )
+    ban.add_argument(
+        "--until", type=iso_date, metavar="TIME", help="window end, excluded (default: now)"
+    )
+    ban.add_argument(
+        "--policy",
+        choices=("refund", "void"),
+        default="refund",
+        help="refund: their results and those of the players they beat undone, the others "
+        "kept (default); void: the matches count as never played, for everyone",
+    )
+    common(ban)
+
+
+def _add_cutover(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cutover = actions.add_parser(
         "cutover",
         help="a re-rating deployment's shadow topic takes over rating-changed (runs until stopped)",

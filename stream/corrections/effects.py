@@ -9,7 +9,7 @@ kind is its own module and one registry line (stream/corrections/records.py). Pu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -22,10 +22,13 @@ __all__ = [
     "Effects",
     "Kind",
     "PlayerChange",
+    "Refund",
     "Resolution",
     "Seen",
     "Where",
     "Window",
+    "refund_for",
+    "refunds_for",
 ]
 
 
@@ -78,19 +81,90 @@ class Window:
     line: int
 
 
+@dataclass(frozen=True, slots=True)
+class Refund:
+    """The results of ``player``'s matches in ``mode`` that finished in [``since``, ``until``)
+    undone for ``player`` and for every player whose side the ranks place below theirs (a
+    ban's refund: stream/corrections/kinds/ban.py): the correction of file line ``line``,
+    ``audit`` its record's. Everyone else in those matches (the player's side, those who beat
+    them or drew) is rated as they played; the match's evidence for the learned population is
+    what was played. A refunded player's rating record stays as it was (rating, games,
+    line-up): the match no longer counts for them."""
+
+    player: str
+    mode: str
+    since: float
+    until: float
+    line: int
+    audit: Audit
+
+    def refunds(
+        self, player_id: str, teams: tuple[tuple[str, ...], ...], ranks: Sequence[int]
+    ) -> bool:
+        """Whether ``player_id``'s result in a match of ``teams`` placed ``ranks`` is
+        refunded (the match in this refund's mode and window)."""
+        banned = self.player
+        if player_id == banned:
+            return True
+        side = mine = -1
+        for i, team in enumerate(teams):
+            if banned in team:
+                side = i
+            if player_id in team:
+                mine = i
+        return side >= 0 and mine >= 0 and ranks[mine] > ranks[side]
+
+
+def refund_for(
+    refunds: Sequence[Refund],
+    mode: str,
+    player_id: str,
+    teams: tuple[tuple[str, ...], ...],
+    ranks: Sequence[int],
+    at: float,
+) -> Refund | None:
+    """The first of ``refunds`` (in the file's order) that undoes ``player_id``'s result in the
+    match of ``mode`` finished at ``at`` between ``teams`` placed ``ranks``, None when none
+    does. Replay and a re-rating worker's player side both ask this, with the same teams, ranks
+    and time (a player settled by an abandonment or a timeout is asked with the ranks all
+    equal and the time of that fate, as the worker rates them: their loss was their own, and
+    only the banned player is refunded then)."""
+    return next(refunds_for(refunds, mode, player_id, teams, ranks, at), None)
+
+
+def refunds_for(
+    refunds: Sequence[Refund],
+    mode: str,
+    player_id: str,
+    teams: tuple[tuple[str, ...], ...],
+    ranks: Sequence[int],
+    at: float,
+) -> Iterator[Refund]:
+    """Every one of ``refunds`` that covers ``player_id``'s result (:func:`refund_for`'s
+    arguments), in the file's order: the first undoes it, the others would again."""
+    for refund in refunds:
+        if (
+            refund.mode == mode
+            and refund.since <= at < refund.until
+            and refund.refunds(player_id, teams, ranks)
+        ):
+            yield refund
+
+
 @dataclass
 class Effects:
     """What a file's corrections do, gathered kind by kind (``Kind.effects``): match ids left
     out (each with the first line leaving it out), windows of a player's matches left out,
     pseudonyms read for erased ids (each with its line), the fingerprints of the pseudonym keys
     records were made with (line, record id, fingerprint: applied with another key, they would
-    erase nobody), and player changes with their lines, in the file's order."""
+    erase nobody), player changes with their lines, and refunds, in the file's order."""
 
     voided: dict[str, int] = field(default_factory=dict)
     windows: list[Window] = field(default_factory=list)
     erased: dict[str, int] = field(default_factory=dict)
     fingerprints: list[tuple[int, str, str]] = field(default_factory=list)
     changes: list[tuple[int, PlayerChange]] = field(default_factory=list)
+    refunds: list[Refund] = field(default_factory=list)
 
 
 @dataclass
@@ -98,7 +172,9 @@ class Seen:
     """What a ledger saw of the history it was applied to, for a kind to say whether its
     correction did anything (``Kind.unmatched``): the voided ids some match had, the lines of
     windows that held a match, the pseudonyms some player had, the (player as rated, mode)
-    pairs of changed players that played, and the modes matches were rated in."""
+    pairs of changed players that played, the modes matches were rated in, the lines of
+    refunds that undid some result, and of those that covered one an earlier line undid (with
+    that line)."""
 
     voided: dict[str, int]
     rated_as: Callable[[str], str]
@@ -107,6 +183,8 @@ class Seen:
     pseudonyms: set[str] = field(default_factory=set)
     played: set[tuple[str, str]] = field(default_factory=set)
     modes: set[str] = field(default_factory=set)
+    refund_hits: set[int] = field(default_factory=set)
+    refund_covered: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

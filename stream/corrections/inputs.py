@@ -7,23 +7,25 @@ does: when a decision is taken never changes what it is), and an erased player's
 their pseudonym in the event's bytes, so everything downstream (the tables, the stored
 messages, rating-changed, the cache) only ever sees the pseudonym. Pure: no I/O, no clock.
 
-What it takes, in the terms of stream.corrections.effects: match ids left out, erasures and
+What it takes, in the terms of stream.corrections.effects: match ids left out, erasures,
 player changes (these the player side applies at their effective time:
-stream/pipeline/players.py). What a worker cannot apply its kind refuses, with the file's line
-(:func:`input_corrections`): a void by player and time window (it is resolved to match ids from
-the retained inputs first: stream/corrections/kinds/void.py), an adjustment in a mode the
+stream/pipeline/players.py) and refunds (the player side decides them as it applies a result).
+What a worker cannot apply its kind refuses, with the file's line (:func:`input_corrections`):
+a void by player and time window, a ban's included (it is resolved to match ids from the
+retained inputs first: stream/corrections/kinds/void.py), an adjustment or a ban in a mode the
 modes file does not rate.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import orjson
 
-from stream.corrections.effects import PlayerChange, Where
+from stream.corrections.effects import PlayerChange, Refund, Where
 from stream.corrections.pseudonyms import ErasedNames
 from stream.corrections.records import Correction, effects_of, needs_key, refusal
 from stream.errors import UserError
@@ -35,8 +37,9 @@ __all__ = ["InputCorrections", "input_corrections", "load_input_corrections"]
 
 
 class InputCorrections:
-    """Which matches are void, which ids are erased and the adjustments, each naming the
-    player as rated (their pseudonym once erased), in the file's order (module docstring)."""
+    """Which matches are void, which ids are erased, the adjustments and the refunds, each
+    naming the player as rated (their pseudonym once erased), in the file's order (module
+    docstring)."""
 
     def __init__(
         self,
@@ -44,12 +47,14 @@ class InputCorrections:
         erased: frozenset[str] = frozenset(),
         key: bytes | None = None,
         adjustments: Sequence[PlayerChange] = (),
+        refunds: Sequence[Refund] = (),
     ) -> None:
         self.voided = voided
         self._names = ErasedNames(erased, key)
         self._erased = erased
         # Each with the player as rated.
         self.adjustments = tuple((self.name(a.player), a) for a in adjustments)
+        self.refunds = tuple(dataclasses.replace(r, player=self.name(r.player)) for r in refunds)
 
     def is_void(self, match_id: str) -> bool:
         return match_id in self.voided
@@ -118,7 +123,11 @@ def input_corrections(
     if effects.erased and key is None:
         raise UserError(f"{source}: holds erasures; set SKILLSTREAM_PSEUDONYM_KEY")
     return InputCorrections(
-        frozenset(effects.voided), frozenset(effects.erased), key, [c for _, c in effects.changes]
+        frozenset(effects.voided),
+        frozenset(effects.erased),
+        key,
+        [c for _, c in effects.changes],
+        effects.refunds,
     )
 
 

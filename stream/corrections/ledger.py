@@ -10,6 +10,9 @@ How each acts on a history (docs/operations.md#correcting-the-past):
 - a player change (an adjustment) applies to the player's state just before the first match
   (in the order the history is rated) whose time is at or after its ``effective`` time, or
   after the last match when none is (:func:`interleaved`);
+- a refund (a ban's) undoes the results of the banned player and of the players their side beat,
+  in the banned player's matches of its mode and window: the replayer asks :meth:`Ledger.refund_of`
+  for each rated player and leaves a refunded one's state as it was;
 - a re-rate's record changes nothing (what it applied is in the records before it).
 
 Each kind says which of these it does (stream.corrections.effects); the ledger applies them.
@@ -17,11 +20,12 @@ Each kind says which of these it does (stream.corrections.effects); the ledger a
 
 from __future__ import annotations
 
+import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
-from stream.corrections.effects import PlayerChange, Seen, Window
+from stream.corrections.effects import PlayerChange, Refund, Seen, Window, refunds_for
 from stream.corrections.pseudonyms import ErasedNames, key_fingerprint
 from stream.corrections.records import Correction, effects_of, kind_of
 from stream.errors import UserError
@@ -75,6 +79,12 @@ class Ledger:
         self._erased = frozenset(effects.erased)
         self._names = ErasedNames(self._erased, key)
         self._seen = Seen(self._voided, self._names.rated_as, pseudonyms=self._names.matched)
+        # Refunds, each naming the banned player as rated (their pseudonym once erased).
+        self.refunds = tuple(
+            dataclasses.replace(r, player=self.name(r.player)) for r in effects.refunds
+        )
+        # How many players' results in a match were refunded.
+        self.refunded = 0
         # The changed players as rated, in their modes.
         self._targets = {(self._names.rated_as(a.player), a.mode) for _, a in self.adjustments}
 
@@ -98,7 +108,30 @@ class Ledger:
         if self.adjustments:
             seen.modes.add(mode)
             self._note_played(kept, mode)
+        elif self.refunds:
+            seen.modes.add(mode)
         return kept
+
+    def refund_of(
+        self,
+        mode: str,
+        player_id: str,
+        teams: tuple[tuple[str, ...], ...],
+        ranks: Sequence[int],
+        at: float,
+    ) -> Refund | None:
+        """The refund that undoes ``player_id``'s result in a match of ``mode`` finished at
+        ``at`` (stream.corrections.effects.refund_for), None when none does; counted as
+        applied (asked once per player and match, by the replayer), and a later one covering
+        the same result noted (it refunds nothing more there)."""
+        covering = refunds_for(self.refunds, mode, player_id, teams, ranks, at)
+        found = next(covering, None)
+        if found is not None:
+            self._seen.refund_hits.add(found.line)
+            self.refunded += 1
+            for again in covering:
+                self._seen.refund_covered.setdefault(again.line, found.line)
+        return found
 
     def _note_played(self, match: HistoryMatch, mode: str) -> None:
         targets, played = self._targets, self._seen.played
@@ -114,10 +147,13 @@ class Ledger:
     def applied(self) -> str:
         """What the corrections did to the history read so far, in one line."""
         erased = len(self._names.matched)
+        refunded = (
+            f", refunded {_count(self.refunded, 'result', 'results')}" if self.refunds else ""
+        )
         return (
             f"voided {_count(self.voided, 'match', 'matches')}, adjusted "
             f"{_count(len(self.adjustments), 'rating', 'ratings')}, erased "
-            f"{_count(erased, 'player', 'players')}"
+            f"{_count(erased, 'player', 'players')}{refunded}"
         )
 
     def unmatched(self) -> list[str]:

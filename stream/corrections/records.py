@@ -13,6 +13,9 @@ wall time), ``reason`` (why) and what it does:
   and no output names them. The record holds only the pseudonym, never the id, and the
   fingerprint of the key it was made with (``key``: never the key itself), so an erasure
   applied with another key is refused instead of erasing nobody;
+- ``ban``: ``player`` banned in ``mode``: their matches that finished in [``from``, ``until``)
+  refunded (``policy`` ``refund``: their results and those of the players their side beat are
+  undone, the others' kept) or voided (``policy`` ``void``: as a void of that window);
 - ``rerate``: a re-rated ``generation`` took over rating-changed (``skillstream corrections
   cutover``), from the deployment ``group`` through its output topic ``shadow``. A record of
   what was done, not an instruction: what it applied are the corrections before it and the
@@ -39,8 +42,9 @@ from typing import Any
 
 from stream.corrections.effects import Correction, Effects, Kind, Where
 from stream.corrections.fields import AUDIT_FIELDS, Audit, audit_of
-from stream.corrections.kinds import adjust, erase, rerate, void
+from stream.corrections.kinds import adjust, ban, erase, rerate, void
 from stream.corrections.kinds.adjust import Adjust
+from stream.corrections.kinds.ban import Ban
 from stream.corrections.kinds.erase import Erase
 from stream.corrections.kinds.rerate import Rerate
 from stream.corrections.kinds.void import Void
@@ -51,6 +55,7 @@ __all__ = [
     "KINDS",
     "Adjust",
     "Audit",
+    "Ban",
     "Correction",
     "Erase",
     "Kind",
@@ -66,7 +71,7 @@ __all__ = [
 
 
 KINDS: dict[str, Kind[Any]] = {
-    kind.name: kind for kind in (void.KIND, adjust.KIND, erase.KIND, rerate.KIND)
+    kind.name: kind for kind in (void.KIND, adjust.KIND, erase.KIND, ban.KIND, rerate.KIND)
 }
 
 

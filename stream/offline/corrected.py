@@ -57,12 +57,16 @@ def rated_in_order(
 ) -> Iterator[Rated]:
     """Each match to rate, in file order (fates None: rated from its result) or, with
     ``play_order``, in the live pipeline's order with each player's fate; voided matches left
-    out, erased ids read as pseudonyms, and each adjustment applied to ``replayer`` just before
-    the first match at or after its effective time (the match's start in the order of play,
-    its finish in file order). ``on_adjust`` hears of each adjustment as it is applied: the
-    player as rated, the adjustment, the mode's configuration, the states before and after."""
+    out, erased ids read as pseudonyms, refunded results undone, and each adjustment applied
+    to ``replayer`` just before the first match at or after its effective time (the match's
+    start in the order of play, its finish in file order). ``on_adjust`` hears of each
+    adjustment as it is applied: the player as rated, the adjustment, the mode's
+    configuration, the states before and after.
+    A ledger with refunds has ``replayer`` ask it of every rated player's result."""
     if ledger is not None:
         matches = _admitted(matches, replayer, ledger)
+        if ledger.refunds:
+            replayer.refund_of = ledger.refund_of
     rated: Iterable[Rated] = (
         in_play_order(matches, replayer) if play_order else ((m, None) for m in matches)
     )

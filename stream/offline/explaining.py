@@ -16,7 +16,7 @@ from typing import Any
 from stream.history import HistoryMatch
 from stream.offline.corrected import Applied
 from stream.offline.replayer import Replayer
-from stream.ratingchanged import adjustment_changed, rating_changed
+from stream.ratingchanged import adjustment_changed, rating_changed, refund_changed
 from stream.ratings.engine import PlayerUpdate
 from stream.ratings.explain import explain
 from stream.ratings.resolution import outcome_of
@@ -68,9 +68,26 @@ def explained_changes(
         if update is None:
             continue
         name = replayer.mode_name(match)
-        version = versions[name] = versions.get(name, 0) + 1
         fate = None if fates is None else fates.get(player_id)
         at = match.at if fate is None else fate.at
+        refund = replayer.refunded.get(player_id)
+        if refund is not None:
+            # A refunded result changes nothing: said, as the worker says it, only to one who
+            # lost to the banned player and has a rating.
+            kept = replayer.tables.get(name, {}).get(player_id)
+            if kept is not None and player_id != refund.player:
+                version = versions[name] = versions.get(name, 0) + 1
+                yield refund_changed(
+                    player_id=player_id,
+                    mode=rules,
+                    match_id=match.match_id,
+                    state=kept,
+                    version=version,
+                    at=at,
+                    refund=refund,
+                )
+            continue
+        version = versions[name] = versions.get(name, 0) + 1
         yield rating_changed(
             player_id=player_id,
             mode=rules,

@@ -17,7 +17,7 @@ sums (stream/pipeline/learnedpopulation.py), so a worker and replay rate with th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from stream.ratings.engine import PlayerUpdate
 from stream.ratings.modeconfig import ModeConfig
@@ -123,12 +123,13 @@ class PopulationLearner:
         *,
         as_played: bool,
         rated_here: bool = False,
+        held: Collection[str] = (),
     ) -> None:
         """Add a rated match's evidence (:func:`stream.ratings.population.evidence.match_evidence`:
         its players' ``updates``, rated with ``rules``, the mode with ``population`` in force,
         from ``states``; its predictions when rated ``as_played``; ``rated_here``: the updates
         are rate_match's from ``states``, whose duel skills the prediction reuses) and note the
-        rated players' line-ups."""
+        rated players' line-ups, but for the ``held`` (refunded: their record stays as it was)."""
         if not self.learns:
             return
         lineups = self._lineups
@@ -149,7 +150,7 @@ class PopulationLearner:
             for team in teams:
                 key = lineup_key(team)
                 for pid in team:
-                    if pid in updates:
+                    if pid in updates and pid not in held:
                         lineups[pid] = key
 
     def evidence(self) -> PopulationStats:

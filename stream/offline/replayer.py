@@ -7,8 +7,9 @@ what the live pipeline computes for matches that do not overlap in time.
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from stream.config.modes import Modes
 from stream.history import HistoryMatch, SeedRating, play_order
@@ -31,7 +32,15 @@ from stream.ratings.settling import Fate, Settled, fate, superseding_starts
 from stream.ratings.skill import PlayerState
 from stream.ratings.teams import score_against
 
+if TYPE_CHECKING:
+    from stream.corrections.effects import Refund
+
 DEFAULT_MODE = "default"
+
+# Asked for each rated player of a match (mode, player, teams, ranks, time): the refund that
+# undoes their result, or None (stream.corrections.ledger.Ledger.refund_of).
+RefundOf = Callable[[str, str, tuple[tuple[str, ...], ...], Sequence[int], float], "Refund | None"]
+_NO_REFUNDS: dict[str, Refund] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +88,11 @@ class Replayer:
         self._seeds: dict[tuple[str, str | None], SeedRating] = {
             (s.player_id, s.mode): s for s in seeds
         }
+        # Set by a corrections file with refunds (stream.offline.corrected): each rated
+        # player's result is asked about, and a refunded one's state is left as it was.
+        self.refund_of: RefundOf | None = None
+        # The players of the match applied last whose result was refunded, each with it.
+        self.refunded: Mapping[str, Refund] = _NO_REFUNDS
 
     @property
     def seeds(self) -> Iterable[SeedRating]:
@@ -169,6 +183,7 @@ class Replayer:
             }
         else:
             updates = rate_match(rules, match, states)
+        held = self._held(match, name, updates, None)
         if population is not None:
             learner.observe(
                 population,
@@ -181,11 +196,39 @@ class Replayer:
                 as_played=not match.quitters,
                 # Without quitters, rate_match rated the match from these states.
                 rated_here=not match.quitters,
+                held=held,
             )
         # Written back only after everyone is rated: each player meets the others' old states.
         for pid, update in updates.items():
-            table[pid] = update.state
+            if pid not in held:
+                table[pid] = update.state
         return updates
+
+    def _held(
+        self,
+        match: HistoryMatch,
+        name: str,
+        rated: Iterable[str],
+        fates: Mapping[str, Fate] | None,
+    ) -> Mapping[str, Refund]:
+        """The ``rated`` players of ``match`` whose result a refund undoes, each with it (also
+        kept as :attr:`refunded`). A player settled by an abandonment or a timeout is asked
+        as the worker rates them: the ranks all equal, at the time of that fate."""
+        ask = self.refund_of
+        if ask is None:
+            return _NO_REFUNDS
+        teams, ranks = match.teams, match.ranks
+        held: dict[str, Refund] = {}
+        for pid in rated:
+            fated = None if fates is None else fates.get(pid)
+            if fated is None or fated.how is Settled.RESULT:
+                found = ask(name, pid, teams, ranks, match.at)
+            else:
+                found = ask(name, pid, teams, (0,) * len(teams), fated.at)
+            if found is not None:
+                held[pid] = found
+        self.refunded = held
+        return held
 
     def rate(self, match: HistoryMatch) -> None:
         """:meth:`apply` without the updates: the same states and the same evidence. A duel
@@ -194,7 +237,8 @@ class Replayer:
         :func:`~stream.ratings.engine.duel_states` and builds none of the updates, results and
         skills nobody reads: replay's hot path."""
         name, mode, table = self.mode_of(match)
-        if not self._rated_duel(match, name, mode, table):
+        # With refunds, every match takes apply: the duel's path rates both players at once.
+        if self.refund_of is not None or not self._rated_duel(match, name, mode, table):
             self._apply(match, name, mode, table)
 
     def _rated_duel(
@@ -260,6 +304,7 @@ class Replayer:
         mode = population.rules(mode)
         view = MatchView(match.teams, match.ranks, match.at, match.stats)
         updates = rate_settled(mode, view, match.quitters, states, fates)
+        held = self._held(match, name, updates, fates)
         # Evidence only from a result that settles someone, as a worker counts it (a match
         # whose players all timed out or were abandoned first is not one).
         if learner.learns and any(f.how is Settled.RESULT for f in fates.values()):
@@ -272,9 +317,11 @@ class Replayer:
                 states,
                 updates,
                 as_played=False,
+                held=held,
             )
         for pid, update in updates.items():
-            table[pid] = update.state
+            if pid not in held:
+                table[pid] = update.state
         return updates
 
     def predict(self, match: HistoryMatch) -> list[tuple[float, float]]:

@@ -125,6 +125,7 @@ class Pipeline:
             partitions=s.partitions,
             announce_seconds=s.worker.tick_seconds,
             adjustments=() if corrections is None else corrections.adjustments,
+            refunds=() if corrections is None else corrections.refunds,
         )
         self.metrics = WorkerMetrics()
         self.crash = CrashPoints(s.worker.crash_at)

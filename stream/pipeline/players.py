@@ -32,6 +32,17 @@ record may be ahead of the rating record: a result read again then still comes f
 published as a rating change of its own (outcome ``adjusted``); the rating record keeps the
 ids of the adjustments applied, so one is applied once however often it is asked for.
 
+A refund (a ban's, in a re-rating worker's corrections file) is decided where the result is
+applied, from the rate command's teams, ranks and time, by the function replay asks
+(:func:`stream.corrections.effects.refund_for`): a refunded player's rating stays as it was.
+One who lost to the banned player and has a rating gets the change published with outcome
+``refunded``, and their record counts the match as applied (its version, its recent ids and its
+refunded ids: a repeat is a no-op however long ago it was). The banned player themself, and a
+player without a rating in the mode, get nothing: no record written, nothing published (after a
+re-rate, the hand-over retracts what the first generation published for those matches); the
+pending record remembers the match, as for a cancel, so a redelivered join does not make it
+pending again.
+
 On replay: a result whose match id is in the rating record's recent list, or whose snapshot of
 the player has fewer games than the record (:func:`_applied_since`), is skipped; a join
 for a match already pending re-sends the snapshot; a cancel for a match not pending does
@@ -45,7 +56,7 @@ import heapq
 from collections.abc import Iterable, Mapping, Sequence
 
 from stream.config.modes import Modes
-from stream.corrections.effects import PlayerChange
+from stream.corrections.effects import PlayerChange, Refund, refund_for
 from stream.corrections.ledger import adjusted
 from stream.history.model import play_order
 from stream.pipeline import watermarks
@@ -68,7 +79,7 @@ from stream.protocol import (
     Watermark,
     rating_key,
 )
-from stream.ratingchanged import adjustment_changed, rating_changed
+from stream.ratingchanged import adjustment_changed, rating_changed, refund_changed
 from stream.ratings.carryover import started_from
 from stream.ratings.engine import MatchView, initial_state, rate_player
 from stream.ratings.explain import explain
@@ -89,9 +100,10 @@ class PlayerProcessor:
         partitions: int,
         announce_seconds: float = 0.0,
         adjustments: Sequence[tuple[str, PlayerChange]] = (),
+        refunds: Sequence[Refund] = (),
     ) -> None:
         """``adjustments``: the operator's player changes, each with the player as rated (an
-        erased player's pseudonym), in the corrections file's order."""
+        erased player's pseudonym), in the corrections file's order; ``refunds`` the same."""
         self.modes = modes
         self.partitions = partitions
         # Reports to the combiner that only move the abandon floor go out at most this often
@@ -105,6 +117,7 @@ class PlayerProcessor:
         self._adjusting: dict[str, list[PlayerChange]] = {}
         for player_id, adjust in sorted(adjustments, key=lambda item: item[1].effective):
             self._adjusting.setdefault(player_id, []).append(adjust)
+        self._refunds = tuple(refunds)
 
     def restore(
         self, number: int, records: Iterable[tuple[str, PendingRecord]], wall: float = 0.0
@@ -158,7 +171,9 @@ class PlayerProcessor:
         match_id, player_id = join.match_id, join.player_id
         record = ctx.pending.get(player_id) or PendingRecord()
         rated = ctx.ratings.get(rating_key(player_id, join.mode))
-        if match_id in record.done or (rated is not None and match_id in rated.recent):
+        if match_id in record.done or (
+            rated is not None and (match_id in rated.recent or match_id in rated.refunded)
+        ):
             # Settled long ago: say so, with the current state for the others' benefit, and
             # the start the join gave: read before that start (a match partition reading its
             # inputs again after a restore), the match side keeps it for the entry the start
@@ -196,14 +211,28 @@ class PlayerProcessor:
             if mode.population.learns and is_team_match(teams)
             else None
         )
+        refunds = self._refunds
         for player in rate.players:
             player_id = player.player_id
             key = rating_key(player_id, rate.mode)
             rated = ctx.ratings.get(key)
+            refund = (
+                refund_for(refunds, rate.mode, player_id, teams, rate.ranks, rate.at)
+                if refunds
+                else None
+            )
             if rated is not None and (
-                match_id in rated.recent or _applied_since(rated, rate.snapshots, player_id)
+                match_id in rated.recent
+                or match_id in rated.refunded
+                or _applied_since(rated, rate.snapshots, player_id)
             ):
                 ctx.out.count("duplicate_results")
+            elif refund is not None:
+                ctx.out.count("refunded_results")
+                if rated is None or player_id == refund.player:
+                    self._release(ctx, match_id, player_id, remember=True)
+                    continue
+                rated = self._refunded(ctx, rate, player_id, rated, refund, mode)
             else:
                 state = self._current(ctx, player_id, rate.mode, rated)
                 update = rate_player(mode, player_id, state, match, snapshots, player.forced)
@@ -232,6 +261,37 @@ class PlayerProcessor:
                     ),
                 )
             self._release(ctx, match_id, player_id, remember=False, rated=(rate.mode, rated))
+
+    def _refunded(
+        self,
+        ctx: PlayerContext,
+        rate: Rate,
+        player_id: str,
+        rated: RatingRecord,
+        refund: Refund,
+        mode: ModeConfig,
+    ) -> RatingRecord | None:
+        """``rate``'s result refunded for ``player_id``, who lost to the banned player and has
+        a rating (module docstring): their rating record as it now is."""
+        key = rating_key(player_id, rate.mode)
+        recent = [*rated.recent[-(RECENT_MATCHES - 1) :], rate.match_id]
+        version = rated.version + 1
+        refunded = [*rated.refunded, rate.match_id]
+        record = RatingRecord(rated.state, version, recent, rated.lineup, rated.adjusted, refunded)
+        ctx.ratings.put(key, record)
+        ctx.out.rating(
+            finished_ms=rate.finished_ms,
+            event=refund_changed(
+                player_id=player_id,
+                mode=mode,
+                match_id=rate.match_id,
+                state=rated.state,
+                version=version,
+                at=rate.at,
+                refund=refund,
+            ),
+        )
+        return ctx.ratings.get(key)
 
     def _request(self, ctx: PlayerContext, player_id: str, record: PendingRecord | None) -> None:
         """Ask for the player's adjustments that are due (module docstring), not applied and
@@ -287,7 +347,9 @@ class PlayerProcessor:
         recent = [] if rated is None else rated.recent
         lineup = None if rated is None else rated.lineup
         applied = [*([] if rated is None else rated.adjusted), adjust_id]
-        ctx.ratings.put(key, RatingRecord(after, version, recent, lineup, applied))
+        # An adjustment adds no game either: the refunds since the last counted result stay.
+        refunded = [] if rated is None else rated.refunded
+        ctx.ratings.put(key, RatingRecord(after, version, recent, lineup, applied, refunded))
         ctx.out.rating(
             adjustment_changed(
                 player_id=player_id,

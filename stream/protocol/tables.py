@@ -52,6 +52,7 @@ class _RatingFields(TypedDict):
     r: NotRequired[list[str]]
     l: NotRequired[int]  # noqa: E741 (the record's short key)
     a: NotRequired[list[str]]
+    f: NotRequired[list[str]]
 
 
 class _PendingMatchFields(TypedDict):
@@ -105,13 +106,17 @@ class RatingRecord:
     and ``"l"``, the line-up key of the player's last team match in a mode that learns its
     population (stream/ratings/population/__init__.py ``lineup_key``; its persistence). The recent
     match ids are what make a redelivered result a no-op; ``"a"``, the ids of the operator's
-    adjustments applied to it (every one: they are few), what makes one applied once."""
+    adjustments applied to it (every one: they are few), what makes one applied once; ``"f"``,
+    the ids of the matches refunded to the player since their last counted result (a refund
+    adds no game, so the game count cannot tell a redelivered one once it has left the recent
+    ids; a counted result empties it, and from then on the count does)."""
 
     state: PlayerState
     version: int
     recent: list[str]
     lineup: int | None = None
     adjusted: list[str] = field(default_factory=list)
+    refunded: list[str] = field(default_factory=list)
 
 
 def encode_rating(record: RatingRecord) -> dict[str, object]:
@@ -121,6 +126,8 @@ def encode_rating(record: RatingRecord) -> dict[str, object]:
         out["l"] = record.lineup
     if record.adjusted:
         out["a"] = record.adjusted
+    if record.refunded:
+        out["f"] = record.refunded
     return out
 
 
@@ -133,6 +140,7 @@ def decode_rating(data: object) -> RatingRecord:
             fields.get("r", []),
             fields.get("l"),
             fields.get("a", []),
+            fields.get("f", []),
         )
     except (KeyError, TypeError, AttributeError) as exc:
         raise _malformed("rating record", data, exc) from None

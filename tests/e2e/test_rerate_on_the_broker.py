@@ -97,8 +97,9 @@ window_days = 0.006944444444444444
 
 @pytest.mark.parametrize("change", ["corrections", "modes file"])
 def test_a_rerate_live_hands_over_exactly(stack: LocalStack, tmp_path: Path, change: str) -> None:
-    """``corrections``: three matches voided and a player erased; ``modes file``: the whole
-    history rated with new settings."""
+    """``corrections``: three matches voided, a player erased, three ratings adjusted and a
+    player banned (their results and those of the players they beat refunded); ``modes
+    file``: the whole history rated with new settings."""
     modes_file = tmp_path / "modes.toml"
     modes_file.write_text(MODES_TOML, encoding="utf-8")
     own = own_topics_env(stack, "v")
@@ -112,6 +113,26 @@ def test_a_rerate_live_hands_over_exactly(stack: LocalStack, tmp_path: Path, cha
     matches = timeline(seed=30, count=240, pauses={120: 240.0, 200: 240.0})
     before, during, after = matches[:120], matches[120:200], matches[200:]
     voided = {"m0010", "m0050", "m0100"}
+    # The busiest player of the middle of the history (not otherwise corrected), banned there.
+    played: dict[str, int] = {}
+    for m in matches[30:170]:
+        for team in m[3]:
+            for p in team:
+                if p not in (ERASED, "p020", "p031"):
+                    played[p] = played.get(p, 0) + 1
+    banned = max(sorted(played), key=lambda p: played[p])
+    ban = {
+        "id": "c-3",
+        "kind": "ban",
+        "by": "ops",
+        "at": "2026-11-28T00:00:00Z",
+        "reason": "aimbot",
+        "mode": "1v1",
+        "player": banned,
+        "from": format_time(matches[30][2]),
+        "until": format_time(matches[170][2]),
+        "policy": "refund",
+    }
     corrections = tmp_path / "corrections.jsonl"
     corrections.write_text(
         orjson.dumps(
@@ -160,7 +181,9 @@ def test_a_rerate_live_hands_over_exactly(stack: LocalStack, tmp_path: Path, cha
                     (ERASED, "shift", 30.0, 90),
                 ]
             )
-        ),
+        )
+        + orjson.dumps(ban).decode()
+        + "\n",
         encoding="utf-8",
     )
     new_modes = tmp_path / "new-modes.toml"
@@ -320,6 +343,13 @@ def test_a_rerate_live_hands_over_exactly(stack: LocalStack, tmp_path: Path, cha
     assert any("retracted" in orjson.loads(r.value()) for r in records)
     adjusted = {k: v for k, v in got.items() if k[1].startswith("adj-")}
     assert len(adjusted) == 3 and adjusted[("p020", "adj-0")][0] == 1700.0
+    refunds = [
+        e
+        for e in (orjson.loads(r.value()) for r in records)
+        if e.get("generation") == 2 and e.get("outcome") == "refunded"
+    ]
+    assert {e["refund"]["banned"] for e in refunds} == {banned}
+    assert any(e["player_id"] != banned for e in refunds)
     assert cached == {}, f"cache differs from replay for {sorted(cached)[:5]}"
     assert erased_in_cache == [], erased_in_cache
     assert shadow_and_tables == [], shadow_and_tables

@@ -108,7 +108,7 @@ async def audited(stack: LocalStack, tag: str) -> dict[str, str]:
     return env
 
 
-async def test_a_live_adjust_or_erase_of_someone_the_cache_does_not_hold_is_refused(
+async def test_a_live_adjust_ban_or_erase_of_someone_the_cache_does_not_hold_is_refused(
     stack: LocalStack,
 ) -> None:
     tag = uuid.uuid4().hex[:8]
@@ -125,12 +125,20 @@ async def test_a_live_adjust_or_erase_of_someone_the_cache_does_not_hold_is_refu
         ),
         (["adjust", "dual", "bob", "--shift", "25"], "mode 'dual'"),
         (["erase", "nobody-here"], "holds no rating of 'nobody-here' in any mode"),
+        (
+            ["ban", "duel", "nobody-here", "--since", "2026-01-01"],
+            "ban: the cache holds no rating of 'nobody-here' in 'duel': the ban would refund",
+        ),
+        (["ban", "dual", "bob", "--since", "2026-01-01"], "mode 'dual'"),
     ):
         done = skillstream(env, "corrections", *args, *publish)
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert said in done.stderr and done.stdout == ""
     known = skillstream(env, "corrections", "adjust", "duel", "bob", "--shift", "25", *publish)
     assert known.returncode == 0 and known.stderr == "", known.stderr
+    ban = ["ban", "duel", "carol", "--since", "2026-01-01", *publish]
+    banned = skillstream(env, "corrections", *ban)
+    assert banned.returncode == 0 and banned.stderr == "", banned.stderr
     anyway = ["erase", "nobody-here", *publish, "--may-match-nothing"]
     assert skillstream(env, "corrections", *anyway).returncode == 0
     # A cache that cannot be read is said; the record goes out, checked again by replay.
@@ -141,6 +149,7 @@ async def test_a_live_adjust_or_erase_of_someone_the_cache_does_not_hold_is_refu
     listed = skillstream(env, "corrections", "log")
     assert [orjson.loads(line)["kind"] for line in listed.stdout.splitlines()] == [
         "adjust",
+        "ban",
         "erase",
         "erase",
     ]

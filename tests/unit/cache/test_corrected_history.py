@@ -97,3 +97,37 @@ def test_a_malformed_correction_is_refused_naming_the_field(value: object) -> No
     if value is not None:
         with pytest.raises(ValueError, match="rating-changed field correction: expected"):
             CachedRating.from_rating_changed({**EVENT, "correction": value})
+
+
+REFUND: dict[str, Any] = {
+    **EVENT,
+    "outcome": "refunded",
+    "refund": {"by": "ana", "reason": "aimbot", "banned": "x", "ban": "c-9"},
+}
+
+
+def test_a_refund_survives_the_history_element_and_is_worded_with_the_ban() -> None:
+    change = CachedRating.from_rating_changed(REFUND)
+    assert change.refunded == ("ana", "aimbot", "x", "c-9")
+    (entry,) = decode_history([encode_history(change)])
+    assert entry == entry_of(change) and entry.refunded == change.refunded
+    assert worded(entry, "a") == [
+        'Match m-"7" no longer counts for a: refunded: their opponent x was banned by an'
+        " operator (ana, c-9): aimbot.",
+        "The rating stays at 1600 (uncertainty 90), where it was before the match.",
+        # A refund comes with a re-rate: what it replaced is said as for any correction.
+        'This change is a correction: re-rate generation 2 by ops ("voids") replaced the change'
+        " first published for this match (version 4).",
+    ]
+    banned = CachedRating.from_rating_changed({**REFUND, "player_id": "x"})
+    assert worded(entry_of(banned), "x")[0].startswith('Match m-"7" no longer counts for x: x')
+    plain = CachedRating.from_rating_changed(EVENT)
+    assert entry_of(plain).refunded is None and '"refunded"' not in encode_history(plain)
+
+
+@pytest.mark.parametrize(
+    "value", ["aimbot", {"by": "ana", "reason": "r", "banned": "x"}, {"by": 1}]
+)
+def test_a_malformed_refund_is_refused_naming_the_field(value: object) -> None:
+    with pytest.raises(ValueError, match="rating-changed field 'refund': expected an object"):
+        CachedRating.from_rating_changed({**REFUND, "refund": value})

@@ -12,7 +12,7 @@ from builders import Duel, duel_lines, run_command
 from stream.cache.entry import CachedRating
 from stream.cache.history import entry_of, worded
 from stream.corrections.pseudonyms import pseudonym
-from stream.corrections.records import Erase, Void, parse_correction
+from stream.corrections.records import Ban, Erase, Void, parse_correction
 
 MATCHES: list[Duel] = [
     ("m1", "2026-03-01T10:00:00Z", "alice", "bob", [0, 1]),
@@ -301,3 +301,96 @@ def test_applying_a_corrections_file_says_what_it_did(
     assert err.splitlines() == [
         f"skillstream replay: {corrections}: voided 1 match, adjusted 1 rating, erased 1 player"
     ]
+
+
+def test_a_ban_refunds_the_banned_and_those_they_beat_and_keeps_the_rest(
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # alice beat bob (m1) and drew with carol (m3): banned over both, her results and bob's
+    # loss to her are undone; carol's draw with her is kept.
+    window = ["--since", "2026-03-01", "--until", "2026-03-03"]
+    line = made(["ban", "duel", "alice", *window, "--reason", "aimbot"], capsys)
+    ban = parse_correction(orjson.loads(line))
+    assert isinstance(ban, Ban) and ban.player == "alice" and ban.policy == "refund"
+    corrections = tmp_path / "c.jsonl"
+    code, out, err = corrected(history, corrections, line, capsys)
+    assert code == 0, err
+    finals = {r["player_id"]: r for r in map(orjson.loads, out.splitlines())}
+    assert sorted(finals) == ["bob", "carol"]
+    assert (finals["bob"]["games"], finals["carol"]["games"]) == (1, 2)
+    assert err.splitlines()[0] == (
+        f"skillstream replay: {corrections}: voided 0 matches, adjusted 0 ratings, erased 0"
+        " players, refunded 3 results"
+    )
+    # Voided instead, the two matches count for nobody.
+    line = made(["ban", "duel", "alice", *window, "--policy", "void", "--reason", "x"], capsys)
+    code, out, err = corrected(history, corrections, line, capsys)
+    assert code == 0, err
+    assert {r["player_id"]: r["games"] for r in map(orjson.loads, out.splitlines())} == {
+        "bob": 1,
+        "carol": 1,
+    }
+    assert "voided 2 matches" in err and "refunded" not in err
+
+
+def test_a_refund_is_explained_by_replay_as_ratings_explain_words_it(
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # carol, banned from m2 on, beat bob there: bob (rated since m1) is refunded.
+    window = ["--since", "2026-03-01T10:30:00Z", "--until", "2026-03-03"]
+    line = made(["ban", "duel", "carol", *window, "--reason", "smurf", "--by", "ana"], capsys)
+    ban_id = orjson.loads(line)["id"]
+    corrections = tmp_path / "c.jsonl"
+    corrections.write_text(line)
+    args = ["replay", str(history), "--corrections", str(corrections), "--explain", "bob"]
+    code, events, err = run(args, capsys)
+    assert code == 0, err
+    changes = [orjson.loads(e) for e in events.splitlines()]
+    assert [(c["match_id"], c["outcome"]) for c in changes] == [("m1", "loss"), ("m2", "refunded")]
+    refund = changes[1]
+    assert refund["refund"] == {"by": "ana", "reason": "smurf", "banned": "carol", "ban": ban_id}
+    assert refund["rating"] == refund["previous"]["rating"] == changes[0]["rating"]
+    code, text, err = run([*args, "--worded"], capsys)
+    assert code == 0, err
+    block = text.strip("\n").split("\n\n")[1].splitlines()
+    assert block[1:] == worded(entry_of(CachedRating.from_rating_changed(refund)), "bob")
+    assert block[1] == (
+        f"Match m2 no longer counts for bob: refunded: their opponent carol was banned by an"
+        f" operator (ana, {ban_id}): smurf."
+    )
+
+
+def test_each_mistake_of_a_ban_is_one_line(
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    since = ["--since", "2026-03-02", "--reason", "r"]
+    one_line(
+        *run(["corrections", "ban", "duel", "a", *since, "--until", "2026-03-01"], capsys)[::2],
+        "--since 2026-03-02T00:00:00.000Z is not before --until 2026-03-01T00:00:00.000Z",
+    )
+    one_line(
+        *run(["corrections", "ban", "duel", "a", *since, "--policy", "refnd"], capsys)[::2],
+        "did you mean 'refund'?",
+    )
+    one_line(*run(["corrections", "ban", "duel", "a", "--reason", "r"], capsys)[::2], "--since")
+    line = made(["ban", "duel", "dave", *since], capsys)
+    code, _, err = corrected(history, tmp_path / "c.jsonl", line, capsys)
+    one_line(code, err, "refunds nothing: 'dave' finished no match in mode 'duel' from")
+    line = made(["ban", "dule", "alice", *since], capsys)
+    code, _, err = corrected(history, tmp_path / "c.jsonl", line, capsys)
+    one_line(code, err, "did you mean 'duel'?")
+
+
+def test_a_ban_repeated_is_refused_and_two_cheaters_who_met_are_both_banned(
+    history: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    window = ["--since", "2026-03-01", "--until", "2026-03-03", "--reason", "r"]
+    alice = made(["ban", "duel", "alice", *window], capsys)
+    again = made(["ban", "duel", "alice", *window], capsys)
+    code, _, err = corrected(history, tmp_path / "c.jsonl", alice + again, capsys)
+    one_line(code, err, "refunds nothing more: every result it covers is refunded from line 1 on")
+    # bob lost to alice (m1): banned as well, his ban still refunds his own results.
+    bob = made(["ban", "duel", "bob", *window], capsys)
+    code, out, err = corrected(history, tmp_path / "c.jsonl", alice + bob, capsys)
+    assert code == 0, err
+    assert {r["player_id"]: r["games"] for r in map(orjson.loads, out.splitlines())} == {"carol": 2}

@@ -17,6 +17,7 @@ from stream.corrections.records import (
     KINDS,
     Adjust,
     Audit,
+    Ban,
     Correction,
     Erase,
     Rerate,
@@ -29,6 +30,7 @@ from stream.history.model import HistoryError
 
 AUDIT = {"id": "c-1", "by": "ops", "at": "2026-11-25T08:00:00Z", "reason": "cheater banned"}
 T = 1_780_000_000.0
+WINDOW = {"from": 1_780_000_000_000, "until": 1_780_000_100_000}
 
 
 def record(**fields: Any) -> dict[str, Any]:
@@ -55,12 +57,44 @@ def test_each_kind_reads_as_written() -> None:
     )
     rerate = parse_correction(record(kind="rerate", generation=2, group="g2", shadow="rc-g2"))
     assert rerate == Rerate(audit, 2, "g2", "rc-g2")
+    ban = parse_correction(record(kind="ban", mode="ranked", player="x", **WINDOW))
+    assert ban == Ban(audit, "ranked", "x", 1_780_000_000.0, 1_780_000_100.0, "refund")
+    voids = parse_correction(
+        record(kind="ban", mode="r", player="x", policy="void", matches=["m2", "m1"], **WINDOW)
+    )
+    assert voids == Ban(
+        audit, "r", "x", 1_780_000_000.0, 1_780_000_100.0, "void", frozenset({"m1", "m2"})
+    )
 
 
 @pytest.mark.parametrize(
     ("fields", "named"),
     [
-        ({"kind": "undo", "matches": ["m"]}, "'kind' must be void, adjust, erase or rerate"),
+        ({"kind": "undo", "matches": ["m"]}, "'kind' must be void, adjust, erase, ban or rerate"),
+        ({"kind": "ban", "mode": "m", "player": "p", "until": 1_780_000_000_000}, "missing 'from'"),
+        (
+            {"kind": "ban", "mode": "m", "player": "p", "from": 1_780_000_100_000, "until": 1},
+            "'until': ",
+        ),
+        (
+            {
+                "kind": "ban",
+                "mode": "m",
+                "player": "p",
+                "from": 1_780_000_100_000,
+                "until": 1_780_000_000_000,
+            },
+            "'from' must be before 'until'",
+        ),
+        (
+            {"kind": "ban", "mode": "m", "player": "p", "policy": "refnd", **WINDOW},
+            "'policy' must be 'refund' or 'void', got 'refnd'; did you mean 'refund'?",
+        ),
+        (
+            {"kind": "ban", "mode": "m", "player": "p", "matches": ["m1"], **WINDOW},
+            "'matches' (a resolved void's ids) goes with 'policy': 'void'",
+        ),
+        ({"kind": "ban", "player": "p", **WINDOW}, "missing 'mode'"),
         ({"kind": "rerate", "generation": 1, "group": "g", "shadow": "s"}, "'generation' must"),
         ({"kind": "rerate", "generation": 2, "shadow": "s"}, "missing 'group'"),
         ({"kind": "void"}, "a void names 'matches'"),
@@ -122,7 +156,7 @@ times = st.integers(200_000_000, 4_000_000_000).map(lambda s: s / 1.0)
 @st.composite
 def corrections(draw: st.DrawFn) -> Correction:
     audit = Audit(draw(ids), draw(ids), draw(times), draw(ids))
-    kind = draw(st.sampled_from(["ids", "window", "adjust", "erase", "rerate"]))
+    kind = draw(st.sampled_from(["ids", "window", "adjust", "erase", "rerate", "ban"]))
     if kind == "ids":
         return Void(audit, matches=frozenset(draw(st.lists(ids, min_size=1, max_size=4))))
     if kind == "window":
@@ -139,6 +173,13 @@ def corrections(draw: st.DrawFn) -> Correction:
         return Adjust(audit, draw(ids), draw(ids), value, draw(st.booleans()), draw(times))
     if kind == "rerate":
         return Rerate(audit, draw(st.integers(2, 10**6)), draw(ids), draw(ids))
+    if kind == "ban":
+        since = draw(times)
+        until = since + draw(st.integers(1, 10**6))
+        if draw(st.booleans()):
+            return Ban(audit, draw(ids), draw(ids), since, until)
+        voided = frozenset(draw(st.lists(ids, max_size=3)))
+        return Ban(audit, draw(ids), draw(ids), since, until, "void", voided)
     return Erase(audit, "erased-" + draw(ids))
 
 
@@ -166,12 +207,14 @@ def test_a_files_mistakes_are_named_by_line(tmp_path: Path) -> None:
 
 
 def test_every_kind_is_registered_once_and_named_in_the_refusal() -> None:
-    assert list(KINDS) == ["void", "adjust", "erase", "rerate"]
+    assert list(KINDS) == ["void", "adjust", "erase", "ban", "rerate"]
     assert all(name == kind.name for name, kind in KINDS.items())
     assert len({kind.record for kind in KINDS.values()}) == len(KINDS)
     # Only an erasure needs the pseudonym key to be applied.
     assert [kind.name for kind in KINDS.values() if kind.needs_key] == ["erase"]
-    with pytest.raises(ValueError, match="'kind' must be void, adjust, erase or rerate, got 7"):
+    with pytest.raises(
+        ValueError, match="'kind' must be void, adjust, erase, ban or rerate, got 7"
+    ):
         parse_correction(record(kind=7))
 
 

@@ -1,6 +1,7 @@
 """Corrections applied to a history (stream.corrections.ledger through replay): a voided match
 is exactly a match never played, an erased player's opponents keep their ratings and nobody
-is named, an adjustment moves one rating at its time and nothing else, and a void that voids
+is named, an adjustment moves one rating at its time and nothing else, a ban's refund undoes
+exactly the results of the banned player and of those their side beat, and a void that voids
 nothing is reported."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from stream.config.modes import Modes
 from stream.corrections.ledger import Ledger, adjusted
 from stream.corrections.pseudonyms import pseudonym
-from stream.corrections.records import Adjust, Audit, Correction, Erase, Rerate, Void
+from stream.corrections.records import Adjust, Audit, Ban, Correction, Erase, Rerate, Void
 from stream.history import HistoryMatch
 from stream.offline.corrected import rated_in_order
 from stream.offline.replayer import Replayer
@@ -193,3 +194,54 @@ def test_an_adjustment_in_a_mode_no_match_is_in_names_the_closest() -> None:
         "c.jsonl line 1: adjust 'c-1' adjusts nobody: no match of the history is in mode '2vs2';"
         " did you mean '2v2'?"
     ]
+
+
+def refunded_games(history: Sequence[HistoryMatch], ban: Ban) -> dict[str, int]:
+    """Each player's rated matches under ``ban``'s refund, counted from its definition."""
+    games: dict[str, int] = {}
+    for m in history:
+        sides = [i for i, team in enumerate(m.teams) if ban.player in team]
+        in_window = ban.since <= m.at < ban.until and m.mode == ban.mode
+        for side, team in enumerate(m.teams):
+            for p in team:
+                refunded = (
+                    in_window
+                    and bool(sides)
+                    and (p == ban.player or m.ranks[side] > m.ranks[sides[0]])
+                )
+                if not refunded:
+                    games[p] = games.get(p, 0) + 1
+    return games
+
+
+@settings(max_examples=80)
+@given(histories(), st.data(), st.booleans())
+def test_a_ban_refunds_the_banned_and_those_their_side_beat_and_nobody_else(
+    history: list[HistoryMatch], data: st.DataObject, play_order: bool
+) -> None:
+    banned = data.draw(st.sampled_from(PLAYERS))
+    ends = sorted({m.at for m in history})
+    since = data.draw(st.sampled_from(ends))
+    until = data.draw(st.sampled_from([at + 1.0 for at in ends if at >= since]))
+    ban = Ban(AUDIT, "ranked", banned, since, until)
+    states = final(history, [ban], play_order=play_order)
+    # A player none of whose matches counts has no rating; the others count exactly theirs.
+    assert {p: s.games for p, s in states.items()} == refunded_games(history, ban)
+    # Refunded over the whole history, the banned player has no rating at all.
+    everything = Ban(AUDIT, "ranked", banned, ends[0], ends[-1] + 1.0)
+    assert banned not in final(history, [everything], play_order=play_order)
+
+
+def test_a_refund_rates_the_others_as_they_played_and_a_void_does_not() -> None:
+    # (b, t) beat (a, d); b is banned: a and d are refunded, t keeps the win as it was rated.
+    m = HistoryMatch(
+        1, "m1", "ranked", T0 + 30.0, (("b", "t"), ("a", "d")), (0, 1), None, frozenset(), T0
+    )
+    ban = Ban(AUDIT, "ranked", "b", T0, T0 + 60.0)
+    plain = final([m])
+    refunded = final([m], [ban])
+    assert refunded == {"t": plain["t"]}
+    assert final([m], [Ban(AUDIT, "ranked", "b", T0, T0 + 60.0, "void", frozenset({"m1"}))]) == {}
+    # A draw with the banned side is no loss to them: kept.
+    drawn = m._replace(ranks=(0, 0))
+    assert final([drawn], [ban]) == {p: s for p, s in final([drawn]).items() if p != "b"}

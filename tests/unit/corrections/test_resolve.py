@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from stream.corrections.records import Audit, Erase, Void
+from stream.corrections.records import Audit, Ban, Erase, Void
 from stream.corrections.resolve import resolved
 from stream.errors import UserError
 
@@ -40,3 +40,17 @@ def test_a_window_not_over_or_empty_is_refused_with_its_line() -> None:
     empty = Void(AUDIT, player="zed", since=100.0, until=300.0)
     with pytest.raises(UserError, match=r"^f line 2: void 'c-7' voids nothing: 'zed'"):
         resolved([(2, empty)], MATCHES, "f")
+
+
+def test_a_ban_that_voids_becomes_its_ids_and_a_refund_passes_as_it_is() -> None:
+    voids = Ban(AUDIT, "ranked", "eve", 100.0, 300.0, "void")
+    refunds = Ban(AUDIT, "ranked", "eve", 100.0, 300.0)
+    out = resolved([(1, voids), (2, refunds)], MATCHES, "f")
+    assert out == [
+        Ban(AUDIT, "ranked", "eve", 100.0, 300.0, "void", frozenset({"m1", "m3"})),
+        refunds,
+    ]
+    with pytest.raises(UserError, match=r"^f line 5: ban 'c-7' voids nothing: 'zed'"):
+        resolved([(5, Ban(AUDIT, "ranked", "zed", 100.0, 300.0, "void"))], MATCHES, "f")
+    with pytest.raises(UserError, match=r"^f line 6: ban 'c-7' runs until"):
+        resolved([(6, Ban(AUDIT, "ranked", "eve", 100.0, 400.0, "void"))], MATCHES, "f")

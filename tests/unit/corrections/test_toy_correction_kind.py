@@ -50,7 +50,8 @@ def wins(n: int) -> list[HistoryMatch]:
 
 
 def test_an_unregistered_kind_is_refused_by_name() -> None:
-    with pytest.raises(ValueError, match="'kind' must be void, adjust, erase or rerate, got 'cap'"):
+    refusal = "'kind' must be void, adjust, erase, ban or rerate, got 'cap'"
+    with pytest.raises(ValueError, match=refusal):
         parse_correction(
             {"id": "x", "kind": "cap", "by": "o", "at": "2026-05-28T00:00:00Z", "reason": "r"}
         )
