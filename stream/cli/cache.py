@@ -24,6 +24,7 @@ import orjson
 from stream.cache.access import check_writer_access
 from stream.cli.access import register_acl
 from stream.cli.arguments import non_negative_float, non_negative_int, positive_int
+from stream.cli.drift import register as register_drift
 from stream.cli.environment import settings_or_none
 from stream.cli.subcommands import add_actions, add_command
 from stream.config.settings import Settings
@@ -393,6 +394,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _mode_and_player(explain)
     explain.add_argument("match", nargs="?", help="the match (default: the latest change)")
     explain.add_argument("--json", action="store_true", help="the cached change as JSON")
+    register_drift(ratings_actions)
 
     board = sub.add_parser("leaderboard", help="a mode's leaderboard from the cache")
     board.add_argument("mode", help="the game mode")

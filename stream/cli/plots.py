@@ -8,6 +8,7 @@ from typing import Any
 
 from stream.offline.evaluation import Evaluation
 from stream.offline.metrics import PredictionMetrics
+from stream.offline.ratingdrift import DriftPoint
 
 _PANEL_TITLES = {
     "experience": "by games of the less experienced participant",
@@ -135,6 +136,44 @@ def population_plot(records: Sequence[Mapping[str, Any]], path: Path, title: str
         ax.tick_params(axis="x", labelrotation=30, labelsize=8)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="best", fontsize=7)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def drift_plot(points: Sequence[DriftPoint], path: Path, title: str) -> None:
+    """A mode's drift points (stream.offline.ratingdrift): ratings above, Rank Points below,
+    each as its mean, its median and the bands p10-p90 and p25-p75, over event time (over the
+    seasons' numbers when a point has no time), and the active players on a second axis."""
+    import datetime as dt
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    timed = all(p.at is not None for p in points)
+    xs: list[Any] = [
+        dt.datetime.fromtimestamp(p.at, dt.UTC) if timed and p.at is not None else p.season
+        for p in points
+    ]
+    fig, axes = plt.subplots(2, 1, figsize=(12, 8), sharex=True)
+    for ax, name in zip(axes, ("rating", "rank_points"), strict=True):
+        spreads = [getattr(p, name) for p in points]
+        q = [s.quantiles for s in spreads]
+        low, high = [v[0] for v in q], [v[4] for v in q]
+        ax.fill_between(xs, low, high, color="C0", alpha=0.15, label="p10-p90")
+        ax.fill_between(xs, [v[1] for v in q], [v[3] for v in q], color="C0", alpha=0.3)
+        ax.plot(xs, [v[2] for v in q], color="C0", linestyle="--", label="median (p25-p75)")
+        ax.plot(xs, [s.mean for s in spreads], color="C3", label="mean")
+        ax.set_ylabel("rating" if name == "rating" else "Rank Points")
+        ax.legend(loc="upper left", fontsize=8)
+    active = axes[1].twinx()
+    active.plot(xs, [p.active for p in points], color="grey", linewidth=0.8)
+    active.set_ylabel("active players", color="grey")
+    axes[1].set_xlabel("event time" if timed else "season")
+    axes[1].tick_params(axis="x", labelrotation=30, labelsize=8)
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

@@ -8,6 +8,7 @@ import asyncio
 import subprocess
 from pathlib import Path
 
+import orjson
 from cache_support import ValkeyServer, cache_command
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
@@ -22,6 +23,7 @@ from stream.cache import (
 )
 from stream.cache.queries import LeaderboardEntry, Seasons
 from stream.config.modes import Modes, parse_modes
+from stream.offline.ratingdrift import spread
 
 LAYOUT = KeyLayout()
 MODES = parse_modes({})
@@ -346,3 +348,36 @@ async def test_the_key_layout_is_written_in_one_place(aredis: AsyncRedis) -> Non
     assert keys == {
         f"{base}:{name}" for name in ("skill", "points", "safe", "by-last-played", "season")
     } | {f"{base}:seasons", f"{base}:clock", f"{base}:player:a", f"{base}:history:a"}
+
+
+def test_ratings_drift_reads_each_kept_season_and_the_current_one(
+    sredis: Redis, valkey: ValkeyServer, tmp_path: Path
+) -> None:
+    async def fill() -> None:
+        client = AsyncRedis.from_url(valkey.url)
+        try:
+            await CacheWriter(client, LAYOUT).write(
+                [change("a", 1, 5, season=1), change("b", 1, 9, season=1)]
+            )
+            await CacheWriter(client, LAYOUT).write([change("a", 2, 7, season=2, day=40)])
+        finally:
+            await client.aclose()
+
+    asyncio.run(fill())
+    drift = cache_command(valkey.url, "ratings", "drift", MODE)
+    assert drift.returncode == 0, drift.stderr
+    first, now = (orjson.loads(line) for line in drift.stdout.splitlines())
+    # Season 1's final standings (a and b), then season 2's board (a alone), at the clock.
+    assert (first["season"], first["active"], now["season"], now["active"]) == (1, 2, 2, 1)
+    assert first["rating"]["mean"] == 1507.0 and first["rank_points"]["p50"] == 7.0
+    assert now["rating"] == spread([1507.0]).to_json()
+    assert now["at"] == "2026-02-10T00:00:00.000Z" and first["at"] is None
+    plot = tmp_path / "drift.png"
+    drawn = cache_command(valkey.url, "ratings", "drift", MODE, "--plot", str(plot))
+    assert drawn.returncode == 0 and plot.read_bytes().startswith(b"\x89PNG"), drawn.stderr
+    # A mode the cache holds nothing of, a replay's option: one line each, exit 2.
+    typo = cache_command(valkey.url, "ratings", "drift", "rankd")
+    assert typo.returncode == 2 and "did you mean 'ranked'?" in typo.stderr
+    assert typo.stderr.count("\n") == 1
+    days = cache_command(valkey.url, "ratings", "drift", MODE, "--every-days", "3")
+    assert days.returncode == 2 and "--every-days is for a replayed history" in days.stderr
