@@ -176,20 +176,22 @@ def test_the_sync_client_reads_seasons_and_history_as_the_async_one(
     assert board(cache.around(MODE, "a", 1, season=2)) == [("a", 7.0)]
 
 
+async def two_seasons(url: str) -> None:
+    """a and b in season 1, then a alone in season 2, forty days later."""
+    client = AsyncRedis.from_url(url)
+    try:
+        await CacheWriter(client, LAYOUT).write(
+            [change("a", 1, 5, season=1), change("b", 1, 9, season=1)]
+        )
+        await CacheWriter(client, LAYOUT).write([change("a", 2, 7, season=2, day=40)])
+    finally:
+        await client.aclose()
+
+
 def test_the_commands_show_a_past_season_and_a_history(
     sredis: Redis, valkey: ValkeyServer, tmp_path: Path
 ) -> None:
-    async def fill() -> None:
-        client = AsyncRedis.from_url(valkey.url)
-        try:
-            await CacheWriter(client, LAYOUT).write(
-                [change("a", 1, 5, season=1), change("b", 1, 9, season=1)]
-            )
-            await CacheWriter(client, LAYOUT).write([change("a", 2, 7, season=2, day=40)])
-        finally:
-            await client.aclose()
-
-    asyncio.run(fill())
+    asyncio.run(two_seasons(valkey.url))
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return cache_command(valkey.url, *args)
@@ -353,17 +355,7 @@ async def test_the_key_layout_is_written_in_one_place(aredis: AsyncRedis) -> Non
 def test_ratings_drift_reads_each_kept_season_and_the_current_one(
     sredis: Redis, valkey: ValkeyServer, tmp_path: Path
 ) -> None:
-    async def fill() -> None:
-        client = AsyncRedis.from_url(valkey.url)
-        try:
-            await CacheWriter(client, LAYOUT).write(
-                [change("a", 1, 5, season=1), change("b", 1, 9, season=1)]
-            )
-            await CacheWriter(client, LAYOUT).write([change("a", 2, 7, season=2, day=40)])
-        finally:
-            await client.aclose()
-
-    asyncio.run(fill())
+    asyncio.run(two_seasons(valkey.url))
     drift = cache_command(valkey.url, "ratings", "drift", MODE)
     assert drift.returncode == 0, drift.stderr
     first, now = (orjson.loads(line) for line in drift.stdout.splitlines())
