@@ -26,7 +26,12 @@ bytes (cut to the producer's record limit if needed, and marked so), origin and 
 never written; the feed goes on.
 
 Each rating change written also scores its expected score against its outcome
-(:attr:`FeedStats.quality`, stream/quality.py): the worker's metrics export it per mode.
+(:attr:`FeedStats.quality`, stream/quality.py): the worker's metrics export it per mode. Once
+every :data:`DRIFT_SECONDS`, and at once for a mode new to the feed, a task beside the feed
+reads where each mode's active players sit from the boards (:attr:`FeedStats.drift`,
+stream/cache/drift.py) for the same metrics: the modes listed, those the cache holds (found at
+the first reading) and every mode written since. It never holds a batch back; a Redis error
+there keeps the last figures, which the next reading replaces.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections import Counter
 from collections.abc import Awaitable
@@ -47,6 +53,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import CommitFailedError, KafkaError
 from redis.exceptions import RedisError
 
+from stream.cache.drift import modes_held, read_drift, season_started
 from stream.cache.entry import CachedRating, correction_of
 from stream.cache.keys import KeyLayout, check_id
 from stream.cache.population import event_population
@@ -56,6 +63,7 @@ from stream.config.modes import Modes
 from stream.config.settings import KafkaSettings, Settings
 from stream.deadletters import DeadLetter, Origin, reason_kind
 from stream.delivery import Delivery, letter_record
+from stream.offline.ratingdrift import DriftPoint
 from stream.quality import PredictionQuality
 from stream.ratings.population import Population
 from stream.retry import Backoff, Outage
@@ -63,6 +71,8 @@ from stream.retry import Backoff, Outage
 log = logging.getLogger("skillstream.cache")
 
 LAG_LOG_SECONDS = 10.0
+# How often the boards are read for the drift figures (a reading costs a few thousand members).
+DRIFT_SECONDS = 60.0
 # How long asking the broker for end offsets may take while Redis is down.
 END_OFFSETS_TIMEOUT_SECONDS = 2.0
 
@@ -84,6 +94,10 @@ class FeedStats:
     last_write: float | None = field(default=None)
     # The expected scores of the rating changes written, against their outcomes.
     quality: PredictionQuality = field(default_factory=PredictionQuality)
+    # Per mode, where its active players sit (the boards, read every DRIFT_SECONDS), and when
+    # the season being played started (epoch seconds; a mode without seasons has none).
+    drift: dict[str, DriftPoint] = field(default_factory=dict)
+    season_started: dict[str, float] = field(default_factory=dict)
 
     def lag_seconds(self, now_ms: int | None = None) -> float:
         """How far the cache is behind the rating state, in seconds of wall time (0: caught up)."""
@@ -143,6 +157,13 @@ class CacheFeed:
             **options,
         )
         self._last_lag_log = 0.0
+        # The modes whose boards are read for the drift figures (module docstring), those new
+        # to the feed and due at once, and the reading under way.
+        self._drift_modes: set[str] = set(self.modes.listed)
+        self._drift_due: set[str] = set()
+        self._drift_held = False
+        self._last_drift = -math.inf
+        self._drift_task: asyncio.Future[None] | None = None
         # Its dead letters go out as the agents' do (stream/delivery.py).
         self._letters = Delivery(
             self._send, self.dead_letter_topic, self.max_request_bytes, "cache feed: dead letters"
@@ -171,6 +192,10 @@ class CacheFeed:
             if await self._start(self._producer) and await self._start(self._consumer):
                 await self._loop()
         finally:
+            if self._drift_task is not None:
+                self._drift_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._drift_task
             await self._consumer.stop()
             await self._producer.stop()
 
@@ -212,6 +237,45 @@ class CacheFeed:
                 raise
         await self._update_lag(0)
         self._log_lag(time.monotonic(), None)
+        self._start_drift(time.monotonic())
+
+    def _start_drift(self, now: float) -> None:
+        """Start a reading of the drift figures beside the feed (module docstring): of every
+        mode once every :data:`DRIFT_SECONDS`, else of the modes new to the feed; never two at
+        once."""
+        if self._drift_task is not None and not self._drift_task.done():
+            return
+        if now - self._last_drift >= DRIFT_SECONDS:
+            self._last_drift = now
+            modes = None
+        elif self._drift_due:
+            modes = set(self._drift_due)
+        else:
+            return
+        self._drift_due.clear()
+        self._drift_task = asyncio.ensure_future(self._read_drift(modes))
+
+    async def _read_drift(self, modes: set[str] | None) -> None:
+        """The drift figures of ``modes`` (None: every mode known, and at the first reading
+        the modes the cache holds)."""
+        redis, layout = self.writer.redis, self.writer.layout
+        try:
+            if modes is None and not self._drift_held:
+                self._drift_modes |= await modes_held(redis, layout)
+                self._drift_held = True
+            for mode in sorted(self._drift_modes if modes is None else modes):
+                point = await read_drift(redis, layout, mode)
+                if point is None:
+                    continue
+                self.stats.drift[mode] = point
+                started = season_started(self.modes, mode, point.season)
+                if started is None:
+                    self.stats.season_started.pop(mode, None)
+                else:
+                    self.stats.season_started[mode] = started
+        except (RedisError, OSError, ValueError) as exc:
+            # Redis down or failing over: the write path says so; the figures wait for it.
+            log.debug("cache feed: drift figures not read (%s); kept as they were", exc)
 
     def _refuse(self, entry: CachedRating) -> None:
         """ValueError for an entry that must not be cached (see the module's docstring)."""
@@ -255,6 +319,10 @@ class CacheFeed:
                     continue
                 entries.append(entry)
                 events.append(event)
+                if entry.mode not in self._drift_modes:
+                    # A mode new to this feed is read at the next step, not a minute later.
+                    self._drift_modes.add(entry.mode)
+                    self._drift_due.add(entry.mode)
                 population = event_population(event)
                 if population is not None:
                     latest = populations.get(entry.mode)

@@ -84,7 +84,14 @@ def _replayed(args: argparse.Namespace) -> list[DriftPoint]:
     from stream.cli.offline import make_replayer, stream_history
 
     replayer = make_replayer(args)
-    seasons = replayer.mode_choice[0].get(args.drift_mode).seasons
+    modes = replayer.mode_choice[0]
+    if not modes.accepts(args.drift_mode):
+        listed = ", ".join(sorted(modes.listed)) or "none"
+        raise UserError(
+            f"mode {args.drift_mode!r}: {args.modes_file} lists no such mode and rejects unlisted"
+            f" modes (listed: {listed}){did_you_mean(args.drift_mode, modes.listed)}"
+        )
+    seasons = modes.get(args.drift_mode).seasons
     active = (28.0 if args.active is None else args.active) * DAY
     step = (7.0 if args.every is None else args.every) * DAY
     watch = DriftWatch(
@@ -116,44 +123,55 @@ def _replayed(args: argparse.Namespace) -> list[DriftPoint]:
 def _cached(args: argparse.Namespace) -> list[DriftPoint] | None:
     """The cache's points of ``args.drift_mode`` (module docstring); None once a bad setting
     was said."""
-    from stream.cli.cache import cache_reader, check_mode
+    from stream.cli.cache import cache_reader
     from stream.cli.environment import settings_or_none
+    from stream.reachability import redis_errors
 
     settings = settings_or_none("ratings drift")
     if settings is None:
         return None
     cache = cache_reader(settings)
     try:
-        check_mode(settings, cache, args.drift_mode)
-        layout = cache.queries.layout
-        held = cache.seasons(args.drift_mode)
-        seasons = settings.load_modes().get(args.drift_mode).seasons
-        points: list[DriftPoint] = []
-        for season in held.past:
-            end = None if seasons is None else seasons.start_of(season + 1)
-            boards = (
-                layout.past_board(args.drift_mode, season, "rating"),
-                layout.past_board(args.drift_mode, season, "rank_points"),
-            )
-            points.extend(_point(cache.redis, args.drift_mode, boards, end, season))
-        clock = cache.redis.get(layout.clock(args.drift_mode))
-        now = None if clock is None else int(clock) / 1000.0
-        boards = (layout.by_rating(args.drift_mode), layout.by_rank_points(args.drift_mode))
-        points.extend(_point(cache.redis, args.drift_mode, boards, now, held.current))
-        return points
+        with redis_errors(settings):
+            return _cached_points(args.drift_mode, settings, cache)
     finally:
         cache.close()
+
+
+def _cached_points(mode: str, settings: Any, cache: Any) -> list[DriftPoint]:
+    """:func:`_cached`'s points, read with ``cache`` (stream.cache.reader.SyncRatingCache)."""
+    from stream.cache.drift import season_started
+    from stream.cli.cache import check_mode
+
+    check_mode(settings, cache, mode)
+    layout = cache.queries.layout
+    held = cache.seasons(mode)
+    modes = settings.load_modes()
+    points: list[DriftPoint] = []
+    for season in held.past:
+        # A past season's standings are final when the next one starts.
+        end = season_started(modes, mode, season + 1)
+        boards = (
+            layout.past_board(mode, season, "rating"),
+            layout.past_board(mode, season, "rank_points"),
+        )
+        points.extend(_point(cache.redis, mode, boards, end, season))
+    clock = cache.redis.get(layout.clock(mode))
+    now = None if clock is None else int(clock) / 1000.0
+    boards = (layout.by_rating(mode), layout.by_rank_points(mode))
+    points.extend(_point(cache.redis, mode, boards, now, held.current))
+    return points
 
 
 def _point(
     redis: Any, mode: str, boards: tuple[str, str], at: float | None, season: int | None
 ) -> Iterator[DriftPoint]:
-    """The point of the players on ``boards`` (by rating, by Rank Points); none when empty."""
+    """The point of the players on ``boards`` (by rating, by Rank Points); none when empty
+    (or emptied between the two reads)."""
     ratings = list(_scores(redis, boards[0]))
-    if not ratings:
-        return
     rank_points = list(_scores(redis, boards[1]))
-    yield DriftPoint(mode, at, len(ratings), spread(ratings), spread(rank_points or [0.0]), season)
+    if ratings and rank_points:
+        yield DriftPoint(mode, at, len(ratings), spread(ratings), spread(rank_points), season)
 
 
 def _scores(redis: Any, key: str) -> Iterator[float]:

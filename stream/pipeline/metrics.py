@@ -13,6 +13,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from stream.offline.ratingdrift import DriftPoint
 from stream.quality import PredictionQuality
 
 __all__ = ["CONTENT_TYPE", "CacheStats", "WorkerMetrics"]
@@ -46,6 +47,12 @@ class CacheStats(Protocol):
 
     @property
     def quality(self) -> PredictionQuality: ...
+
+    @property
+    def drift(self) -> Mapping[str, DriftPoint]: ...
+
+    @property
+    def season_started(self) -> Mapping[str, float]: ...
 
 
 class WorkerMetrics:
@@ -113,6 +120,7 @@ class WorkerMetrics:
         self.cache_stats: Callable[[], CacheStats | None] = lambda: None
         r.register(_CacheCounters(self))
         r.register(_PredictionQuality(self))
+        r.register(_RatingDrift(self))
         self.ready = Gauge(
             "skillstream_ready",
             "1 when the worker has its partitions and its tables are recovered.",
@@ -284,3 +292,48 @@ class _PredictionQuality(Collector):
                     per_bucket["observed"].add_metric(labels, bucket.observed)
         yield from per_mode.values()
         yield from per_bucket.values()
+
+
+class _RatingDrift(Collector):
+    """Where each mode's active players sit (stream/cache/drift.py), as the cache feed last
+    read it from the boards. Every worker reads the same Redis, so every worker reports the
+    same figures: a query takes ``max by (mode, stat)``, never a sum."""
+
+    def __init__(self, metrics: WorkerMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        stats = self.metrics.cache_stats()
+        drift = {} if stats is None else stats.drift
+        starts = {} if stats is None else stats.season_started
+        active = GaugeMetricFamily(
+            "skillstream_active_players",
+            "Players on the mode's current boards (those who played in the season, within the"
+            " cache's inactivity window), as the cache feed last read them.",
+            labels=["mode"],
+        )
+        spreads = {
+            name: GaugeMetricFamily(
+                f"skillstream_active_{name}",
+                f"The mean and quantiles (stat: mean, p10, p25, p50, p75, p90) of the {text} of"
+                " the mode's active players, as the cache feed last read them.",
+                labels=["mode", "stat"],
+            )
+            for name, text in [("rating", "ratings"), ("rank_points", "Rank Points")]
+        }
+        start = GaugeMetricFamily(
+            "skillstream_season_started_seconds",
+            "When the mode's season being played started (epoch seconds, by the modes file's"
+            " schedule; absent: the mode has no seasons).",
+            labels=["mode"],
+        )
+        for mode, point in sorted(drift.items()):
+            active.add_metric([mode], point.active)
+            for name, spread in (("rating", point.rating), ("rank_points", point.rank_points)):
+                for stat, value in spread.to_json().items():
+                    spreads[name].add_metric([mode, stat], value)
+        for mode, started in sorted(starts.items()):
+            start.add_metric([mode], started)
+        yield active
+        yield from spreads.values()
+        yield start

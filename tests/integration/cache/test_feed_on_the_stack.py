@@ -113,6 +113,13 @@ async def test_the_feed_writes_the_newest_state_through_a_redis_stall(stack: Loc
             assert quality.observations == len(PLAYERS) * 5 + len(late)
             assert math.isclose(quality.log_loss, math.log(2))  # every expected score was 0.5
             assert feed.stats.dead_letter_reasons == {"not_json": 1, "missing_field": 1}
+            # A mode new to the feed has its drift figures read at the next step, from the
+            # boards (stream/cache/drift.py): every player is on them.
+            drift = feed.stats.drift[MODE]
+            assert drift.mode == MODE and drift.active == len(PLAYERS)
+            low = min(rating_changed(p, v)["rating"] for p in PLAYERS for v in (1, 2, 3, 4, 5))
+            high = max(rating_changed(p, v)["rating"] for p in PLAYERS for v in (1, 2, 3, 4, 5))
+            assert low <= drift.rating.quantiles[0] <= drift.rating.mean <= high
         finally:
             await cache.aclose()
 

@@ -5,10 +5,13 @@ redelivery, inactive players leaving the boards and coming back. No mocks."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import random
 import subprocess
 from pathlib import Path
 
 import orjson
+import pytest
 from cache_support import ValkeyServer, cache_command
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
@@ -21,6 +24,7 @@ from stream.cache import (
     SyncRatingCache,
     WriteResult,
 )
+from stream.cache.drift import _board, modes_held, read_drift
 from stream.cache.queries import LeaderboardEntry, Seasons
 from stream.config.modes import Modes, parse_modes
 from stream.offline.ratingdrift import spread
@@ -373,3 +377,28 @@ def test_ratings_drift_reads_each_kept_season_and_the_current_one(
     assert typo.stderr.count("\n") == 1
     days = cache_command(valkey.url, "ratings", "drift", MODE, "--every-days", "3")
     assert days.returncode == 2 and "--every-days is for a replayed history" in days.stderr
+
+
+async def test_the_feeds_drift_figures_are_the_boards_read_at_ranks(aredis: AsyncRedis) -> None:
+    # 12,000 players in season 1 (more than a board read whole), 300 of them on in season 2.
+    rng = random.Random(3)
+    writer = CacheWriter(aredis, LAYOUT)
+    first = [change(f"p{i}", 1, rng.randrange(0, 5000), season=1) for i in range(12_000)]
+    first = [dataclasses.replace(c, rating=rng.gauss(1500, 300)) for c in first]
+    await writer.write(first)
+    await writer.write([change(f"p{i}", 2, 100 + i, season=2, day=40) for i in range(300)])
+    # Season 1's final standings, read at ranks as the current boards are when as large.
+    past = (LAYOUT.past_board(MODE, 1, "rating"), LAYOUT.past_board(MODE, 1, "rank_points"))
+    standings = await _board(aredis, past[0])
+    exact = spread([c.rating for c in first])
+    assert standings is not None
+    assert standings.quantiles == pytest.approx(exact.quantiles, abs=1e-9)
+    assert abs(standings.mean - exact.mean) < 0.5
+    assert await modes_held(aredis, LAYOUT) == {MODE}
+    now = await read_drift(aredis, LAYOUT, MODE)
+    assert now is not None and (now.active, now.season) == (300, 2)
+    assert now.at == (T0_MS + 40 * DAY_MS) / 1000
+    # Read whole: exactly the offline figures.
+    assert now.rating == spread([1500.0 + 100 + i for i in range(300)])
+    assert now.rank_points == spread([100.0 + i for i in range(300)])
+    assert await read_drift(aredis, LAYOUT, "empty") is None

@@ -6,7 +6,8 @@ query names: the metrics are read from a worker's registry after each of them ha
 a value (the cache feed's figures included), and the queries are read with a small PromQL
 reader. A renamed metric or label then fails here instead of leaving an empty panel or an
 alert that can never fire. ``promtool`` (Debian's ``prometheus`` package) checks the rules and
-the Prometheus config, and runs the alerts' unit tests (rules.test.yml), when it is installed.
+the Prometheus config, and runs the alerts' unit tests (rules.test.yml, rules.drift.test.yml),
+when it is installed.
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from test_deploy_files import DEPLOY, PROMETHEUS, kustomization, mounts, services
 
 from stream.cache.feed import FeedStats
+from stream.offline.ratingdrift import DriftPoint, spread
 from stream.pipeline.metrics import WorkerMetrics
 
 RULES = DEPLOY / "prometheus" / "rules.yml"
 RULES_TESTS = DEPLOY / "prometheus" / "rules.test.yml"
+# The drift alert's tests, evaluated hourly (its figures move over hours and weeks).
+DRIFT_RULES_TESTS = DEPLOY / "prometheus" / "rules.drift.test.yml"
 GRAFANA = DEPLOY / "grafana"
 DASHBOARD = GRAFANA / "dashboards" / "skillstream.json"
 DATASOURCES = GRAFANA / "provisioning" / "datasources" / "prometheus.yml"
@@ -76,6 +80,9 @@ def exported() -> dict[str, frozenset[str]]:
     metrics.refused_partitions.set(0)
     stats = FeedStats(dead_letter_reasons=Counter(not_json=1))
     stats.quality.observe_event({"mode": "1v1", "expected_score": 0.6, "outcome": "win"})
+    ratings = spread([1400.0, 1500.0, 1650.0])
+    stats.drift["1v1"] = DriftPoint("1v1", 0.0, 3, ratings, spread([0.0, 10.0, 40.0]), 2)
+    stats.season_started["1v1"] = 1_767_225_600.0
     metrics.watch_cache(lambda: stats)
     metrics.refresh_cache()
     found: dict[str, frozenset[str]] = {}
@@ -340,9 +347,9 @@ def test_promtool_checks_the_rules() -> None:
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
 def test_every_alert_fires_on_its_trouble_and_not_on_health() -> None:
     # rules.test.yml: input series for each alert, when it must fire and when it must not.
-    run = promtool("test", "rules", str(RULES_TESTS))
+    run = promtool("test", "rules", str(RULES_TESTS), str(DRIFT_RULES_TESTS))
     assert run.returncode == 0, run.stdout + run.stderr
-    tests = yaml_file(RULES_TESTS)["tests"]
+    tests = [*yaml_file(RULES_TESTS)["tests"], *yaml_file(DRIFT_RULES_TESTS)["tests"]]
     tested = {case["alertname"] for test in tests for case in test.get("alert_rule_test", [])}
     assert tested == {alert["alert"] for alert in alerts()}
 
