@@ -125,6 +125,20 @@ def adjusted_cluster(modes: Modes, corrections: list[tuple[int, Correction]]) ->
     return c
 
 
+def drained_as_replayed(
+    modes: Modes, history: list[HistoryMatch], corrections: list[tuple[int, Correction]], seed: int
+) -> tuple[Cluster, Ledger]:
+    """``history`` through a re-rating worker with ``corrections``, read in a seeded order:
+    nothing dead-lettered, and every rating as `replay --corrections` gives it."""
+    ledger = Ledger(corrections, KEY)
+    c = adjusted_cluster(modes, corrections)
+    send_all(c, history)
+    drain_in_order(c, seed)
+    assert not c.dead_letters
+    assert live_states(c.ratings) == replayed_history(history, modes, ledger)
+    return c, ledger
+
+
 def bans_of(history: list[HistoryMatch], seed: int) -> list[tuple[int, Correction]]:
     """Bans of the three players with the most matches, each over a seeded window inside the
     history: refunds, and the third's a void by id (as `corrections resolve` writes it)."""
@@ -177,12 +191,7 @@ def test_bans_live_equal_replay_with_the_corrections(
         (1, Erase(AUDIT, pseudonym(KEY, banned[0]))),
         *bans,
     ]
-    ledger = Ledger(corrections, KEY)
-    c = adjusted_cluster(modes, corrections)
-    send_all(c, history)
-    drain_in_order(c, seed)
-    assert not c.dead_letters
-    assert live_states(c.ratings) == replayed_history(history, modes, ledger)
+    c, ledger = drained_as_replayed(modes, history, corrections, seed)
     assert ledger.unmatched() == []
     refunded = [e for e in c.ratings if e["outcome"] == "refunded"]
     # Published only to those who lost to a banned player and have a rating; never to one
@@ -237,13 +246,7 @@ def test_adjustments_live_equal_replay_with_the_corrections(seed: int) -> None:
     corrections.append(
         (30, Adjust(Audit("adj-e", "ops", 0.0, "e"), "m", erased, 25.0, True, history[100].at))
     )
-    ledger = Ledger(corrections, KEY)
-    c = adjusted_cluster(modes, corrections)
-    send_all(c, history)
-    drain_in_order(c, seed)
-    assert not c.dead_letters
-    live = live_states(c.ratings)
-    assert live == replayed_history(history, modes, ledger)
+    c, _ = drained_as_replayed(modes, history, corrections, seed)
     adjusted_events = [e for e in c.ratings if e["outcome"] == "adjusted"]
     assert len(adjusted_events) == 13
     assert all(erased not in orjson.dumps(e).decode() for e in c.ratings)
@@ -349,12 +352,7 @@ def test_a_kind_defined_in_the_tests_only_applies_live_as_in_replay(seed: int) -
     ]
     corrections: list[tuple[int, Correction]] = list(enumerate(caps, start=1))
     with registered():
-        ledger = Ledger(corrections, KEY)
-        c = adjusted_cluster(modes, corrections)
-        send_all(c, history)
-        drain_in_order(c, seed)
-        assert not c.dead_letters
-        assert live_states(c.ratings) == replayed_history(history, modes, ledger)
+        c, _ = drained_as_replayed(modes, history, corrections, seed)
     capped = [e for e in c.ratings if e["outcome"] == "adjusted"]
     assert sorted(e["match_id"] for e in capped) == [f"cap-{n}" for n in range(5)]
     assert all(
@@ -407,11 +405,6 @@ def test_a_refund_among_overlapping_matches_and_abandonments_equals_replay(seed:
     history = as_history(matches)
     modes = Modes()
     ban = Ban(Audit("ban-1", "ops", 0.0, "aimbot"), "1v1", "p0", matches[5][2], matches[35][2])
-    ledger = Ledger([(1, ban)], KEY)
-    c = adjusted_cluster(modes, [(1, ban)])
-    send_all(c, history)
-    drain_in_order(c, seed)
-    assert not c.dead_letters
+    c, _ = drained_as_replayed(modes, history, [(1, ban)], seed)
     assert "abandoned" in {e["outcome"] for e in c.ratings}
     assert c.counts["refunded_results"] > 0
-    assert live_states(c.ratings) == replayed_history(history, modes, ledger)
