@@ -12,7 +12,6 @@ window when one is set). Reading the cache changes nothing in it.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -61,12 +60,9 @@ def cmd_drift(args: argparse.Namespace) -> int:
     else:
         points = _replayed(args)
     if not points:
-        print(
-            "skillstream ratings drift: nothing found: the cache holds no player of"
-            f" {args.drift_mode!r}",
-            file=sys.stderr,
-        )
-        return 1
+        from stream.cli.cache import nothing_found
+
+        return nothing_found("ratings drift", f"the cache holds no player of {args.drift_mode!r}")
     with written("ratings drift", out) as stream:
         for point in points:
             stream.write(orjson.dumps(point.to_json(), option=orjson.OPT_APPEND_NEWLINE))
