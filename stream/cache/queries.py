@@ -25,6 +25,7 @@ from stream.ratings import probability
 from stream.ratings.algorithm import AlgorithmConfig
 from stream.ratings.engine import initial_state
 from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.parttime import MIN_SHARE
 from stream.ratings.skill import Skill, SkillLike
 from stream.ratings.teams import TeamStrategy
 
@@ -41,8 +42,20 @@ __all__ = [
 
 # A measure of two teams: probability.team_win_probability or probability.match_quality.
 TeamMeasure = Callable[
-    [AlgorithmConfig, Sequence[SkillLike], Sequence[SkillLike], TeamStrategy, float, float], float
+    [
+        AlgorithmConfig,
+        Sequence[SkillLike],
+        Sequence[SkillLike],
+        TeamStrategy,
+        float,
+        float,
+        tuple[Sequence[float], Sequence[float]] | None,
+    ],
+    float,
 ]
+# Each member's share of the match a matchmaker expects them to play (a backfill joining with
+# 40% of the match left: 0.4), per team; None: everyone plays all of it.
+TeamShares = tuple[Sequence[float], Sequence[float]] | None
 T = TypeVar("T")
 U = TypeVar("U")
 
@@ -196,21 +209,40 @@ class RatingQueries:
         return self._players(mode, (a, b)).then(lambda both: decide(*both))
 
     def team_win_probability(
-        self, mode: str, team_a: Sequence[str], team_b: Sequence[str]
+        self,
+        mode: str,
+        team_a: Sequence[str],
+        team_b: Sequence[str],
+        shares: TeamShares = None,
     ) -> Plan[float]:
         """Probability that ``team_a`` beats ``team_b``, as the mode rates the teams: its team
-        strategy, size edge and decisiveness."""
-        return self._team_plan(mode, team_a, team_b, probability.team_win_probability)
+        strategy, size edge and decisiveness. ``shares``: the share of the match each member
+        is expected to play, per team (a backfill: what is left of it; None: all of it), as
+        part-time play is rated (stream.ratings.parttime)."""
+        return self._team_plan(mode, team_a, team_b, probability.team_win_probability, shares)
 
-    def match_quality(self, mode: str, team_a: Sequence[str], team_b: Sequence[str]) -> Plan[float]:
+    def match_quality(
+        self,
+        mode: str,
+        team_a: Sequence[str],
+        team_b: Sequence[str],
+        shares: TeamShares = None,
+    ) -> Plan[float]:
         """A figure in (0, 1] to sort candidate matches by; higher is more even. As the mode
-        rates the teams: its team strategy, size edge and decisiveness."""
-        return self._team_plan(mode, team_a, team_b, probability.match_quality)
+        rates the teams: its team strategy, size edge and decisiveness; ``shares`` as for
+        :meth:`team_win_probability` (a backfill into a match under way)."""
+        return self._team_plan(mode, team_a, team_b, probability.match_quality, shares)
 
     def _team_plan(
-        self, mode: str, team_a: Sequence[str], team_b: Sequence[str], measure: TeamMeasure
+        self,
+        mode: str,
+        team_a: Sequence[str],
+        team_b: Sequence[str],
+        measure: TeamMeasure,
+        shares: TeamShares = None,
     ) -> Plan[float]:
         """``measure`` of the two teams with the mode's rules as the workers rate now."""
+        checked = _checked_shares(shares, team_a, team_b)
 
         def decide(rules: ModeConfig, a: list[Skill], b: list[Skill]) -> float:
             population = rules.population
@@ -219,7 +251,9 @@ class RatingQueries:
                 population.size_edge,
                 population.decisiveness,
             )
-            return measure(rules.algorithm, a, b, strategy, edge, decisive)
+            # A mode whose workers ignore the seconds sees every member whole, as they do.
+            shares = checked if rules.part_time else None
+            return measure(rules.algorithm, a, b, strategy, edge, decisive, shares)
 
         return self._teams(mode, team_a, team_b).then(lambda found: decide(*found))
 
@@ -385,3 +419,25 @@ def _unique_ids(player_ids: Iterable[str]) -> list[str]:
 def _check_count(value: int, name: str, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _checked_shares(
+    shares: TeamShares, team_a: Sequence[str], team_b: Sequence[str]
+) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """``shares`` checked against the teams (one per member, each in (0, 1]; ValueError
+    names what is wrong) and floored as the ratings floor them (MIN_SHARE)."""
+    if shares is None:
+        return None
+    if len(shares) != 2:
+        raise ValueError(f"shares: one list per team (2), got {len(shares)}")
+    out: list[tuple[float, ...]] = []
+    for name, team, row in (("team_a", team_a, shares[0]), ("team_b", team_b, shares[1])):
+        if len(row) != len(team):
+            raise ValueError(f"shares of {name}: one per member ({len(team)}), got {len(row)}")
+        for value in row:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"shares of {name}: {value!r} is not a number")
+            if not 0.0 < value <= 1.0:
+                raise ValueError(f"shares of {name}: {value!r} is not within (0, 1]")
+        out.append(tuple(max(float(v), MIN_SHARE) for v in row))
+    return out[0], out[1]

@@ -60,6 +60,7 @@ from stream.ratings.algorithm import ALGORITHMS
 from stream.ratings.carryover import StartConfig
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.modeconfig import ModeConfig, QuitPolicy
+from stream.ratings.performance import PerformanceConfig
 from stream.ratings.population import PopulationConfig
 from stream.ratings.ranges import ConfigError, Range, check_ranges
 from stream.ratings.rank_points import RankPointsConfig
@@ -283,6 +284,8 @@ def _build_mode(
             "seasons",
             "population",
             "start",
+            "part_time",
+            "performance",
         }
         | algorithms,
         source,
@@ -330,10 +333,29 @@ def _build_mode(
                 f"{source}: [{path}.start] from_mode is required: the mode newcomers start from"
             )
         start = _build(StartConfig, given_start, source, f"{path}.start")
-    mode = ModeConfig(
-        name, algorithm, teams, rank_points, experience, quits, seasons, population, start
-    )
+    part_time, performance = _stats_inputs(table, algo_name, source, path)
+    mode = ModeConfig(name, algorithm, teams, rank_points, experience, quits, seasons, population)
+    mode = dataclasses.replace(mode, start=start, part_time=part_time, performance=performance)
     return mode, pending
+
+
+def _stats_inputs(
+    table: Mapping[str, Any], algorithm: str, source: str, path: str
+) -> tuple[bool, PerformanceConfig]:
+    """What the mode reads from a match's stats beyond its algorithm: ``part_time`` (the
+    seconds, stream.ratings.parttime) and ``[performance]`` (the scores, opt-in)."""
+    part_time = table.get("part_time", True)
+    if not isinstance(part_time, bool):
+        raise ModesError(f"{source}: [{path}] part_time must be true or false, got {part_time!r}")
+    performance = _build(
+        PerformanceConfig, table.get("performance", {}), source, f"{path}.performance"
+    )
+    if performance.active and algorithm == "zonestats":
+        raise ModesError(
+            f"{source}: [{path}.performance] zonestats rates from the stats already: "
+            "individual performance applies to glicko2, glicko1 and elo"
+        )
+    return part_time, performance
 
 
 def _seasons(value: object, source: str, path: str) -> SeasonsConfig | None:

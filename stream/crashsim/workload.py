@@ -9,7 +9,10 @@ apart in event time: idle hours close learning windows and move event time in le
 
 Each wave goes out in a style drawn for it: every start then every finish, each match's start
 and finish together, finishes first, all shuffled, or finishes only (no match-started at all);
-some events twice; some on a partition other than their match's (forwarded home).
+some events twice; some on a partition other than their match's (forwarded home). Half the
+squad matches say how long each player played, some of them part of it (part-time play:
+stream.ratings.parttime), drawn from the match's id so that the schedules drawn before these
+stats were added draw the same waves.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from stream.config.modes import Modes
 from stream.history import HistoryMatch
 from stream.offline.replayer import Replayer, in_play_order
 from stream.pipeline.partitioning import partition_for
-from stream.ratings.skill import PlayerState
+from stream.ratings.skill import PlayerState, PlayerStats
 
 __all__ = ["Publication", "Workload", "draw_workload"]
 
@@ -120,7 +123,7 @@ def draw_workload(
                     finished,
                     teams,
                     tuple(ranks),
-                    None,
+                    _played(match_id, teams) if mode == "squad" else None,
                     frozenset(),
                     None if style == "finishes-only" else at,
                 )
@@ -172,13 +175,17 @@ def _publications(
                 "teams": teams,
             }
             starts.append(Publication(started_topic, where(match.match_id), orjson.dumps(start)))
-        finish = {
+        finish: dict[str, object] = {
             "match_id": match.match_id,
             "mode": match.mode,
             "finished_at": _stamp(match.at),
             "teams": teams,
             "ranks": list(match.ranks),
         }
+        if match.stats is not None:
+            finish["stats"] = {
+                p: {"score": s.score, "seconds": s.seconds} for p, s in match.stats.items()
+            }
         finishes.append(Publication(finished_topic, where(match.match_id), orjson.dumps(finish)))
     if style == "together":
         events = [e for pair in zip(starts, finishes, strict=True) for e in pair]
@@ -191,6 +198,20 @@ def _publications(
         events = starts + finishes
     twice = [e for e in events if rng.random() < duplicates]
     return events + twice
+
+
+def _played(match_id: str, teams: tuple[tuple[str, ...], ...]) -> dict[str, PlayerStats] | None:
+    """Half the squad matches' stats: 600 seconds each, a third of the players only part of
+    them (from their own generator, seeded with the match's id: the schedule's draws stay as
+    they were)."""
+    rng = random.Random(match_id)
+    if rng.random() < 0.5:
+        return None
+    return {
+        pid: PlayerStats(10.0, 600.0 if rng.random() < 0.67 else float(rng.randint(30, 540)))
+        for team in teams
+        for pid in team
+    }
 
 
 def _stamp(at: float) -> int:

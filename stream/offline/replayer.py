@@ -20,6 +20,7 @@ from stream.ratings.engine import (
     PlayerUpdate,
     duel_states,
     initial_state,
+    match_shares,
     rate_match,
     rate_player,
 )
@@ -197,6 +198,7 @@ class Replayer:
                 # Without quitters, rate_match rated the match from these states.
                 rated_here=not match.quitters,
                 held=held,
+                played=match_shares(rules, match),
             )
         # Written back only after everyone is rated: each player meets the others' old states.
         for pid, update in updates.items():

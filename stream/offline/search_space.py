@@ -139,9 +139,11 @@ def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:
         "algorithm": algorithm.name,
         algorithm.name: _fields(algorithm),
         "teams": _plain(config.teams),
+        "part_time": config.part_time,
         "rank_points": _fields(config.rank_points),
         "pending": {**_fields(pending), "quit_policy": _plain(config.quits)},
         "experience": _fields(config.experience),
+        "performance": _fields(config.performance),
         "population": {
             # An empty hold is the default: not written.
             k: v

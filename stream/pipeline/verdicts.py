@@ -26,7 +26,7 @@ from stream.pipeline.learnedpopulation import Populations
 from stream.pipeline.matchentry import tuples
 from stream.pipeline.partitioning import partition_for
 from stream.protocol import Cancel, MatchEntry, PlayerCommand, PopulationRecord, Rate, RatedPlayer
-from stream.ratings.engine import MatchView
+from stream.ratings.engine import MatchView, match_shares
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.population import Population
 from stream.ratings.population.evidence import match_evidence, newcomers_of, rate_settled
@@ -287,6 +287,7 @@ class Verdicts:
             updates,
             entry.lines,
             as_played=as_played,
+            played=match_shares(rules, match),
         )
         return found.encode()
 

@@ -85,8 +85,10 @@ def rate(config: EloConfig, skill: SkillLike, results: Sequence[Result]) -> Skil
     for result in results:
         # A weighted result moves the rating along its slope: weight * (s - E), E of the
         # weighted gap (the gradient step of the logistic likelihood, as Elo itself is).
+        # A part-time player's result moves them by their share of it (1: exactly).
         w = result.weight
-        total += w * (result.score - fermi(w * (result.rating - skill.rating), config.temperature))
+        expected = fermi(w * (result.rating - skill.rating), config.temperature)
+        total += w * result.share * (result.score - expected)
     change = config.max_gain * total / len(results)
     return Skill(skill.rating + change, 0.0, None)
 

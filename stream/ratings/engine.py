@@ -14,6 +14,7 @@ soft reset (:func:`season_entered`), in the same places.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -28,6 +29,8 @@ from stream.ratings.drift import STEP, drift_move, drifted, slopes_between
 from stream.ratings.experience import shifted
 from stream.ratings.fastinit import fast_init
 from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.parttime import Shares, played_shares
+from stream.ratings.performance import performance_shift
 from stream.ratings.population import Population
 from stream.ratings.rank_points import next_rank_points
 from stream.ratings.seasons import soft_reset
@@ -84,12 +87,26 @@ class PlayerUpdate:
     # as met, one step along the log drift (``own`` and ``opponents[0]`` themselves when
     # neither moves), which the population's evidence reads. None: not computed.
     moved: tuple[SkillLike, Rated] | None = field(default=None, repr=False, compare=False)
+    # Rating points the player moved within their side for their share of its score
+    # (stream.ratings.performance; 0: none), already in ``state``.
+    performance: float = field(default=0.0, repr=False, compare=False)
+    # The share of the result the player took (part-time play: stream.ratings.parttime; 1:
+    # a whole match, or a forced loss, taken whole).
+    played: float = field(default=1.0, repr=False, compare=False)
 
     @property
     def expected_score(self) -> float:
         expected = self.algorithm.expected_score
         own = self.own
         return sum(expected(own, o) for o in self.opponents) / len(self.opponents)
+
+
+def match_shares(mode: ModeConfig, match: MatchLike) -> Shares | None:
+    """Each participant's share of ``match`` (stream.ratings.parttime), or None when nobody
+    played part of it or the mode does not rate part-time play (``part_time = false``)."""
+    if not mode.part_time:
+        return None
+    return played_shares(match.teams, match.stats)
 
 
 def initial_state(mode: ModeConfig) -> PlayerState:
@@ -178,10 +195,30 @@ def rate_player(
             snapshots,
             forced_score,
         )
-    new_skill, score, opponents, upset, slopes = _rate_many(
+    new_skill, score, opponents, upset, slopes, taken = _rate_many(
         mode, player_id, stored, state, own, match, snapshots, forced_score, own_offset
     )
-    return _finish(mode, state, at, own, new_skill, score, opponents, upset, slopes)
+    shift = 0.0
+    if mode.performance.active and forced_score is None and mode.pairwise is not None:
+        new_skill, shift = _performed(mode, match, player_id, new_skill)
+    return _finish(
+        mode, state, at, own, new_skill, score, opponents, upset, slopes, None, shift, taken
+    )
+
+
+def _performed(
+    mode: ModeConfig, match: MatchLike, player_id: str, skill: SkillLike
+) -> tuple[SkillLike, float]:
+    """``skill`` moved within the player's side for their share of its score
+    (stream.ratings.performance), inside the rating bounds, and the points it moved."""
+    teams = match.teams
+    side = teams[_team_of(teams, player_id)]
+    shift = performance_shift(mode.performance, side, match.stats, player_id)
+    if shift == 0.0 or not math.isfinite(shift):
+        return skill, 0.0
+    low, high = mode.rating_bounds
+    rating = min(max(skill.rating + shift, low), high)
+    return Skill(rating, skill.deviation, skill.volatility), rating - skill.rating
 
 
 def _one_on_one(
@@ -328,9 +365,11 @@ def _finish(
     upset: float,
     slopes: tuple[float, float] = (0.0, 0.0),
     moved: tuple[SkillLike, Rated] | None = None,
+    performance: float = 0.0,
+    played: float = 1.0,
 ) -> PlayerUpdate:
     """The new state after a rated match (:func:`_new_state`) as the player's update;
-    ``moved``: :attr:`PlayerUpdate.moved`."""
+    ``moved``, ``performance`` and ``played``: those of :class:`PlayerUpdate`."""
     new_state = _new_state(
         mode,
         state,
@@ -342,7 +381,9 @@ def _finish(
         upset,
         *slopes,
     )
-    return PlayerUpdate(new_state, score, mode.algorithm, own, opponents, moved)
+    return PlayerUpdate(
+        new_state, score, mode.algorithm, own, opponents, moved, performance, played
+    )
 
 
 def _new_state(
@@ -406,9 +447,9 @@ def _rate_many(
     snapshots: Mapping[str, PlayerState],
     forced_score: float | None,
     own_offset: float = 0.0,
-) -> tuple[SkillLike, float, tuple[Rated, ...], float, tuple[float, float]]:
+) -> tuple[SkillLike, float, tuple[Rated, ...], float, tuple[float, float], float]:
     """Teams and free-for-all: (new skill, score, opponents for the expected score, upset,
-    drift slopes).
+    drift slopes, the share of the result the player took: part-time play).
 
     ``state`` is the player's stored state (only compared by identity with the snapshots),
     ``entered`` the same as it enters the match's season; ``own`` their skill at the match.
@@ -435,14 +476,22 @@ def _rate_many(
         whole, opponents, upset = _rate_whole_match(
             whole_match, player_id, own, team_index, match, team_skills, forced_score
         )
-        return whole, score, opponents, upset, _NO_SLOPES
+        return whole, score, opponents, upset, _NO_SLOPES, 1.0
     rule = mode.team_rule
     edge = mode.population.size_edge
-    results = tuple(pairwise_results(rule, own, team_index, team_skills, scores, edge))
+    shares = match_shares(mode, match)
+    own_share = taken = 1.0
+    if shares is not None:
+        own_share = shares[team_index][teams[team_index].index(player_id)]
+        # A forced loss (a quitter's) is taken whole: leaving early never makes it cheaper.
+        taken = own_share if forced_score is None else 1.0
+    results = tuple(
+        pairwise_results(rule, own, team_index, team_skills, scores, edge, shares, own_share, taken)
+    )
     upset = sum(r.rating for r in results) / len(results) - own.rating
     drift = mode.drift
     if drift is None:
-        return pairwise.rate(own, results), score, results, upset, _NO_SLOPES
+        return pairwise.rate(own, results), score, results, upset, _NO_SLOPES, taken
     largest = mode.initial.deviation
     moved_own = drifted(entered, own, largest)
     moved_teams = [
@@ -454,9 +503,11 @@ def _rate_many(
         ]
         for team, skills in zip(teams, team_skills, strict=True)
     ]
-    moved = pairwise_results(rule, moved_own, team_index, moved_teams, scores, edge)
+    moved = pairwise_results(
+        rule, moved_own, team_index, moved_teams, scores, edge, shares, own_share, taken
+    )
     new_skill, twin = drift.rate_twin(own, results, moved_own, moved)
-    return new_skill, score, results, upset, slopes_between(new_skill, twin)
+    return new_skill, score, results, upset, slopes_between(new_skill, twin), taken
 
 
 _NO_SLOPES = (0.0, 0.0)

@@ -12,7 +12,11 @@ A change is explained in the order the engine applies it (stream.ratings.engine)
    rating points one unit of surprise was worth at the player's and the opponents'
    uncertainties;
 5. ``bound``: ``"low"`` or ``"high"`` when the rating ended on the algorithm's bound (a
-   clamp; only Glicko-2 clamps).
+   clamp; only Glicko-2 clamps);
+6. ``played``: the share of the match the player played when it was part of it (part-time
+   play: stream.ratings.parttime), the share of the result's information they took;
+7. ``performance``: rating points the player moved within their side for their share of its
+   score (stream.ratings.performance), after the step.
 
 For the pairwise algorithms (Glicko-2, Glicko-1, Elo) ``expected`` and ``score`` are the means
 over the results the update weighed, each weighted by its slope (the algorithm's
@@ -65,6 +69,8 @@ class Explanation:
     offset: float | None = None
     bound: str | None = None
     correction: str | None = None
+    played: float | None = None
+    performance: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The compact form carried by rating-changed as ``why`` (absent terms left out)."""
@@ -79,6 +85,10 @@ class Explanation:
             out["bound"] = self.bound
         if self.correction is not None:
             out["correction"] = self.correction
+        if self.played is not None:
+            out["played"] = self.played
+        if self.performance is not None:
+            out["performance"] = self.performance
         return out
 
     @classmethod
@@ -101,6 +111,9 @@ class Explanation:
         if correction is not None and (not isinstance(correction, str) or len(correction) > 500):
             raise ValueError("'why.correction' must be a reason of at most 500 characters")
         score, expected = _score(value, "score"), _score(value, "expected")
+        played = _optional(value.get("played"), "played")
+        if played is not None and not 0.0 < played <= 1.0:
+            raise ValueError(f"'why.played' must be within 0..1, got {played!r}")
         return cls(
             score=score,
             expected=expected,
@@ -110,6 +123,8 @@ class Explanation:
             offset=_optional(value.get("offset"), "offset"),
             bound=bound,
             correction=correction,
+            played=played,
+            performance=_optional(value.get("performance"), "performance"),
         )
 
 
@@ -132,17 +147,22 @@ def explain(
     inactive = own.deviation if own.deviation > entered.deviation else None
     experience = mode.experience
     offset = experience.offset(entered.games) if experience.active else None
-    after = update.state.rating
+    # The move within the side came after the step: the step explains the rest.
+    performance = update.performance or None
+    after = update.state.rating - update.performance
     score, expected = update.score, update.expected_score
     pairwise = mode.pairwise
     step: float | None = None
+    played: float | None = None
     if pairwise is not None and update.opponents:
-        # The results as the update weighed them: each by its slope, so the change is the
-        # step times this surprise whatever the results' scores and weights.
+        # The results as the update weighed them: each by its slope (and the share of it the
+        # player took), so the change is the step times this surprise whatever the results'
+        # scores, weights and shares.
         weight = weighted_score = weighted_expected = 0.0
         for result in update.opponents:
             assert isinstance(result, Result)  # a pairwise update's opponents are its results
             e, slope = pairwise.update_terms(own, result)
+            slope *= result.share
             weight += slope
             weighted_score += slope * result.score
             weighted_expected += slope * e
@@ -150,9 +170,21 @@ def explain(
         surprise = score - expected
         if abs(surprise) > _NO_SURPRISE:
             step = (after - own.rating) / surprise
+        played = update.played if update.played < 1.0 else None
     low, high = mode.rating_bounds
-    bound = "low" if after == low else "high" if after == high else None
-    return Explanation(score, expected, step, reset, inactive, offset, bound)
+    final = update.state.rating
+    bound = "low" if final == low else "high" if final == high else None
+    return Explanation(
+        score,
+        expected,
+        step,
+        reset,
+        inactive,
+        offset,
+        bound,
+        played=played,
+        performance=performance,
+    )
 
 
 def describe(
@@ -193,6 +225,11 @@ def describe(
             f"With few games played, they are taken to play {abs(why.offset):.0f} points "
             f"{side} their rating, so results against them are expected accordingly."
         )
+    if why.played is not None:
+        lines.append(
+            f"They played {why.played:.0%} of the match, so it counted for {why.played:.0%} "
+            f"of a whole one, and each side was as strong as the time its players were in it."
+        )
     lines.append(
         f"They were expected to score {why.expected:.2f} (1 = win, 0.5 = draw, 0 = loss) "
         f"and scored {why.score:.2f}."
@@ -205,6 +242,12 @@ def describe(
             f"At their and their opponents' uncertainty, each unit of surprise was worth "
             f"{why.step:.0f} points: {surprise:+.2f} x {why.step:.0f} = "
             f"{surprise * why.step:+.1f}."
+        )
+    if why.performance is not None:
+        better = "above" if why.performance > 0 else "below"
+        lines.append(
+            f"Their score per minute was {better} their side's: {why.performance:+.1f} points "
+            f"within the side (its players' moves for their scores add up to zero)."
         )
     if why.bound is not None:
         lines.append(f"The rating stopped at the {why.bound}est rating the mode allows.")

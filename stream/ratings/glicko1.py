@@ -196,8 +196,10 @@ def rate(config: Glicko1Config, skill: SkillLike, results: Sequence[Result]) -> 
         w = result.weight
         g_j = w * g(w * result.deviation)
         e_j = _expected(skill.rating, result.rating, g_j)
-        inv_d_sq += g_j * g_j * e_j * (1.0 - e_j)
-        score_sum += g_j * (result.score - e_j)
+        # A part-time player's share of the result's information and pull (1: exactly).
+        gs = g_j * result.share
+        inv_d_sq += gs * g_j * e_j * (1.0 - e_j)
+        score_sum += gs * (result.score - e_j)
     # Kept as 1/d^2 so a near-certain blowout (E_j(1 - E_j) underflowing) cannot divide by 0.
     inv_d_sq *= Q * Q
     precision = 1.0 / rd_sq + inv_d_sq

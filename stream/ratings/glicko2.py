@@ -125,12 +125,15 @@ def rate(config: Glicko2Config, skill: SkillLike, results: Sequence[Result]) -> 
     for result in results:
         # A weighted result (a share of a team's) is a comparison whose logit is weight times
         # the rating gap: its slope is weight * g(weight * phi_j). Weight 1 is Glickman's.
+        # A part-time player's result carries their share of its information and pull
+        # (share 1 multiplies exactly: a whole match is Glickman's, bit for bit).
         w = result.weight
         phi_j = w * result.deviation / SCALE
         g = w / sqrt(1.0 + _INV_PI_SQ_3 * phi_j * phi_j)
         e = 1.0 / (1.0 + exp(-g * (mu - (result.rating - CENTER) / SCALE)))
-        inv_v += g * g * e * (1.0 - e)
-        delta_scale += g * (result.score - e)
+        gs = g * result.share
+        inv_v += gs * g * e * (1.0 - e)
+        delta_scale += gs * (result.score - e)
     if inv_v < _MIN_INFORMATION:  # noqa: PLR1730 (a comparison is cheaper than max() here)
         # Results so lopsided that every expected score rounds to 0 or 1 (a composite-team
         # shift can push an opponent past the bounds): their variance is all but infinite.
@@ -214,8 +217,9 @@ def _information(mu: float, results: Sequence[Result]) -> tuple[float, float]:
         phi_j = w * result.deviation / SCALE
         g = w / sqrt(1.0 + _INV_PI_SQ_3 * phi_j * phi_j)
         e = 1.0 / (1.0 + exp(-g * (mu - (result.rating - CENTER) / SCALE)))
-        inv_v += g * g * e * (1.0 - e)
-        delta_scale += g * (result.score - e)
+        gs = g * result.share
+        inv_v += gs * g * e * (1.0 - e)
+        delta_scale += gs * (result.score - e)
     if inv_v < _MIN_INFORMATION:  # noqa: PLR1730 (as in rate)
         inv_v = _MIN_INFORMATION
     return inv_v, delta_scale

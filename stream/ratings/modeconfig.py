@@ -17,6 +17,7 @@ from stream.ratings.algorithm import AlgorithmConfig, DriftRate, MatchAlgorithm,
 from stream.ratings.carryover import StartConfig
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import Glicko2Config
+from stream.ratings.performance import PerformanceConfig
 from stream.ratings.population import ROSTER_PERSISTENCE, PopulationConfig
 from stream.ratings.rank_points import RankPointsConfig
 from stream.ratings.seasons import SeasonsConfig
@@ -49,6 +50,12 @@ class ModeConfig:
     # None: a newcomer starts as new. Otherwise the mode whose rating they start from, less
     # certain (stream/ratings/carryover.py).
     start: StartConfig | None = None
+    # Whether a match's stats (each player's seconds) rate part-time play
+    # (stream.ratings.parttime); false: every player is rated as if they played it all.
+    part_time: bool = True
+    # A member's share of their side's score moving them within the side (opt-in: points 0 is
+    # off; stream.ratings.performance).
+    performance: PerformanceConfig = field(default_factory=PerformanceConfig)
     # Derived once: the team strategy that rates a team match (``auto`` resolved by the
     # population's persistence: rosters as composite_opponent, reshuffled teams as shared).
     team_rule: TeamStrategy = field(init=False, repr=False, compare=False)

@@ -40,11 +40,13 @@ def team_win_probability(
     strategy: TeamStrategy = TeamStrategy.COMPOSITE_OPPONENT,
     size_edge: float = 0.0,
     decisiveness: float = 1.0,
+    shares: tuple[Sequence[float], Sequence[float]] | None = None,
 ) -> float:
     """Probability that team ``a`` beats team ``b`` under the team ``strategy`` (resolved, not
     ``auto``) with ``size_edge`` rating points for twice as many players and the mode's
-    ``decisiveness`` applied."""
-    a, b = team_pair(strategy, team_a, team_b, size_edge)
+    ``decisiveness`` applied; ``shares``: both teams' members' shares of the match (part-time
+    play: stream.ratings.parttime; None: everyone plays all of it)."""
+    a, b = team_pair(strategy, team_a, team_b, size_edge, shares)
     return sharpened(algorithm.expected_score(a, b), decisiveness)
 
 
@@ -55,15 +57,17 @@ def match_quality(
     strategy: TeamStrategy = TeamStrategy.COMPOSITE_OPPONENT,
     size_edge: float = 0.0,
     decisiveness: float = 1.0,
+    shares: tuple[Sequence[float], Sequence[float]] | None = None,
 ) -> float:
     """A figure in (0, 1] a matchmaker can sort candidate matches by; higher is better.
 
     TrueSkill's quality expressed with this algorithm's logistic scale: how likely a draw is,
     relative to two perfectly known equal teams. Evenly matched, well-known teams score near 1;
     a rating gap (the size advantage included, counted ``decisiveness`` times) or uncertainty
-    about either side lowers it.
+    about either side lowers it. ``shares``: as for :func:`team_win_probability` (a backfill
+    joining a match under way plays only what is left of it).
     """
-    a, b = team_pair(strategy, team_a, team_b, size_edge)
+    a, b = team_pair(strategy, team_a, team_b, size_edge, shares)
     # Per-player performance spread of a logistic curve with this temperature.
     beta_sq = (algorithm.logistic_scale * math.pi) ** 2 / 6.0
     total = 2.0 * beta_sq + a.deviation**2 + b.deviation**2

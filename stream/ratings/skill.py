@@ -34,13 +34,17 @@ class Result:
     ``score`` is 1.0 for a win, 0.5 for a draw and 0.0 for a loss. ``weight`` is the player's
     share of the result: the logit of the comparison is ``weight * (mine - rating)``, so a
     member of a team that shares the result (``shared``) carries only part of it; 1 is a
-    player alone, as in every published formula.
+    player alone, as in every published formula. ``share`` is the part of the result's
+    information the player takes: their share of the match when they played part of it
+    (stream.ratings.parttime); the update's pull and its information are both multiplied by
+    it, as if the player had played that fraction of a game. 1 is a whole match.
     """
 
     rating: float
     deviation: float
     score: float
     weight: float = 1.0
+    share: float = 1.0
 
 
 @fast_init

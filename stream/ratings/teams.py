@@ -28,6 +28,14 @@ a third of it for 5 against 4. Every strategy adds it to the gap it rates and pr
 
 Free-for-all is N teams with ranks: the player gets one result per opposing team (lower rank
 wins, equal ranks draw), all inside one rating period.
+
+Part-time play (stream.ratings.parttime): with each member's share of the match, a side is
+its members' ratings averaged by time played (deviations likewise), its size for the size edge
+is the sum of its shares (a side missing a player for half the match is weaker by
+``size_edge * log2(n / (n - 0.5))``), and every result of a part-time player carries their
+share of its information (``Result.share``). ``shared`` keeps each member's part of the
+logit at ``scale / n`` (the line-up's counts): the player's share scales what they take from
+the result, not how the result is predicted. Without shares nothing here changes, bit for bit.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import math
 from collections.abc import Sequence
 from enum import StrEnum
 
+from stream.ratings.parttime import Shares
 from stream.ratings.skill import Result, Skill, SkillLike
 
 
@@ -47,8 +56,11 @@ class TeamStrategy(StrEnum):
     AUTO = "auto"
 
 
-def composite(members: Sequence[SkillLike]) -> SkillLike:
-    """The virtual player of a team: mean rating, mean deviation and mean volatility."""
+def composite(members: Sequence[SkillLike], shares: Sequence[float] | None = None) -> SkillLike:
+    """The virtual player of a team: mean rating, mean deviation and mean volatility; with
+    ``shares`` (part-time play) the means are weighted by each member's share."""
+    if shares is not None:
+        return _weighted(members, shares)
     if len(members) == 1:
         return members[0]
     n = len(members)
@@ -69,7 +81,7 @@ def score_against(my_rank: int, their_rank: int) -> float:
     return 0.5
 
 
-def size_advantage(size_edge: float, mine: int, theirs: int) -> float:
+def size_advantage(size_edge: float, mine: float, theirs: float) -> float:
     """Rating points a side of ``mine`` players gains over an equal side of ``theirs``."""
     if mine == theirs or size_edge == 0.0:
         return 0.0
@@ -91,13 +103,23 @@ def results_for(
     teams: Sequence[Sequence[SkillLike]],
     scores: Sequence[float],
     size_edge: float = 0.0,
+    shares: Shares | None = None,
+    own_share: float = 1.0,
+    taken: float | None = None,
 ) -> list[Result]:
     """The results that rate ``own`` (a member of ``teams[team_index]``).
 
     ``teams`` holds every participant's skill at match start, ``own`` itself for the player;
     ``scores[u]`` is the player's score against team ``u`` (ignored for the player's own team).
-    ``strategy`` is never ``auto``: the caller resolves it first.
+    ``strategy`` is never ``auto``: the caller resolves it first. ``shares``: each
+    participant's share of the match (None: everyone played all of it), ``own_share`` the
+    player's own and ``taken`` the share of the result they take (None: ``own_share``; a
+    forced loss is taken whole) (:func:`part_time_results`).
     """
+    if shares is not None:
+        return part_time_results(
+            strategy, own, own_share, team_index, teams, shares, scores, size_edge, taken
+        )
     results: list[Result] = []
     mine = teams[team_index]
     n = len(mine)
@@ -174,6 +196,7 @@ def team_pair(
     team_a: Sequence[SkillLike],
     team_b: Sequence[SkillLike],
     size_edge: float = 0.0,
+    shares: tuple[Sequence[float], Sequence[float]] | None = None,
 ) -> tuple[SkillLike, SkillLike]:
     """Two virtual players whose 1v1 is the match between the teams as ``strategy`` sees it:
     what win probabilities and match quality are computed from.
@@ -181,8 +204,10 @@ def team_pair(
     The composite strategies: each team's composite player, team ``a`` moved by its size
     advantage. ``shared``: the gap between the mean ratings (with the advantage) and each team's
     deviation of the mean, both times :func:`team_scale`; only the gap counts, so team ``b``
-    sits at 0.
+    sits at 0. ``shares``: both teams' members' shares of the match (part-time play).
     """
+    if shares is not None:
+        return _part_time_pair(strategy, team_a, team_b, size_edge, *shares)
     advantage = size_advantage(size_edge, len(team_a), len(team_b))
     if strategy is TeamStrategy.SHARED and (len(team_a) > 1 or len(team_b) > 1):
         scale = team_scale(len(team_a), len(team_b))
@@ -195,3 +220,124 @@ def team_pair(
     if advantage != 0.0:
         a_skill = Skill(a_skill.rating + advantage, a_skill.deviation, a_skill.volatility)
     return a_skill, composite(team_b)
+
+
+def _weighted(members: Sequence[SkillLike], shares: Sequence[float]) -> Skill:
+    """:func:`composite` with each member weighted by their share of the match."""
+    total = sum(shares)
+    vols = [(m.volatility, w) for m, w in zip(members, shares, strict=True) if m.volatility]
+    vol_total = sum(w for _, w in vols)
+    return Skill(
+        sum(m.rating * w for m, w in zip(members, shares, strict=True)) / total,
+        sum(m.deviation * w for m, w in zip(members, shares, strict=True)) / total,
+        sum(v * w for v, w in vols) / vol_total if vols else None,
+    )
+
+
+def part_time_results(
+    strategy: TeamStrategy,
+    own: SkillLike,
+    own_share: float,
+    team_index: int,
+    teams: Sequence[Sequence[SkillLike]],
+    shares: Shares,
+    scores: Sequence[float],
+    size_edge: float,
+    taken: float | None = None,
+) -> list[Result]:
+    """:func:`results_for` with part-time play: the opposing sides at their members' ratings
+    averaged by share, the size edge between the sides' summed shares, and every result
+    carrying ``taken`` of its information (None: ``own_share``, the player's weight in their
+    own side; ``individual``: times the opponent's share)."""
+    take = own_share if taken is None else taken
+    if strategy is TeamStrategy.SHARED:
+        return _shared_part_time(own, own_share, take, team_index, teams, shares, scores, size_edge)
+    mine = sum(shares[team_index])
+    shift = 0.0
+    if strategy is TeamStrategy.COMPOSITE_TEAM:
+        shift = own.rating - _weighted(teams[team_index], shares[team_index]).rating
+    elif strategy not in (TeamStrategy.COMPOSITE_OPPONENT, TeamStrategy.INDIVIDUAL):
+        raise ValueError(f"the team strategy {strategy.value!r} is resolved before rating")
+    results: list[Result] = []
+    for u, team in enumerate(teams):
+        if u == team_index:
+            continue
+        edge = size_advantage(size_edge, mine, sum(shares[u]))
+        if strategy is TeamStrategy.INDIVIDUAL:
+            results.extend(
+                Result(m.rating - edge, m.deviation, scores[u], 1.0, take * w)
+                for m, w in zip(team, shares[u], strict=True)
+            )
+            continue
+        opp = _weighted(team, shares[u])
+        results.append(Result(opp.rating + shift - edge, opp.deviation, scores[u], 1.0, take))
+    return results
+
+
+def _shared_part_time(
+    own: SkillLike,
+    own_share: float,
+    take: float,
+    team_index: int,
+    teams: Sequence[Sequence[SkillLike]],
+    shares: Shares,
+    scores: Sequence[float],
+    size_edge: float,
+) -> list[Result]:
+    """``shared`` with part-time play: the team logit is ``scale * (M_mine - M_theirs +
+    advantage)`` with ``M`` the means weighted by share and the advantage at the summed shares;
+    the player meets one opponent per opposing team with the whole-match weight ``scale / n``
+    (``n`` the line-up's count), rated so that the result's logit is the team logit, and takes
+    ``take`` of the result (module docstring); ``own_share`` is their weight in their side."""
+    mine = teams[team_index]
+    mine_shares = shares[team_index]
+    n = len(mine)
+    total = sum(mine_shares)
+    # The side's share-weighted sum less the player's own part, and its variance likewise.
+    mates_sum = sum(m.rating * w for m, w in zip(mine, mine_shares, strict=True))
+    mates_sum -= own.rating * own_share
+    mates_var = max(_spread(mine, mine_shares) ** 2 - (own.deviation * own_share) ** 2, 0.0)
+    results: list[Result] = []
+    for u, team in enumerate(teams):
+        if u == team_index:
+            continue
+        their_shares = shares[u]
+        k = len(team)
+        their_total = sum(their_shares)
+        edge = size_advantage(size_edge, total, their_total)
+        theirs = sum(m.rating * w for m, w in zip(team, their_shares, strict=True)) / their_total
+        their_var = _spread(team, their_shares) ** 2
+        # logit = (scale / n) * (own - rating): rating = own - n * (M_mine - theirs + edge).
+        ratio = n / total
+        rating = own.rating - ratio * (own.rating * own_share + mates_sum) + n * (theirs - edge)
+        spread = math.sqrt(ratio * ratio * mates_var + (n / their_total) ** 2 * their_var)
+        results.append(Result(rating, spread, scores[u], team_scale(n, k) / n, take))
+    return results
+
+
+def _part_time_pair(
+    strategy: TeamStrategy,
+    team_a: Sequence[SkillLike],
+    team_b: Sequence[SkillLike],
+    size_edge: float,
+    shares_a: Sequence[float],
+    shares_b: Sequence[float],
+) -> tuple[SkillLike, SkillLike]:
+    """:func:`team_pair` with part-time play: each side at its share-weighted means, the size
+    edge between the summed shares; ``shared`` scaled by the line-ups' counts."""
+    total_a, total_b = sum(shares_a), sum(shares_b)
+    advantage = size_advantage(size_edge, total_a, total_b)
+    a = _weighted(team_a, shares_a)
+    b = _weighted(team_b, shares_b)
+    if strategy is TeamStrategy.SHARED:
+        scale = team_scale(len(team_a), len(team_b))
+        spread_a = _spread(team_a, shares_a) / total_a
+        spread_b = _spread(team_b, shares_b) / total_b
+        gap = a.rating + advantage - b.rating
+        return Skill(scale * gap, scale * spread_a), Skill(0.0, scale * spread_b)
+    return Skill(a.rating + advantage, a.deviation, a.volatility), b
+
+
+def _spread(members: Sequence[SkillLike], shares: Sequence[float]) -> float:
+    """The deviation of a side's share-weighted sum of ratings."""
+    return math.sqrt(sum((m.deviation * w) ** 2 for m, w in zip(members, shares, strict=True)))

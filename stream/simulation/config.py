@@ -76,6 +76,10 @@ class SimulationConfig:
     # Share of joining players who join the party of the player who joined before them.
     party_rate: float = 0.3
     quit_probability: float = 0.0
+    # Chance that a player of a team match plays only part of it (a late joiner, a backfill,
+    # an early leaver the game does not count as a quitter): a share drawn in 0.2..0.9, their
+    # side weaker for the rest (stream.simulation.outcome).
+    part_time_probability: float = 0.0
     # None: stats for team and FFA matches only (1v1 ratings do not use them).
     stats: bool | None = None
     match_seconds: float = 900.0
@@ -154,6 +158,7 @@ class SimulationConfig:
             "draw_probability",
             "break_probability",
             "quit_probability",
+            "part_time_probability",
             "carry",
             "party_rate",
             "uneven_rate",

@@ -262,13 +262,8 @@ class Simulator:
         rng = self._rng
         skills = self._skills
         performances = {p: performance(skills[p], rng) for team in teams for p in team}
-        mean_size = sum(len(team) for team in teams) / len(teams)
-        team_scores = [
-            team_performance(
-                [performances[p] for p in team], config.carry, config.extra_player_edge, mean_size
-            )
-            for team in teams
-        ]
+        played = self._part_time(teams)
+        team_scores = _team_scores(teams, performances, played, config)
         order = finishing_order(team_scores)
         quitters = [p for team in teams for p in team if rng.random() < config.quit_probability]
         if quitters:
@@ -285,7 +280,9 @@ class Simulator:
         truth = {ids[p]: skills[p] for team in teams for p in team}
         seconds = length_ms / 1000.0
         stats = (
-            self._stats(teams, set(quitters), seconds, performances) if config.with_stats else None
+            self._stats(teams, set(quitters), seconds, performances, played)
+            if config.with_stats
+            else None
         )
         match = SimulatedMatch(
             match_id=match_id,
@@ -307,18 +304,31 @@ class Simulator:
         quitters: set[int],
         duration: float,
         performances: Mapping[int, float],
+        played: Mapping[int, float],
     ) -> Mapping[str, PlayerStats]:
         config = self.config
         rng = self._rng
         stats: dict[str, PlayerStats] = {}
         for team in teams:
             for p in team:
-                seconds = duration * rng.uniform(0.1, 0.9) if p in quitters else duration
+                if p in quitters:
+                    seconds = duration * rng.uniform(0.1, 0.9)
+                else:
+                    seconds = duration * played.get(p, 1.0)
                 rate = _POINTS_PER_MINUTE * 2.0 ** ((performances[p] - config.skill_mean) / 400.0)
                 stats[self._ids[p]] = PlayerStats(
                     round(rate * seconds / 60.0, 1), float(max(1, round(seconds)))
                 )
         return MappingProxyType(stats)
+
+    def _part_time(self, teams: list[list[int]]) -> dict[int, float]:
+        """The players of a team match who play only part of it, with their share (no draw
+        at all without ``part_time_probability``: a seed's history stays what it was)."""
+        chance = self.config.part_time_probability
+        if chance == 0.0 or all(len(team) == 1 for team in teams):
+            return {}
+        rng = self._rng
+        return {p: rng.uniform(0.2, 0.9) for team in teams for p in team if rng.random() < chance}
 
     def _after_match(self, teams: list[list[int]], ranks: list[int], now_ms: int) -> None:
         config = self.config
@@ -350,3 +360,25 @@ class Simulator:
 def simulate(config: SimulationConfig) -> Iterator[SimulatedMatch]:
     """The matches of a fresh :class:`Simulator` run, in time order."""
     return iter(Simulator(config))
+
+
+def _team_scores(
+    teams: list[list[int]],
+    performances: Mapping[int, float],
+    played: Mapping[int, float],
+    config: SimulationConfig,
+) -> list[float]:
+    """Each team's performance (stream.simulation.outcome), part-time players at their share."""
+    carry, edge = config.carry, config.extra_player_edge
+    if not played:
+        mean_size = sum(len(team) for team in teams) / len(teams)
+        return [
+            team_performance([performances[p] for p in team], carry, edge, mean_size)
+            for team in teams
+        ]
+    shares = [[played.get(p, 1.0) for p in team] for team in teams]
+    mean_size = sum(sum(row) for row in shares) / len(teams)
+    return [
+        team_performance([performances[p] for p in team], carry, edge, mean_size, row)
+        for team, row in zip(teams, shares, strict=True)
+    ]

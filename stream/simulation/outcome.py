@@ -7,7 +7,9 @@ single players is Plackett-Luce with weights 10 ** (skill / 400).
 
 A team's performance is the mean of its members' performances, pulled towards the best of them
 by ``carry`` (one strong player carries a team further than the mean says), plus
-``extra_player_edge`` per player above the match's mean team size.
+``extra_player_edge`` per player above the match's mean team size. With part-time play the
+mean is weighted by each member's share of the match and a team's size is the sum of the
+shares: a side missing a player for half the match is half a player smaller.
 """
 
 from __future__ import annotations
@@ -27,14 +29,22 @@ def performance(skill: float, rng: random.Random) -> float:
 
 
 def team_performance(
-    performances: Sequence[float], carry: float, edge_per_player: float, mean_size: float
+    performances: Sequence[float],
+    carry: float,
+    edge_per_player: float,
+    mean_size: float,
+    shares: Sequence[float] | None = None,
 ) -> float:
-    mean = math.fsum(performances) / len(performances)
-    return (
-        mean
-        + carry * (max(performances) - mean)
-        + edge_per_player * (len(performances) - mean_size)
-    )
+    """A team's performance (module docstring). ``shares``: each member's share of the match
+    (part-time play): the mean is weighted by them and the team's size is their sum (then
+    ``mean_size`` is the match's mean of those sums)."""
+    if shares is None:
+        mean = math.fsum(performances) / len(performances)
+        size = float(len(performances))
+    else:
+        size = math.fsum(shares)
+        mean = math.fsum(p * w for p, w in zip(performances, shares, strict=True)) / size
+    return mean + carry * (max(performances) - mean) + edge_per_player * (size - mean_size)
 
 
 def finishing_order(team_performances: Sequence[float]) -> list[int]:

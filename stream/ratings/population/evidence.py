@@ -40,6 +40,7 @@ from stream.ratings.engine import (
 )
 from stream.ratings.experience import shifted
 from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.parttime import Shares
 from stream.ratings.population import (
     SETTLED_GAMES,
     Population,
@@ -159,16 +160,28 @@ def match_evidence(
     lineups: Mapping[str, int],
     *,
     as_played: bool,
+    played: Shares | None = None,
 ) -> Evidence:
     """Everything a match with a result says about its mode's population: every rated
     player's update in ``updates`` (rated with ``rules``, the mode with ``population`` in
     force, from the participants' ``states`` before the match), its teammates' previous
     line-ups (``lineups``: each player's line-up key at their previous team match) and, when
     it was rated ``as_played`` (no quitters, nobody abandoned or timed out first), its
-    predictions and sides at ``at``."""
+    predictions and sides at ``at``, each side at its members' ``played`` shares of the match
+    (stream.ratings.parttime; None: everyone played all of it)."""
     sums = [0] * FIELDS
     add_match_evidence(
-        sums, rules, population, teams, ranks, at, states, updates, lineups, as_played=as_played
+        sums,
+        rules,
+        population,
+        teams,
+        ranks,
+        at,
+        states,
+        updates,
+        lineups,
+        as_played=as_played,
+        played=played,
     )
     return Evidence(tuple(sums))
 
@@ -186,6 +199,7 @@ def add_match_evidence(
     *,
     as_played: bool,
     rated_here: bool = False,
+    played: Shares | None = None,
 ) -> None:
     """:func:`match_evidence` added in place to ``sums`` (:meth:`Evidence.encode`'s order):
     integers, so adding each part where it is made equals adding the match's total (a duel in
@@ -193,7 +207,8 @@ def add_match_evidence(
     too). ``rated_here``: ``updates`` are
     :func:`~stream.ratings.engine.rate_match`'s from these ``states`` (replay), so a duel's
     prediction is read from its first player's update (the skills it was rated from, the same
-    numbers :func:`~stream.ratings.engine.duel_met` computes) instead of computed again."""
+    numbers :func:`~stream.ratings.engine.duel_met` computes) instead of computed again.
+    ``played``: each participant's share of the match (part-time play: team matches only)."""
     duel = len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1
     if as_played and duel:
         # The duel's prediction is its first player's expected score against the other as
@@ -232,7 +247,7 @@ def add_match_evidence(
         prior = population.deviation
         if skills is not None and population.debut_offset is not None and prior is not None:
             shares = _offset_shares(rules, prior, states, teams, skills)
-        found = match_part(rules, population, teams, ranks, skills, lineups, moved, shares)
+        found = match_part(rules, population, teams, ranks, skills, lineups, moved, shares, played)
         for index, units in enumerate(found.encode()):
             sums[index] += units
     for update in updates.values():
@@ -292,22 +307,24 @@ def match_part(
     lineups: Mapping[str, int],
     moved: Sequence[Sequence[SkillLike]] | None = None,
     shares: Sequence[Sequence[float]] | None = None,
+    played: Shares | None = None,
 ) -> Evidence:
     """A match's predictions and sides from the participants' ``skills`` as played
     (:func:`played_skills`; None: not rated as played, no prediction) and its teammates'
     previous line-ups (none for a 1v1), quantised together; with ``moved`` (the skills with the
     log drift one higher: a mode that learns its drift) the drift's evidence too, and with
     ``shares`` (each player's :func:`~stream.ratings.population.offset_sensitivity`: a mode that
-    learns its debut offset) the offset's."""
+    learns its debut offset) the offset's; ``played``: each participant's share of the match
+    (part-time play), which every prediction here sees."""
     stats = PopulationStats()
     if skills is not None:
-        stats = stats + predictions_evidence(rules, population, skills, ranks)
+        stats = stats + predictions_evidence(rules, population, skills, ranks, played)
         if moved is not None:
-            stats = stats + drift_evidence(rules, skills, moved, ranks)
-        if len({len(team) for team in teams}) > 1:
-            stats = stats + size_evidence(rules, skills, ranks)
+            stats = stats + drift_evidence(rules, skills, moved, ranks, played)
+        if played is not None or len({len(team) for team in teams}) > 1:
+            stats = stats + size_evidence(rules, skills, ranks, played)
         if shares is not None and any(any(team) for team in shares):
-            stats = stats + offset_evidence(rules, skills, shares, ranks)
+            stats = stats + offset_evidence(rules, skills, shares, ranks, played)
     if is_team_match(teams):
         stats = stats + lineup_evidence(teams, lineups)
     return quantised(stats)

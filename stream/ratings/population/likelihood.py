@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from stream.ratings.drift import STEP as DRIFT_STEP
 from stream.ratings.experience import shifted
+from stream.ratings.parttime import Shares
 from stream.ratings.population.values import Population
 from stream.ratings.probability import sharpened, team_win_probability
 from stream.ratings.skill import Rated, Result, SkillLike
@@ -124,8 +125,10 @@ def prior_evidence(
     for opponent in opponents:
         assert isinstance(opponent, Result)  # a pairwise update's opponents are its results
         expected, slope = terms(own, opponent)
-        score += (opponent.score - expected) * slope * sensitivity
-        information += expected * (1.0 - expected) * (slope * sensitivity) ** 2
+        # A part-time player's result counts its share, as in the update (1: exactly).
+        share = opponent.share
+        score += (opponent.score - expected) * slope * sensitivity * share
+        information += expected * (1.0 - expected) * (slope * sensitivity) ** 2 * share
     return PopulationStats(score, information, fade)
 
 
@@ -133,20 +136,26 @@ def size_evidence(
     rules: ModeConfig,
     teams: Sequence[Sequence[SkillLike]],
     ranks: Sequence[int],
+    played: Shares | None = None,
 ) -> PopulationStats:
     """What a match between sides of different sizes says about the size edge: every pair of
-    teams of unequal size, predicted as the rules in force predict it."""
+    teams of unequal size, predicted as the rules in force predict it. With ``played`` (each
+    member's share of the match: part-time play) a side's size is the sum of its shares."""
     algorithm = rules.algorithm
     strategy = rules.team_rule
     edge = rules.population.size_edge
+    sizes = [float(len(team)) for team in teams] if played is None else [sum(p) for p in played]
     score = information = 0.0
     for i in range(len(teams)):
         for j in range(i + 1, len(teams)):
-            if len(teams[i]) == len(teams[j]):
+            if sizes[i] == sizes[j]:
                 continue
-            p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge)
+            pair = None if played is None else (played[i], played[j])
+            p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge, shares=pair)
             # The logit is linear in the edge: its slope is the change for one more point.
-            p_more = team_win_probability(algorithm, teams[i], teams[j], strategy, edge + 1.0)
+            p_more = team_win_probability(
+                algorithm, teams[i], teams[j], strategy, edge + 1.0, shares=pair
+            )
             slope = _logit(p_more) - _logit(p)
             score += (score_against(ranks[i], ranks[j]) - p) * slope
             information += p * (1.0 - p) * slope * slope
@@ -193,6 +202,7 @@ def offset_evidence(
     teams: Sequence[Sequence[SkillLike]],
     sensitivities: Sequence[Sequence[float]],
     ranks: Sequence[int],
+    played: Shares | None = None,
 ) -> PopulationStats:
     """What a match's predictions say about the debut offset: every pair of teams as the
     rules in force predict it (``teams``: the skills as played) against the same with every
@@ -202,7 +212,7 @@ def offset_evidence(
         [shifted(skill, share) for skill, share in zip(team, shares, strict=True)]
         for team, shares in zip(teams, sensitivities, strict=True)
     ]
-    score, information = _moved_evidence(rules, teams, moved, ranks, 1.0)
+    score, information = _moved_evidence(rules, teams, moved, ranks, 1.0, played)
     return PopulationStats(offset_score=score, offset_information=information)
 
 
@@ -211,11 +221,12 @@ def drift_evidence(
     teams: Sequence[Sequence[SkillLike]],
     moved: Sequence[Sequence[SkillLike]],
     ranks: Sequence[int],
+    played: Shares | None = None,
 ) -> PopulationStats:
     """What a match's predictions say about the drift: every pair of teams as the rules in force
     predict it (``teams``: the skills as played) against the same from ``moved``, the skills a
     small step along the log drift (stream.ratings.drift.drifted_teams): the logit's slope."""
-    score, information = _moved_evidence(rules, teams, moved, ranks, DRIFT_STEP)
+    score, information = _moved_evidence(rules, teams, moved, ranks, DRIFT_STEP, played)
     return PopulationStats(drift_score=score, drift_information=information)
 
 
@@ -225,10 +236,12 @@ def _moved_evidence(
     moved: Sequence[Sequence[SkillLike]],
     ranks: Sequence[int],
     step: float,
+    played: Shares | None = None,
 ) -> tuple[float, float]:
     """The score and information of a parameter from every pair of teams as the rules in
-    force predict it (``teams``) against the same from ``moved``, the skills with the
-    parameter ``step`` higher: the logit's slope per unit."""
+    force predict it (``teams``, each side at its ``played`` shares: part-time play) against
+    the same from ``moved``, the skills with the parameter ``step`` higher: the logit's slope
+    per unit."""
     algorithm = rules.algorithm
     strategy = rules.team_rule
     edge = rules.population.size_edge
@@ -236,8 +249,11 @@ def _moved_evidence(
     score = information = 0.0
     for i in range(len(teams)):
         for j in range(i + 1, len(teams)):
-            p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge)
-            p_more = team_win_probability(algorithm, moved[i], moved[j], strategy, edge)
+            pair = None if played is None else (played[i], played[j])
+            p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge, shares=pair)
+            p_more = team_win_probability(
+                algorithm, moved[i], moved[j], strategy, edge, shares=pair
+            )
             # As the prediction is made: sharpened by the decisiveness in force.
             slope = decisiveness * (_logit(p_more) - _logit(p)) / step
             p = sharpened(p, decisiveness)
@@ -278,16 +294,19 @@ def predictions_evidence(
     population: Population,
     teams: Sequence[Sequence[SkillLike]],
     ranks: Sequence[int],
+    played: Shares | None = None,
 ) -> PopulationStats:
     """What a match's predictions (every pair of teams, as the rules in force predict them
-    before the decisiveness) say about the decisiveness."""
+    before the decisiveness, each side at its ``played`` shares: part-time play) say about the
+    decisiveness."""
     algorithm = rules.algorithm
     strategy = rules.team_rule
     edge = rules.population.size_edge
     found = EMPTY
     for i in range(len(teams)):
         for j in range(i + 1, len(teams)):
-            p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge)
+            pair = None if played is None else (played[i], played[j])
+            p = team_win_probability(algorithm, teams[i], teams[j], strategy, edge, shares=pair)
             actual = score_against(ranks[i], ranks[j])
             found = found + prediction_evidence(p, actual, population.decisiveness)
     return found

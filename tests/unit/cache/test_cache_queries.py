@@ -6,6 +6,8 @@ plans to a real Valkey.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from stream.cache.codec import encode_fields
@@ -160,6 +162,52 @@ def test_team_plans_see_the_teams_as_the_mode_rates_them() -> None:
     assert quality == probability.match_quality(
         mode.algorithm, [a, b], [c], TeamStrategy.SHARED, size_edge=80.0
     )
+
+
+def test_team_plans_see_a_backfill_at_the_share_of_the_match_left() -> None:
+    # Sides of two; b joins the first with 40% of the match left: the first is weaker.
+    table = {"teams": "shared", "population": {"size_edge": 80.0}, "algorithm": "elo"}
+    modes = parse_modes({"modes": {"casual": {**table, "experience": {"debut_offset": 0.0}}}})
+    queries = RatingQueries(modes, KeyLayout("t"))
+    entries = {p: CachedRating(p, "casual", 1500.0, 0.0, None, 10, 30, 4, 1, "x") for p in "abcd"}
+    replies = [NO_POPULATION, *(hash_reply(entries[p]) for p in "abcd")]
+    mode = modes.get("casual")
+    skills = [entries[p].effective_skill(mode.experience) for p in "abcd"]
+    shares = ([1.0, 0.4], [1.0, 1.0])
+    plan = queries.team_win_probability("casual", ["a", "b"], ["c", "d"], shares)
+    want = probability.team_win_probability(
+        mode.algorithm, skills[:2], skills[2:], TeamStrategy.SHARED, 80.0, shares=shares
+    )
+    assert plan.decode(replies) == want < 0.5
+    whole = queries.match_quality("casual", ["a", "b"], ["c", "d"]).decode(replies)
+    part = queries.match_quality("casual", ["a", "b"], ["c", "d"], shares).decode(replies)
+    assert part < whole
+    # A share below the ratings' floor counts as the floor, as a rating counts it.
+    tiny = queries.team_win_probability("casual", ["a", "b"], ["c", "d"], ([1.0, 1e-9], [1, 1]))
+    floored = queries.team_win_probability("casual", ["a", "b"], ["c", "d"], ([1.0, 0.05], [1, 1]))
+    assert tiny.decode(replies) == floored.decode(replies)
+    # A mode that ignores the seconds sees the backfill whole, as its workers rate it.
+    off_table = {**table, "part_time": False, "experience": {"debut_offset": 0.0}}
+    off = parse_modes({"modes": {"casual": off_table}})
+    plan = RatingQueries(off, KeyLayout("t")).match_quality(
+        "casual", ["a", "b"], ["c", "d"], shares
+    )
+    assert plan.decode(replies) == whole
+
+
+@pytest.mark.parametrize(
+    ("shares", "message"),
+    [
+        (([1.0], [1.0]), "one per member"),
+        (([1.0, 0.0], [1.0]), "not within"),
+        (([1.0, 1.5], [1.0]), "not within"),
+        (([1.0, "x"], [1.0]), "not a number"),
+        (([1.0, 1.0],), "one list per team"),
+    ],
+)
+def test_shares_must_fit_the_teams(shares: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        QUERIES.match_quality("m", ["a", "b"], ["c"], shares)
 
 
 @pytest.mark.parametrize("teams", [([], ["a"]), (["a"], []), ("ab", ["c"])])

@@ -188,6 +188,10 @@ def test_unlisted_modes_can_be_rejected() -> None:
         ({"default": {"glicko2": {"tau": -1.0}}}, "[default.glicko2] tau must be between 0.01"),
         ({"modes": {"x": {"pending": {"quit_policy": "win"}}}}, "quit_policy must be"),
         ({"default": {"unlisted": "maybe"}}, "unlisted must be"),
+        (
+            {"modes": {"x": {"part_time": "no"}}},
+            "m.toml: [modes.x] part_time must be true or false, got 'no'",
+        ),
         ({"modes": {"x": 3}}, "[modes.x] expected a table, got 3"),
         ({"default": {"algorithm": ["elo"]}}, "unknown algorithm ['elo']"),
         (

@@ -16,7 +16,9 @@ from stream.config.modes import Modes, parse_modes
 from stream.history import HistoryMatch
 from stream.offline.replayer import Replayer, in_play_order
 from stream.protocol import POPULATIONS
+from stream.ratings.parttime import played_shares
 from stream.ratings.population.chain import Step
+from stream.ratings.skill import PlayerStats
 from stream.simulation import SimulationConfig, simulate
 
 # Every test with one message per runner call and with batches (tests/conftest.py, batched).
@@ -32,9 +34,10 @@ def learning(**population: Any) -> Modes:
     return parse_modes({"default": {"population": table}}, "test modes")
 
 
-def simulated(seed: int, **config: Any) -> list[HistoryMatch]:
+def simulated(seed: int, *, with_stats: bool = False, **config: Any) -> list[HistoryMatch]:
     """A history with its starts (each match started ``seconds`` before its finish), mode
-    ``m``: broad skills and many newcomers, so the prior has evidence in every window."""
+    ``m``: broad skills and many newcomers, so the prior has evidence in every window;
+    ``with_stats``: the matches keep the simulator's per-player stats."""
     settings: dict[str, Any] = {
         "matches": 700,
         "players": 500,
@@ -50,7 +53,17 @@ def simulated(seed: int, **config: Any) -> list[HistoryMatch]:
     for row, m in enumerate(simulate(SimulationConfig(**settings)), 1):
         start = round(m.at - m.seconds, 3)
         out.append(
-            HistoryMatch(row, m.match_id, m.mode, m.at, m.teams, m.ranks, None, m.quitters, start)
+            HistoryMatch(
+                row,
+                m.match_id,
+                m.mode,
+                m.at,
+                m.teams,
+                m.ranks,
+                m.stats if with_stats else None,
+                m.quitters,
+                start,
+            )
         )
     return out
 
@@ -66,6 +79,10 @@ def send_all(c: Cluster, history: list[HistoryMatch]) -> None:
         finished = {**ids, "finished_at": epoch_ms(m.at), "ranks": list(m.ranks)}
         if m.quitters:
             finished["quitters"] = sorted(m.quitters)
+        if m.stats:
+            finished["stats"] = {
+                p: {"score": s.score, "seconds": s.seconds} for p, s in m.stats.items()
+            }
         events.append((m.started_at, STARTED, started))
         events.append((m.at, FINISHED, finished))
     for _, topic, event in sorted(events, key=lambda e: e[0]):
@@ -232,3 +249,61 @@ def test_a_shuffled_partition_order_still_folds_the_same_chain_everywhere() -> N
     drain_in_order(c, random.Random(5).randrange(100))
     steps = chains(c)
     assert all(s == steps[0] for s in steps)
+
+
+@pytest.mark.parametrize(
+    ("seed", "strategy", "points"),
+    [(0, "composite_opponent", 0.0), (1, "shared", 0.0), (2, "auto", 3.5)],
+)
+def test_part_time_play_rates_and_learns_live_as_in_replay(
+    seed: int, strategy: str, points: float
+) -> None:
+    """Players who played part of a match (their seconds in the stats), quitters among them,
+    and (``points``) individual performance: the size edge is learned from the sides' summed
+    shares and every rating equals replay's; without the stats the same matches rate
+    otherwise (the inputs are used)."""
+    table: dict[str, Any] = {
+        "teams": strategy,
+        "population": {"window_days": WINDOW_DAYS},
+        "performance": {"points": points},
+    }
+    modes = parse_modes({"default": table}, "test modes")
+    history = simulated(
+        30 + seed,
+        with_stats=True,
+        matches=500,
+        players=300,
+        team_size=3,
+        part_time_probability=0.2,
+        quit_probability=0.03,
+    )
+    partial = [m for m in history if played_shares(m.teams, m.stats) is not None]
+    assert len(partial) > len(history) / 2
+    c = run_live(modes, history)
+    moved = [e for e in c.ratings if "performance" in (e.get("why") or {})]
+    assert bool(moved) == (points > 0.0)
+    assert any("played" in (e.get("why") or {}) for e in c.ratings)
+    without = [m._replace(stats=None) for m in history]
+    assert live(c) != replayed_history(without, modes)
+    edges = {step.population.size_edge for step in replayed_steps(modes, history)}
+    assert len(edges) >= 3  # learned from the shares alone: every side has three players
+
+
+def test_duels_with_unequal_seconds_rate_live_as_in_replay_and_as_without_them() -> None:
+    """A duel's seconds are no part-time play (stream.ratings.parttime): its players are rated
+    on the duel's fast paths, live as in replay, as if the stats were not there."""
+    modes = learning()
+    history = simulated(7, matches=400, players=200)
+    rng = random.Random(7)
+    parted = []
+    for m in history:
+        if rng.random() < 0.4:
+            (a,), (b,) = m.teams
+            seconds = float(rng.randint(60, 600))
+            parted.append(
+                m._replace(stats={a: PlayerStats(10.0, 600.0), b: PlayerStats(5.0, seconds)})
+            )
+        else:
+            parted.append(m)
+    c = run_live(modes, parted)
+    assert live(c) == replayed_history(history, modes)

@@ -23,6 +23,7 @@ from stream.ratings.engine import MatchView, rate_match, rate_player
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.glicko2 import SCALE, Glicko2Config, new_volatility
 from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.performance import PerformanceConfig
 from stream.ratings.population import PopulationConfig
 from stream.ratings.ranges import MAX_ABS_RATING, ConfigError, Range
 from stream.ratings.rank_points import RankPointsConfig
@@ -36,6 +37,7 @@ CONFIG_CLASSES: list[type[Any]] = [
     PendingConfig,
     ExperienceConfig,
     PopulationConfig,
+    PerformanceConfig,
 ]
 # Fields whose values are ordered by a rule between fields (min <= ... <= max).
 ORDERED: dict[type[Any], list[tuple[str, ...]]] = {

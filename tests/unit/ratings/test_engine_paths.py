@@ -102,7 +102,8 @@ def general_path(case: Case) -> PlayerUpdate:
     rated = REAL_RATE_MANY(
         mode, case.player_id, state, entered, own, match, case.snapshots, case.forced_score, offset
     )
-    new_skill, score, opponents, upset, slopes = rated
+    new_skill, score, opponents, upset, slopes, taken = rated
+    assert taken == 1.0  # a 1v1 without stats: a whole match
     return engine._finish(mode, entered, match.at, own, new_skill, score, opponents, upset, slopes)
 
 

@@ -170,7 +170,7 @@ def test_init_false_field_is_rejected() -> None:
     ("cls", "args"),
     [
         (Skill, (1500.0, 350.0, 0.06)),
-        (Result, (1500.0, 350.0, 1.0, 0.5)),
+        (Result, (1500.0, 350.0, 1.0, 0.5, 0.25)),
         (PlayerState, (1500.0, 350.0, 0.06, 10, 2, 1.5, -3.0, 40.0)),
     ],
 )

@@ -27,6 +27,7 @@ from stream.ratings.population import (
     lineup_key,
     next_population,
     prediction_evidence,
+    predictions_evidence,
     size_evidence,
     start,
     update_evidence,
@@ -100,6 +101,26 @@ def test_size_evidence_points_the_edge_towards_what_happened(won_by_bigger: bool
     assert found.edge_information > 0.0
     assert (found.edge_score > 0.0) == won_by_bigger
     assert size_evidence(mode, [[even] * 2, [even] * 2], ranks) == EMPTY
+
+
+@pytest.mark.parametrize("won_by_fuller", [True, False])
+def test_size_evidence_sees_a_side_missing_a_player_for_part_of_the_match(
+    won_by_fuller: bool,
+) -> None:
+    # Three a side, one of the second there for 40% of it: evidence as for uneven sides, and
+    # the predictions (the decisiveness's evidence) see the weaker side too.
+    mode = ModeConfig("m", teams=TeamStrategy.SHARED, population=PopulationConfig(size_edge=100.0))
+    even = Skill(1500.0, 80.0, 0.06)
+    ranks = (0, 1) if won_by_fuller else (1, 0)
+    played = ((1.0, 1.0, 1.0), (1.0, 0.4, 1.0))
+    found = size_evidence(mode, [[even] * 3, [even] * 3], ranks, played)
+    assert found.edge_information > 0.0
+    assert (found.edge_score > 0.0) == won_by_fuller
+    population = start(mode)
+    plain = predictions_evidence(mode, population, [[even] * 3, [even] * 3], ranks)
+    part = predictions_evidence(mode, population, [[even] * 3, [even] * 3], ranks, played)
+    assert plain.decisiveness_information == 0.0  # even sides: a coin flip says nothing
+    assert part.decisiveness_information > 0.0
 
 
 def test_the_size_edge_is_learned_to_where_the_bigger_side_wins_as_often_as_predicted() -> None:
