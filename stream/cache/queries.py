@@ -251,8 +251,11 @@ class RatingQueries:
                 population.size_edge,
                 population.decisiveness,
             )
-            # A mode whose workers ignore the seconds sees every member whole, as they do.
-            shares = checked if rules.part_time else None
+            # As the workers rate: a mode that ignores the seconds, a duel or a free-for-all
+            # (no team) and an algorithm that rates from the stats see every member whole.
+            teamed = len(team_a) > 1 or len(team_b) > 1
+            read = rules.part_time and teamed and rules.pairwise is not None
+            shares = checked if read else None
             return measure(rules.algorithm, a, b, strategy, edge, decisive, shares)
 
         return self._teams(mode, team_a, team_b).then(lambda found: decide(*found))

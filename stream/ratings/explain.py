@@ -20,8 +20,9 @@ A change is explained in the order the engine applies it (stream.ratings.engine)
 
 For the pairwise algorithms (Glicko-2, Glicko-1, Elo) ``expected`` and ``score`` are the means
 over the results the update weighed, each weighted by its slope (the algorithm's
-``update_terms``), so ``rating after = rating at the match + step * (score - expected)``
-exactly (up to the bound and float rounding) and ``step`` is never negative: in a duel it is
+``update_terms``) times the share of it the player took, so ``rating after = rating at the
+match + step * (score - expected) + performance`` exactly (up to the bound and float
+rounding) and ``step`` is never negative: in a duel it is
 Glickman's ``phi'^2 g(phi_j)`` in public points, Elo's largest change. ``expected`` is not
 the event's ``expected_score``: that one is the prediction, both uncertainties combined; this
 one is what the update compared the result with, the opponent's uncertainty only. ZoneStats
@@ -246,8 +247,9 @@ def describe(
     if why.performance is not None:
         better = "above" if why.performance > 0 else "below"
         lines.append(
-            f"Their score per minute was {better} their side's: {why.performance:+.1f} points "
-            f"within the side (its players' moves for their scores add up to zero)."
+            f"Their score per minute was {better} their side's typical one: "
+            f"{why.performance:+.1f} points within the side (its players' moves for their "
+            f"scores add up to zero)."
         )
     if why.bound is not None:
         lines.append(f"The rating stopped at the {why.bound}est rating the mode allows.")

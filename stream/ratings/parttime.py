@@ -19,9 +19,11 @@ at least one who played the whole match). When every participant's share is 1 th
 part-time play and :func:`played_shares` says None: the engine then rates it exactly as a match
 without stats, bit for bit (the shared histories carry no stats).
 
-How the shares are used (stream.ratings.teams): a side is as strong as its members' ratings
-averaged by time played, with the mode's size edge at its effective size (the sum of its
-shares), and a player's result carries their share of its information (``Result.share``).
+How the shares are used (stream.ratings.teams): a side's size for the size edge is the sum of
+its shares, and a player's result carries their share of its information (``Result.share``);
+the composite strategies average a side's ratings by share, ``shared`` takes the
+share-weighted means and sums, and ``individual`` meets each opposing player at their own
+rating with the result scaled by that player's share too.
 """
 
 from __future__ import annotations

@@ -6,9 +6,10 @@ points, damage). After a team match each member rated from the result is moved b
     points * (z - mean z of the side's members with stats)
 
 where ``z = log2(their score per second / the side's mean score per second)``, bounded to
-``limit`` doublings either way. The side's members move by amounts that sum to zero (below):
-the side's result (who won) is never changed, only how it is shared out within the side, and a
-player who outscored their teammates twice over gains ``points`` more than one who matched
+``limit`` doublings either way: centred on the side's mean ``z``, a member moves up for a rate
+above the side's typical (geometric mean) one. The side's members move by amounts that sum
+to zero (below): the side's result (who won) is never changed, only how it is shared out
+within the side, and a player who outscored a teammate twice over gains ``points`` more than
 them. Score per second, so a part-time player (stream.ratings.parttime) is compared at their
 own rate; a negative score counts as none. A side of one, a match without stats, or a player
 without them: no move. A forced loss (a quitter's, an abandonment) ignores the stats.

@@ -225,7 +225,9 @@ def team_pair(
 def _weighted(members: Sequence[SkillLike], shares: Sequence[float]) -> Skill:
     """:func:`composite` with each member weighted by their share of the match."""
     total = sum(shares)
-    vols = [(m.volatility, w) for m, w in zip(members, shares, strict=True) if m.volatility]
+    vols = [
+        (m.volatility, w) for m, w in zip(members, shares, strict=True) if m.volatility is not None
+    ]
     vol_total = sum(w for _, w in vols)
     return Skill(
         sum(m.rating * w for m, w in zip(members, shares, strict=True)) / total,

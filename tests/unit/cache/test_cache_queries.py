@@ -193,6 +193,11 @@ def test_team_plans_see_a_backfill_at_the_share_of_the_match_left() -> None:
         "casual", ["a", "b"], ["c", "d"], shares
     )
     assert plan.decode(replies) == whole
+    # Nor is a duel read so: its seconds are no part-time play (stream.ratings.parttime).
+    duel = [NO_POPULATION, hash_reply(entries["a"]), hash_reply(entries["c"])]
+    plain = queries.team_win_probability("casual", ["a"], ["c"]).decode(duel)
+    halved = queries.team_win_probability("casual", ["a"], ["c"], ([0.5], [1.0])).decode(duel)
+    assert halved == plain == 0.5
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,8 @@ from stream.ratings.glicko1 import Glicko1Config
 from stream.ratings.glicko2 import Glicko2Config
 from stream.ratings.modeconfig import ModeConfig
 from stream.ratings.parttime import MIN_SHARE, played_shares
+from stream.ratings.population import prior_evidence, start
+from stream.ratings.population.evidence import NAMES, match_part
 from stream.ratings.probability import match_quality, team_win_probability
 from stream.ratings.skill import PlayerState, PlayerStats, Result, Skill
 from stream.ratings.teams import (
@@ -329,3 +331,57 @@ def test_a_quitter_who_left_early_meets_the_same_opponent_as_a_teammate_in_share
     assert (r_forced.rating, r_forced.deviation) == (r_rated.rating, r_rated.deviation)
     assert r_forced.share == forced.played == 1.0
     assert r_rated.share == as_rated.played == pytest.approx(0.3)
+
+
+def test_explain_weighs_each_result_by_its_slope_and_the_share_taken() -> None:
+    # individual: a, there all match, meets c (whole) and d (a fifth): two results of
+    # different shares; expected is their (slope x share)-weighted mean, computed here.
+    m = mode("individual")
+    view = MatchView(TEAMS, (0, 1), 100.0, stats(a=900, b=900, c=900, d=180))
+    update = rate_match(m, view, STATES)["a"]
+    results = [r for r in update.opponents if isinstance(r, Result)]
+    assert sorted(r.share for r in results) == [pytest.approx(0.2), 1.0]
+    pairwise = m.pairwise
+    assert pairwise is not None
+    terms = [(pairwise.update_terms(update.own, r), r.share) for r in results]
+    weight = sum(slope * share for (_, slope), share in terms)
+    expected = sum(e * slope * share for (e, slope), share in terms) / weight
+    why = explain(m, STATES["a"], update, 100.0)
+    assert why.expected == pytest.approx(expected, rel=1e-12)
+    plain = sum(e * slope for (e, slope), _ in terms) / sum(slope for (_, slope), _ in terms)
+    assert abs(why.expected - plain) > 1e-6  # the shares matter here
+
+
+def test_a_part_time_update_says_its_share_of_what_a_whole_one_says_of_the_prior() -> None:
+    m = parse_modes({"modes": {"m": {"population": {"window_days": 1.0}}}}).get("m")
+    population = start(m)
+    own = Skill(1650.0, 200.0, 0.06)
+    whole = prior_evidence(m, population, 1, own, [Result(1500.0, 120.0, 1.0)])
+    part = prior_evidence(m, population, 1, own, [Result(1500.0, 120.0, 1.0, 1.0, 0.4)])
+    assert whole.prior_information > 0.0
+    assert part.prior_score == pytest.approx(0.4 * whole.prior_score)
+    assert part.prior_information == pytest.approx(0.4 * whole.prior_information)
+
+
+def test_every_prediction_of_the_evidence_sees_the_shares() -> None:
+    # A mode that learns its drift and debut offset: the drift's, the offset's, the size
+    # edge's and the decisiveness's evidence all change with a side missing a player.
+    m = parse_modes({"modes": {"m": {"population": {"window_days": 1.0}}}}).get("m")
+    population = start(m)
+    rules = population.rules(m)
+    skills = [
+        [Skill(1500.0 + 40 * i, 150.0, 0.06) for i in range(3)],
+        [Skill(1480.0 + 30 * i, 90.0, 0.06) for i in range(3)],
+    ]
+    moved = [[Skill(s.rating + 3.0, s.deviation + 2.0, 0.06) for s in team] for team in skills]
+    sensitivities = [[1.0, 0.5, 0.0], [0.2, 0.0, 0.0]]
+    teams = [["a", "b", "c"], ["d", "e", "f"]]
+    lineups: dict[str, int] = {}
+    plain = match_part(rules, population, teams, (0, 1), skills, lineups, moved, sensitivities)
+    played = ((1.0, 1.0, 1.0), (1.0, 0.3, 1.0))
+    part = match_part(
+        rules, population, teams, (0, 1), skills, lineups, moved, sensitivities, played
+    )
+    for name in ("drift_score", "offset_score", "edge_score", "decisiveness_score"):
+        index = NAMES.index(name)
+        assert plain.encode()[index] != part.encode()[index], name

@@ -151,4 +151,4 @@ def test_the_move_is_explained_after_the_step() -> None:
     words = " ".join(
         describe(why, player_id="b", match_id="m", outcome="win", before=None, after=(1.0, 1.0))
     )
-    assert f"below their side's: {why.performance:+.1f} points within the side" in words
+    assert f"below their side's typical one: {why.performance:+.1f} points within" in words
