@@ -4,14 +4,18 @@ in, while the population moves window after window; every partition folds the sa
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 from harness import FINISHED, STARTED, Cluster, drain_in_order, epoch_ms
+from jsonschema import Draft202012Validator
 from replay_1v1 import live_states, replayed_history
 
+import stream
 from stream.config.modes import Modes, parse_modes
 from stream.history import HistoryMatch
 from stream.offline.replayer import Replayer, in_play_order
@@ -283,6 +287,12 @@ def test_part_time_play_rates_and_learns_live_as_in_replay(
     moved = [e for e in c.ratings if "performance" in (e.get("why") or {})]
     assert bool(moved) == (points > 0.0)
     assert any("played" in (e.get("why") or {}) for e in c.ratings)
+    schema = json.loads(
+        (Path(stream.__file__).parent / "schemas/rating-changed.schema.json").read_text()
+    )
+    validator = Draft202012Validator(schema)
+    for event in c.ratings:
+        validator.validate(event)
     without = [m._replace(stats=None) for m in history]
     assert live(c) != replayed_history(without, modes)
     edges = {step.population.size_edge for step in replayed_steps(modes, history)}
