@@ -325,18 +325,22 @@ def _build_mode(
     experience = _build(ExperienceConfig, table.get("experience", {}), source, f"{path}.experience")
     seasons = _seasons(table.get("seasons", {}), source, f"{path}.seasons")
     population = _build(PopulationConfig, table.get("population", {}), source, f"{path}.population")
-    start = None
-    if "start" in table:
-        given_start = _table(table["start"], source, f"[{path}.start]")
-        if "from_mode" not in given_start:
-            raise ModesError(
-                f"{source}: [{path}.start] from_mode is required: the mode newcomers start from"
-            )
-        start = _build(StartConfig, given_start, source, f"{path}.start")
+    start = _start(table, source, path)
     part_time, performance = _stats_inputs(table, algo_name, source, path)
-    mode = ModeConfig(name, algorithm, teams, rank_points, experience, quits, seasons, population)
-    mode = dataclasses.replace(mode, start=start, part_time=part_time, performance=performance)
-    return mode, pending
+    rules = (experience, quits, seasons, population, start, part_time, performance)
+    return ModeConfig(name, algorithm, teams, rank_points, *rules), pending
+
+
+def _start(table: Mapping[str, Any], source: str, path: str) -> StartConfig | None:
+    """The mode newcomers start from (``[start]``), or None."""
+    if "start" not in table:
+        return None
+    given = _table(table["start"], source, f"[{path}.start]")
+    if "from_mode" not in given:
+        raise ModesError(
+            f"{source}: [{path}.start] from_mode is required: the mode newcomers start from"
+        )
+    return _build(StartConfig, given, source, f"{path}.start")
 
 
 def _stats_inputs(

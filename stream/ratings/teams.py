@@ -29,13 +29,15 @@ a third of it for 5 against 4. Every strategy adds it to the gap it rates and pr
 Free-for-all is N teams with ranks: the player gets one result per opposing team (lower rank
 wins, equal ranks draw), all inside one rating period.
 
-Part-time play (stream.ratings.parttime): with each member's share of the match, a side is
-its members' ratings averaged by time played (deviations likewise), its size for the size edge
-is the sum of its shares (a side missing a player for half the match is weaker by
-``size_edge * log2(n / (n - 0.5))``), and every result of a part-time player carries their
-share of its information (``Result.share``). ``shared`` keeps each member's part of the
-logit at ``scale / n`` (the line-up's counts): the player's share scales what they take from
-the result, not how the result is predicted. Without shares nothing here changes, bit for bit.
+Part-time play (stream.ratings.parttime): with each member's share of the match, a side's
+size for the size edge is the sum of its shares (a side missing a player for half the match
+is weaker by ``size_edge * log2(n / (n - 0.5))``), and every result of a part-time player
+carries their share of its information (``Result.share``). The composite strategies average
+a side's ratings and deviations by share; ``individual`` scales each result by the opponent's
+share too; ``shared`` compares the share-weighted means (its spread that of the share-weighted
+sums) and keeps each member's part of the logit at ``scale / n`` (the line-up's counts): the
+player's share scales what they take from the result, not how the result is predicted.
+Without shares nothing here changes, bit for bit.
 """
 
 from __future__ import annotations
@@ -56,11 +58,8 @@ class TeamStrategy(StrEnum):
     AUTO = "auto"
 
 
-def composite(members: Sequence[SkillLike], shares: Sequence[float] | None = None) -> SkillLike:
-    """The virtual player of a team: mean rating, mean deviation and mean volatility; with
-    ``shares`` (part-time play) the means are weighted by each member's share."""
-    if shares is not None:
-        return _weighted(members, shares)
+def composite(members: Sequence[SkillLike]) -> SkillLike:
+    """The virtual player of a team: mean rating, mean deviation and mean volatility."""
     if len(members) == 1:
         return members[0]
     n = len(members)
