@@ -6,8 +6,8 @@ or in ``skillstream replay`` output.
 
 The shapes are also published as JSON Schemas in ``stream/schemas/``; the unit tests run both
 over the same samples so the two cannot drift apart. Rules a JSON Schema cannot state (a player
-on two teams, one rank per team, quitters and stats naming players of the match) are listed in
-each schema's ``$comment``.
+on two teams, one rank per team, quitters, stats and parties naming players of the match, a
+party on one side) are listed in each schema's ``$comment``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from stream.ratings.parties import Parties
 from stream.ratings.skill import PlayerStats
 
 __all__ = [
@@ -98,7 +99,7 @@ DEFAULT_LIMITS = EventLimits()
 # optional field ("quiters") otherwise changes a rating with nothing said (issue 45).
 STARTED_FIELDS = frozenset({"match_id", "mode", "started_at", "teams"})
 FINISHED_FIELDS = frozenset(
-    {"match_id", "mode", "finished_at", "teams", "ranks", "quitters", "stats"}
+    {"match_id", "mode", "finished_at", "teams", "ranks", "quitters", "stats", "parties"}
 )
 # At most this many unknown names are kept per event, each cut to this many characters: what
 # is said of a hostile event stays small.
@@ -125,7 +126,8 @@ class MatchFinished:
     ``ranks`` holds one rank per team (lower is better, equal ranks are a draw). ``teams`` is
     None when the producer relies on the earlier match-started event for the line-up.
     ``stats`` maps player id to score and seconds played (read-only). ``unknown_fields``: the
-    names of fields it carries that skillstream does not read.
+    names of fields it carries that skillstream does not read. ``parties``: the players who
+    queued together, each party within one side (stream.ratings.parties; empty: none named).
     """
 
     match_id: str
@@ -136,6 +138,7 @@ class MatchFinished:
     quitters: frozenset[str]
     stats: Mapping[str, PlayerStats] | None
     unknown_fields: tuple[str, ...] = ()
+    parties: Parties = ()
 
 
 def describe_value(value: object) -> str:
@@ -388,6 +391,44 @@ def _stats(
     return MappingProxyType(stats)
 
 
+def _parties(
+    value: object, teams: tuple[tuple[str, ...], ...] | None, limits: EventLimits
+) -> Parties:
+    """The parties as listed (a party of one kept: it is no party, and harmless). Each player
+    in at most one party; with the line-up, every party within one side (without it, the
+    match side checks that when the start comes: stream/pipeline/matchentry.py)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise EventError(f"parties: expected a list of parties, got {describe_value(value)}")
+    side = {pid: t for t, team in enumerate(teams or ()) for pid in team}
+    seen: dict[str, int] = {}
+    parties: list[tuple[str, ...]] = []
+    for i, party in enumerate(value):
+        if not isinstance(party, list) or not party:
+            raise EventError(
+                f"parties[{i}]: expected a non-empty list of player ids,"
+                f" got {describe_value(party)}"
+            )
+        if len(seen) + len(party) > limits.max_players:
+            raise EventError(f"parties: more than {limits.max_players} players")
+        for p, player in enumerate(party):
+            path = f"parties[{i}][{p}]"
+            player_id = _id(player, path, "player id", limits)
+            if player_id in seen:
+                raise EventError(f"{path}: player {player_id!r} is in two parties")
+            seen[player_id] = i
+            if teams is not None and player_id not in side:
+                raise EventError(f"{path}: player {player_id!r} is not in teams")
+            if teams is not None and side[player_id] != side[party[0]]:
+                raise EventError(
+                    f"{path}: player {player_id!r} is not on the side of {party[0]!r}:"
+                    " a party plays on one side"
+                )
+        parties.append(tuple(party))
+    return tuple(parties)
+
+
 def _players(teams: tuple[tuple[str, ...], ...] | None) -> set[str] | None:
     if teams is None:
         return None
@@ -413,7 +454,7 @@ def parse_match_finished(obj: object, limits: EventLimits = DEFAULT_LIMITS) -> M
     refused.
 
     ``teams`` may be absent or null (the line-up then comes from match-started); ``quitters``
-    and ``stats`` may be absent or null.
+    ``stats`` and ``parties`` may be absent or null.
     """
     event = _object(obj)
     match_id = _id(_required(event, "match_id"), "match_id", "match id", limits)
@@ -425,8 +466,11 @@ def parse_match_finished(obj: object, limits: EventLimits = DEFAULT_LIMITS) -> M
     players = _players(teams)
     quitters = _quitters(event.get("quitters"), players, limits)
     stats = _stats(event.get("stats"), players, limits)
+    parties = _parties(event.get("parties"), teams, limits)
     unknown = _unknown(event, FINISHED_FIELDS)
-    return MatchFinished(match_id, mode, finished_at, teams, ranks, quitters, stats, unknown)
+    return MatchFinished(
+        match_id, mode, finished_at, teams, ranks, quitters, stats, unknown, parties
+    )
 
 
 def _decode(raw: bytes | bytearray | memoryview | str, limits: EventLimits) -> object:

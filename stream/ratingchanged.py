@@ -38,7 +38,7 @@ def rating_changed(
     (stream.ratings.explain), what `skillstream ratings explain` words for a support agent.
     ``mode`` is the mode with the population in force; a mode that learns its population says
     which (``population``: the prior deviation, size edge, persistence, decisiveness, drift
-    period and debut offset)."""
+    period, debut offset and party edge)."""
     event = _change(player_id, mode, match_id, outcome, before, after, version, expected_score)
     _dated(event, mode, at, "why", why.to_json())
     if mode.population.learns:
@@ -59,6 +59,7 @@ def population_of(rules: ModeConfig) -> dict[str, float | None]:
         "decisiveness": population.decisiveness,
         "drift_period": cast(DriftRate, algorithm).drift_period if drifts else None,
         "debut_offset": rules.experience.debut_offset,
+        "party_edge": population.party_edge,
     }
 
 

@@ -25,6 +25,7 @@ from stream.ratings import probability
 from stream.ratings.algorithm import AlgorithmConfig
 from stream.ratings.engine import initial_state
 from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.parties import partied
 from stream.ratings.parttime import MIN_SHARE
 from stream.ratings.skill import Skill, SkillLike
 from stream.ratings.teams import TeamStrategy
@@ -214,12 +215,16 @@ class RatingQueries:
         team_a: Sequence[str],
         team_b: Sequence[str],
         shares: TeamShares = None,
+        parties: Sequence[Sequence[str]] | None = None,
     ) -> Plan[float]:
         """Probability that ``team_a`` beats ``team_b``, as the mode rates the teams: its team
         strategy, size edge and decisiveness. ``shares``: the share of the match each member
         is expected to play, per team (a backfill: what is left of it; None: all of it), as
-        part-time play is rated (stream.ratings.parttime)."""
-        return self._team_plan(mode, team_a, team_b, probability.team_win_probability, shares)
+        part-time play is rated (stream.ratings.parttime). ``parties``: the players who
+        queued together, each party within one team (stream.ratings.parties): each member of
+        a party of two or more plays at the mode's party edge above their rating."""
+        measure = probability.team_win_probability
+        return self._team_plan(mode, team_a, team_b, measure, shares, parties)
 
     def match_quality(
         self,
@@ -227,11 +232,13 @@ class RatingQueries:
         team_a: Sequence[str],
         team_b: Sequence[str],
         shares: TeamShares = None,
+        parties: Sequence[Sequence[str]] | None = None,
     ) -> Plan[float]:
         """A figure in (0, 1] to sort candidate matches by; higher is more even. As the mode
-        rates the teams: its team strategy, size edge and decisiveness; ``shares`` as for
-        :meth:`team_win_probability` (a backfill into a match under way)."""
-        return self._team_plan(mode, team_a, team_b, probability.match_quality, shares)
+        rates the teams: its team strategy, size edge and decisiveness; ``shares`` and
+        ``parties`` as for :meth:`team_win_probability` (a backfill into a match under way;
+        the pre-made groups of a candidate match)."""
+        return self._team_plan(mode, team_a, team_b, probability.match_quality, shares, parties)
 
     def _team_plan(
         self,
@@ -240,11 +247,18 @@ class RatingQueries:
         team_b: Sequence[str],
         measure: TeamMeasure,
         shares: TeamShares = None,
+        parties: Sequence[Sequence[str]] | None = None,
     ) -> Plan[float]:
         """``measure`` of the two teams with the mode's rules as the workers rate now."""
         checked = _checked_shares(shares, team_a, team_b)
+        members = partied(_checked_parties(parties, team_a, team_b))
 
         def decide(rules: ModeConfig, a: list[Skill], b: list[Skill]) -> float:
+            edge = rules.population.party_edge
+            if members and edge != 0.0 and rules.pairwise is not None:
+                # As the workers rate a match that names these parties (engine.match_parties).
+                a = _partied(a, team_a, members, edge)
+                b = _partied(b, team_b, members, edge)
             population = rules.population
             strategy, edge, decisive = (
                 rules.team_rule,
@@ -422,6 +436,44 @@ def _unique_ids(player_ids: Iterable[str]) -> list[str]:
 def _check_count(value: int, name: str, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _checked_parties(
+    parties: Sequence[Sequence[str]] | None, team_a: Sequence[str], team_b: Sequence[str]
+) -> list[list[str]] | None:
+    """``parties`` checked against the teams (each member in one of them, a party within one
+    team, nobody in two parties; ValueError names what is wrong)."""
+    if parties is None:
+        return None
+    if isinstance(parties, str):
+        raise ValueError("parties must be a sequence of parties, each a sequence of player ids")
+    side = {pid: 0 for pid in team_a} | {pid: 1 for pid in team_b}
+    seen: set[str] = set()
+    out: list[list[str]] = []
+    for i, given in enumerate(parties):
+        party = [] if isinstance(given, str) else list(given)
+        if not party or not all(isinstance(pid, str) for pid in party):
+            raise ValueError(f"parties[{i}] must be a non-empty sequence of player ids")
+        for pid in party:
+            if pid not in side:
+                raise ValueError(f"parties[{i}]: {pid!r} is in neither team")
+            if pid in seen:
+                raise ValueError(f"parties[{i}]: {pid!r} is in two parties")
+            if side[pid] != side[party[0]]:
+                raise ValueError(f"parties[{i}]: {pid!r} is not on the team of {party[0]!r}")
+            seen.add(pid)
+        out.append(party)
+    return out
+
+
+def _partied(
+    skills: list[Skill], team: Sequence[str], members: frozenset[str], edge: float
+) -> list[Skill]:
+    """The team's skills with each party member's moved by the party edge."""
+    return [
+        Skill(s.rating + edge, s.deviation, s.volatility) if pid in members else s
+        for pid, s in zip(team, skills, strict=True)
+    ]
 
 
 def _checked_shares(

@@ -94,6 +94,7 @@ _VALUE_TITLES = {
     "decisiveness": "decisiveness (logit factor)",
     "drift_period": "drift period (days)",
     "debut_offset": "debut offset (points)",
+    "party_edge": "party edge (points per partied player)",
 }
 
 
@@ -124,9 +125,11 @@ def population_plot(records: Sequence[Mapping[str, Any]], path: Path, title: str
             if points and record["until"] is not None:
                 # The last values hold to the end of the history.
                 points.append((moment(record["until"]), points[-1][1]))
-    fig, axes = plt.subplots(2, 3, figsize=(16, 9))
+    fig, axes = plt.subplots(2, 4, figsize=(20, 9))
     panels = [ax for row in axes for ax in row]
-    for ax, (key, label) in zip(panels, _VALUE_TITLES.items(), strict=True):
+    for ax in panels[len(_VALUE_TITLES) :]:
+        ax.set_visible(False)  # one panel per learned value: the grid has one more
+    for ax, (key, label) in zip(panels, _VALUE_TITLES.items(), strict=False):
         for mode, points in curves.items():
             if points[0][1][key] is None:
                 continue  # not learned for this mode's algorithm or experience term

@@ -45,6 +45,9 @@ MODEL_OPTIONS = {
     "draw-rate": "draw_probability",
     "quit-rate": "quit_probability",
     "part-time-rate": "part_time_probability",
+    # Not --party-rate: that is the matchmaker's parties (party_rate) since before this knob.
+    "team-party-rate": "party_probability",
+    "party-edge": "party_edge",
     "drift": "drift_sd",
     "newcomer-deficit": "newcomer_deficit",
     "learning-matches": "learning_matches",
@@ -68,6 +71,9 @@ _HELP = {
     "size-range": "each match draws one size for all its teams from this range, e.g. 1-10",
     "uneven-rate": "share of matches where one team has one player more or fewer",
     "part-time-rate": "chance that a player of a team match plays only 20-90%% of it",
+    "team-party-rate": "chance that a side of a team match holds a party that queued together"
+    " (2 to all of its players, written as the event's parties)",
+    "party-edge": "points each member of such a party performs above their skill",
     "skill-sd": "spread of the players' eventual true skills",
     "drift": "true-skill random walk per match played (sd)",
     "newcomer-deficit": "how far below their eventual skill newcomers start",
@@ -93,6 +99,7 @@ _TYPES: dict[str, Any] = {
     "draw-rate": probability,
     "quit-rate": probability,
     "part-time-rate": probability,
+    "team-party-rate": probability,
     "drift": non_negative_float,
     "team-sizes": team_sizes,
     "size-range": size_range,

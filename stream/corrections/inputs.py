@@ -64,9 +64,9 @@ class InputCorrections:
         return self._names.name(player_id)
 
     def renamed(self, value: bytes) -> bytes:
-        """The event's bytes with every erased id in ``teams``, ``quitters`` and ``stats`` read
-        as its pseudonym; the same bytes when it names none (or is not a JSON object: the
-        checks after this refuse it as they would have)."""
+        """The event's bytes with every erased id in ``teams``, ``parties``, ``quitters`` and
+        ``stats`` read as its pseudonym; the same bytes when it names none (or is not a JSON
+        object: the checks after this refuse it as they would have)."""
         if not self._erased:
             return value
         try:
@@ -77,16 +77,17 @@ class InputCorrections:
             return value
         changed = False
         name = self.name
-        teams = event.get("teams")
-        if isinstance(teams, list):
-            new_teams = [
-                [name(p) if isinstance(p, str) else p for p in team]
-                if isinstance(team, list)
-                else team
-                for team in teams
-            ]
-            if new_teams != teams:
-                event["teams"], changed = new_teams, True
+        for field in ("teams", "parties"):
+            groups = event.get(field)
+            if isinstance(groups, list):
+                new_groups = [
+                    [name(p) if isinstance(p, str) else p for p in group]
+                    if isinstance(group, list)
+                    else group
+                    for group in groups
+                ]
+                if new_groups != groups:
+                    event[field], changed = new_groups, True
         quitters = event.get("quitters")
         if isinstance(quitters, list):
             new_quitters = [name(p) if isinstance(p, str) else p for p in quitters]

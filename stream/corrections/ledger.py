@@ -5,8 +5,8 @@ retained inputs use the same ledger, so a correction acts identically in both.
 How each acts on a history (docs/operations.md#correcting-the-past):
 - a voided match is left out before anything is rated, as if it had never been played (it
   neither rates nor supersedes any other match);
-- an erased player's id is read as their pseudonym in every match (teams, stats, quitters), so
-  everything rated is rated as before and nothing names them;
+- an erased player's id is read as their pseudonym in every match (teams, parties, stats,
+  quitters), so everything rated is rated as before and nothing names them;
 - a player change (an adjustment) applies to the player's state just before the first match
   (in the order the history is rated) whose time is at or after its ``effective`` time, or
   after the last match when none is (:func:`interleaved`);
@@ -181,11 +181,14 @@ class Ledger:
         teams = tuple(tuple(name(p) for p in team) for team in match.teams)
         if teams == match.teams:
             return match
-        stats = match.stats
+        stats, parties = match.stats, match.parties
         return match._replace(
             teams=teams,
             stats=None if stats is None else {name(p): s for p, s in stats.items()},
             quitters=frozenset(name(p) for p in match.quitters),
+            parties=None
+            if parties is None
+            else tuple(tuple(name(p) for p in party) for party in parties),
         )
 
 

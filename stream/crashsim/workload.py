@@ -11,8 +11,8 @@ Each wave goes out in a style drawn for it: every start then every finish, each 
 and finish together, finishes first, all shuffled, or finishes only (no match-started at all);
 some events twice; some on a partition other than their match's (forwarded home). Half the
 squad matches say how long each player played, some of them part of it (part-time play:
-stream.ratings.parttime), drawn from the match's id so that the schedules drawn before these
-stats were added draw the same waves.
+stream.ratings.parttime), and half name a party (stream.ratings.parties), each drawn from the
+match's id so that the schedules drawn before these were added draw the same waves.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from stream.config.modes import Modes
 from stream.history import HistoryMatch
 from stream.offline.replayer import Replayer, in_play_order
 from stream.pipeline.partitioning import partition_for
+from stream.ratings.parties import Parties
 from stream.ratings.skill import PlayerState, PlayerStats
 
 __all__ = ["Publication", "Workload", "draw_workload"]
@@ -126,6 +127,7 @@ def draw_workload(
                     _played(match_id, teams) if mode == "squad" else None,
                     frozenset(),
                     None if style == "finishes-only" else at,
+                    _queued(match_id, teams) if mode == "squad" else None,
                 )
             )
         matches.extend(wave_matches)
@@ -186,6 +188,8 @@ def _publications(
             finish["stats"] = {
                 p: {"score": s.score, "seconds": s.seconds} for p, s in match.stats.items()
             }
+        if match.parties is not None:
+            finish["parties"] = [list(party) for party in match.parties]
         finishes.append(Publication(finished_topic, where(match.match_id), orjson.dumps(finish)))
     if style == "together":
         events = [e for pair in zip(starts, finishes, strict=True) for e in pair]
@@ -212,6 +216,17 @@ def _played(match_id: str, teams: tuple[tuple[str, ...], ...]) -> dict[str, Play
         for team in teams
         for pid in team
     }
+
+
+def _queued(match_id: str, teams: tuple[tuple[str, ...], ...]) -> Parties | None:
+    """Half the squad matches' parties: the first side's first two players, and the whole
+    second side in half of those (from their own generator, seeded with the match's id and
+    apart from the stats': the schedule's draws stay as they were)."""
+    rng = random.Random(f"{match_id} parties")
+    if rng.random() < 0.5:
+        return None
+    first, second = teams
+    return (first[:2], second) if rng.random() < 0.5 else (first[:2],)
 
 
 def _stamp(at: float) -> int:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from stream.errors import UserError
+from stream.ratings.parties import Parties
 from stream.ratings.skill import PlayerStats
 
 
@@ -27,7 +28,8 @@ class HistoryMatch(NamedTuple):
     rank per team, lower is better, equal ranks are a draw. ``started_at`` (epoch seconds) is
     known only from a JSON-lines history whose events carry it; with it, ``replay
     --in-play-order`` orders by it and settles overlapping matches as the live pipeline does
-    (:mod:`stream.ratings.settling`).
+    (:mod:`stream.ratings.settling`). ``parties``: the players who queued together, from a
+    JSON-lines history whose events name them (stream.ratings.parties; None: none named).
     """
 
     row: int
@@ -39,6 +41,7 @@ class HistoryMatch(NamedTuple):
     stats: Mapping[str, PlayerStats] | None
     quitters: frozenset[str]
     started_at: float | None = None
+    parties: Parties | None = None
 
 
 # A named tuple because replay builds one per CSV row: the reader makes it with one

@@ -212,6 +212,7 @@ def _jsonl_match(
         event.stats,
         event.quitters,
         started_at,
+        event.parties or None,
     )
 
 
@@ -301,8 +302,7 @@ def _csv_rows(
         i_score = index["score_a"]
         i_mode = index.get("mode")
         max_id = DEFAULT_LIMITS.max_id_length
-        scores = _SCORES
-        empty = _EMPTY
+        scores, empty = _SCORES, _EMPTY
         new_match = new_history_match
         previous = reader.line_num
         count = 0
@@ -351,6 +351,7 @@ def _csv_rows(
                     ranks,
                     None,
                     empty,
+                    None,
                     None,
                 ),
             )

@@ -106,14 +106,22 @@ def export_lines(
         if match_id in finished:
             report.repeated_finishes += 1
             continue
-        finished.add(match_id)
         start = started.get(match_id)
         line = dict(event)
         if line.get("teams") is None:
             if start is None:
+                finished.add(match_id)
                 report.without_line_up += 1
                 continue
             line["teams"] = start["teams"]
+            try:
+                # With the start's line-up, what the match side checks when they meet: ranks,
+                # quitters, stats and parties that do not fit it are dead-lettered live.
+                parse_match_finished(line, limits)
+            except EventError:
+                report.unreadable += 1
+                continue
+        finished.add(match_id)
         if start is not None:
             line["started_at"] = start["started_at"]
         report.matches += 1

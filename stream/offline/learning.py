@@ -21,6 +21,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from stream.ratings.engine import PlayerUpdate
 from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.parties import Parties
 from stream.ratings.parttime import Shares
 from stream.ratings.population import Population, PopulationStats, lineup_key, start
 from stream.ratings.population.chain import LAG, Chain, Step
@@ -126,13 +127,15 @@ class PopulationLearner:
         rated_here: bool = False,
         held: Collection[str] = (),
         played: Shares | None = None,
+        parties: Parties | None = None,
     ) -> None:
         """Add a rated match's evidence (:func:`stream.ratings.population.evidence.match_evidence`:
         its players' ``updates``, rated with ``rules``, the mode with ``population`` in force,
         from ``states``; its predictions when rated ``as_played``; ``rated_here``: the updates
         are rate_match's from ``states``, whose duel skills the prediction reuses) and note the
         rated players' line-ups, but for the ``held`` (refunded: their record stays as it was);
-        ``played``: each participant's share of the match (part-time play)."""
+        ``played``: each participant's share of the match (part-time play); ``parties``: its
+        parties (stream.ratings.parties)."""
         if not self.learns:
             return
         lineups = self._lineups
@@ -149,6 +152,7 @@ class PopulationLearner:
             as_played=as_played,
             rated_here=rated_here,
             played=played,
+            parties=parties,
         )
         if is_team_match(teams):
             for team in teams:

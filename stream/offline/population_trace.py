@@ -21,7 +21,7 @@ from stream.ratings.population import LEARNED_VALUES, Population, PopulationStat
 
 
 def population_values(population: Population) -> dict[str, float | None]:
-    """The six values by the names of rating-changed's population (public units; a Population's
+    """The seven values by the names of rating-changed's population (public units; a Population's
     fields have those names)."""
     return {name: getattr(population, name) for name in LEARNED_VALUES}
 

@@ -20,6 +20,7 @@ from stream.ratings.engine import (
     PlayerUpdate,
     duel_states,
     initial_state,
+    match_parties,
     match_shares,
     rate_match,
     rate_player,
@@ -199,6 +200,7 @@ class Replayer:
                 rated_here=not match.quitters,
                 held=held,
                 played=match_shares(rules, match),
+                parties=match.parties,
             )
         # Written back only after everyone is rated: each player meets the others' old states.
         for pid, update in updates.items():
@@ -304,7 +306,7 @@ class Replayer:
         # One population for the whole match, the one of its start's window.
         population = learner.at(window_start(match.started_at, match.at))
         mode = population.rules(mode)
-        view = MatchView(match.teams, match.ranks, match.at, match.stats)
+        view = MatchView(match.teams, match.ranks, match.at, match.stats, match.parties)
         updates = rate_settled(mode, view, match.quitters, states, fates)
         held = self._held(match, name, updates, fates)
         # Evidence only from a result that settles someone, as a worker counts it (a match
@@ -320,6 +322,9 @@ class Replayer:
                 updates,
                 as_played=False,
                 held=held,
+                # What the worker passes (verdicts.py); unread without a prediction.
+                played=match_shares(mode, match),
+                parties=match.parties,
             )
         for pid, update in updates.items():
             if pid not in held:
@@ -328,11 +333,12 @@ class Replayer:
 
     def predict(self, match: HistoryMatch) -> list[tuple[float, float]]:
         """(probability that team i beats team j, actual score) for every pair of teams, each
-        player at their rating plus their experience offset, as the update sees them."""
+        player at their rating plus their experience offset (and the party edge for a member of
+        a party), as the update sees them."""
         name, mode, table = self.mode_of(match)
         states = self._states(name, mode, table, match)
         rules = self.population_of(match).rules(mode)
-        teams = played_skills(rules, states, match.teams, match.at)
+        teams = played_skills(rules, states, match.teams, match.at, match_parties(rules, match))
         algorithm = rules.algorithm
         strategy = rules.team_rule
         edge = rules.population.size_edge

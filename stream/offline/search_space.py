@@ -145,17 +145,18 @@ def mode_table(config: ModeConfig, pending: PendingConfig) -> Table:
         "experience": _fields(config.experience),
         "performance": _fields(config.performance),
         "population": {
-            # An empty hold is the default: not written.
+            # An empty hold and a party edge of 0 are the defaults: not written.
             k: v
             for k, v in _fields(config.population).items()
-            if k != "hold" or v
+            if k not in ("hold", "party_edge") or v
         },
     }
 
 
 def population_fixed(table: Table, config: ModeConfig, population: Population) -> Table:
     """A copy of a mode's ``table`` (which builds ``config``) starting from ``population``:
-    the size edge, persistence and decisiveness, the algorithm's new player deviation and drift
+    the size edge, persistence, decisiveness and party edge, the algorithm's new player
+    deviation and drift
     period, and the experience term's debut offset (rounded to what a modes file shows: a tenth
     of a point, three decimals). Its
     ``window_days`` stays: a mode that learns goes on learning from these values, a fixed one
@@ -168,6 +169,9 @@ def population_fixed(table: Table, config: ModeConfig, population: Population) -
         "persistence": round(population.persistence, 3),
         "decisiveness": round(population.decisiveness, 3),
     }
+    if population.party_edge != 0.0:
+        # Only a mode whose matches named a party has learned one: the others' tables stay.
+        shown["party_edge"] = round(population.party_edge, 1)
     out["population"] = {
         **out.get("population", {}),
         **{k: v for k, v in shown.items() if k not in held},

@@ -80,6 +80,8 @@ def _learned_lines(result: TuneResult) -> Iterator[str]:
         )
         if population.drift_period is not None:
             parts.append(f"drift period {population.drift_period:.1f} days")
+        if population.party_edge != 0.0:
+            parts.append(f"party edge {population.party_edge:.1f}")
         if population.debut_offset is not None:
             parts.append(f"debut offset {population.debut_offset:.1f}")
         how = "learned by the end of the history" if kept.population.learns else "fixed"

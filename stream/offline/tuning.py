@@ -192,6 +192,8 @@ def population_text(population: Population) -> str:
         parts.append(f"drift period {population.drift_period:.2f} days")
     if population.debut_offset is not None:
         parts.append(f"debut offset {population.debut_offset:.1f}")
+    if population.party_edge != 0.0:
+        parts.append(f"party edge {population.party_edge:.1f}")
     return ", ".join(parts)
 
 

@@ -37,6 +37,7 @@ evidence to the first window not closed, which replay does not: counted, as ever
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections.abc import Callable, Collection, Mapping
 
@@ -63,7 +64,12 @@ def settings_of(mode: ModeConfig) -> str:
     rules, starts again; a learned debut offset's evidence depends on the term's games scale)."""
     c = mode.population
     first = Chain.of(mode).initial
-    settings = f"{c.window_days!r}|{c.size_edge!r}|{c.persistence!r}|{c.decisiveness!r}|{first!r}"
+    shown = repr(first)
+    if first.party_edge == 0.0:
+        # As the key read before parties were learned: the chains stored then go on (-0.0
+        # written in a modes file is the same start).
+        shown = repr(dataclasses.replace(first, party_edge=0.0)).replace(", party_edge=0.0)", ")")
+    settings = f"{c.window_days!r}|{c.size_edge!r}|{c.persistence!r}|{c.decisiveness!r}|{shown}"
     if first.debut_offset is not None:
         settings = f"{settings}|games scale {mode.experience.games_scale!r}"
     if c.hold:

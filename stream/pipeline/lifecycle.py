@@ -131,6 +131,7 @@ def finish(
         ranks=list(event.ranks),
         quitters=sorted(event.quitters),
         stats=None if event.stats is None else dict(event.stats),
+        parties=[list(party) for party in event.parties] or None,
     )
     if entry is None or is_early(entry):
         # No start seen yet: it may still be unread. Wait until event time has passed the

@@ -10,6 +10,7 @@ from enum import Enum
 from stream.config.modes import PendingConfig
 from stream.deadletters import DeadLetter
 from stream.protocol import Finish, MatchEntry, Waiting
+from stream.ratings.parties import Parties
 
 __all__ = [
     "Due",
@@ -137,6 +138,17 @@ def result_problem(teams: list[list[str]], fin: Finish | None) -> str | None:
     for pid in [*fin.quitters, *(fin.stats or {})]:
         if pid not in players:
             return f"player {pid!r} is not in the match's teams"
+    # A finish without its line-up had its parties checked for everything but the sides.
+    side = {pid: t for t, team in enumerate(teams) for pid in team}
+    for party in fin.parties or ():
+        for pid in party:
+            if pid not in side:
+                return f"parties: player {pid!r} is not in the match's teams"
+            if side[pid] != side[party[0]]:
+                return (
+                    f"parties: player {pid!r} is not on the side of {party[0]!r}:"
+                    " a party plays on one side"
+                )
     return None
 
 
@@ -153,6 +165,11 @@ def lineup(teams: list[list[str]] | tuple[tuple[str, ...], ...]) -> list[list[st
 
 def tuples(teams: list[list[str]]) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(team) for team in teams)
+
+
+def parties_of(parties: list[list[str]] | None) -> Parties | None:
+    """A finish's or a rate command's parties as the engine reads them (None: none named)."""
+    return None if parties is None else tuples(parties)
 
 
 class Due(Enum):

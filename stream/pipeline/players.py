@@ -61,6 +61,7 @@ from stream.corrections.ledger import adjusted
 from stream.history.model import play_order
 from stream.pipeline import watermarks
 from stream.pipeline.combiner import new_epoch
+from stream.pipeline.matchentry import parties_of
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.playerpartition import PlayerContext, PlayerPartition
 from stream.protocol import (
@@ -202,7 +203,7 @@ class PlayerProcessor:
             # The learned population the match partition chose for the match.
             mode = self._rules(mode, rate.population)
         teams = tuple(tuple(team) for team in rate.teams)
-        match = MatchView(teams, tuple(rate.ranks), rate.at, rate.stats)
+        match = MatchView(teams, tuple(rate.ranks), rate.at, rate.stats, parties_of(rate.parties))
         snapshots = {pid: s for pid, s in rate.snapshots.items() if s is not None}
         # A learning mode keeps each player's line-up at their last team match (its
         # persistence): replay does the same for every rated player (stream/offline/learning.py).

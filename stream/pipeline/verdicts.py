@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from stream.config.modes import Modes, PendingConfig
 from stream.pipeline.learnedpopulation import Populations
-from stream.pipeline.matchentry import tuples
+from stream.pipeline.matchentry import parties_of, tuples
 from stream.pipeline.partitioning import partition_for
 from stream.protocol import Cancel, MatchEntry, PlayerCommand, PopulationRecord, Rate, RatedPlayer
 from stream.ratings.engine import MatchView, match_shares
@@ -267,7 +267,9 @@ class Verdicts:
         }
         rules = population.rules(mode)
         states = {pid: s for pid, s in entry.snaps.items() if s is not None}
-        match = MatchView(tuples(teams), tuple(fin.ranks), fin.at, fin.stats)
+        match = MatchView(
+            tuples(teams), tuple(fin.ranks), fin.at, fin.stats, parties_of(fin.parties)
+        )
         decided = {pid: f for pid, f in fates.items() if f is not None}
         if not any(f.how is Settled.RESULT for f in decided.values()):
             # Evidence only from a result that settles someone, as replay counts it (a match
@@ -288,6 +290,7 @@ class Verdicts:
             entry.lines,
             as_played=as_played,
             played=match_shares(rules, match),
+            parties=match.parties,
         )
         return found.encode()
 
@@ -363,6 +366,7 @@ class Verdicts:
                     players=items,
                     finished_ms=None if fin is None else fin.ts,
                     population=population,
+                    parties=None if fin is None else fin.parties,
                 ),
             )
         cancels: defaultdict[int, list[str]] = defaultdict(list)

@@ -76,7 +76,14 @@ from stream.ratings.skill import PlayerState, PlayerStats
 # from its group cannot speak for the partition's reader (docs/event-time.md); decoders read
 # version 10's forms as no life and no round. A version 10 worker refuses the longer forms as
 # malformed: upgrade every worker of a group together.
-PROTOCOL_VERSION = 11
+# Version 12 added parties (stream/ratings/parties.py): a match's parties as the 12th ``rate``
+# element, a learning mode's party edge as the population's seventh element and the party
+# edge's evidence as its 14th and 15th integers, each written only when a match names a party
+# (or the edge is not 0), so that a group whose fleets name none writes what version 11 wrote.
+# A version 11 worker ignores the 12th element (it would rate the match without its parties)
+# and refuses the longer population and evidence as malformed: upgrade every worker of a group
+# together before the fleets send parties.
+PROTOCOL_VERSION = 12
 
 
 # --- match side commands -------------------------------------------------------------------------
@@ -304,6 +311,8 @@ class Rate:
     # The mode's learned population in force for the match (None: the mode's configured
     # values): the player partition rates with exactly what the match partition chose.
     population: Population | None = None
+    # The players who queued together (stream.ratings.parties; None: none named).
+    parties: list[list[str]] | None = None
 
 
 @fast_init
@@ -390,6 +399,10 @@ def _same(value: object) -> object:
 
 def _optional_int(data: object, what: str) -> int | None:
     return None if data is None else as_int(data, what)
+
+
+def _optional_teams(data: object, what: str) -> list[list[str]] | None:
+    return None if data is None else decode_teams(data, what)
 
 
 def _state(data: object, what: str) -> PlayerState | None:
@@ -547,6 +560,8 @@ DECLARATIONS = (
             Element(_same, _optional_int, optional=True),
             # Since version 6, for a mode that learns its population only.
             Element(_encode_population, _population, optional=True, omit_none=True),
+            # Since version 12, for a match that names a party only.
+            Element(_same, _optional_teams, optional=True, omit_none=True),
         ),
         open_ended=True,
     ),

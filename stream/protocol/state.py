@@ -21,7 +21,7 @@ from stream.protocol.checks import (
 )
 from stream.ratings.experience import ExperienceConfig
 from stream.ratings.fastinit import fast_init
-from stream.ratings.population import Population
+from stream.ratings.population import Population, PopulationConfig
 from stream.ratings.skill import PlayerState, PlayerStats
 
 # --- player states and table keys -------------------------------------------------------------
@@ -108,12 +108,14 @@ def decode_teams(data: object, what: str) -> list[list[str]]:
 # --- a mode's population ---------------------------------------------------------------------
 
 _MAX_OFFSET = ExperienceConfig.RANGES["debut_offset"].high
+_MAX_PARTY = PopulationConfig.RANGES["party_edge"].high
 
 
 def encode_population(population: Population) -> list[object]:
     """[deviation | None, size_edge, persistence, decisiveness, drift_period | None,
-    debut_offset | None]"""
-    return [
+    debut_offset | None], then party_edge when it is not 0 (what a worker before parties wrote,
+    and reads, for every mode whose matches name no party)."""
+    encoded: list[object] = [
         population.deviation,
         population.size_edge,
         population.persistence,
@@ -121,20 +123,26 @@ def encode_population(population: Population) -> list[object]:
         population.drift_period,
         population.debut_offset,
     ]
+    if population.party_edge != 0.0:
+        encoded.append(population.party_edge)
+    return encoded
 
 
 def decode_population(data: object, what: str) -> Population:
-    """From :func:`encode_population`'s list, the five elements written before the debut
-    offset was learned, or the four before the drift was (what is missing is None: the mode's
-    own)."""
+    """From :func:`encode_population`'s list (seven elements, or six: a party edge of 0), the
+    five elements written before the debut offset was learned, or the four before the drift
+    was (what is missing is None: the mode's own)."""
     items = as_list(data, what)
-    if len(items) not in (4, 5):
-        arity(items, what, 6)
+    if len(items) not in (4, 5, 6):
+        arity(items, what, 7)
     deviation = items[0]
     period = items[4] if len(items) >= 5 else None
-    offset = items[5] if len(items) == 6 else None
+    offset = items[5] if len(items) >= 6 else None
     if offset is not None and not -_MAX_OFFSET <= as_number(offset, what) <= _MAX_OFFSET:
         raise ProtocolError(f"{what}: a debut offset outside the accepted range, got {offset!r}")
+    party = as_number(items[6], what) if len(items) == 7 else 0.0
+    if not -_MAX_PARTY <= party <= _MAX_PARTY:
+        raise ProtocolError(f"{what}: a party edge outside the accepted range, got {party!r}")
     return Population(
         None if deviation is None else as_number(deviation, what),
         as_number(items[1], what),
@@ -142,6 +150,7 @@ def decode_population(data: object, what: str) -> Population:
         as_number(items[3], what),
         None if period is None else as_number(period, what),
         None if offset is None else as_number(offset, what),
+        party,
     )
 
 

@@ -75,6 +75,7 @@ class _FinishFields(TypedDict):
     ranks: list[int]
     quitters: list[str]
     stats: dict[str, tuple[float, float]] | None
+    parties: NotRequired[list[list[str]]]
 
 
 class _WaitingFields(TypedDict):
@@ -209,6 +210,8 @@ class Finish:
     ranks: list[int]
     quitters: list[str]
     stats: dict[str, PlayerStats] | None
+    # The players who queued together (stream.ratings.parties; None: none named).
+    parties: list[list[str]] | None = None
 
 
 @dataclass(slots=True)
@@ -241,9 +244,23 @@ class MatchEntry:
     # A learning mode's players' line-up keys at their previous team match, from the snapshots.
     lines: dict[str, int] = field(default_factory=dict)
     # A learning mode's match settled by its result: its evidence about the mode's population
-    # (stream.ratings.population.evidence.Evidence.encode: 13 integers), kept until this
+    # (stream.ratings.population.evidence.Evidence.encode: 13 or 15 integers), kept until this
     # partition has sent it in a ``closed`` (stream/pipeline/learnedpopulation.py).
     evidence: list[int] | None = None
+
+
+def _encode_finish(fin: Finish) -> dict[str, object]:
+    out: dict[str, object] = {
+        "at": fin.at,
+        "ts": fin.ts,
+        "ranks": fin.ranks,
+        "quitters": fin.quitters,
+        "stats": encode_stats(fin.stats),
+    }
+    # Only when the finish names a party: what a worker before parties wrote otherwise.
+    if fin.parties is not None:
+        out["parties"] = fin.parties
+    return out
 
 
 def encode_match(entry: MatchEntry) -> dict[str, object]:
@@ -253,15 +270,7 @@ def encode_match(entry: MatchEntry) -> dict[str, object]:
         "teams": entry.teams,
         "start": entry.start,
         "snaps": {pid: encode_optional_state(s) for pid, s in entry.snaps.items()},
-        "fin": None
-        if fin is None
-        else {
-            "at": fin.at,
-            "ts": fin.ts,
-            "ranks": fin.ranks,
-            "quitters": fin.quitters,
-            "stats": encode_stats(fin.stats),
-        },
+        "fin": None if fin is None else _encode_finish(fin),
         "wait": None
         if wait is None
         else {"message": encode_message(wait.message), "until": wait.until},
@@ -296,6 +305,7 @@ def decode_match(data: object) -> MatchEntry:
                 None
                 if stats is None
                 else {pid: PlayerStats(score, seconds) for pid, (score, seconds) in stats.items()},
+                fin.get("parties"),
             ),
             wait=None if wait is None else Waiting(decode_message(wait["message"]), wait["until"]),
             abandons=fields["aband"],
@@ -338,14 +348,17 @@ class PopulationRecord:
 
 
 def _encode_stats(stats: PopulationStats) -> list[float]:
-    return [float(getattr(stats, f.name)) for f in fields(PopulationStats)]
+    encoded = [float(getattr(stats, f.name)) for f in fields(PopulationStats)]
+    # The party edge's two sums only when either is not 0: a mode whose matches name no
+    # party writes what a worker before parties wrote (and reads).
+    return encoded if any(encoded[-2:]) else encoded[:-2]
 
 
 def _decode_stats(data: list[float]) -> PopulationStats:
-    # 11 numbers: written before the debut offset was learned; 9: before the drift was (the
-    # sums they lack are 0).
-    if len(data) not in (9, 11, 13):
-        raise ValueError(f"population stats: expected 13 numbers, got {len(data)}")
+    # 13 numbers: written without the party edge's sums (0); 11: before the debut offset was
+    # learned; 9: before the drift was (the sums they lack are 0).
+    if len(data) not in (9, 11, 13, 15):
+        raise ValueError(f"population stats: expected 15 numbers, got {len(data)}")
     a, b, c, d, e, same_pairs, pairs, f, g, *later = data
     return PopulationStats(a, b, c, d, e, int(same_pairs), int(pairs), f, g, *later)
 

@@ -29,6 +29,7 @@ from stream.ratings.drift import STEP, drift_move, drifted, slopes_between
 from stream.ratings.experience import shifted
 from stream.ratings.fastinit import fast_init
 from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.parties import Parties, partied
 from stream.ratings.parttime import Shares, played_shares
 from stream.ratings.performance import performance_shift
 from stream.ratings.population import Population
@@ -54,18 +55,23 @@ class MatchLike(Protocol):
     @property
     def stats(self) -> Mapping[str, PlayerStats] | None: ...
 
+    @property
+    def parties(self) -> Parties | None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class MatchView:
     """What the engine needs to know about a finished match.
 
-    ``ranks`` has one entry per team: lower is better, equal ranks draw.
+    ``ranks`` has one entry per team: lower is better, equal ranks draw. ``parties``: the
+    players who queued together (stream.ratings.parties; None: none named).
     """
 
     teams: tuple[tuple[str, ...], ...]
     ranks: tuple[int, ...]
     at: float
     stats: Mapping[str, PlayerStats] | None = None
+    parties: Parties | None = None
 
 
 @fast_init
@@ -93,6 +99,9 @@ class PlayerUpdate:
     # The share of the result the player took (part-time play: stream.ratings.parttime; 1:
     # a whole match, or a forced loss, taken whole).
     played: float = field(default=1.0, repr=False, compare=False)
+    # A match that named a party, rated with a party edge (stream.ratings.parties): the edge
+    # in rating points and whether the player was in a party (None: no party played).
+    party: tuple[float, bool] | None = field(default=None, repr=False, compare=False)
 
     @property
     def expected_score(self) -> float:
@@ -107,6 +116,15 @@ def match_shares(mode: ModeConfig, match: MatchLike) -> Shares | None:
     if not mode.part_time:
         return None
     return played_shares(match.teams, match.stats)
+
+
+def match_parties(mode: ModeConfig, match: MatchLike) -> frozenset[str]:
+    """The players of ``match`` in a party of at least two (stream.ratings.parties), when the
+    mode rates parties: a pairwise algorithm whose party edge is not 0 (empty otherwise: the
+    match is rated as if no party were named)."""
+    if mode.population.party_edge == 0.0 or mode.pairwise is None:
+        return frozenset()
+    return partied(match.parties)
 
 
 def initial_state(mode: ModeConfig) -> PlayerState:
@@ -201,8 +219,10 @@ def rate_player(
     shift = 0.0
     if mode.performance.active and forced_score is None and mode.pairwise is not None:
         new_skill, shift = _performed(mode, match, player_id, new_skill)
+    members = match_parties(mode, match)
+    party = (mode.population.party_edge, player_id in members) if members else None
     return _finish(
-        mode, state, at, own, new_skill, score, opponents, upset, slopes, None, shift, taken
+        mode, state, at, own, new_skill, score, opponents, upset, slopes, None, shift, taken, party
     )
 
 
@@ -367,9 +387,10 @@ def _finish(
     moved: tuple[SkillLike, Rated] | None = None,
     performance: float = 0.0,
     played: float = 1.0,
+    party: tuple[float, bool] | None = None,
 ) -> PlayerUpdate:
     """The new state after a rated match (:func:`_new_state`) as the player's update;
-    ``moved``, ``performance`` and ``played``: those of :class:`PlayerUpdate`."""
+    ``moved``, ``performance``, ``played`` and ``party``: those of :class:`PlayerUpdate`."""
     new_state = _new_state(
         mode,
         state,
@@ -382,7 +403,7 @@ def _finish(
         *slopes,
     )
     return PlayerUpdate(
-        new_state, score, mode.algorithm, own, opponents, moved, performance, played
+        new_state, score, mode.algorithm, own, opponents, moved, performance, played, party
     )
 
 
@@ -465,10 +486,7 @@ def _rate_many(
     else:
         scores = [forced_score] * len(teams)
     score = (sum(scores) - scores[team_index]) / (len(teams) - 1)
-    team_skills = [
-        [_snapshot(mode, pid, player_id, state, own, snapshots, at, own_offset) for pid in team]
-        for team in teams
-    ]
+    team_skills = _met_teams(mode, player_id, state, own, match, snapshots, own_offset)
     pairwise = mode.pairwise
     if pairwise is None:
         whole_match = mode.whole_match
@@ -513,6 +531,39 @@ def _rate_many(
 _NO_SLOPES = (0.0, 0.0)
 
 
+def _met_teams(
+    mode: ModeConfig,
+    player_id: str,
+    state: PlayerState,
+    own: SkillLike,
+    match: MatchLike,
+    snapshots: Mapping[str, PlayerState],
+    own_offset: float,
+) -> list[list[SkillLike]]:
+    """Every participant's skill as ``player_id`` meets them (:func:`_snapshot`), side by
+    side: each partied player (stream.ratings.parties) plays the party edge above their
+    rating, moved by it relative to the player's own, as the experience offset is."""
+    at, teams = match.at, match.teams
+    members = match_parties(mode, match)
+    if not members:
+        return [
+            [_snapshot(mode, pid, player_id, state, own, snapshots, at, own_offset) for pid in team]
+            for team in teams
+        ]
+    edge = mode.population.party_edge
+    own_offset += edge if player_id in members else 0.0
+    return [
+        [
+            _snapshot(
+                mode, pid, player_id, state, own, snapshots, at, own_offset,
+                edge if pid in members else 0.0,
+            )
+            for pid in team
+        ]
+        for team in teams
+    ]  # fmt: skip
+
+
 def _entered(
     mode: ModeConfig, snapshots: Mapping[str, PlayerState], pid: str, at: float
 ) -> PlayerState | None:
@@ -532,9 +583,11 @@ def _snapshot(
     snapshots: Mapping[str, PlayerState],
     at: float,
     own_offset: float,
+    party: float = 0.0,
 ) -> SkillLike:
     """``pid``'s skill as the player meets it: at match start, with inactivity, and moved by
-    its experience offset minus the player's own (``own`` for the player's own entry)."""
+    its experience offset and its ``party`` offset (stream.ratings.parties) minus the player's
+    own (``own_offset``: both of the player's; ``own`` for the player's own entry)."""
     snap = snapshots.get(pid)
     if snap is None:
         if pid == player_id:
@@ -545,7 +598,9 @@ def _snapshot(
     skill = skill_at(mode.algorithm, season_entered(mode, snap, at), at)
     experience = mode.experience
     if experience.active:
-        return shifted(skill, experience.offset(snap.games) - own_offset)
+        return shifted(skill, experience.offset(snap.games) + party - own_offset)
+    if party != own_offset:
+        return shifted(skill, party - own_offset)
     return skill
 
 

@@ -16,7 +16,9 @@ A change is explained in the order the engine applies it (stream.ratings.engine)
 6. ``played``: the share of the match the player played when it was part of it (part-time
    play: stream.ratings.parttime), the share of the result's information they took;
 7. ``performance``: rating points the player moved within their side for their share of its
-   score (stream.ratings.performance), after the step.
+   score (stream.ratings.performance), after the step;
+8. ``party``: in a match that named a party, the party edge every partied player played at
+   (stream.ratings.parties) and whether the player was one of them (``member``).
 
 For the pairwise algorithms (Glicko-2, Glicko-1, Elo) ``expected`` and ``score`` are the means
 over the results the update weighed, each weighted by its slope (the algorithm's
@@ -72,6 +74,7 @@ class Explanation:
     correction: str | None = None
     played: float | None = None
     performance: float | None = None
+    party: tuple[float, bool] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The compact form carried by rating-changed as ``why`` (absent terms left out)."""
@@ -90,6 +93,8 @@ class Explanation:
             out["played"] = self.played
         if self.performance is not None:
             out["performance"] = self.performance
+        if self.party is not None:
+            out["party"] = {"edge": self.party[0], "member": self.party[1]}
         return out
 
     @classmethod
@@ -126,6 +131,7 @@ class Explanation:
             correction=correction,
             played=played,
             performance=_optional(value.get("performance"), "performance"),
+            party=_party(value.get("party")),
         )
 
 
@@ -185,6 +191,7 @@ def explain(
         bound,
         played=played,
         performance=performance,
+        party=update.party,
     )
 
 
@@ -226,6 +233,14 @@ def describe(
             f"With few games played, they are taken to play {abs(why.offset):.0f} points "
             f"{side} their rating, so results against them are expected accordingly."
         )
+    if why.party is not None:
+        edge, member = why.party
+        who = "they queued in one" if member else "they played alone"
+        where = "above" if edge >= 0 else "below"
+        lines.append(
+            f"Players who queued together in this match were taken to play {abs(edge):.0f} "
+            f"points {where} their ratings (the mode's party edge): {who}."
+        )
     if why.played is not None:
         lines.append(
             f"They played {why.played:.0%} of the match, so it counted for {why.played:.0%} "
@@ -255,6 +270,15 @@ def describe(
         lines.append(f"The rating stopped at the {why.bound}est rating the mode allows.")
     lines.append(f"After it: {after[0]:.0f} (uncertainty {after[1]:.0f}).")
     return lines
+
+
+def _party(value: object) -> tuple[float, bool] | None:
+    """``why.party`` read back: {"edge": points, "member": bool}, or None when absent."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not isinstance(value.get("member"), bool):
+        raise ValueError("'why.party' must be {edge: number, member: true or false}")
+    return _number(value.get("edge"), "party.edge"), bool(value["member"])
 
 
 def _score(value: Mapping[str, Any], name: str) -> float:

@@ -24,6 +24,8 @@ MAX_PLAYERS = 10_000_000
 MAX_MATCHES = 1_000_000_000
 MAX_TEAMS = 64
 MAX_TEAM_SIZE = 256
+# A party's edge beyond this is a typo: 1000 points turn an even match into a 99.7% win.
+MAX_PARTY_EDGE = 1000.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +82,15 @@ class SimulationConfig:
     # an early leaver the game does not count as a quitter): a share drawn in 0.2..0.9, their
     # side weaker for the rest (stream.simulation.outcome).
     part_time_probability: float = 0.0
+    # Chance that a side of at least two players in a team match holds a party that queued
+    # together and coordinates (the event's ``parties``): one party a side at most, its size
+    # drawn uniformly in 2..side, its members at random. Drawn per match, apart from the
+    # matchmaker's parties of ``party_rate`` (from the same generator: turned on, the later
+    # matches' line-ups differ; at 0 nothing is drawn and a seed's history is as before).
+    party_probability: float = 0.0
+    # Rating points each member of such a party performs above their skill in that match: what
+    # coordination adds, and what the rating engine's party edge should learn back.
+    party_edge: float = 100.0
     # None: stats for team and FFA matches only (1v1 ratings do not use them).
     stats: bool | None = None
     match_seconds: float = 900.0
@@ -159,6 +170,7 @@ class SimulationConfig:
             "break_probability",
             "quit_probability",
             "part_time_probability",
+            "party_probability",
             "carry",
             "party_rate",
             "uneven_rate",
@@ -168,6 +180,11 @@ class SimulationConfig:
         for name in ("matches_per_second", "break_days", "match_seconds", "learning_matches"):
             value = getattr(self, name)
             _check(math.isfinite(value) and value > 0, f"{name} must be > 0, got {value}")
+        _check(
+            math.isfinite(self.party_edge) and abs(self.party_edge) <= MAX_PARTY_EDGE,
+            f"party_edge must be between -{MAX_PARTY_EDGE:g} and {MAX_PARTY_EDGE:g},"
+            f" got {self.party_edge}",
+        )
         _check(math.isfinite(self.skill_mean), "skill_mean must be finite")
         _check(
             math.isfinite(self.start) and self.start >= 0,

@@ -17,6 +17,8 @@ docs/simulator.md describes the model and every knob; in short:
 * The outcome comes from the players' performances (stream.simulation.outcome). Neighbours in
   the finishing order tie with ``draw_probability``; a quitter's team finishes behind every
   team without quitters.
+* With ``party_probability`` a side of a team match may hold a party that queued together:
+  its members perform ``party_edge`` above their skill in that match, and the match names it.
 * A match lasts about ``match_seconds``; a player is in one match at a time, and after a match
   starts a break with ``break_probability`` (exponential, mean ``break_days``).
 * Match times (finishes) form a Poisson process of ``matches_per_second`` (game time), in whole
@@ -50,7 +52,9 @@ class SimulatedMatch:
     """One simulated match, shaped like a history match plus the hidden truth.
 
     ``at`` is the finish; the match started ``seconds`` earlier. ``true_skills`` holds each
-    participant's true skill when the match was played.
+    participant's true skill when the match was played (without a party's edge: that belongs
+    to the party, not the player). ``parties`` names the players of one side who queued
+    together (each party sorted, the parties by their first id; empty: nobody partied).
     """
 
     match_id: str
@@ -62,6 +66,7 @@ class SimulatedMatch:
     quitters: frozenset[str]
     true_skills: Mapping[str, float]
     seconds: float = 0.0
+    parties: tuple[tuple[str, ...], ...] = ()
 
 
 class Simulator:
@@ -263,6 +268,13 @@ class Simulator:
         skills = self._skills
         performances = {p: performance(skills[p], rng) for team in teams for p in team}
         played = self._part_time(teams)
+        # Drawn after the performances and part-time shares, so a match draws those the same
+        # with and without parties: only the edge and the draws after the parties differ.
+        parties = self._parties(teams)
+        for party in parties:
+            for p in party:
+                # Noise plus skill plus edge: the same as drawing at skill + edge.
+                performances[p] += config.party_edge
         team_scores = _team_scores(teams, performances, played, config)
         order = finishing_order(team_scores)
         quitters = [p for team in teams for p in team if rng.random() < config.quit_probability]
@@ -294,6 +306,7 @@ class Simulator:
             quitters=frozenset(ids[p] for p in quitters),
             true_skills=MappingProxyType(truth),
             seconds=seconds,
+            parties=tuple(sorted(tuple(sorted(ids[p] for p in party)) for party in parties)),
         )
         self._after_match(teams, ranks, now_ms)
         return match
@@ -329,6 +342,21 @@ class Simulator:
             return {}
         rng = self._rng
         return {p: rng.uniform(0.2, 0.9) for team in teams for p in team if rng.random() < chance}
+
+    def _parties(self, teams: list[list[int]]) -> list[list[int]]:
+        """This match's parties: for each side of at least two players, with
+        ``party_probability``, one of a size drawn uniformly in 2..side and members drawn from
+        the side (no draw at all without ``party_probability``: a seed's history stays what it
+        was)."""
+        chance = self.config.party_probability
+        if chance == 0.0:
+            return []
+        rng = self._rng
+        return [
+            rng.sample(team, rng.randint(2, len(team)))
+            for team in teams
+            if len(team) >= 2 and rng.random() < chance
+        ]
 
     def _after_match(self, teams: list[list[int]], ranks: list[int], now_ms: int) -> None:
         config = self.config

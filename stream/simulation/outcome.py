@@ -10,6 +10,11 @@ by ``carry`` (one strong player carries a team further than the mean says), plus
 ``extra_player_edge`` per player above the match's mean team size. With part-time play the
 mean is weighted by each member's share of the match and a team's size is the sum of the
 shares: a side missing a player for half the match is half a player smaller.
+
+A member of a party that queued together (``party_probability``) performs ``party_edge``
+above their skill in that match: stream.simulation.core adds it to their drawn performance,
+the same as drawing at skill plus edge, so the team's mean (and its best, for ``carry``) sees
+it like any other points, and a side's edge grows with its partied share.
 """
 
 from __future__ import annotations

@@ -26,6 +26,11 @@ def match_finished_event(match: SimulatedMatch) -> dict[str, Any]:
     if match.quitters:
         # Sorted: frozenset order depends on string hashing, which varies per process.
         event["quitters"] = sorted(match.quitters)
+    if match.parties:
+        # Each party sorted, then the parties (disjoint, so by their first id): one spelling
+        # of the same parties, whatever order a caller built them in. Never an empty list:
+        # no party, no field, so a history without parties reads as it always did.
+        event["parties"] = sorted(sorted(party) for party in match.parties)
     if match.stats is not None:
         event["stats"] = {
             player: {"score": s.score, "seconds": s.seconds} for player, s in match.stats.items()
@@ -45,6 +50,7 @@ def write_jsonl(matches: Iterable[SimulatedMatch], file: TextIO) -> int:
 
 def write_csv(matches: Iterable[SimulatedMatch], file: TextIO) -> int:
     """Write 1v1 matches as ``played_at,player_a,player_b,score_a``; returns the rows written.
+    (A 1v1 side has no room for a party, so no column is lost.)
 
     ``file`` should be opened with ``newline=""`` as the csv module asks. Team and FFA matches
     do not fit this format: they raise ValueError (write JSON lines instead).

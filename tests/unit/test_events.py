@@ -523,6 +523,46 @@ FINISHED_SAMPLES = [
         "stats['carol']: player is not in teams",
         schema_gap=True,
     ),
+    Sample(
+        "2v2 parties",
+        finished(teams=[["a", "b"], ["c", "d"]], ranks=[0, 1], parties=[["a", "b"], ["c"]]),
+        None,
+    ),
+    Sample("null parties", finished(parties=None), None),
+    Sample("parties without teams", finished(teams=_DROP, parties=[["x", "y"]]), None),
+    Sample(
+        "parties not a list",
+        finished(parties={"a": 1}),
+        "parties: expected a list of parties, got an object",
+    ),
+    Sample(
+        "empty party",
+        finished(parties=[[]]),
+        "parties[0]: expected a non-empty list of player ids, got a list",
+    ),
+    Sample(
+        "party of a number",
+        finished(parties=[["alice", 7]]),
+        "parties[0][1]: expected a string player id, got 7",
+    ),
+    Sample(
+        "party stranger",
+        finished(parties=[["alice", "carol"]]),
+        "parties[0][1]: player 'carol' is not in teams",
+        schema_gap=True,
+    ),
+    Sample(
+        "party across sides",
+        finished(parties=[["alice", "bob"]]),
+        "parties[0][1]: player 'bob' is not on the side of 'alice': a party plays on one side",
+        schema_gap=True,
+    ),
+    Sample(
+        "player in two parties",
+        finished(teams=[["a", "b", "c"], ["d"]], ranks=[0, 1], parties=[["a", "b"], ["c", "a"]]),
+        "parties[1][1]: player 'a' is in two parties",
+        schema_gap=True,
+    ),
 ]
 
 STARTED_SAMPLES = [
@@ -597,7 +637,8 @@ def test_match_started_code_and_schema_agree(sample: Sample) -> None:
 
 def test_schema_gaps_are_documented_in_the_schemas() -> None:
     finished_comment = SCHEMAS["match-finished"]["$comment"]
-    for rule in ("no player on two teams", "one rank per team", "quitters and stats keys", "256"):
+    rules = ("no player on two teams", "one rank per team", "quitters, stats keys", "256")
+    for rule in (*rules, "on one side", "no player in two parties"):
         assert rule in finished_comment
     assert "no player on two teams" in SCHEMAS["match-started"]["$comment"]
 

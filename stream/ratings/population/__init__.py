@@ -1,6 +1,6 @@
 """A mode's population: the values that are properties of who plays the mode, learned from it.
 
-Six numbers depend on the players and the game rather than on the rating formulas, and no
+Seven numbers depend on the players and the game rather than on the rating formulas, and no
 constant suits every game: how widely a newcomer's true skill may lie from the start (the
 **prior deviation**: narrow on a professional tour, broad on a free-to-play ladder), how much
 stronger a side is with more players (the **size edge**), how often a team's players stay
@@ -11,7 +11,9 @@ softens predictions only), and how fast true skills move with time (the **drift 
 Glicko-2's ``period_days``: esports rosters and metagames change in weeks, tennis careers in
 years), and how much weaker a newcomer plays than the rating they start with (the **debut
 offset** of the experience term, stream.ratings.experience: a tour's newcomers are qualifiers,
-a free-to-play ladder's are as good as anyone). A :class:`Population` holds the values in
+a free-to-play ladder's are as good as anyone), and how much better players who queued
+together play than their ratings say (the **party edge**, stream.ratings.parties: a pre-made
+stack's coordination). A :class:`Population` holds the values in
 force; ``rate_player`` and the predictions take it as an explicit input (``population=``), so a
 mode is rated the same way wherever the same population is given.
 
@@ -39,6 +41,8 @@ How each value is learned (a match's ``s`` is the result, ``E`` what the rules i
 * size edge: Newton steps on the log-likelihood of the results of matches between sides of
   different sizes, each divided by all the information seen so far (it converges to the
   maximum-likelihood edge given the ratings).
+* party edge: as the size edge, from every prediction of a match that names a party (the
+  logit's slope for one more point on each partied player), from :data:`PARTY_PRIOR_INFORMATION`.
 * decisiveness: a Newton step per window on the log-likelihood of every prediction, damped by
   :data:`DECISIVENESS_PRIOR_INFORMATION` (it follows the predictions as the ratings mature).
 * drift period: a Newton step per window on the log-likelihood of every prediction as made
@@ -85,6 +89,7 @@ from stream.ratings.population.likelihood import (
     lineup_key,
     offset_evidence,
     offset_sensitivity,
+    party_evidence,
     prediction_evidence,
     predictions_evidence,
     prior_evidence,
@@ -103,6 +108,7 @@ from stream.ratings.population.step import (
     MAX_OFFSET_STEP,
     MIN_EVIDENCE,
     OFFSET_PRIOR_INFORMATION,
+    PARTY_PRIOR_INFORMATION,
     PERSISTENCE_PRIOR_PAIRS,
     PRIOR_INFORMATION,
     next_population,
@@ -129,6 +135,7 @@ __all__ = [
     "MAX_OFFSET_STEP",
     "MIN_EVIDENCE",
     "OFFSET_PRIOR_INFORMATION",
+    "PARTY_PRIOR_INFORMATION",
     "PERSISTENCE_PRIOR_PAIRS",
     "PRIOR_INFORMATION",
     "ROSTER_PERSISTENCE",
@@ -143,6 +150,7 @@ __all__ = [
     "next_population",
     "offset_evidence",
     "offset_sensitivity",
+    "party_evidence",
     "prediction_evidence",
     "predictions_evidence",
     "prior_evidence",

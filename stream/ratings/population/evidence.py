@@ -40,6 +40,7 @@ from stream.ratings.engine import (
 )
 from stream.ratings.experience import shifted
 from stream.ratings.modeconfig import ModeConfig
+from stream.ratings.parties import Parties, partied, party_offsets
 from stream.ratings.parttime import Shares
 from stream.ratings.population import (
     SETTLED_GAMES,
@@ -49,6 +50,7 @@ from stream.ratings.population import (
     lineup_evidence,
     offset_evidence,
     offset_sensitivity,
+    party_evidence,
     predictions_evidence,
     prior_evidence,
     size_evidence,
@@ -90,8 +92,10 @@ PRIOR = NAMES.index("prior_score")
 DECISIVENESS = NAMES.index("decisiveness_score")
 DRIFT = NAMES.index("drift_score")
 OFFSET = NAMES.index("offset_score")
-# What a worker wrote before the drift (9 sums) and the debut offset (11) were learned.
-_OLDER_LENGTHS = (NAMES.index("drift_score"), NAMES.index("offset_score"))
+PARTY = NAMES.index("party_score")
+# What a worker wrote before the drift (9 sums), the debut offset (11) and the party edge (13)
+# were learned.
+_OLDER_LENGTHS = (DRIFT, OFFSET, PARTY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,13 +124,16 @@ class Evidence:
         return PopulationStats(*values)  # type: ignore[arg-type]  # the counts are ints
 
     def encode(self) -> list[int]:
-        return list(self.sums)
+        """The sums, without the party edge's two when both are 0 (a match, or a mode, that
+        names no party writes what a worker before parties wrote, and reads)."""
+        sums = self.sums
+        return list(sums if sums[PARTY] or sums[PARTY + 1] else sums[:PARTY])
 
     @classmethod
     def decode(cls, data: Sequence[int]) -> Evidence:
-        """From :meth:`encode`'s list (ValueError when it is not 13 integers, the 11 a worker
-        wrote before the debut offset was learned, or the 9 before the drift was: the sums it
-        did not write are 0)."""
+        """From :meth:`encode`'s list (ValueError when it is not 15 integers, the 13 a worker
+        wrote before the party edge was learned, the 11 before the debut offset was, or the 9
+        before the drift was: the sums it did not write are 0)."""
         if len(data) not in (*_OLDER_LENGTHS, FIELDS) or not all(
             isinstance(n, int) and not isinstance(n, bool) for n in data
         ):
@@ -161,6 +168,7 @@ def match_evidence(
     *,
     as_played: bool,
     played: Shares | None = None,
+    parties: Parties | None = None,
 ) -> Evidence:
     """Everything a match with a result says about its mode's population: every rated
     player's update in ``updates`` (rated with ``rules``, the mode with ``population`` in
@@ -168,7 +176,8 @@ def match_evidence(
     line-ups (``lineups``: each player's line-up key at their previous team match) and, when
     it was rated ``as_played`` (no quitters, nobody abandoned or timed out first), its
     predictions and sides at ``at``, each side at its members' ``played`` shares of the match
-    (stream.ratings.parttime; None: everyone played all of it)."""
+    (stream.ratings.parttime; None: everyone played all of it), its ``parties``' members at the
+    party edge in force (stream.ratings.parties)."""
     sums = [0] * FIELDS
     add_match_evidence(
         sums,
@@ -182,6 +191,7 @@ def match_evidence(
         lineups,
         as_played=as_played,
         played=played,
+        parties=parties,
     )
     return Evidence(tuple(sums))
 
@@ -200,6 +210,7 @@ def add_match_evidence(
     as_played: bool,
     rated_here: bool = False,
     played: Shares | None = None,
+    parties: Parties | None = None,
 ) -> None:
     """:func:`match_evidence` added in place to ``sums`` (:meth:`Evidence.encode`'s order):
     integers, so adding each part where it is made equals adding the match's total (a duel in
@@ -208,7 +219,8 @@ def add_match_evidence(
     :func:`~stream.ratings.engine.rate_match`'s from these ``states`` (replay), so a duel's
     prediction is read from its first player's update (the skills it was rated from, the same
     numbers :func:`~stream.ratings.engine.duel_met` computes) instead of computed again.
-    ``played``: each participant's share of the match (part-time play: team matches only)."""
+    ``played``: each participant's share of the match (part-time play: team matches only);
+    ``parties``: the match's parties (stream.ratings.parties)."""
     duel = len(teams) == 2 and len(teams[0]) == 1 and len(teams[1]) == 1
     if as_played and duel:
         # The duel's prediction is its first player's expected score against the other as
@@ -237,7 +249,9 @@ def add_match_evidence(
                     met.rating, met.deviation, actual, steps, offsets,
                 )  # fmt: skip
     elif as_played or is_team_match(teams):
-        skills = played_skills(rules, states, teams, at) if as_played else None
+        # A pairwise mode learns its party edge from the match's parties, at 0 too.
+        members = partied(parties) if rules.pairwise is not None else frozenset()
+        skills = played_skills(rules, states, teams, at, members) if as_played else None
         moved = None
         if skills is not None and rules.tracks_drift:
             moved = drifted_teams(
@@ -247,8 +261,10 @@ def add_match_evidence(
         prior = population.deviation
         if skills is not None and population.debut_offset is not None and prior is not None:
             shares = _offset_shares(rules, prior, states, teams, skills)
-        found = match_part(rules, population, teams, ranks, skills, lineups, moved, shares, played)
-        for index, units in enumerate(found.encode()):
+        found = match_part(
+            rules, population, teams, ranks, skills, lineups, moved, shares, played, members
+        )
+        for index, units in enumerate(found.sums):
             sums[index] += units
     for update in updates.values():
         # Settled players say nothing about the prior: skip them without a call (and
@@ -308,6 +324,7 @@ def match_part(
     moved: Sequence[Sequence[SkillLike]] | None = None,
     shares: Sequence[Sequence[float]] | None = None,
     played: Shares | None = None,
+    members: frozenset[str] = frozenset(),
 ) -> Evidence:
     """A match's predictions and sides from the participants' ``skills`` as played
     (:func:`played_skills`; None: not rated as played, no prediction) and its teammates'
@@ -315,7 +332,8 @@ def match_part(
     log drift one higher: a mode that learns its drift) the drift's evidence too, and with
     ``shares`` (each player's :func:`~stream.ratings.population.offset_sensitivity`: a mode that
     learns its debut offset) the offset's; ``played``: each participant's share of the match
-    (part-time play), which every prediction here sees."""
+    (part-time play), which every prediction here sees; ``members``: the players in a party
+    of at least two (the party edge's evidence, stream.ratings.parties)."""
     stats = PopulationStats()
     if skills is not None:
         stats = stats + predictions_evidence(rules, population, skills, ranks, played)
@@ -325,6 +343,9 @@ def match_part(
             stats = stats + size_evidence(rules, skills, ranks, played)
         if shares is not None and any(any(team) for team in shares):
             stats = stats + offset_evidence(rules, skills, shares, ranks, played)
+        marks = party_offsets(teams, members, 1.0)
+        if marks is not None:
+            stats = stats + party_evidence(rules, skills, marks, ranks, played)
     if is_team_match(teams):
         stats = stats + lineup_evidence(teams, lineups)
     return quantised(stats)
@@ -520,15 +541,20 @@ def is_team_match(teams: Sequence[Sequence[str]]) -> bool:
 
 
 def played_skills(
-    rules: ModeConfig, states: Mapping[str, PlayerState], teams: Sequence[Sequence[str]], at: float
+    rules: ModeConfig,
+    states: Mapping[str, PlayerState],
+    teams: Sequence[Sequence[str]],
+    at: float,
+    members: frozenset[str] = frozenset(),
 ) -> list[list[SkillLike]]:
     """Every participant's skill as the match is played at ``at``: inactivity and the season's
     reset applied, the experience offset added (a player not in ``states``: the mode's initial
-    state). What predictions are made from, offline and live."""
+    state), and the party edge in force for each of ``members`` (the players in a party of at
+    least two: stream.ratings.parties). What predictions are made from, offline and live."""
     algorithm = rules.algorithm
     fresh = initial_state(rules)
     experience = rules.experience
-    return [
+    skills: list[list[SkillLike]] = [
         [
             shifted(
                 skill_at(algorithm, season_entered(rules, state, at), at),
@@ -538,6 +564,16 @@ def played_skills(
         ]
         for team in teams
     ]
+    offsets = party_offsets(teams, members, rules.population.party_edge)
+    if offsets is not None:
+        skills = [
+            [
+                shifted(skill, offset) if offset else skill
+                for skill, offset in zip(side, marks, strict=True)
+            ]
+            for side, marks in zip(skills, offsets, strict=True)
+        ]
+    return skills
 
 
 def newcomers_of(teams: Sequence[Sequence[str]], states: Mapping[str, PlayerState]) -> set[str]:

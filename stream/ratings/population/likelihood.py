@@ -48,8 +48,8 @@ class PopulationStats:
     ``edge_information``: the same for the size edge. ``same_pairs`` / ``pairs``: teammate
     pairs whose previous lineup was the same, and all teammate pairs with a previous lineup.
     ``decisiveness_score`` / ``decisiveness_information``: the decisiveness's gradient and
-    information from every prediction. ``drift_*`` and ``offset_*``: the same for the log drift
-    and the debut offset.
+    information from every prediction. ``drift_*``, ``offset_*`` and ``party_*``: the same for
+    the log drift, the debut offset and the party edge.
     """
 
     prior_score: float = 0.0
@@ -65,6 +65,8 @@ class PopulationStats:
     drift_information: float = 0.0
     offset_score: float = 0.0
     offset_information: float = 0.0
+    party_score: float = 0.0
+    party_information: float = 0.0
 
     def __add__(self, other: PopulationStats) -> PopulationStats:
         return PopulationStats(
@@ -208,12 +210,39 @@ def offset_evidence(
     rules in force predict it (``teams``: the skills as played) against the same with every
     player moved by their :func:`offset_sensitivity` (``sensitivities``, per player): the
     logit's slope for one more point of offset."""
-    moved = [
-        [shifted(skill, share) for skill, share in zip(team, shares, strict=True)]
-        for team, shares in zip(teams, sensitivities, strict=True)
-    ]
-    score, information = _moved_evidence(rules, teams, moved, ranks, 1.0, played)
+    score, information = _points_evidence(rules, teams, sensitivities, ranks, played)
     return PopulationStats(offset_score=score, offset_information=information)
+
+
+def party_evidence(
+    rules: ModeConfig,
+    teams: Sequence[Sequence[SkillLike]],
+    offsets: Sequence[Sequence[float]],
+    ranks: Sequence[int],
+    played: Shares | None = None,
+) -> PopulationStats:
+    """What a match that names a party says about the party edge: every pair of teams as the
+    rules in force predict it (``teams``: the skills as played, the edge in force already on
+    every partied player) against the same with each partied player one point higher
+    (``offsets``: 1 for a member of a party, 0 alone): the logit's slope per point."""
+    score, information = _points_evidence(rules, teams, offsets, ranks, played)
+    return PopulationStats(party_score=score, party_information=information)
+
+
+def _points_evidence(
+    rules: ModeConfig,
+    teams: Sequence[Sequence[SkillLike]],
+    moves: Sequence[Sequence[float]],
+    ranks: Sequence[int],
+    played: Shares | None,
+) -> tuple[float, float]:
+    """:func:`_moved_evidence` of a value in rating points: each player of ``teams`` moved by
+    their ``moves`` for one more point of it."""
+    moved = [
+        [shifted(skill, points) for skill, points in zip(team, by, strict=True)]
+        for team, by in zip(teams, moves, strict=True)
+    ]
+    return _moved_evidence(rules, teams, moved, ranks, 1.0, played)
 
 
 def drift_evidence(

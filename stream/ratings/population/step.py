@@ -39,6 +39,9 @@ MAX_OFFSET_STEP = 50.0
 DEVIATION_BOUNDS = (50.0, 450.0)
 # The size edge's Newton steps start from this much information (a prior of +-100 points).
 EDGE_PRIOR_INFORMATION = 1.0 / (100.0 * 100.0)
+# The party edge's Newton steps start from this much information (a prior of +-100 points,
+# as the size edge's: both are a side's rating points, learned the same way).
+PARTY_PRIOR_INFORMATION = 1.0 / (100.0 * 100.0)
 # A window's Newton step of the log drift counts this much information besides the window's own
 # (chosen on the choosing windows of docs/defaults.md: 1, 3, 10 and 30 were tried).
 DRIFT_PRIOR_INFORMATION = 3.0
@@ -59,8 +62,8 @@ def next_population(
     """The population after a window whose evidence is ``stats``, and the evidence carried into
     the next window (the prior deviation's, while it is less than :data:`MIN_EVIDENCE` newcomer
     updates). ``seen`` is the evidence of every window so far, this one included (the running
-    sums of the prior deviation's information, size edge, persistence, decisiveness and debut
-    offset);
+    sums of the prior deviation's information, size edge, persistence, decisiveness, debut
+    offset and party edge);
     ``config`` the mode's settings (the persistence's starting value; the values it holds keep
     the ones in ``current``)."""
     held = config.hold
@@ -105,4 +108,10 @@ def next_population(
         moved = min(accepted.high, max(accepted.low, offset + step))
         # 0 would switch the experience term off: a step that lands there is not taken.
         offset = moved if moved != 0.0 else offset
-    return Population(deviation, edge, persistence, decisiveness, period, offset), carried
+    party = current.party_edge
+    if stats.party_information > 0.0 and "party_edge" not in held:
+        party += stats.party_score / (seen.party_information + PARTY_PRIOR_INFORMATION)
+        accepted = PopulationConfig.RANGES["party_edge"]
+        party = min(accepted.high, max(accepted.low, party))
+    population = Population(deviation, edge, persistence, decisiveness, period, offset, party)
+    return population, carried

@@ -42,6 +42,11 @@ LEARNED_VALUES = (
     "decisiveness",
     "drift_period",
     "debut_offset",
+    "party_edge",
+)
+_PARTY_WHY = (
+    "rating points each member of a party (players who queued together) plays above their"
+    " rating (0: parties do not matter); beyond 1000 a party decides every match"
 )
 _PERSISTENCE_WHY = (
     "the share of teammates who were teammates at the previous match (1: fixed rosters, "
@@ -61,6 +66,7 @@ class PopulationConfig:
     size_edge: float = 0.0
     persistence: float = 1.0
     decisiveness: float = 1.0
+    party_edge: float = 0.0
     # Learned values kept at their configured start (names of LEARNED_VALUES; a modes file's
     # list becomes a tuple).
     hold: tuple[str, ...] = ()
@@ -70,6 +76,7 @@ class PopulationConfig:
         "size_edge": Range(-1000.0, 1000.0, _EDGE_WHY),
         "persistence": Range(0.0, 1.0, _PERSISTENCE_WHY),
         "decisiveness": Range(0.2, 5.0, _DECISIVENESS_WHY),
+        "party_edge": Range(-1000.0, 1000.0, _PARTY_WHY),
     }
 
     def __post_init__(self) -> None:
@@ -111,6 +118,8 @@ class Population:
     experience term's rating points at a player's debut, None where it is not learned (an
     algorithm without a prior deviation, or the term switched off; the cache's population
     carries the offset in force, learned or not, and 0 for a term switched off).
+    ``party_edge``: rating points each member of a party plays above their rating
+    (stream.ratings.parties).
     """
 
     deviation: float | None
@@ -119,6 +128,7 @@ class Population:
     decisiveness: float = 1.0
     drift_period: float | None = None
     debut_offset: float | None = None
+    party_edge: float = 0.0
     # The mode's rules with these values, built once per mode that asks (by identity: a
     # mode's rules are one object for its whole life).
     _rules: dict[int, tuple[ModeConfig, ModeConfig]] = field(
@@ -144,7 +154,13 @@ def start(mode: ModeConfig) -> Population:
     experience = mode.experience
     offset = experience.debut_offset if deviation is not None and experience.active else None
     return Population(
-        deviation, config.size_edge, config.persistence, config.decisiveness, period, offset
+        deviation,
+        config.size_edge,
+        config.persistence,
+        config.decisiveness,
+        period,
+        offset,
+        config.party_edge,
     )
 
 
@@ -160,13 +176,19 @@ def _applied(mode: ModeConfig, population: Population) -> ModeConfig:
     if period is not None and isinstance(algorithm, DriftRate) and period != algorithm.drift_period:
         algorithm = algorithm.with_drift_period(period)
     config = mode.population
-    learned = (population.size_edge, population.persistence, population.decisiveness)
-    if learned != (config.size_edge, config.persistence, config.decisiveness):
+    learned = (
+        population.size_edge,
+        population.persistence,
+        population.decisiveness,
+        population.party_edge,
+    )
+    if learned != (config.size_edge, config.persistence, config.decisiveness, config.party_edge):
         config = dataclasses.replace(
             config,
             size_edge=population.size_edge,
             persistence=population.persistence,
             decisiveness=population.decisiveness,
+            party_edge=population.party_edge,
         )
     experience = mode.experience
     offset = population.debut_offset

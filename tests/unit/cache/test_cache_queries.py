@@ -331,3 +331,51 @@ def test_the_cached_debut_offset_is_the_one_in_force() -> None:
 def test_a_population_key_the_readers_cannot_use_is_ignored(reply: object) -> None:
     queries = RatingQueries(Modes(), KeyLayout("t"))
     assert queries.rules("m").decode([reply]) == Modes().get("m")
+
+
+def test_team_plans_see_a_party_at_the_party_edge_the_workers_learned() -> None:
+    """A candidate match's pre-made groups (``parties``): each member plays at the cached
+    population's party edge, as the workers rate a match that names them; a hash written
+    before parties were learned (no field) has none, and so has one whose edge is out of range."""
+    queries = RatingQueries(Modes(), KeyLayout("t"))
+    config = Modes().get("m")
+    reply = population_reply("300.0", 0.0, 0.1, 1.0)
+    assert isinstance(reply, dict)
+    learned = {**reply, b"party_edge": b"75.0"}
+    entries = {p: CachedRating(p, "m", 1500.0, 60.0, 0.06, 10, 30, 4, 1, "x") for p in "abcd"}
+    players = [hash_reply(entries[p]) for p in "abcd"]
+    a, b, c, d = (entries[p].effective_skill(config.experience) for p in "abcd")
+    duo = [["a", "b"]]
+    got = queries.team_win_probability("m", ["a", "b"], ["c", "d"], parties=duo)
+    lifted = [Skill(s.rating + 75.0, s.deviation, s.volatility) for s in (a, b)]
+    want = probability.team_win_probability(config.algorithm, lifted, [c, d], TeamStrategy.SHARED)
+    assert got.decode([learned, *players]) == pytest.approx(want, abs=1e-12)
+    assert want > 0.55
+    # The same players alone, a party of one, an older hash, or one out of range: even.
+    for parties, population in (
+        (None, learned),
+        ([["a"], ["c"]], learned),
+        (duo, reply),
+        (duo, {**reply, b"party_edge": b"5000"}),
+    ):
+        plan = queries.team_win_probability("m", ["a", "b"], ["c", "d"], parties=parties)
+        assert plan.decode([population, *players]) == pytest.approx(0.5, abs=1e-12)
+    quality = queries.match_quality("m", ["a", "b"], ["c", "d"], parties=duo)
+    even = queries.match_quality("m", ["a", "b"], ["c", "d"])
+    assert quality.decode([learned, *players]) < even.decode([learned, *players])
+
+
+@pytest.mark.parametrize(
+    ("parties", "message"),
+    [
+        ([["a", "z"]], "'z' is in neither team"),
+        ([["a", "c"]], "'c' is not on the team of 'a'"),
+        ([["a", "b"], ["b"]], "'b' is in two parties"),
+        ([[]], "non-empty sequence"),
+        ([["a", ["b"]]], "non-empty sequence of player ids"),
+        ("ab", "sequence of parties"),
+    ],
+)
+def test_parties_must_fit_the_teams(parties: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        QUERIES.match_quality("m", ["a", "b"], ["c"], parties=parties)

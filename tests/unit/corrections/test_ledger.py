@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream.config.modes import Modes
+from stream.config.modes import Modes, parse_modes
 from stream.corrections.ledger import Ledger, adjusted
 from stream.corrections.pseudonyms import pseudonym
 from stream.corrections.records import Adjust, Audit, Ban, Correction, Erase, Rerate, Void
@@ -28,11 +28,14 @@ T0 = 1_780_000_000.0
 KEY = b"a key of sixteen+ bytes"
 AUDIT = Audit("c", "ops", T0, "test")
 PLAYERS = [f"p{i}" for i in range(6)]
+# The built-in default with a party edge from the start: a party changes every rating it plays.
+MODES = parse_modes({"default": {"population": {"party_edge": 50.0}}})
 
 
 @st.composite
 def histories(draw: st.DrawFn) -> list[HistoryMatch]:
-    """1v1 and 2v2 matches among six players, one after the other, with their starts."""
+    """1v1 and 2v2 matches among six players, one after the other, with their starts; a 2v2
+    may name its first side a party."""
     out = []
     at = T0
     for i in range(draw(st.integers(1, 14))):
@@ -41,8 +44,11 @@ def histories(draw: st.DrawFn) -> list[HistoryMatch]:
         players = draw(st.permutations(PLAYERS))[: 2 * size]
         teams = (tuple(players[:size]), tuple(players[size:]))
         ranks = draw(st.sampled_from([(0, 1), (1, 0), (0, 0)]))
+        parties = (teams[0],) if size == 2 and draw(st.booleans()) else None
         out.append(
-            HistoryMatch(i, f"m{i}", "ranked", at + 30.0, teams, ranks, None, frozenset(), at)
+            HistoryMatch(
+                i, f"m{i}", "ranked", at + 30.0, teams, ranks, None, frozenset(), at, parties
+            )
         )
     return out
 
@@ -53,7 +59,7 @@ def final(
     *,
     play_order: bool = False,
 ) -> dict[str, PlayerState]:
-    replayer = Replayer(Modes())
+    replayer = Replayer(MODES)
     ledger = Ledger(list(enumerate(corrections, start=1)), KEY) if corrections else None
     for match, fates in rated_in_order(history, replayer, play_order=play_order, ledger=ledger):
         if fates is None:

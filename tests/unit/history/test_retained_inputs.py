@@ -80,3 +80,22 @@ def test_starts_join_finishes_and_what_a_history_cannot_hold_is_counted() -> Non
     ]
     assert (report.matches, report.repeated_finishes, report.without_line_up) == (1, 1, 1)
     assert (report.unreadable, report.started_only, report.records) == (2, 1, 8)
+
+
+def test_a_finish_that_does_not_fit_its_starts_line_up_is_left_out_as_live_refuses_it() -> None:
+    # Without teams of its own, a finish's parties, quitters and ranks are checked against
+    # its start's line-up when the two meet: live dead-letters one that does not fit (and
+    # rates a later finish that does), so the export leaves it out the same way.
+    start = {"match_id": "m", "mode": "x", "started_at": 1_780_000_000_000}
+    starts = [raw({**start, "teams": [["a", "b"], ["c", "d"]]})]
+    finish = {"match_id": "m", "mode": "x", "finished_at": 1_780_000_060_000, "ranks": [0, 1]}
+    finishes = [
+        raw({**finish, "parties": [["a", "c"]]}),
+        raw({**finish, "quitters": ["z"]}),
+        raw({**finish, "ranks": [0, 1, 2]}),
+        raw({**finish, "parties": [["a", "b"]]}),
+    ]
+    report = ExportReport()
+    lines = [orjson.loads(x) for x in export_lines(starts, finishes, DEFAULT_LIMITS, report)]
+    assert [line["parties"] for line in lines] == [[["a", "b"]]]
+    assert (report.matches, report.unreadable, report.repeated_finishes) == (1, 3, 0)

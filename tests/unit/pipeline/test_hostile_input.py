@@ -286,3 +286,26 @@ def test_a_finish_whose_start_never_came_is_no_start() -> None:
     c.run()
     (letter,) = c.dead_letters
     assert reason_kind(letter.reason) == "no_start", letter.reason
+
+
+@pytest.mark.parametrize("finish_first", [False, True])
+@pytest.mark.parametrize(
+    ("parties", "reason"),
+    [
+        ([["x1", "x3"]], "parties: player 'x3' is not on the side of 'x1'"),
+        ([["x1", "x9"]], "parties: player 'x9' is not in the match's teams"),
+    ],
+)
+def test_a_finish_without_its_line_up_has_its_parties_checked_when_the_start_comes(
+    parties: list[list[str]], reason: str, finish_first: bool
+) -> None:
+    # Without teams the finish's parties could only be checked for their shape: the sides
+    # come with the start (read before or after it), and a party across them sends the
+    # finish to the dead letters.
+    start = valid_start(mode="2v2", teams=[["x1", "x2"], ["x3", "x4"]])
+    finish = {k: v for k, v in valid_finish(mode="2v2", parties=parties).items() if k != "teams"}
+    events = [(STARTED, orjson.dumps(start)), (FINISHED, orjson.dumps(finish))]
+    c = run(events[::-1] if finish_first else events)
+    (letter,) = c.dead_letters
+    assert reason in letter.reason
+    assert letter.value == orjson.dumps(finish)

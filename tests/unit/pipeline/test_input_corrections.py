@@ -318,6 +318,13 @@ def test_an_event_that_names_no_erased_id_keeps_its_bytes() -> None:
     renamed = corrections.renamed(raw.replace(b"bob", b"alice"))
     assert pseudonym(KEY, "alice").encode() in renamed and b"alice" not in renamed
     assert corrections.renamed(b"not json") == b"not json"
+    # A party names them too (stream.ratings.parties).
+    party = b'{"match_id":"m2","teams":[["alice","bob"],["c","d"]],"parties":[["alice","bob"]]}'
+    read = orjson.loads(corrections.renamed(party))
+    assert (
+        read["parties"] == [[pseudonym(KEY, "alice"), "bob"]]
+        and read["teams"][0] == read["parties"][0]
+    )
 
 
 def test_a_worker_refuses_what_it_cannot_apply_with_the_line() -> None:

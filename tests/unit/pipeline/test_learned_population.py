@@ -67,6 +67,7 @@ def simulated(seed: int, *, with_stats: bool = False, **config: Any) -> list[His
                 m.stats if with_stats else None,
                 m.quitters,
                 start,
+                m.parties or None,
             )
         )
     return out
@@ -87,6 +88,8 @@ def send_all(c: Cluster, history: list[HistoryMatch]) -> None:
             finished["stats"] = {
                 p: {"score": s.score, "seconds": s.seconds} for p, s in m.stats.items()
             }
+        if m.parties:
+            finished["parties"] = [list(party) for party in m.parties]
         events.append((m.started_at, STARTED, started))
         events.append((m.at, FINISHED, finished))
     for _, topic, event in sorted(events, key=lambda e: e[0]):
@@ -317,3 +320,35 @@ def test_duels_with_unequal_seconds_rate_live_as_in_replay_and_as_without_them()
             parted.append(m)
     c = run_live(modes, parted)
     assert live(c) == replayed_history(history, modes)
+
+
+@pytest.mark.parametrize(("seed", "strategy"), [(0, "composite_opponent"), (1, "shared")])
+def test_parties_rate_and_learn_their_edge_live_as_in_replay(seed: int, strategy: str) -> None:
+    """Matches that name parties (who played with a coordination edge): the party edge is
+    learned from them, live exactly as in replay, every rating equal to replay's, the events
+    valid; without the parties the same matches rate otherwise (the input is used)."""
+    table: dict[str, Any] = {"teams": strategy, "population": {"window_days": WINDOW_DAYS}}
+    modes = parse_modes({"default": table}, "test modes")
+    history = simulated(
+        40 + seed,
+        matches=500,
+        players=300,
+        team_size=3,
+        party_probability=0.6,
+        party_edge=200.0,
+        quit_probability=0.03,
+    )
+    assert sum(1 for m in history if m.parties) > len(history) / 2
+    c = run_live(modes, history)
+    schema = json.loads(
+        (Path(stream.__file__).parent / "schemas/rating-changed.schema.json").read_text()
+    )
+    validator = Draft202012Validator(schema)
+    for event in c.ratings:
+        validator.validate(event)
+    edges = [step.population.party_edge for step in replayed_steps(modes, history)]
+    assert edges[-1] > 40.0, edges  # learned from 0 (the start), towards the 200 drawn
+    assert any((e.get("why") or {}).get("party", {}).get("member") for e in c.ratings)
+    assert {e["population"]["party_edge"] for e in c.ratings} - {0.0}
+    without = [m._replace(parties=None) for m in history]
+    assert live(c) != replayed_history(without, modes)

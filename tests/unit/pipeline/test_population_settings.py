@@ -11,7 +11,7 @@ from stream.config.modes import Modes, parse_modes
 from stream.pipeline.learnedpopulation import Populations, settings_of
 from stream.protocol.tables import PopulationRecord
 from stream.ratings.modeconfig import ModeConfig
-from stream.ratings.population import Population
+from stream.ratings.population import Population, PopulationConfig
 
 
 def holding(*names: str) -> ModeConfig:
@@ -43,3 +43,12 @@ def test_a_stored_chain_starts_again_when_the_hold_changes() -> None:
     modes = parse_modes({"default": {"population": {"hold": ["decisiveness"]}}}, "test modes")
     after = Populations(modes, partitions=1).chain(record, "duel", modes.get("duel"))
     assert isinstance(after.current, Population) and after.current.decisiveness == 1.0
+
+
+def test_a_chain_stored_before_parties_goes_on_and_a_party_edge_start_is_a_new_chain() -> None:
+    plain = ModeConfig("m", population=PopulationConfig(window_days=1.0))
+    # The key a worker before parties wrote: the start population without a party edge.
+    assert "party_edge" not in settings_of(plain)
+    assert settings_of(plain).endswith("drift_period=14.0, debut_offset=None)|rules 3")
+    partied = ModeConfig("m", population=PopulationConfig(window_days=1.0, party_edge=50.0))
+    assert "party_edge=50.0" in settings_of(partied)

@@ -90,6 +90,9 @@ MATCH_COMMANDS = [
     b'["prep",0,null,true,1780000000123456789,0,0]',
     b'["view",1780000000123001,18,1780000100.5,null,1780000160.0,1780000090.0,true]',
     b'["view",1780000000123001,19,null,null,null,null,false]',
+    # Version 12: a match that names a party sends the party edge's evidence, two integers more.
+    b'["closed",2,1780012800.0,{"ranked":[[20601,[-5,7,4294967296,0,0,3,4,11,12,-3,9,-7,5,-2,'
+    b"6]]]}]",
 ]
 PLAYER_COMMANDS = [
     b'["join","sim5-1","p000001","1v1",1780000000.0,0]',
@@ -110,6 +113,13 @@ PLAYER_COMMANDS = [
     # Version 10: the combiner's watermark, and its greeting (asks for a report).
     b'["gwm",1780000099.5,1780000000987654321,12]',
     b'["gwm",null,1780000000987654321,1]',
+    # Version 12: a match's parties, 12th, after a population with its party edge seventh, or
+    # after none (a mode that does not learn).
+    b'["rate","m9","4v4",1780000300.0,[["a","b"],["c","d"]],[0,1],null,'
+    b'{"a":null,"b":null,"c":null,"d":null},[["a",null,null]],1780000300123,'
+    b'[250.5,100.0,0.25,1.05,7.5,-212.5,42.5],[["a","b"]]]',
+    b'["rate","m9","4v4",1780000300.0,[["a","b"],["c","d"]],[0,1],null,'
+    b'{"a":null,"b":null,"c":null,"d":null},[["c",null,null]],1780000300123,null,[["c","d"]]]',
 ]
 MATCH_ENTRIES = [
     b'{"mode":"1v1","teams":[["p000001"],["p000000"]],"start":1780000750.0,"snaps":{"p000001":'
@@ -130,6 +140,11 @@ MATCH_ENTRIES = [
     b'"fin":{"at":1780000060.0,"ts":null,"ranks":[0,1],"quitters":[],"stats":null},"wait":null,'
     b'"aband":{},"settled":["a","b"],"done":1780000060.0,'
     b'"ev":[-5,7,4294967296,0,0,0,0,11,12,3,4,-6,8]}',
+    # Version 12: a finish that names a party keeps it; its evidence has the party edge's sums.
+    b'{"mode":"2v2","teams":[["a","b"],["c","d"]],"start":1780000000.0,"snaps":{"a":null},'
+    b'"fin":{"at":1780000060.0,"ts":null,"ranks":[0,1],"quitters":[],"stats":null,'
+    b'"parties":[["a","b"]]},"wait":null,"aband":{},"settled":[],"done":null,'
+    b'"ev":[-5,7,4294967296,0,0,0,0,11,12,3,4,-6,8,-2,6]}',
 ]
 # A match partition's side of the learned populations (version 6).
 POPULATION_RECORDS = [
@@ -234,13 +249,13 @@ def test_commands_stay_immutable_values(raw: bytes) -> None:
 
 def test_a_rate_command_from_version_1_still_decodes() -> None:
     # Written before the finish's timestamp was added: 9 elements.
-    assert PROTOCOL_VERSION == 11
+    assert PROTOCOL_VERSION == 12
     old = orjson.loads(PLAYER_COMMANDS[1])[:9]
     rate = decode_player_command(old)
     assert isinstance(rate, Rate) and rate.finished_ms is None
     assert rate.players == [RatedPlayer("p000001", None, None)]
     # And one from a later version, with an element this one does not know.
-    newer = decode_player_command([*orjson.loads(PLAYER_COMMANDS[5]), "later"])
+    newer = decode_player_command([*orjson.loads(PLAYER_COMMANDS[5]), None, "later"])
     assert newer == decode_player_command(orjson.loads(PLAYER_COMMANDS[5]))
 
 
@@ -370,7 +385,7 @@ def test_every_command_is_declared_once_with_one_element_per_field() -> None:
 def test_a_rate_command_from_a_later_version_is_read_without_its_new_elements() -> None:
     raw = orjson.loads(PLAYER_COMMANDS[5])
     assert raw[0] == "rate" and len(raw) == 11
-    later = decode_player_command([*raw, {"a": "field this version does not know"}])
+    later = decode_player_command([*raw, None, {"a": "field this version does not know"}])
     assert later == decode_player_command(raw)
 
 
@@ -469,3 +484,33 @@ def test_the_combiner_s_commands_decode_to_what_they_say() -> None:
     # Version 10's forms: no round, no life.
     assert decode_player_command(["gwm", 5.0]) == Combined(5.0, 0, 0)
     assert decode_match_command(["prep", 3, 5.0, True]) == PlayerReport(3, 5.0, True, 0, 0, 0)
+
+
+def test_a_rate_command_carries_the_parties_and_the_party_edge() -> None:
+    rate = decode_player_command(orjson.loads(PLAYER_COMMANDS[-2]))
+    assert isinstance(rate, Rate)
+    assert rate.parties == [["a", "b"]]
+    assert rate.population is not None and rate.population.party_edge == 42.5
+    plain = decode_player_command(orjson.loads(PLAYER_COMMANDS[-1]))
+    assert isinstance(plain, Rate) and plain.population is None and plain.parties == [["c", "d"]]
+    # Without parties, the command is what version 11 wrote: no 12th element, six of population.
+    learning = decode_player_command(orjson.loads(PLAYER_COMMANDS[5]))
+    assert isinstance(learning, Rate) and learning.parties is None
+    assert learning.population is not None and learning.population.party_edge == 0.0
+    assert len(encode_command(learning)) == 11
+    assert len(encode_command(learning)[10]) == 6  # type: ignore[arg-type]
+
+
+def test_a_finish_that_names_a_party_keeps_it() -> None:
+    entry = MATCHES.value(MATCH_ENTRIES[-1])
+    assert entry.finish is not None and entry.finish.parties == [["a", "b"]]
+    assert entry.evidence is not None and entry.evidence[-2:] == [-2, 6]
+    assert MATCHES.value(MATCH_ENTRIES[0]).finish.parties is None  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("edge", [1000.5, -2000.0])
+def test_a_population_with_a_party_edge_beyond_its_range_is_refused(edge: float) -> None:
+    raw = orjson.loads(PLAYER_COMMANDS[-2])
+    raw[10][6] = edge
+    with pytest.raises(ProtocolError, match="party edge outside the accepted range"):
+        decode_player_command(raw)

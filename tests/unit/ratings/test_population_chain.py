@@ -92,17 +92,31 @@ def test_a_part_quantised_again_is_the_same_integers(found: list[PopulationStats
         [True, 0, 0, 0, 0, 0, 0, 0, 0],
         [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
         [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14],
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
     ],
 )
-def test_evidence_that_is_not_thirteen_integers_is_refused(data: list[object]) -> None:
-    with pytest.raises(ValueError, match="13 integers"):
+def test_evidence_that_is_not_fifteen_integers_is_refused(data: list[object]) -> None:
+    with pytest.raises(ValueError, match="15 integers"):
         Evidence.decode(data)  # type: ignore[arg-type]
+
+
+def test_evidence_without_a_party_is_written_as_before_parties_and_with_one_whole() -> None:
+    # A mode whose matches name no party writes the 13 integers a worker before parties read.
+    plain = list(range(1, 14))
+    assert Evidence.decode(plain).encode() == plain
+    assert Evidence.decode(plain).unit("party_score") == 0
+    partied = [*plain, -7, 9]
+    found = Evidence.decode(partied)
+    assert found.encode() == partied
+    assert (found.unit("party_score"), found.unit("party_information")) == (-7, 9)
+    assert (found + Evidence.decode(plain)).encode() == [*(2 * n for n in plain), -7, 9]
 
 
 def test_evidence_written_before_the_drift_was_learned_reads_with_no_drift_evidence() -> None:
     old = [1, 2, 3, 4, 5, 6, 7, 8, 9]
     found = Evidence.decode(old)
     assert found.encode() == [*old, 0, 0, 0, 0]
+    assert len(found.sums) == 15
     assert found.unit("drift_score") == found.unit("drift_information") == 0
 
 
@@ -203,7 +217,7 @@ def test_a_matchs_evidence_is_its_parts_added_in_place(
     add_match_evidence(
         sums, rules, population, teams, (0, 1), T0, states, updates, lineups, as_played=as_played
     )
-    assert [s - 5 for s in sums] == total.encode()
+    assert [s - 5 for s in sums] == list(total.sums)
     assert total.unit("newcomer_updates") > 0  # a and c are newcomers
     assert (total.unit("decisiveness_information") > 0) == as_played
     # Every participant has a slope or a growing deviation: a prediction says something of the

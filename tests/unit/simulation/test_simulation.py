@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import io
 import itertools
 import math
 import statistics
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
+from stream.cli.simulate import config_from_args, register
 from stream.events import decode_match_finished
 from stream.history import read_history
 from stream.simulation import (
@@ -249,12 +253,126 @@ def test_simulator_runs_once() -> None:
         ({"carry": -0.1}, "carry must be between 0 and 1, got -0.1"),
         ({"learning_matches": 0}, "learning_matches must be > 0, got 0"),
         ({"matchmaker": "magic"}, "matchmaker must be one of elo, oracle, got 'magic'"),
+        ({"party_probability": 1.5}, "party_probability must be between 0 and 1, got 1.5"),
+        ({"party_probability": -0.1}, "party_probability must be between 0 and 1, got -0.1"),
+        ({"party_probability": math.nan}, "party_probability must be between 0 and 1, got nan"),
+        ({"party_edge": math.inf}, "party_edge must be between -1000 and 1000, got inf"),
+        ({"party_edge": math.nan}, "party_edge must be between -1000 and 1000, got nan"),
+        ({"party_edge": -1000.5}, "party_edge must be between -1000 and 1000, got -1000.5"),
     ],
 )
 def test_config_validation(changes: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError) as caught:
         SimulationConfig(**changes)  # type: ignore[arg-type]
     assert str(caught.value) == message
+
+
+def test_a_party_edge_at_the_bounds_is_accepted() -> None:
+    # A coordination that costs points is a valid control, as is a party of no edge at all.
+    for edge in (-1000.0, 0.0, 1000.0):
+        assert SimulationConfig(party_edge=edge).party_edge == edge
+
+
+def test_the_command_sets_the_party_knobs() -> None:
+    # --party-rate was taken (the matchmaker's parties): the coordinated ones have their own.
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["simulate", "--team-party-rate", "0.4", "--party-edge", "-30"])
+    config = config_from_args(args)
+    assert (config.party_probability, config.party_edge) == (0.4, -30.0)
+    assert config.party_rate == SimulationConfig().party_rate
+    defaults = config_from_args(parser.parse_args(["simulate"]))
+    assert (defaults.party_probability, defaults.party_edge) == (0.0, 100.0)
+
+
+# --- parties -----------------------------------------------------------------------------------
+
+
+def assert_parties_well_formed(match: SimulatedMatch) -> None:
+    """Each party within one side, of at least two, sorted; nobody in two parties."""
+    members = [p for party in match.parties for p in party]
+    assert len(set(members)) == len(members)
+    sides_used = []
+    for party in match.parties:
+        assert len(party) >= 2
+        assert list(party) == sorted(party)
+        sides = [t for t, team in enumerate(match.teams) if set(party) <= set(team)]
+        assert len(sides) == 1, (party, match.teams)
+        sides_used += sides
+    assert len(set(sides_used)) == len(sides_used)  # at most one party a side
+    assert [party[0] for party in match.parties] == sorted(party[0] for party in match.parties)
+
+
+def test_parties_only_on_sides_of_two_or_more() -> None:
+    for changes in ({"team_size": 1}, {"team_size": 1, "teams": 8}):
+        assert not any(m.parties for m in run(party_probability=1.0, **changes))
+    formats: list[dict[str, Any]] = [
+        {"team_size": 2},
+        {"team_size": 4},
+        {"team_sizes": (1, 3)},  # the single player's side never holds a party
+        {"teams": 4, "team_size": 2},
+    ]
+    for changes in formats:
+        matches = run(party_probability=1.0, **changes)
+        for match in matches:
+            assert_parties_well_formed(match)
+            # At a rate of 1 every side of two or more holds exactly one party.
+            assert len(match.parties) == sum(len(team) >= 2 for team in match.teams), changes
+
+
+def test_party_sizes_span_two_to_the_side_and_the_rate_is_per_side() -> None:
+    matches = run(matches=2000, team_size=4, party_probability=0.5)
+    sizes = Counter(len(party) for m in matches for party in m.parties)
+    assert set(sizes) == {2, 3, 4}
+    # Uniform in 2..4: a third each (about 670 of 2,000 parties).
+    assert all(0.28 < count / sizes.total() < 0.39 for count in sizes.values()), sizes
+    # One draw per side: about half of the 4,000 sides hold a party.
+    assert 0.45 < sizes.total() / (2 * len(matches)) < 0.55
+
+
+def jsonl_lines(config: SimulationConfig) -> str:
+    out = io.StringIO()
+    write_jsonl(simulate(config), out)
+    return out.getvalue()
+
+
+# Histories written before parties existed (Python 3.11, random's documented algorithms):
+# without parties a seed must still write them byte for byte, so the knob draws nothing at 0.
+PINNED = [
+    (
+        SimulationConfig(
+            seed=11,
+            matches=400,
+            players=120,
+            team_size=4,
+            part_time_probability=0.2,
+            quit_probability=0.05,
+            draw_probability=0.1,
+        ),
+        "0202f6afce31e975533b8d57a33edde0ee3c10ebad8f76e5f8adec15f278ff3c",
+    ),
+    (
+        SimulationConfig(
+            seed=5, matches=400, players=150, size_range=(1, 5), uneven_rate=0.3, pool_size=24
+        ),
+        "b9598754709ffeca081845b52eca191bbd9dc7fe15585baf3d098ebc99bfb761",
+    ),
+]
+
+
+@pytest.mark.parametrize(("config", "digest"), PINNED)
+def test_without_parties_a_seed_writes_the_history_it_always_did(
+    config: SimulationConfig, digest: str
+) -> None:
+    lines = jsonl_lines(config)
+    assert hashlib.sha256(lines.encode()).hexdigest() == digest
+    # The edge alone changes nothing while no party is drawn ...
+    assert jsonl_lines(replace(config, party_edge=-700.0)) == lines
+    # ... and a party rate does (so the comparison above can fail).
+    with_parties = jsonl_lines(replace(config, party_probability=0.3))
+    assert with_parties != lines
+    assert '"parties":' in with_parties
+    assert '"parties":' not in lines
 
 
 # --- writers -----------------------------------------------------------------------------------
@@ -311,3 +429,34 @@ def test_write_csv_refuses_team_matches() -> None:
     matches = simulate(SimulationConfig(matches=2, team_size=2))
     with pytest.raises(ValueError, match="is not 1v1"):
         write_csv(matches, io.StringIO())
+
+
+def test_event_names_the_parties_sorted_and_only_when_there_are_some() -> None:
+    match = SimulatedMatch(
+        match_id="m1",
+        mode="3v3",
+        at=DEFAULT_START,
+        teams=(("p5", "p9", "p2"), ("p4", "p1", "p3")),
+        ranks=(0, 1),
+        stats=None,
+        quitters=frozenset(),
+        true_skills={},
+        parties=(("p9", "p2"), ("p3", "p1", "p4")),
+    )
+    event = match_finished_event(match)
+    assert event["parties"] == [["p1", "p3", "p4"], ["p2", "p9"]]
+    decode_match_finished(orjson.dumps(event))  # a valid match-finished event
+    assert "parties" not in match_finished_event(replace(match, parties=()))
+
+
+def test_jsonl_writes_the_simulated_parties(tmp_path: Path) -> None:
+    config = SimulationConfig(matches=200, players=80, team_size=3, party_probability=0.5)
+    matches = list(simulate(config))
+    path = tmp_path / "sim.jsonl"
+    with path.open("w") as out:
+        write_jsonl(matches, out)
+    events = [orjson.loads(line) for line in path.read_bytes().splitlines()]
+    written = [tuple(tuple(party) for party in e.get("parties", [])) for e in events]
+    assert written == [m.parties for m in matches]
+    assert any(written) and not all(written)
+    assert all(e["parties"] for e in events if "parties" in e)  # never an empty list

@@ -32,6 +32,7 @@ def configs(draw: st.DrawFn) -> SimulationConfig:
         quit_probability=draw(st.sampled_from([0.0, 0.2])),
         draw_probability=draw(st.sampled_from([0.0, 0.3])),
         drift_sd=draw(st.sampled_from([0.0, 30.0])),
+        party_probability=draw(st.sampled_from([0.0, 0.5, 1.0])),
     )
 
 
@@ -48,6 +49,14 @@ def test_every_match_is_well_formed(config: SimulationConfig) -> None:
         assert min(match.ranks) == 0
         assert set(match.true_skills) == set(players)
         assert match.seconds > 0
+        partied = [p for party in match.parties for p in party]
+        assert len(set(partied)) == len(partied)  # nobody in two parties
+        for party in match.parties:
+            # A party of two or more, within one side.
+            assert len(party) >= 2
+            assert sum(set(party) <= set(team) for team in match.teams) == 1
+        if config.party_probability == 0.0:
+            assert match.parties == ()
 
 
 @settings(max_examples=60, deadline=None)
