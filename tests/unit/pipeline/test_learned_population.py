@@ -352,3 +352,34 @@ def test_parties_rate_and_learn_their_edge_live_as_in_replay(seed: int, strategy
     assert {e["population"]["party_edge"] for e in c.ratings} - {0.0}
     without = [m._replace(parties=None) for m in history]
     assert live(c) != replayed_history(without, modes)
+
+
+def test_an_abandonment_in_a_partied_match_is_rated_live_as_in_replay() -> None:
+    """a starts m2 100 s into m1, whose result comes 300 s in: a abandoned m1 (grace 60 s) and
+    takes that loss without the result's inputs, parties included; the others are rated from
+    the result with the duo at the party edge, live exactly as in replay."""
+    modes = learning(party_edge=80.0)
+    t = 1_780_000_000.0
+    history = [
+        HistoryMatch(
+            1, "m1", "m", t + 300, (("a", "b"), ("c", "d")), (0, 1), None, frozenset(), t,
+            (("a", "b"),),
+        ),
+        HistoryMatch(
+            2, "m2", "m", t + 400, (("a", "e"), ("f", "g")), (1, 0), None, frozenset(), t + 100,
+            (("f", "g"),),
+        ),
+        HistoryMatch(3, "x", "m", t + 1060, (("x",), ("y",)), (0, 1), None, frozenset(), t + 1000),
+    ]  # fmt: skip
+    c = Cluster(modes, partitions=PARTITIONS)
+    send_all(c, history)
+    c.run()
+    assert not c.dead_letters
+    assert live(c) == replayed_history(history, modes)
+    found = {(e["player_id"], e["match_id"]): e for e in c.ratings}
+    assert found[("a", "m1")]["outcome"] == "abandoned"
+    assert "party" not in found[("a", "m1")]["why"]
+    assert found[("b", "m1")]["outcome"] == "win"
+    assert found[("b", "m1")]["why"]["party"] == {"edge": 80.0, "member": True}
+    assert found[("c", "m1")]["why"]["party"] == {"edge": 80.0, "member": False}
+    assert found[("f", "m2")]["why"]["party"]["member"] is True
