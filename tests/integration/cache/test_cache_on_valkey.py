@@ -511,7 +511,7 @@ async def test_the_population_of_the_latest_event_is_kept_and_read_back(aredis: 
     """The writer keeps each learning mode's population of its latest event time; an older
     one, written after it, changes nothing; the readers predict with it."""
     writer = CacheWriter(aredis, LAYOUT)
-    newer = Population(300.0, 40.0, 0.1, 1.25, 3.5, -120.0)
+    newer = Population(300.0, 40.0, 0.1, 1.25, 3.5, -120.0, 25.0)
     older = Population(150.0, 90.0, 0.9, 0.75)
     result = await writer.write([rating("p", 1)], {MODE: (2_000, newer)})
     assert result == WriteResult(applied=1, stale=0)
@@ -525,6 +525,7 @@ async def test_the_population_of_the_latest_event_is_kept_and_read_back(aredis: 
         b"decisiveness": b"1.25",
         b"drift_period": b"3.5",
         b"debut_offset": b"-120.0",
+        b"party_edge": b"25.0",
     }
     cache = RatingCache(aredis, Modes(), LAYOUT)
     unknown = (await cache.get_many(MODE, ["new"]))["new"]
@@ -540,3 +541,7 @@ async def test_the_population_of_the_latest_event_is_kept_and_read_back(aredis: 
         known.effective_skill(experience),
         1.25,
     )
+    # A candidate match's pre-made duo plays at the learned party edge.
+    teams = (["new", "p"], ["a", "b"])
+    duo = await cache.team_win_probability(MODE, *teams, parties=[["new", "p"]])
+    assert duo > await cache.team_win_probability(MODE, *teams)
