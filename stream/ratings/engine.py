@@ -213,13 +213,14 @@ def rate_player(
             snapshots,
             forced_score,
         )
+    # Once per player: the team path meets the partied players at the edge, the update says so.
+    members = match_parties(mode, match)
     new_skill, score, opponents, upset, slopes, taken = _rate_many(
-        mode, player_id, stored, state, own, match, snapshots, forced_score, own_offset
+        mode, player_id, stored, state, own, match, snapshots, forced_score, own_offset, members
     )
     shift = 0.0
     if mode.performance.active and forced_score is None and mode.pairwise is not None:
         new_skill, shift = _performed(mode, match, player_id, new_skill)
-    members = match_parties(mode, match)
     party = (mode.population.party_edge, player_id in members) if members else None
     return _finish(
         mode, state, at, own, new_skill, score, opponents, upset, slopes, None, shift, taken, party
@@ -468,6 +469,7 @@ def _rate_many(
     snapshots: Mapping[str, PlayerState],
     forced_score: float | None,
     own_offset: float = 0.0,
+    members: frozenset[str] = frozenset(),
 ) -> tuple[SkillLike, float, tuple[Rated, ...], float, tuple[float, float], float]:
     """Teams and free-for-all: (new skill, score, opponents for the expected score, upset,
     drift slopes, the share of the result the player took: part-time play).
@@ -475,7 +477,7 @@ def _rate_many(
     ``state`` is the player's stored state (only compared by identity with the snapshots),
     ``entered`` the same as it enters the match's season; ``own`` their skill at the match.
     ``own_offset`` is the player's experience offset: every other participant is moved by their
-    own offset minus it."""
+    own offset minus it; ``members``: the partied players (:func:`match_parties`)."""
     at = match.at
     teams = match.teams
     team_index = _team_of(teams, player_id)
@@ -486,7 +488,7 @@ def _rate_many(
     else:
         scores = [forced_score] * len(teams)
     score = (sum(scores) - scores[team_index]) / (len(teams) - 1)
-    team_skills = _met_teams(mode, player_id, state, own, match, snapshots, own_offset)
+    team_skills = _met_teams(mode, player_id, state, own, match, snapshots, own_offset, members)
     pairwise = mode.pairwise
     if pairwise is None:
         whole_match = mode.whole_match
@@ -539,12 +541,13 @@ def _met_teams(
     match: MatchLike,
     snapshots: Mapping[str, PlayerState],
     own_offset: float,
+    members: frozenset[str],
 ) -> list[list[SkillLike]]:
     """Every participant's skill as ``player_id`` meets them (:func:`_snapshot`), side by
-    side: each partied player (stream.ratings.parties) plays the party edge above their
-    rating, moved by it relative to the player's own, as the experience offset is."""
+    side: each of ``members`` (the partied players, :func:`match_parties`) plays the party
+    edge above their rating, moved by it relative to the player's own, as the experience
+    offset is."""
     at, teams = match.at, match.teams
-    members = match_parties(mode, match)
     if not members:
         return [
             [_snapshot(mode, pid, player_id, state, own, snapshots, at, own_offset) for pid in team]
