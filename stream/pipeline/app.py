@@ -57,6 +57,7 @@ from stream.pipeline.liveness import LivenessMonitor
 from stream.pipeline.matches import MatchProcessor
 from stream.pipeline.metrics import WorkerMetrics
 from stream.pipeline.players import PlayerProcessor
+from stream.pipeline.positions import Reseeks
 from stream.pipeline.watchdog import StallWatchdog
 from stream.pipeline.workarounds import private
 from stream.pipeline.workarounds.acks import withhold_acks
@@ -73,10 +74,6 @@ REVOKED = "rebalance: partitions revoked"
 # Logged when an assignment brings this worker match commands partition 0, where the event-time
 # combiner runs: where it runs matters to a fail-over (a combiner taken over starts empty).
 COMBINER_HERE = "the event-time combiner runs on this worker"
-
-# A partition read again from the same offset is sought again only after this long: records
-# fetched before the seek keep arriving after it, each showing the same gap.
-REWIND_AGAIN_SECONDS = 1.0
 
 
 def build_worker(settings: Settings, modes: Modes | None = None) -> Pipeline:
@@ -142,8 +139,8 @@ class Pipeline:
         }
         # When each input partition's position last moved (the stall watchdog).
         self._progress_at: dict[TP, float] = {}
-        # Per partition read again, the offset and when (one seek per gap, not per record).
-        self._rewound: dict[TP, tuple[int, float]] = {}
+        # Per partition read again, the offset and when (a seek per gap, not per record).
+        self.reseeks = Reseeks()
         self.agent_topics = {
             s.topics.match_started,
             s.topics.match_finished,
@@ -281,8 +278,7 @@ class Pipeline:
         self.runner.revoked(numbers)
         self.checkpoints.forget(numbers)
         self.refused = {tp for tp in self.refused if tp[1] not in numbers}
-        for tp in [tp for tp in self._rewound if tp.partition in numbers]:
-            del self._rewound[tp]
+        self.reseeks.forget(numbers)
 
     def recovered(self) -> None:
         """Faust has recovered the tables of the assignment in progress: their checkpoints
@@ -402,13 +398,13 @@ class Pipeline:
         revoked meanwhile, the consumer stopping) is logged; the stall watchdog finds the
         partition again if it is still this worker's."""
         tp = TP(topic, partition)
-        now = time.monotonic()
-        last = self._rewound.get(tp)
-        if last is not None and last[0] == offset and now - last[1] < REWIND_AGAIN_SECONDS:
+        seek, new = self.reseeks.due((topic, partition), offset, time.monotonic())
+        if not seek:
             # Records fetched before the seek are still on their way: the same gap again.
             return
-        self._rewound[tp] = (offset, now)
-        if why is not None:
+        if not new:
+            log.debug("partition %s[%d]: sought again to %d", topic, partition, offset)
+        if why is not None and new:
             log.warning(
                 "partition %s[%d] %s; reading it again from offset %d",
                 topic,
@@ -421,7 +417,7 @@ class Pipeline:
         try:
             await self.app.consumer.seek(tp, offset)
         except Exception as exc:
-            del self._rewound[tp]
+            self.reseeks.failed((topic, partition))
             log.warning("partition %s[%d]: seek to %d failed: %r", topic, partition, offset, exc)
 
     def check_liveness(self) -> None:

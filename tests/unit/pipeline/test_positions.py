@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream.pipeline.positions import InputPositions
+from stream.pipeline.positions import RESEEK_SECONDS, InputPositions, Reseeks
 
 
 @dataclass(frozen=True)
@@ -128,3 +128,44 @@ def test_whatever_arrives_each_offset_is_processed_once_in_order(
 
 
 FATES = ["deliver", "deliver", "lose", "repeat"]
+
+
+# --- seeking a gap again ------------------------------------------------------------------------
+
+
+def test_a_gap_is_sought_at_once_and_said_once() -> None:
+    reseeks = Reseeks()
+    assert reseeks.due(("t", 0), 523, 100.0) == (True, True)
+    # The records of the answer being iterated when the seek came: the same gap, no seek.
+    assert reseeks.due(("t", 0), 523, 100.0 + RESEEK_SECONDS / 2) == (False, False)
+    # Still there once that answer is done: Faust undid the seek; sought again, not said again.
+    assert reseeks.due(("t", 0), 523, 100.0 + RESEEK_SECONDS) == (True, False)
+    assert reseeks.due(("t", 0), 523, 100.0 + 1.5 * RESEEK_SECONDS) == (False, False)
+
+
+def test_the_same_gap_is_sought_again_well_within_a_second() -> None:
+    # A fail-over waited a second for this on 2026-12-06: the first seek undone, the second
+    # a second later. The wait is what the partitions taken over lose at each undone seek.
+    assert RESEEK_SECONDS <= 0.25
+    reseeks = Reseeks()
+    reseeks.due(("t", 0), 523, 0.0)
+    assert reseeks.due(("t", 0), 523, 0.25)[0]
+
+
+def test_another_gap_or_partition_is_news() -> None:
+    reseeks = Reseeks()
+    assert reseeks.due(("t", 0), 523, 0.0) == (True, True)
+    assert reseeks.due(("t", 1), 523, 0.0) == (True, True)
+    assert reseeks.due(("u", 0), 523, 0.0) == (True, True)
+    assert reseeks.due(("t", 0), 600, 0.01) == (True, True)
+
+
+def test_a_failed_seek_or_a_revoked_partition_seeks_at_once() -> None:
+    reseeks = Reseeks()
+    reseeks.due(("t", 0), 523, 0.0)
+    reseeks.failed(("t", 0))
+    assert reseeks.due(("t", 0), 523, 0.01) == (True, True)
+    reseeks.due(("t", 2), 7, 0.0)
+    reseeks.forget([2])
+    assert reseeks.due(("t", 2), 7, 0.01) == (True, True)
+    assert reseeks.due(("t", 0), 523, 0.02) == (False, False)
