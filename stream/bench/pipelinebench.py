@@ -368,9 +368,8 @@ class PipelineBench:
     # --- what the runs share ------------------------------------------------------------------
 
     def worker_env(self, stack: LocalStack) -> dict[str, str]:
-        """A worker's environment on ``stack``: the bench's partitions, a short session."""
+        """A worker's environment on ``stack``: the bench's partitions, the stack's session."""
         env = environment(stack)
-        env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
         env["SKILLSTREAM_PARTITIONS"] = str(self.partitions)
         return env
 

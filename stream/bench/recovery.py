@@ -114,9 +114,10 @@ async def _end_scan(settings: Settings, rounds: int = 5) -> float:
 def run_recovery(
     env: Mapping[str, str], players: int, progress: Callable[[int], None] | None = None
 ) -> list[RecoveryTiming]:
-    base = {**env, "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": "6"}
-    empty = {**base, "SKILLSTREAM_APP_ID": "recovery-empty"}
-    full = {**base, "SKILLSTREAM_APP_ID": "recovery-full"}
+    # The lost worker's run below joins the same group: Tansu keeps the session of a group's
+    # first member, so these runs use the session it would (the stack's).
+    empty = {**env, "SKILLSTREAM_APP_ID": "recovery-empty"}
+    full = {**env, "SKILLSTREAM_APP_ID": "recovery-full"}
     timings = [time_start(empty, "empty deployment, memory store", 0)]
     asyncio.run(fill_ratings_changelog(Settings.from_env(full), players, progress))
     timings.append(time_start(full, "memory store", players))
@@ -133,5 +134,5 @@ def run_recovery(
 
 def run_lost_worker(env: Mapping[str, str], players: int) -> Failover:
     """The same players; two workers, one lost with its disk mid-run (stream/bench/failover.py),
-    with the default session timeout (the environment's, if it sets one)."""
+    with the session timeout ``env`` gives (the local stack's, stream.local.stack)."""
     return run_failover({**env, "SKILLSTREAM_APP_ID": "recovery-full"}, players)

@@ -91,7 +91,6 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     try:
         with LocalStack() as stack:
             env = environment(stack)
-            env.setdefault("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "6")
             env = demo_settings(env, os.environ)
             if "SKILLSTREAM_MODES_FILE" not in env:
                 modes_file = tmp / "modes.toml"

@@ -180,12 +180,20 @@ class LocalStack:
 # 4 partitions measured p99 214 ms at 500 instant matches/s against 323 ms with 8
 # (docs/decisions.md).
 LOCAL_PARTITIONS = 4
+# The workers' consumer-group session on the local stack unless SKILLSTREAM_SESSION_TIMEOUT_SECONDS
+# says otherwise: 4 s, below the built-in 6 s (Apache Kafka's default floor, which every broker
+# accepts). A lost worker's partitions moved again 6.9-9.7 s after the kill at a million players
+# against 10.3-12.1 s at 6 s (docs/benchmarks.md#recovery-and-state-size); Tansu keeps a group's
+# session as its first member joined with it.
+LOCAL_SESSION_TIMEOUT = "4"
 
 
 def environment(stack: LocalStack) -> dict[str, str]:
-    """The settings a worker or client needs to use this stack."""
+    """The settings a worker or client needs to use this stack (the partitions and the session
+    timeout unless the environment sets them)."""
     return {
         "SKILLSTREAM_PARTITIONS": str(LOCAL_PARTITIONS),
+        "SKILLSTREAM_SESSION_TIMEOUT_SECONDS": LOCAL_SESSION_TIMEOUT,
         **os.environ,
         "KAFKA_BOOTSTRAP_SERVERS": stack.bootstrap_servers,
         "REDIS_URL": stack.redis_url,

@@ -217,3 +217,16 @@ def test_the_worker_grant_check_reads_the_local_brokers_answer(stack: LocalStack
     assert asyncio.run(ask()) == [(0, "grants-a", NOT_PROVIDED), (3, "grants-b", NOT_PROVIDED)]
     # Not checked (False), and its groups' coordinators found: nothing refused.
     assert asyncio.run(check_grants(settings, grants(settings, "worker"))) is False
+
+
+def test_workers_on_the_stack_get_its_session_unless_the_environment_says(
+    stack: LocalStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stream.config.settings import Settings
+
+    monkeypatch.delenv("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", raising=False)
+    settings = Settings.from_env(environment(stack))
+    # Below the built-in default, which Apache Kafka's default floor (6 s) allows everywhere.
+    assert settings.kafka.session_timeout_seconds == 4.0 < Settings().kafka.session_timeout_seconds
+    monkeypatch.setenv("SKILLSTREAM_SESSION_TIMEOUT_SECONDS", "7")
+    assert Settings.from_env(environment(stack)).kafka.session_timeout_seconds == 7.0
