@@ -182,9 +182,9 @@ class LocalStack:
 LOCAL_PARTITIONS = 4
 # The workers' consumer-group session on the local stack unless SKILLSTREAM_SESSION_TIMEOUT_SECONDS
 # says otherwise: 4 s, below the built-in 6 s (Apache Kafka's default floor, which every broker
-# accepts). A lost worker's partitions moved again 6.9-9.7 s after the kill at a million players
-# against 10.3-12.1 s at 6 s (docs/benchmarks.md#recovery-and-state-size); Tansu keeps a group's
-# session as its first member joined with it.
+# accepts). Every match of a lost worker's partitions was rated again 6.9-9.7 s after the kill
+# at a million players against 10.3-12.1 s at 6 s (docs/benchmarks.md, "Recovery and state
+# size"). Tansu keeps a group's session as its first member joined with it.
 LOCAL_SESSION_TIMEOUT = "4"
 
 

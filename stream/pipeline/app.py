@@ -394,17 +394,19 @@ class Pipeline:
 
     async def seek(self, topic: str, partition: int, offset: int, why: str | None) -> None:
         """Read (topic, partition) again from ``offset``; ``why`` (None: routine, after an
-        assignment) is logged and counted once per gap. A seek that fails (the partition
-        revoked meanwhile, the consumer stopping) is logged; the stall watchdog finds the
-        partition again if it is still this worker's."""
+        assignment) is logged and counted once per gap and second
+        (stream.pipeline.positions.Reseeks). A seek that fails (the partition revoked
+        meanwhile, the consumer stopping) is logged; the stall watchdog finds the partition
+        again if it is still this worker's."""
         tp = TP(topic, partition)
-        seek, new = self.reseeks.due((topic, partition), offset, time.monotonic())
-        if not seek:
+        now = time.monotonic()
+        if not self.reseeks.due((topic, partition), offset, now):
             # Records fetched before the seek are still on their way: the same gap again.
             return
-        if not new:
+        said = why is not None and self.reseeks.say((topic, partition), offset, now)
+        if why is not None and not said:
             log.debug("partition %s[%d]: sought again to %d", topic, partition, offset)
-        if why is not None and new:
+        if said:
             log.warning(
                 "partition %s[%d] %s; reading it again from offset %d",
                 topic,

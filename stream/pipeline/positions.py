@@ -43,7 +43,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-__all__ = ["RESEEK_SECONDS", "Admission", "InputPositions", "Positioned", "Reseeks"]
+__all__ = [
+    "RESEEK_SECONDS",
+    "SAY_AGAIN_SECONDS",
+    "Admission",
+    "InputPositions",
+    "Positioned",
+    "Reseeks",
+]
 
 TopicPartition = tuple[str, int]
 
@@ -52,10 +59,14 @@ TopicPartition = tuple[str, int]
 # read offset, and its fetch loop sets that offset from every record it hands over, so records
 # of the fetch answer it was iterating when the seek came (fetched before it, past the gap)
 # raise the offset again and the records read again are dropped: the seek is undone. Only a
-# seek after that answer is done holds. Why not sooner: every record of that answer shows the
-# same gap, and each seek discards what the consumer had fetched since. Seen on the local
-# broker, 2026-12-06: after a fail-over, a gap's first seek undone and the next one holding.
+# seek after that answer is handed over holds (which takes as long as the agent's queue makes
+# the fetch loop wait: under a backlog every seek until then is undone too). Why not sooner:
+# every record of that answer shows the same gap, and each seek discards what the consumer
+# had fetched since. Seen on the local broker, 2026-12-06: after a fail-over, a gap's first
+# seek undone and the next one, a second later, holding.
 RESEEK_SECONDS = 0.2
+# A gap still there after seeks is logged and counted again at most this often.
+SAY_AGAIN_SECONDS = 1.0
 
 
 class Positioned(Protocol):
@@ -178,22 +189,25 @@ class InputPositions:
 
 
 class Reseeks:
-    """When a partition with a gap is sought again (:data:`RESEEK_SECONDS`), and whether the
-    seek is news (a new gap: logged and counted once) or the same gap sought again."""
+    """When a partition with a gap is sought again (:data:`RESEEK_SECONDS`), and when a seek
+    for a reason is said (logged and counted): a new gap, or the same one last said at least
+    :data:`SAY_AGAIN_SECONDS` before (the stall watchdog's seeks of a partition stuck at one
+    position, seconds apart, are each said; the seeks between them are not)."""
 
-    def __init__(self, wait: float = RESEEK_SECONDS) -> None:
+    def __init__(self, wait: float = RESEEK_SECONDS, say_again: float = SAY_AGAIN_SECONDS) -> None:
         self.wait = wait
-        # Per partition read again: the offset, and when it was last sought.
+        self.say_again = say_again
+        # Per partition read again: the offset, and when it was last sought / said.
         self._sought: dict[TopicPartition, tuple[int, float]] = {}
+        self._said: dict[TopicPartition, tuple[int, float]] = {}
 
-    def due(self, tp: TopicPartition, offset: int, now: float) -> tuple[bool, bool]:
-        """Whether to seek ``tp`` to ``offset`` now, and whether this gap is new."""
-        last = self._sought.get(tp)
-        again = last is not None and last[0] == offset
-        if again and last is not None and now - last[1] < self.wait:
-            return False, False
-        self._sought[tp] = (offset, now)
-        return True, not again
+    def due(self, tp: TopicPartition, offset: int, now: float) -> bool:
+        """Whether to seek ``tp`` to ``offset`` now."""
+        return _after(self._sought, tp, offset, now, self.wait)
+
+    def say(self, tp: TopicPartition, offset: int, now: float) -> bool:
+        """Whether a seek of ``tp`` to ``offset`` made now is worth a line and a count."""
+        return _after(self._said, tp, offset, now, self.say_again)
 
     def failed(self, tp: TopicPartition) -> None:
         """The seek of ``tp`` failed: the next gap seeks at once."""
@@ -202,5 +216,22 @@ class Reseeks:
     def forget(self, partitions: Iterable[int]) -> None:
         """These partitions were revoked."""
         gone = set(partitions)
-        for tp in [tp for tp in self._sought if tp[1] in gone]:
-            del self._sought[tp]
+        for kept in (self._sought, self._said):
+            for tp in [tp for tp in kept if tp[1] in gone]:
+                del kept[tp]
+
+
+def _after(
+    last: dict[TopicPartition, tuple[int, float]],
+    tp: TopicPartition,
+    offset: int,
+    now: float,
+    wait: float,
+) -> bool:
+    """Whether ``tp`` at ``offset`` is new or was last seen ``wait`` or more before ``now``
+    (then ``now`` is noted)."""
+    seen = last.get(tp)
+    if seen is not None and seen[0] == offset and now - seen[1] < wait:
+        return False
+    last[tp] = (offset, now)
+    return True
