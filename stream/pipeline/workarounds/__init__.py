@@ -18,7 +18,7 @@ versions it was written for, and which test fails when it stops working or is no
 | ../watchdog.py | a record dropped while the flow is suspended counts as read | faust#629, #221 |
 | standbys.py | standby copies unused (memory store), and records lost (reader) | robinhood#583 |
 | clientlogs.py | aiokafka logs one line per attempt while a broker is down | none found |
-| unread.py | records fetched and not handed on are never fetched again | none found |
+| unread.py | records not handed on never fetched again; those before a seek undo it | none found |
 
 watchdog.py uses public calls only (a seek, a high watermark) and the reads of private.py, so
 it stays a module of stream/pipeline/; it is listed here because it exists for those issues.

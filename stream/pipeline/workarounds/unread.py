@@ -33,11 +33,20 @@ after that rebalance. Left open: a seek from the main thread (Faust's own, the w
 lands between the un-read's check and its seek is overridden (the window is one statement on
 the other thread; the watchdog reads a stalled partition again).
 
+Second fix, in the same walk: a partition sought through Faust's ``Consumer.seek`` since its
+records were fetched (the batch runner reading a gap again, the stall watchdog) has the rest of
+its records in the batch left, as above. Faust sets a partition's read offset from each record
+it hands over and drops those below it, so records fetched before the seek (past the gap)
+handed on after it would raise the offset again and the records read again would be dropped:
+the seek undone (seen after a fail-over, 2026-12-06: the gap sought again a second later).
+Their un-read finds the position moved by the seek and leaves it.
+
 Upstream: none found (faust-streaming's ``Consumer.getmany`` and aiokafka's
 ``Fetcher.fetched_records``; searched 2026-12-05).
 
 Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1.
-tests/unit/pipeline/workarounds/test_unread.py checks which records are read again and that
+tests/unit/pipeline/workarounds/test_unread.py checks which records are read again (a
+partition sought midway, or while the fetch waits, hands on nothing more of its batch) and that
 the patch replaces Faust's methods; tests/integration/pipeline/workarounds/test_unread_seek.py
 un-reads on a real broker and checks that a seek since the fetch wins.
 
@@ -60,6 +69,9 @@ from faust.transport.drivers import aiokafka as aiokafka_driver
 __all__ = ["Fetched", "after_fetch", "not_handed_on", "patch_unread", "unread"]
 
 log = logging.getLogger(__name__)
+
+# The consumer's attribute counting the seeks of each partition (stream's own, not Faust's).
+_SEEKS = "_skillstream_seeks"
 
 # Partition -> (its aiokafka state object, its position) right after a fetch.
 After = Mapping[Any, tuple[Any, int]]
@@ -141,6 +153,8 @@ def _schedule_unread(thread: Any, rest: Mapping[Any, int], after: After) -> None
 
 async def _handed_on(consumer: Any, timeout: float) -> AsyncGenerator[tuple[Any, Any], None]:
     """Faust's ``Consumer.getmany`` (faust-streaming 0.15.3), un-reading what it leaves."""
+    seeks = _seeks(consumer)
+    seeks_before = dict(seeks)  # before the fetch: a seek while it waits counts too
     records, active_partitions = await consumer._wait_next_records(timeout)
     generation_id = consumer.app.consumer_generation_id
     if records is None or consumer.should_stop:
@@ -154,6 +168,11 @@ async def _handed_on(consumer: Any, timeout: float) -> AsyncGenerator[tuple[Any,
         for tp, record in consumer.scheduler.iterate(records):
             if not consumer.flow_active or consumer.app.consumer_generation_id != generation_id:
                 break
+            if seeks.get(tp, 0) != seeks_before.get(tp, 0):
+                # Sought since the fetch: what the batch holds of it is from before the seek.
+                # Handed on, its offsets would raise Faust's read offset past the seek's and
+                # the records read again would be dropped below it: the seek undone.
+                left.add(tp)
             if tp not in left and (
                 active_partitions is None
                 or tp in active_partitions
@@ -173,6 +192,14 @@ async def _handed_on(consumer: Any, timeout: float) -> AsyncGenerator[tuple[Any,
             _schedule_unread(consumer._thread, rest, getattr(records, "after", {}))
 
 
+def _seeks(consumer: Any) -> dict[Any, int]:
+    """How many times each partition was sought through ``consumer`` (main thread only)."""
+    seeks: dict[Any, int] | None = consumer.__dict__.get(_SEEKS)
+    if seeks is None:
+        seeks = consumer.__dict__[_SEEKS] = {}
+    return seeks
+
+
 async def _seek_committed(consumer: Any) -> None:
     # What Faust does when a fetch returns while the flow is stopped.
     try:
@@ -183,8 +210,8 @@ async def _seek_committed(consumer: Any) -> None:
 
 def patch_unread() -> None:
     """Make Faust's aiokafka consumer fetch with a copy of its active partitions, note where
-    each fetch left the positions, and un-read the records it does not hand on (once per
-    process)."""
+    each fetch left the positions, count its seeks, and un-read the records it does not hand
+    on (once per process)."""
     consumer = aiokafka_driver.Consumer
     if hasattr(consumer.getmany, "__wrapped__"):
         return
@@ -195,6 +222,17 @@ def patch_unread() -> None:
         return _handed_on(self, timeout)
 
     consumer.getmany = getmany  # type: ignore[method-assign]
+    original_seek = consumer.seek
+
+    @functools.wraps(original_seek)
+    async def seek(self: Any, partition: Any, offset: int) -> None:
+        # Counted before the seek reaches the consumer thread: from now on the walk leaves
+        # the partition's fetched records (they are from before it).
+        seeks = _seeks(self)
+        seeks[partition] = seeks.get(partition, 0) + 1
+        await original_seek(self, partition, offset)
+
+    consumer.seek = seek  # type: ignore[method-assign]
 
     thread = aiokafka_driver.AIOKafkaConsumerThread
     original_getmany_on_thread = thread.getmany

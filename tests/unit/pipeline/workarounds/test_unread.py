@@ -68,6 +68,7 @@ def test_the_patch_replaces_the_consumer_fetch_and_its_walk_once() -> None:
     patch_unread()
     assert hasattr(getmany, "__wrapped__") and hasattr(fetch, "__wrapped__")
     assert aiokafka_driver.Consumer.getmany is getmany
+    assert hasattr(aiokafka_driver.Consumer.seek, "__wrapped__")
     assert aiokafka_driver.AIOKafkaConsumerThread.getmany is fetch
 
 
@@ -105,8 +106,19 @@ class FaustConsumerState:
             monitor=SimpleNamespace(track_tp_end_offset=lambda tp, end: None),
         )
 
+        # Faust's own seek (faust.transport.consumer.Consumer.seek) reads these.
+        self.log = SimpleNamespace(dev=lambda *args: None)
+        self._read_offset: dict[Any, int | None] = {}
+        self.sought: list[tuple[Any, int]] = []
+        self.seek_while_fetching: tuple[Any, int] | None = None
+
     async def _wait_next_records(self, timeout: float) -> tuple[Fetched, set[Any]]:
+        if self.seek_while_fetching is not None:
+            await aiokafka_driver.Consumer.seek(self, *self.seek_while_fetching)  # type: ignore[arg-type]
         return self.records, self.active
+
+    async def _seek(self, tp: Any, offset: int) -> None:
+        self.sought.append((tp, offset))
 
     def highwater(self, tp: Any) -> int:
         return 99
@@ -173,3 +185,33 @@ async def test_a_stopping_consumer_reads_nothing_again(scheduled: Scheduled) -> 
     state.should_stop = True
     await walk.aclose()
     assert scheduled == []
+
+
+async def test_a_partition_sought_midway_hands_on_nothing_fetched_before_the_seek(
+    scheduled: Scheduled,
+) -> None:
+    patch_unread()
+    state = FaustConsumerState()
+    state.active = {A, B}
+    walk = unread_module._handed_on(state, 1.0)
+    assert await anext(walk) == (A, ("a", 1))
+    # The batch runner finds a record missing and reads the partition again from 0: A's 2
+    # and 3 in this batch would raise Faust's read offset to 3, and the 0-3 fetched after the
+    # seek would be dropped below it.
+    await aiokafka_driver.Consumer.seek(state, A, 0)  # type: ignore[arg-type]
+    assert [m async for _, m in walk] == [("b", 10), ("b", 11)]
+    assert state.sought == [(A, 0)] and state._read_offset[A] is None
+    # Queued for an un-read, which finds the position moved by the seek and leaves it.
+    assert [rest for _, rest, _ in scheduled] == [{A: 2}]
+
+
+async def test_a_seek_while_the_fetch_waits_leaves_the_partition_s_batch(
+    scheduled: Scheduled,
+) -> None:
+    patch_unread()
+    state = FaustConsumerState()
+    state.active = {A, B}
+    state.seek_while_fetching = (B, 4)
+    handed = [m async for _, m in unread_module._handed_on(state, 1.0)]
+    assert handed == [("a", 1), ("a", 2), ("a", 3)]
+    assert [rest for _, rest, _ in scheduled] == [{B: 10}]
