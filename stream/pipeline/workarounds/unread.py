@@ -33,13 +33,19 @@ after that rebalance. Left open: a seek from the main thread (Faust's own, the w
 lands between the un-read's check and its seek is overridden (the window is one statement on
 the other thread; the watchdog reads a stalled partition again).
 
-Second fix, in the same walk: a partition sought through Faust's ``Consumer.seek`` since its
-records were fetched (the batch runner reading a gap again, the stall watchdog) has the rest of
-its records in the batch left, as above. Faust sets a partition's read offset from each record
-it hands over and drops those below it, so records fetched before the seek (past the gap)
-handed on after it would raise the offset again and the records read again would be dropped:
-the seek undone (seen after a fail-over, 2026-12-06: the gap sought again a second later).
-Their un-read finds the position moved by the seek and leaves it.
+Second fix, in the same walk: a seek undone. Faust sets a partition's read offset from each
+record it hands over and drops those below it, so after a seek through Faust's
+``Consumer.seek`` (the batch runner reading a gap again, the stall watchdog) the records
+fetched before it (past the gap) would raise the offset again and the records read again would
+be dropped (seen after a fail-over, 2026-12-06: the gap sought again a second later). Now a
+partition sought since its records were fetched has the rest of them in the batch left, as
+above (their un-read finds the position moved by the seek and leaves it; after a seek that
+aiokafka made before the fetch ran, it reads them again: one fetch more); and a seek made while
+Faust delivered one of the partition's records, which Faust follows by setting the read offset
+from that record, has the offset put back to the seek's when the walk resumes. Left open: a
+seek made from the main thread between a fetch's end and the position noted after it on the
+consumer thread is taken for the fetch's own, and the un-read overrides it; the batch runner
+seeks a gap still there again after 0.2 s (stream/pipeline/positions.py).
 
 Upstream: none found (faust-streaming's ``Consumer.getmany`` and aiokafka's
 ``Fetcher.fetched_records``; searched 2026-12-05).
@@ -70,8 +76,21 @@ __all__ = ["Fetched", "after_fetch", "not_handed_on", "patch_unread", "unread"]
 
 log = logging.getLogger(__name__)
 
-# The consumer's attribute counting the seeks of each partition (stream's own, not Faust's).
+# The consumer's attribute holding its seeks (stream's own, not Faust's).
 _SEEKS = "_skillstream_seeks"
+
+
+class Seeks:
+    """The seeks made through one consumer: how many per partition, and the last offset."""
+
+    def __init__(self) -> None:
+        self.count: dict[Any, int] = {}
+        self.to: dict[Any, int] = {}
+
+    def add(self, tp: Any, offset: int) -> None:
+        self.count[tp] = self.count.get(tp, 0) + 1
+        self.to[tp] = offset
+
 
 # Partition -> (its aiokafka state object, its position) right after a fetch.
 After = Mapping[Any, tuple[Any, int]]
@@ -154,7 +173,8 @@ def _schedule_unread(thread: Any, rest: Mapping[Any, int], after: After) -> None
 async def _handed_on(consumer: Any, timeout: float) -> AsyncGenerator[tuple[Any, Any], None]:
     """Faust's ``Consumer.getmany`` (faust-streaming 0.15.3), un-reading what it leaves."""
     seeks = _seeks(consumer)
-    seeks_before = dict(seeks)  # before the fetch: a seek while it waits counts too
+    count = seeks.count
+    seeks_before = dict(count)  # before the fetch: a seek while it waits counts too
     records, active_partitions = await consumer._wait_next_records(timeout)
     generation_id = consumer.app.consumer_generation_id
     if records is None or consumer.should_stop:
@@ -168,7 +188,7 @@ async def _handed_on(consumer: Any, timeout: float) -> AsyncGenerator[tuple[Any,
         for tp, record in consumer.scheduler.iterate(records):
             if not consumer.flow_active or consumer.app.consumer_generation_id != generation_id:
                 break
-            if seeks.get(tp, 0) != seeks_before.get(tp, 0):
+            if count.get(tp, 0) != seeks_before.get(tp, 0):
                 # Sought since the fetch: what the batch holds of it is from before the seek.
                 # Handed on, its offsets would raise Faust's read offset past the seek's and
                 # the records read again would be dropped below it: the seek undone.
@@ -182,7 +202,13 @@ async def _handed_on(consumer: Any, timeout: float) -> AsyncGenerator[tuple[Any,
                 # Counted before the yield: a record yielded is handed on even if the
                 # delivery loop closes this generator right there.
                 handed[tp] = record.offset + 1
+                sought = count.get(tp, 0)
                 yield tp, consumer._to_message(tp, record)
+                if count.get(tp, 0) != sought:
+                    # Sought while Faust delivered this record: Faust has just set the read
+                    # offset from it, over the seek's, and would drop what is read again.
+                    to = seeks.to[tp]
+                    consumer._read_offset[tp] = to if to else None  # as Faust's seek sets it
             else:
                 left.add(tp)  # the rest of this partition's batch is read again, in order
     finally:
@@ -192,11 +218,11 @@ async def _handed_on(consumer: Any, timeout: float) -> AsyncGenerator[tuple[Any,
             _schedule_unread(consumer._thread, rest, getattr(records, "after", {}))
 
 
-def _seeks(consumer: Any) -> dict[Any, int]:
-    """How many times each partition was sought through ``consumer`` (main thread only)."""
-    seeks: dict[Any, int] | None = consumer.__dict__.get(_SEEKS)
+def _seeks(consumer: Any) -> Seeks:
+    """The seeks made through ``consumer`` (main thread only)."""
+    seeks: Seeks | None = consumer.__dict__.get(_SEEKS)
     if seeks is None:
-        seeks = consumer.__dict__[_SEEKS] = {}
+        seeks = consumer.__dict__[_SEEKS] = Seeks()
     return seeks
 
 
@@ -226,10 +252,9 @@ def patch_unread() -> None:
 
     @functools.wraps(original_seek)
     async def seek(self: Any, partition: Any, offset: int) -> None:
-        # Counted before the seek reaches the consumer thread: from now on the walk leaves
-        # the partition's fetched records (they are from before it).
-        seeks = _seeks(self)
-        seeks[partition] = seeks.get(partition, 0) + 1
+        # Counted before the seek is made (Faust makes aiokafka's from this thread): from now
+        # on the walk leaves the partition's fetched records, which are from before it.
+        _seeks(self).add(partition, offset)
         await original_seek(self, partition, offset)
 
     consumer.seek = seek  # type: ignore[method-assign]
