@@ -66,7 +66,7 @@ TopicPartition = tuple[str, int]
 # seek undone and the next one, a second later, holding. Since 2026-12-07 the fetch loop's walk
 # leaves what it fetched of a partition before a seek and keeps the seek's read offset
 # (stream/pipeline/workarounds/unread.py), so the first seek holds; this stays for one that
-# still misses (the race that module leaves open).
+# still misses (the races that module leaves open).
 RESEEK_SECONDS = 0.2
 # A gap still there after seeks is logged and counted again at most this often.
 SAY_AGAIN_SECONDS = 1.0

@@ -38,21 +38,23 @@ record it hands over and drops those below it, so after a seek through Faust's
 ``Consumer.seek`` (the batch runner reading a gap again, the stall watchdog) the records
 fetched before it (past the gap) would raise the offset again and the records read again would
 be dropped (seen after a fail-over, 2026-12-06: the gap sought again a second later). Now a
-partition sought since its records were fetched has the rest of them in the batch left, as
+partition sought since its fetch began has the rest of its records in the batch left, as
 above (their un-read finds the position moved by the seek and leaves it; after a seek that
 aiokafka made before the fetch ran, it reads them again: one fetch more); and a seek made while
 Faust delivered one of the partition's records, which Faust follows by setting the read offset
 from that record, has the offset put back to the seek's when the walk resumes. Left open: a
 seek made from the main thread between a fetch's end and the position noted after it on the
-consumer thread is taken for the fetch's own, and the un-read overrides it; the batch runner
-seeks a gap still there again after 0.2 s (stream/pipeline/positions.py).
+consumer thread is taken for the fetch's own, and the un-read overrides it (as it does one
+between its own check and seek, above); the batch runner seeks a gap still there again after
+0.2 s (stream/pipeline/positions.py).
 
 Upstream: none found (faust-streaming's ``Consumer.getmany`` and aiokafka's
 ``Fetcher.fetched_records``; searched 2026-12-05).
 
 Written for faust-streaming 0.15.3, aiokafka 0.14.0, mode-streaming 0.7.1.
 tests/unit/pipeline/workarounds/test_unread.py checks which records are read again (a
-partition sought midway, or while the fetch waits, hands on nothing more of its batch) and that
+partition sought midway, or while the fetch waits, hands on nothing more of its batch, and
+its read offset stays the seek's; a failed seek's does not) and that
 the patch replaces Faust's methods; tests/integration/pipeline/workarounds/test_unread_seek.py
 un-reads on a real broker and checks that a seek since the fetch wins.
 
@@ -81,15 +83,21 @@ _SEEKS = "_skillstream_seeks"
 
 
 class Seeks:
-    """The seeks made through one consumer: how many per partition, and the last offset."""
+    """The seeks made through one consumer: how many were begun per partition, and the last
+    one made (its number and offset)."""
 
     def __init__(self) -> None:
         self.count: dict[Any, int] = {}
-        self.to: dict[Any, int] = {}
+        self.made: dict[Any, tuple[int, int]] = {}
 
-    def add(self, tp: Any, offset: int) -> None:
-        self.count[tp] = self.count.get(tp, 0) + 1
-        self.to[tp] = offset
+    def begin(self, tp: Any) -> int:
+        self.count[tp] = number = self.count.get(tp, 0) + 1
+        return number
+
+    def made_to(self, tp: Any) -> int | None:
+        """The offset of the partition's last seek begun, if it was made (None: it failed)."""
+        made = self.made.get(tp)
+        return made[1] if made is not None and made[0] == self.count.get(tp) else None
 
 
 # Partition -> (its aiokafka state object, its position) right after a fetch.
@@ -205,10 +213,7 @@ async def _handed_on(consumer: Any, timeout: float) -> AsyncGenerator[tuple[Any,
                 sought = count.get(tp, 0)
                 yield tp, consumer._to_message(tp, record)
                 if count.get(tp, 0) != sought:
-                    # Sought while Faust delivered this record: Faust has just set the read
-                    # offset from it, over the seek's, and would drop what is read again.
-                    to = seeks.to[tp]
-                    consumer._read_offset[tp] = to if to else None  # as Faust's seek sets it
+                    _keep_seek(consumer, seeks, tp, record.offset, generation_id)
             else:
                 left.add(tp)  # the rest of this partition's batch is read again, in order
     finally:
@@ -216,6 +221,21 @@ async def _handed_on(consumer: Any, timeout: float) -> AsyncGenerator[tuple[Any,
         # A stopping consumer reads nothing again (its consumer may be gone already).
         if rest and not consumer.should_stop:
             _schedule_unread(consumer._thread, rest, getattr(records, "after", {}))
+
+
+def _keep_seek(consumer: Any, seeks: Seeks, tp: Any, offset: int, generation_id: int) -> None:
+    """``tp`` was sought while Faust delivered its record at ``offset``: if Faust then set the
+    read offset from that record, over the seek's, put the seek's back (Faust would drop what
+    is read again below it). Not after a failed seek, nor once anything else (a rebalance's
+    seeks, a revocation) has set the read offset."""
+    to = seeks.made_to(tp)
+    read_offset = consumer._read_offset
+    if (
+        to is not None
+        and consumer.app.consumer_generation_id == generation_id
+        and read_offset.get(tp) == offset
+    ):
+        read_offset[tp] = to if to else None  # as Faust's seek sets it
 
 
 def _seeks(consumer: Any) -> Seeks:
@@ -253,9 +273,12 @@ def patch_unread() -> None:
     @functools.wraps(original_seek)
     async def seek(self: Any, partition: Any, offset: int) -> None:
         # Counted before the seek is made (Faust makes aiokafka's from this thread): from now
-        # on the walk leaves the partition's fetched records, which are from before it.
-        _seeks(self).add(partition, offset)
+        # on the walk leaves the partition's fetched records, which are from before it. A
+        # seek that fails still leaves them; they are read again (the un-read).
+        seeks = _seeks(self)
+        number = seeks.begin(partition)
         await original_seek(self, partition, offset)
+        seeks.made[partition] = (number, offset)
 
     consumer.seek = seek  # type: ignore[method-assign]
 

@@ -111,6 +111,7 @@ class FaustConsumerState:
         self._read_offset: dict[Any, int | None] = {}
         self.sought: list[tuple[Any, int]] = []
         self.seek_while_fetching: tuple[Any, int] | None = None
+        self.refuse_seeks = False
 
     async def _wait_next_records(self, timeout: float) -> tuple[Fetched, set[Any]]:
         if self.seek_while_fetching is not None:
@@ -118,6 +119,8 @@ class FaustConsumerState:
         return self.records, self.active
 
     async def _seek(self, tp: Any, offset: int) -> None:
+        if self.refuse_seeks:
+            raise RuntimeError("the partition was revoked")
         self.sought.append((tp, offset))
 
     def highwater(self, tp: Any) -> int:
@@ -220,3 +223,20 @@ async def test_a_seek_while_the_fetch_waits_leaves_the_partition_s_batch(
     handed = [m async for _, m in unread_module._handed_on(state, 1.0)]
     assert handed == [("a", 1), ("a", 2), ("a", 3)]
     assert [rest for _, rest, _ in scheduled] == [{B: 10}]
+
+
+async def test_a_failed_seek_leaves_the_batch_and_the_read_offset_as_faust_set_it(
+    scheduled: Scheduled,
+) -> None:
+    patch_unread()
+    state = FaustConsumerState()
+    state.active = {A, B}
+    state.refuse_seeks = True
+    walk = unread_module._handed_on(state, 1.0)
+    assert await anext(walk) == (A, ("a", 1))
+    with pytest.raises(RuntimeError):
+        await aiokafka_driver.Consumer.seek(state, A, 0)  # type: ignore[arg-type]
+    state._read_offset[A] = 1
+    assert [m async for _, m in walk] == [("b", 10), ("b", 11)]
+    assert state._read_offset[A] == 1
+    assert [rest for _, rest, _ in scheduled] == [{A: 2}]  # read again, from where it was
