@@ -115,7 +115,7 @@ class FaustConsumerState:
 
     async def _wait_next_records(self, timeout: float) -> tuple[Fetched, set[Any]]:
         if self.seek_while_fetching is not None:
-            await aiokafka_driver.Consumer.seek(self, *self.seek_while_fetching)  # type: ignore[arg-type]
+            await seek(self, *self.seek_while_fetching)
         return self.records, self.active
 
     async def _seek(self, tp: Any, offset: int) -> None:
@@ -141,6 +141,19 @@ def scheduled(monkeypatch: pytest.MonkeyPatch) -> Scheduled:
         unread_module, "_schedule_unread", lambda *args: calls.append((args[0], args[1], args[2]))
     )
     return calls
+
+
+def both_active() -> FaustConsumerState:
+    """The patched consumer's state with ``A`` and ``B`` both active."""
+    patch_unread()
+    state = FaustConsumerState()
+    state.active = {A, B}
+    return state
+
+
+async def seek(state: FaustConsumerState, tp: Any, offset: int) -> None:
+    """A seek through Faust's consumer, as the patch wraps it."""
+    await aiokafka_driver.Consumer.seek(state, tp, offset)  # type: ignore[arg-type]
 
 
 async def test_the_walk_hands_on_active_records_and_reads_the_paused_ones_again(
@@ -193,16 +206,14 @@ async def test_a_stopping_consumer_reads_nothing_again(scheduled: Scheduled) -> 
 async def test_a_partition_sought_midway_hands_on_nothing_fetched_before_the_seek(
     scheduled: Scheduled,
 ) -> None:
-    patch_unread()
-    state = FaustConsumerState()
-    state.active = {A, B}
+    state = both_active()
     walk = unread_module._handed_on(state, 1.0)
     assert await anext(walk) == (A, ("a", 1))
     # While Faust delivers A's 1, the batch runner finds a record missing and reads the
     # partition again from 0; then Faust's fetch loop sets the read offset from A's 1
     # (faust.transport.consumer.Consumer._drain_messages). That, or A's 2 and 3 handed on
     # after the seek, would have the 0-3 fetched again dropped below the read offset.
-    await aiokafka_driver.Consumer.seek(state, A, 0)  # type: ignore[arg-type]
+    await seek(state, A, 0)
     assert state.sought == [(A, 0)] and state._read_offset[A] is None
     state._read_offset[A] = 1
     assert [m async for _, m in walk] == [("b", 10), ("b", 11)]
@@ -214,9 +225,7 @@ async def test_a_partition_sought_midway_hands_on_nothing_fetched_before_the_see
 async def test_a_seek_while_the_fetch_waits_leaves_the_partition_s_batch(
     scheduled: Scheduled,
 ) -> None:
-    patch_unread()
-    state = FaustConsumerState()
-    state.active = {A, B}
+    state = both_active()
     # Whether aiokafka made the seek before the fetch or after it, the walk cannot tell: B's
     # records are left, and the un-read reads them again if the fetch came after the seek.
     state.seek_while_fetching = (B, 10)
@@ -228,14 +237,12 @@ async def test_a_seek_while_the_fetch_waits_leaves_the_partition_s_batch(
 async def test_a_failed_seek_leaves_the_batch_and_the_read_offset_as_faust_set_it(
     scheduled: Scheduled,
 ) -> None:
-    patch_unread()
-    state = FaustConsumerState()
-    state.active = {A, B}
+    state = both_active()
     state.refuse_seeks = True
     walk = unread_module._handed_on(state, 1.0)
     assert await anext(walk) == (A, ("a", 1))
     with pytest.raises(RuntimeError):
-        await aiokafka_driver.Consumer.seek(state, A, 0)  # type: ignore[arg-type]
+        await seek(state, A, 0)
     state._read_offset[A] = 1
     assert [m async for _, m in walk] == [("b", 10), ("b", 11)]
     assert state._read_offset[A] == 1
