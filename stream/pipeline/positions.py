@@ -56,17 +56,12 @@ TopicPartition = tuple[str, int]
 
 # A partition read again from the same offset is sought again after this long if the gap is
 # still there. Why at all: Faust (faust-streaming 0.15.3) drops a record below the partition's
-# read offset, and its fetch loop sets that offset from every record it hands over, so records
-# of the fetch answer it was iterating when the seek came (fetched before it, past the gap)
-# raise the offset again and the records read again are dropped: the seek is undone. Only a
-# seek after that answer is handed over holds (which takes as long as the agent's queue makes
-# the fetch loop wait: under a backlog every seek until then is undone too). Why not sooner:
-# every record of that answer shows the same gap, and each seek discards what the consumer
-# had fetched since. Seen on the local broker, 2026-12-06: after a fail-over, a gap's first
-# seek undone and the next one, a second later, holding. Since 2026-12-07 the fetch loop's walk
-# leaves what it fetched of a partition before a seek and keeps the seek's read offset
-# (stream/pipeline/workarounds/unread.py), so the first seek holds; this stays for one that
-# still misses (the races that module leaves open).
+# read offset and sets that offset from every record it hands over, so records fetched before a
+# seek (past the gap) can undo it (seen on the local broker, 2026-12-06: after a fail-over, a
+# gap's first seek undone and the next one, a second later, holding). Since 2026-12-07
+# stream/pipeline/workarounds/unread.py keeps the first seek; this stays for the races that
+# module leaves open. Why not sooner: every record fetched before the seek shows the same gap,
+# and each seek discards what the consumer had fetched since.
 RESEEK_SECONDS = 0.2
 # A gap still there after seeks is logged and counted again at most this often.
 SAY_AGAIN_SECONDS = 1.0
