@@ -86,9 +86,12 @@ async def run_load(
     timeout: float = 300.0,
     progress: Callable[[int, int], None] | None = None,
     partitioning: Partitioning = MURMUR2,
+    alive: Callable[[], bool] | None = None,
 ) -> PipelineRun:
     """Publish ``matches`` 1v1 matches at ``rate`` (0: flat out), partitioned as
-    ``partitioning`` says, and wait for every rating."""
+    ``partitioning`` says, and wait for every rating: at most ``timeout`` seconds, and no
+    longer than ``alive`` (the app that rates them still running) says. What arrived is in
+    the run's ``ratings``: the caller decides what a run with fewer than every rating means."""
     consumer = await consumer_at_end(bootstrap_servers, "rating-changed")
     played = simulated_matches(matches, seed=seed, players=players)
     ours = {match.match_id for match in played}
@@ -124,6 +127,8 @@ async def run_load(
                 progress(len(received), expected)
             if producing.done() and producing.exception() is not None:
                 raise producing.exception()  # type: ignore[misc]
+            if alive is not None and not alive():
+                break  # gone: nothing more will come (what it wrote before is read above)
         await producing
     finally:
         await consumer.stop()

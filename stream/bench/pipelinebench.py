@@ -49,7 +49,7 @@ from stream.bench.recordcounts import (
 from stream.bench.topics import Log, count_logs, per_topic
 from stream.config.settings import Settings
 from stream.local.stack import LOCAL_PARTITIONS, LocalStack, environment, free_port
-from stream.local.workers import WorkerProcess
+from stream.local.workers import WorkerError, WorkerProcess
 from stream.simulation.partitioners import PARTITIONINGS
 
 __all__ = ["Bar", "PipelineBench"]
@@ -222,9 +222,11 @@ class PipelineBench:
                             finish_only=finish_only,
                             progress=lambda done, _total: bar.update(done),
                             partitioning=self.partitioning,
+                            alive=lambda: worker.running,
                         )
                     )
                 used = cpu.used()
+                _require_every_rating(label, run, worker)
                 late = late_counts(web_port)
             broker, worker_cpu = used[0], used[-1]
             print(
@@ -314,9 +316,11 @@ class PipelineBench:
                             seed=2,
                             progress=lambda done, _total: bar.update(done),
                             partitioning=self.partitioning,
+                            alive=lambda: app.running,
                         )
                     )
                 used = cpu.used()
+                _require_every_rating("naive Faust app", run, app)
         self.naive_rates.append(run.matches_per_second)
         print(
             f"  {'naive Faust app, 1 partition':<30} {run.matches:>7,} matches in"
@@ -473,6 +477,25 @@ class PipelineBench:
             *target_lines(ratio, cpu_per_match, start_p99, p99_label, naive_ratio, floor_ratio),
             *style_lines(ratio, start_p99, list(styles.items())),
         ]
+
+
+def _require_every_rating(label: str, run: PipelineRun, process: WorkerProcess) -> None:
+    """Raise WorkerError unless every rating of ``run`` arrived: a run that lost its worker
+    or timed out has no throughput, latency or ratio to print (it would print a rate from the
+    few ratings that came, or from none), so the bench stops there with the worker's last
+    lines."""
+    expected = 2 * run.matches
+    if run.ratings >= expected:
+        return
+    state = (
+        "still running"
+        if process.running
+        else f"exited with {None if process.process is None else process.process.returncode}"
+    )
+    raise WorkerError(
+        f"{label}: {run.ratings:,} of {expected:,} ratings arrived; {process.name} {state},"
+        f" its log ends:\n{process.output()[-4000:]}"
+    )
 
 
 def _command_topics(settings: Settings) -> tuple[str, str]:
