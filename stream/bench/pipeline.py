@@ -229,9 +229,11 @@ async def last_rating_at(
     *,
     timeout: float = 600.0,
     progress: Callable[[int, int], None] | None = None,
+    alive: Callable[[], bool] | None = None,
 ) -> tuple[int, float]:
-    """Read rating-changed from ``offsets`` until ``expected`` records came (or ``timeout``):
-    (how many came, the CreateTime of the last one, epoch seconds)."""
+    """Read rating-changed from ``offsets`` until ``expected`` records came (or ``timeout``,
+    or ``alive`` says the worker is gone): (how many came, the CreateTime of the last one,
+    epoch seconds)."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap_servers, fetch_max_wait_ms=50)
     await consumer.start()
     received, last = 0, 0.0
@@ -248,6 +250,8 @@ async def last_rating_at(
                 last = max([last, *(r.timestamp / 1000.0 for r in records)])
             if progress is not None:
                 progress(received, expected)
+            if alive is not None and not alive():
+                break  # gone: nothing more will come (what it wrote before is read above)
     finally:
         await consumer.stop()
     return received, last

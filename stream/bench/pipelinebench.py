@@ -226,7 +226,7 @@ class PipelineBench:
                         )
                     )
                 used = cpu.used()
-                _require_every_rating(label, run, worker)
+                _require_every_rating(label, run.ratings, 2 * run.matches, worker)
                 late = late_counts(web_port)
             broker, worker_cpu = used[0], used[-1]
             print(
@@ -283,9 +283,11 @@ class PipelineBench:
                             offsets,
                             2 * matches,
                             progress=lambda done, _total: bar.update(done),
+                            alive=lambda: worker.running,
                         )
                     )
                 (worker_cpu,) = cpu.used()
+                _require_every_rating("backlog", got, 2 * matches, worker)
             seconds = max(last - ready, 1e-9)
             print(
                 f"  {'backlog of ' + format(matches, ',') + ' matches':<30} published in"
@@ -320,7 +322,7 @@ class PipelineBench:
                         )
                     )
                 used = cpu.used()
-                _require_every_rating("naive Faust app", run, app)
+                _require_every_rating("naive Faust app", run.ratings, 2 * run.matches, app)
         self.naive_rates.append(run.matches_per_second)
         print(
             f"  {'naive Faust app, 1 partition':<30} {run.matches:>7,} matches in"
@@ -479,13 +481,12 @@ class PipelineBench:
         ]
 
 
-def _require_every_rating(label: str, run: PipelineRun, process: WorkerProcess) -> None:
-    """Raise WorkerError unless every rating of ``run`` arrived: a run that lost its worker
-    or timed out has no throughput, latency or ratio to print (it would print a rate from the
-    few ratings that came, or from none), so the bench stops there with the worker's last
-    lines."""
-    expected = 2 * run.matches
-    if run.ratings >= expected:
+def _require_every_rating(label: str, got: int, expected: int, process: WorkerProcess) -> None:
+    """Raise WorkerError unless ``got`` ratings reached the ``expected``: a run that lost its
+    worker or timed out has no throughput, latency or ratio to print (it would print a rate
+    from the few ratings that came, or from none), so the bench stops there with the worker's
+    last lines."""
+    if got >= expected:
         return
     state = (
         "still running"
@@ -493,7 +494,7 @@ def _require_every_rating(label: str, run: PipelineRun, process: WorkerProcess) 
         else f"exited with {None if process.process is None else process.process.returncode}"
     )
     raise WorkerError(
-        f"{label}: {run.ratings:,} of {expected:,} ratings arrived; {process.name} {state},"
+        f"{label}: {got:,} of {expected:,} ratings arrived; {process.name} {state},"
         f" its log ends:\n{process.output()[-4000:]}"
     )
 

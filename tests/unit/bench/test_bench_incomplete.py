@@ -6,20 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from stream.bench.pipeline import PipelineRun
 from stream.bench.pipelinebench import _require_every_rating
 from stream.local.workers import WorkerError, WorkerProcess
-
-
-def _run(ratings: int, matches: int = 100) -> PipelineRun:
-    return PipelineRun(
-        matches=matches,
-        target_rate=0.0,
-        produce_seconds=1.0,
-        total_seconds=0.0,
-        ratings=ratings,
-        latencies_ms=[],
-    )
 
 
 def _exited(code: int) -> WorkerProcess:
@@ -36,7 +24,7 @@ def test_a_run_missing_ratings_names_the_count_the_exit_and_the_log() -> None:
     process = _exited(3)
     try:
         with pytest.raises(WorkerError) as raised:
-            _require_every_rating("flat out, instant matches", _run(ratings=7), process)
+            _require_every_rating("flat out, instant matches", 7, 200, process)
     finally:
         process.cleanup()
     message = str(raised.value)
@@ -48,7 +36,7 @@ def test_a_run_missing_ratings_names_the_count_the_exit_and_the_log() -> None:
 def test_a_run_with_every_rating_passes() -> None:
     process = _exited(0)
     try:
-        _require_every_rating("flat out, instant matches", _run(ratings=200), process)
+        _require_every_rating("flat out, instant matches", 200, 200, process)
     finally:
         process.cleanup()
 
@@ -61,6 +49,6 @@ def test_a_worker_still_running_is_named_so() -> None:
     try:
         process.wait_for("up", timeout=30)
         with pytest.raises(WorkerError, match="worker still running, its log ends:\nup"):
-            _require_every_rating("500/s, instant", _run(ratings=0), process)
+            _require_every_rating("500/s, instant", 0, 200, process)
     finally:
         process.cleanup()
