@@ -8,6 +8,7 @@ each rating-changed the worker produced for it (one machine, one clock).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import statistics
 import time
@@ -196,6 +197,10 @@ def _match_id(value: bytes) -> str:
     return str(orjson.loads(value)["match_id"])
 
 
+# The span of event time a backlog's matches are dated over (publish_backlog).
+BACKLOG_SECONDS = 120.0
+
+
 async def publish_backlog(
     bootstrap_servers: str,
     matches: int,
@@ -204,13 +209,24 @@ async def publish_backlog(
     players: int,
     partitioning: Partitioning = MURMUR2,
 ) -> None:
-    """Publish ``matches`` simulated 1v1 matches flat out, with the simulated history's own
-    event times (days of play), while no worker runs: the backlog an outage leaves."""
+    """Publish ``matches`` simulated 1v1 matches flat out, in the simulated history's order,
+    dated over the :data:`BACKLOG_SECONDS` after now, while no worker runs: the backlog an
+    outage leaves, after whatever was rated before it. (Until 2026-12-07 they kept the
+    history's own dates, months before the warm-up's matches rated at the wall clock: every
+    start was behind event time by that much, a backlog of late starts, not an outage's. The
+    history's days are squeezed, not kept: a worker dead-letters events more than
+    ``SKILLSTREAM_MAX_FUTURE_SECONDS`` ahead of its clock.)"""
     simulation = SimulationConfig(
         seed=seed, matches=matches, players=players, initial_players=players
     )
+    played = list(Simulator(simulation))
+    first = min((match.at for match in played), default=0.0)
+    span = max((match.at for match in played), default=0.0) - first
+    scale = min(1.0, BACKLOG_SECONDS / span) if span > 0 else 1.0
+    now = time.time() + 1.0
+    dated = [dataclasses.replace(match, at=now + (match.at - first) * scale) for match in played]
     fleet = FleetConfig(rate=0.0, realtime=False, seed=seed, partitioning=partitioning)
-    await run_fleet(Simulator(simulation), bootstrap_servers, fleet)
+    await run_fleet(dated, bootstrap_servers, fleet)
 
 
 async def rating_offsets(bootstrap_servers: str) -> dict[int, int]:

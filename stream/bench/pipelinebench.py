@@ -261,19 +261,19 @@ class PipelineBench:
         with LocalStack() as stack:
             env = self.worker_env(stack)
             servers = stack.bootstrap_servers
-            with self.started(WorkerProcess(env, "before")):
+            with self.started(WorkerProcess(env, "first-worker")):
                 self.warm_up(servers)
             offsets = asyncio.run(rating_offsets(servers))
             logs_before = asyncio.run(count_logs(servers))
             published = time.monotonic()
-            players = max(2, matches // 10)
+            players = self.args.backlog_players or max(2, matches // 10)
             backlog = publish_backlog(
                 servers, matches, seed=2, players=players, partitioning=self.partitioning
             )
             asyncio.run(backlog)
             published = time.monotonic() - published
             launched = time.time()
-            with self.started(WorkerProcess(env, "after")) as worker:
+            with self.started(WorkerProcess(env, "new-worker")) as worker:
                 ready = time.time()
                 cpu = CpuClock([worker.pid or 0])
                 with self.bar(2 * matches, "backlog") as bar:
@@ -290,12 +290,12 @@ class PipelineBench:
                 _require_every_rating("backlog", got, 2 * matches, worker)
             seconds = max(last - ready, 1e-9)
             print(
-                f"  {'backlog of ' + format(matches, ',') + ' matches':<30} published in"
+                f"  backlog of {matches:,} matches among {players:,} players, published in"
                 f" {published:5.1f} s with no worker; the new worker ready after"
                 f" {ready - launched:4.1f} s, then {got:,} rating-changed records"
                 f" ({2 * matches:,} expected; a redelivery repeats one) in"
                 f" {seconds:6.2f} s = {matches / seconds:>7,.0f} matches/s; CPU s worker"
-                f" {worker_cpu:5.1f}"
+                f" {worker_cpu:5.1f} ({1000 * worker_cpu / matches:.2f} ms per match)"
             )
             self.print_records(servers, Settings.from_env(env), logs_before, matches)
 

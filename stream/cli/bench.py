@@ -8,7 +8,13 @@ import sys
 from typing import TYPE_CHECKING
 
 from stream.bench.engine import time_replay, time_updates
-from stream.cli.arguments import non_negative_float, non_negative_int, positive_float, positive_int
+from stream.cli.arguments import (
+    int_at_least,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 from stream.errors import UserError
 from stream.ratings.kernels import glicko2_kernel, is_compiled
 from stream.simulation.partitioners import MURMUR2, PARTITIONINGS
@@ -232,6 +238,14 @@ def _pipeline_target(targets: argparse._SubParsersAction[argparse.ArgumentParser
         metavar="MATCHES",
         help="also publish this many matches with the worker stopped, then time how fast a new"
         " worker rates them (default 0: none)",
+    )
+    pipeline.add_argument(
+        "--backlog-players",
+        type=int_at_least(2),  # a 1v1 match needs two
+        default=None,
+        metavar="PLAYERS",
+        help="the backlog's players (default: a tenth of its matches, at least 2); fewer players"
+        " each have more matches waiting",
     )
     pipeline.add_argument(
         "--rates",

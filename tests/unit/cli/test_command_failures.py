@@ -153,6 +153,10 @@ CASES = [
     (["bench", "pipeline", "--idle-seconds", "-1"], "--idle-seconds: must not be negative, got -1"),
     (["bench", "pipeline", "--pipeline-matches", "-1"], "--pipeline-matches: must be at least 0"),
     (["bench", "pipeline", "--rates", "0.01", "--seconds", "1"], "is not one match"),
+    (
+        ["bench", "pipeline", "--backlog-players", "1"],
+        "--backlog-players: must be at least 2, got 1",
+    ),
     (["bench", "pipeline", "--raw-events", "-1"], "--raw-events: must be at least 0, got -1"),
     (["bench", "pipeline", "--partitioner", "fnv1a"], "--partitioner: invalid choice: 'fnv1a'"),
     (["bench", "cache", "--cache-players", "0"], "--cache-players: must be at least 1"),
