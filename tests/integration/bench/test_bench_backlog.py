@@ -6,36 +6,18 @@ from __future__ import annotations
 import asyncio
 import time
 
-import orjson
-from aiokafka import AIOKafkaConsumer
+from topic_values import topic_values
 
 from stream.bench.pipeline import BACKLOG_SECONDS, publish_backlog
 from stream.events import parse_time
 from stream.local.stack import LocalStack
 
 
-async def _starts(servers: str, expected: int) -> list[dict[str, object]]:
-    consumer = AIOKafkaConsumer(
-        "match-started", bootstrap_servers=servers, auto_offset_reset="earliest"
-    )
-    await consumer.start()
-    try:
-        events: list[dict[str, object]] = []
-        while len(events) < expected:
-            batch = await consumer.getmany(timeout_ms=5_000)
-            if not batch:
-                break
-            events.extend(orjson.loads(r.value) for rs in batch.values() for r in rs)
-        return events
-    finally:
-        await consumer.stop()
-
-
 def test_the_backlog_is_dated_after_now_within_its_span_in_order() -> None:
     with LocalStack() as stack:
         before = time.time()
         asyncio.run(publish_backlog(stack.bootstrap_servers, 40, seed=2, players=4))
-        starts = asyncio.run(_starts(stack.bootstrap_servers, 40))
+        starts = asyncio.run(topic_values(stack.bootstrap_servers, "match-started", 40))
     assert len(starts) == 40
     times = {str(e["match_id"]): parse_time(e["started_at"]) for e in starts}
     assert min(times.values()) >= before

@@ -5,31 +5,13 @@ from __future__ import annotations
 
 import asyncio
 
-import orjson
-from aiokafka import AIOKafkaConsumer
+from topic_values import topic_values
 
 from stream.bench.naive_faust import NAIVE_COMMAND, NAIVE_TOPICS, OUTPUT_TOPIC
 from stream.bench.pipeline import run_load
 from stream.bench.rawloop import create_topics
 from stream.local.stack import LocalStack, environment
 from stream.local.workers import WorkerProcess
-
-
-async def _outputs(servers: str, expected: int) -> list[dict[str, object]]:
-    consumer = AIOKafkaConsumer(
-        OUTPUT_TOPIC, bootstrap_servers=servers, auto_offset_reset="earliest"
-    )
-    await consumer.start()
-    try:
-        records: list[dict[str, object]] = []
-        while len(records) < expected:
-            batch = await consumer.getmany(timeout_ms=5_000)
-            if not batch:
-                break
-            records.extend(orjson.loads(r.value) for rs in batch.values() for r in rs)
-        return records
-    finally:
-        await consumer.stop()
 
 
 def test_the_naive_app_rates_every_match_once_per_player() -> None:
@@ -42,7 +24,7 @@ def test_the_naive_app_rates_every_match_once_per_player() -> None:
             app.start()
             # Few players: each plays several matches, so ratings carry over between them.
             run = asyncio.run(run_load(servers, matches, 0.0, seed=3, players=20, timeout=60))
-            outputs = asyncio.run(_outputs(servers, 2 * matches))
+            outputs = asyncio.run(topic_values(servers, OUTPUT_TOPIC, 2 * matches))
         finally:
             app.cleanup()
 
