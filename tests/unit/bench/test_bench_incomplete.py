@@ -1,6 +1,6 @@
 """A pipeline bench run that lost ratings stops with its worker's last lines instead of
-printing a rate (stream/bench/pipelinebench.py): a worker that crashed at its first record once
-printed 30,000,000,000,000 matches/s, and the ratio target "met"."""
+printing a rate (stream/bench/pipelinebench.py): a worker that crashed seconds after it
+started once printed 30,000,000,000,000 matches/s, and the ratio target "met"."""
 
 from __future__ import annotations
 
