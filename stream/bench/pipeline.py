@@ -208,6 +208,7 @@ async def publish_backlog(
     seed: int,
     players: int,
     partitioning: Partitioning = MURMUR2,
+    late: bool = False,
 ) -> None:
     """Publish ``matches`` simulated 1v1 matches flat out, in the simulated history's order,
     dated over the :data:`BACKLOG_SECONDS` after now, while no worker runs: the backlog an
@@ -215,7 +216,8 @@ async def publish_backlog(
     history's own dates, months before the warm-up's matches rated at the wall clock: every
     start was behind event time by that much, a backlog of late starts, not an outage's. The
     history's days are squeezed, not kept: a worker dead-letters events more than
-    ``SKILLSTREAM_MAX_FUTURE_SECONDS`` ahead of its clock.)"""
+    ``SKILLSTREAM_MAX_FUTURE_SECONDS`` ahead of its clock.) ``late``: the history's own dates,
+    that backlog of late starts (docs/event-time.md, "Late starts")."""
     simulation = SimulationConfig(
         seed=seed, matches=matches, players=players, initial_players=players
     )
@@ -224,7 +226,11 @@ async def publish_backlog(
     span = max((match.at for match in played), default=0.0) - first
     scale = min(1.0, BACKLOG_SECONDS / span) if span > 0 else 1.0
     now = time.time() + 1.0
-    dated = [dataclasses.replace(match, at=now + (match.at - first) * scale) for match in played]
+    dated = (
+        played
+        if late
+        else [dataclasses.replace(match, at=now + (match.at - first) * scale) for match in played]
+    )
     fleet = FleetConfig(rate=0.0, realtime=False, seed=seed, partitioning=partitioning)
     await run_fleet(dated, bootstrap_servers, fleet)
 

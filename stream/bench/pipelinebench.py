@@ -268,7 +268,12 @@ class PipelineBench:
             published = time.monotonic()
             players = self.args.backlog_players or max(2, matches // 10)
             backlog = publish_backlog(
-                servers, matches, seed=2, players=players, partitioning=self.partitioning
+                servers,
+                matches,
+                seed=2,
+                players=players,
+                partitioning=self.partitioning,
+                late=self.args.backlog_late,
             )
             asyncio.run(backlog)
             published = time.monotonic() - published

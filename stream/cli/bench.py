@@ -248,6 +248,13 @@ def _pipeline_target(targets: argparse._SubParsersAction[argparse.ArgumentParser
         " each have more matches waiting",
     )
     pipeline.add_argument(
+        "--backlog-late",
+        action="store_true",
+        help="date the backlog months before the warm-up (the simulated history's own dates)"
+        " instead of just after it: every start read behind event time, a backlog of late"
+        " starts (docs/event-time.md)",
+    )
+    pipeline.add_argument(
         "--rates",
         type=positive_float,
         nargs="*",

@@ -13,7 +13,8 @@ rebalances that move partitions between live workers; records lost on their way 
 the consumer sent back to its commits; fetch answers that stay the consumer's last while
 records arrive behind them (a partition paused, a fetch slow to come back: the end it says is
 old, and so is the time it was given); waves whose two topics reach the broker 0.01 or 0.3 s
-of simulated wall time apart (a burst of buffered events read one topic ahead of the other).
+of simulated wall time apart (a burst of buffered events read one topic ahead of the other);
+the events of two or three consecutive waves published shuffled together (late starts).
 """
 
 from __future__ import annotations
@@ -68,6 +69,12 @@ class Schedule:
     # a burst read one topic ahead of the other, which the settle of event time that leaps is
     # for (it covers less than SETTLE_SECONDS, 0.5 s, of it: docs/event-time.md).
     topic_lag: float = 0.0
+    # The events of this many consecutive waves shuffled together and published in the waves'
+    # slots (0: each wave its own): starts published after their players' next matches
+    # started, finishes before their starts, a player's matches waiting in any order. Late
+    # starts are applied out of the order of play (docs/event-time.md), so such a run is
+    # checked for exactly-once and liveness, not against the replay.
+    mix: int = 0
 
     def describe(self) -> str:
         kills = ", ".join(
@@ -82,6 +89,7 @@ class Schedule:
             f"{len(self.rebalances)} rebalances"
             + (f", stale answers {self.stale:g}" if self.stale else "")
             + (f", topics {self.topic_lag:g} s apart" if self.topic_lag else "")
+            + (f", waves mixed {self.mix} by {self.mix}" if self.mix else "")
         )
 
 
@@ -134,4 +142,5 @@ def draw_schedule(seed: int, *, kills: int | None = None, short: float | None = 
     # settle (0.5 s) is beyond what the settle covers (docs/event-time.md).
     stale = rng.choice((0.0, 0.0, 0.03, 0.1))
     lag = rng.choice((0.0, 0.0, 0.01, 0.3))
-    return replace(drawn_first, stale=stale, topic_lag=0.0 if stale else lag)
+    mix = rng.choice((0, 0, 0, 0, 0, 0, 2, 3))
+    return replace(drawn_first, stale=stale, topic_lag=0.0 if stale else lag, mix=mix)

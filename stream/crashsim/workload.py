@@ -30,7 +30,7 @@ from stream.pipeline.partitioning import partition_for
 from stream.ratings.parties import Parties
 from stream.ratings.skill import PlayerState, PlayerStats
 
-__all__ = ["Publication", "Workload", "draw_workload"]
+__all__ = ["Publication", "Workload", "draw_workload", "mixed"]
 
 # 2026-03-01T00:00:00Z, far from the simulated wall clock (a year later), as real fleets'
 # events are from a worker's clock after a backlog.
@@ -146,6 +146,24 @@ def draw_workload(
         )
         at += duration
     return Workload(matches, out, styles)
+
+
+def mixed(
+    waves: list[list[Publication]], window: int, rng: random.Random
+) -> list[list[Publication]]:
+    """``waves`` with the events of each ``window`` consecutive waves shuffled together and
+    dealt back into those waves' slots, as many to each as it had: a fleet whose events reach
+    the broker in no particular order across matches (starts after their players' next
+    matches, finishes before their starts), the late starts a backlog of them is made of."""
+    out: list[list[Publication]] = []
+    for first in range(0, len(waves), window):
+        group = waves[first : first + window]
+        pooled = [event for wave in group for event in wave]
+        rng.shuffle(pooled)
+        for wave in group:
+            out.append(pooled[: len(wave)])
+            pooled = pooled[len(wave) :]
+    return out
 
 
 def _publications(

@@ -33,10 +33,27 @@ from stream.events import EventLimits, MatchFinished, MatchStarted, decode_match
 from stream.pipeline import lifecycle
 from stream.pipeline.learnedpopulation import Populations
 from stream.pipeline.lifecycle import Effects
-from stream.pipeline.matchentry import Due, due, missing, next_deadline, stand_in, waiting_letter
+from stream.pipeline.matchentry import (
+    Due,
+    copied,
+    due,
+    missing,
+    next_deadline,
+    stand_in,
+    waiting_letter,
+)
 from stream.pipeline.partitioning import partition_for
 from stream.pipeline.verdicts import Clock, Count, Effect, Send, Verdicts
-from stream.protocol import Abandon, Cancel, Join, MatchEntry, Snapshot, StoredMessage
+from stream.protocol import (
+    Abandon,
+    Cancel,
+    Join,
+    MatchEntry,
+    Ordered,
+    Position,
+    Snapshot,
+    StoredMessage,
+)
 
 __all__ = [
     "Deadline",
@@ -47,6 +64,7 @@ __all__ = [
     "Unjoined",
     "Watch",
     "Write",
+    "join_of",
 ]
 
 
@@ -120,8 +138,11 @@ class Decider:
     def start(
         self, entry: MatchEntry | None, event: MatchStarted, mode: str, clock: Clock
     ) -> Decision:
-        """A match-started of mode ``mode`` (the modes file's name for it)."""
+        """A match-started of mode ``mode`` (the modes file's name for it); one that may be
+        late asks its players' positions (:func:`_mark_late`)."""
         entry, asked = lifecycle.start(entry, event, mode, self.limits)
+        if asked.join and entry is not None:
+            _mark_late(entry, clock)
         return self._transition(event.match_id, entry, asked, clock)
 
     def finish(
@@ -134,14 +155,62 @@ class Decider:
     ) -> Decision:
         """A match-finished of mode ``mode``; ``message``: its bytes and origin."""
         grace = self.modes.pending(mode).grace_seconds
+        before = entry
         entry, asked = lifecycle.finish(
             entry, event, mode, message, grace_seconds=grace, now=clock.now
         )
+        if entry is not None and entry is not before and entry.teams is None and entry.wait:
+            # A finish that waits for its start: if that never comes, the finish stands in
+            # for it, and its joins are dated at the finish (advance, Due.NO_START).
+            fin = entry.finish
+            promised = clock.promised
+            if fin is not None and (promised is None or fin.at < promised):
+                entry.late = True
         return self._transition(event.match_id, entry, asked, clock)
 
     def snapshot(self, entry: MatchEntry | None, snap: Snapshot, clock: Clock) -> Decision:
         entry, asked = lifecycle.snapshot(entry, snap, clock.now)
         return self._transition(snap.match_id, entry, asked, clock)
+
+    def position(self, entry: MatchEntry | None, position: Position, clock: Clock) -> Decision:
+        """A player's position for a match whose start was read late: once every player's
+        is in, the match's order is the latest of them and its start, sent to every player
+        (docs/event-time.md, "Late starts"). One read again after the order was decided gets
+        it again (a player partition restored behind its answer asks once more)."""
+        start = None if entry is None else entry.start
+        if entry is None or entry.teams is None or start is None or entry.done is not None:
+            return Decision(entry, Write.NONE, [Count("stray_positions")])
+        pid = position.player_id
+        players = [p for team in entry.teams for p in team]
+        if pid not in players:
+            return Decision(entry, Write.NONE, [Count("stray_positions")])
+        if entry.order is not None:
+            target = partition_for(pid, self.partitions)
+            ordered = Ordered(position.match_id, entry.order, [pid])
+            return Decision(entry, Write.NONE, [Send(target, ordered)])
+        known = entry.positions.get(pid)
+        if entry.late and known is not None and known >= position.floor:
+            return Decision(entry, Write.NONE, [])
+        asked: list[Outcome] = []
+        entry = copied(entry)
+        if not entry.late:
+            # Taken for on time here (this entry was made again after a table came back
+            # behind the one that asked), late at a player: ask every player now.
+            entry.late = True
+            asked = self._join(position.match_id, entry, clock)
+        entry.positions[pid] = max(position.floor, known or position.floor)
+        if any(p not in entry.positions for p in players):
+            return Decision(entry, Write.PUT, asked)
+        order = max(start, *entry.positions.values())
+        entry.order = order
+        by_partition: defaultdict[int, list[str]] = defaultdict(list)
+        for p in players:
+            by_partition[partition_for(p, self.partitions)].append(p)
+        sends: list[Outcome] = [
+            Send(target, Ordered(position.match_id, order, pids))
+            for target, pids in sorted(by_partition.items())
+        ]
+        return Decision(entry, Write.PUT, [*asked, *sends])
 
     def abandon_request(self, entry: MatchEntry | None, request: Abandon, clock: Clock) -> Decision:
         entry, asked = lifecycle.abandon_request(entry, request, clock.now)
@@ -208,6 +277,9 @@ class Decider:
                     letter = waiting_letter(wait, f"match-finished: {problem}")
                     released = self._release(match_id, entry)
                     return Decision(None, Write.DELETE, [Letter(letter), *released, Watch(None)])
+                # Dated at its finish, which the watermark stays below from the moment the
+                # finish was read until these joins are out: late only if the finish was
+                # (Decider.finish marked it then).
                 effects += self._join(match_id, entry, clock)
                 effects.append(Count("finished_without_start"))
                 # Snapshots read before the stand-in (a crash after an earlier stand-in of it:
@@ -281,8 +353,27 @@ class Decider:
         return [
             Send(
                 partition_for(pid, self.partitions),
-                Join(match_id, pid, entry.mode, entry.start, clock.partition),
+                join_of(match_id, pid, entry, clock.partition),
             )
             for team in entry.teams
             for pid in team
         ]
+
+
+def _mark_late(entry: MatchEntry, clock: Clock) -> None:
+    """Whether the match's start (or the finish standing in for it) may be late: before what
+    the player partitions may have been told every join is out for (``clock.promised``; not
+    known yet: may be). Then a player may have had the snapshot of a later match sent before
+    this join comes, and another player not: the joins ask each player's position, and the
+    match is ordered for all of them by the latest (:meth:`Decider.position`)."""
+    promised = clock.promised
+    if entry.start is not None and (promised is None or entry.start < promised):
+        entry.late = True
+
+
+def join_of(match_id: str, pid: str, entry: MatchEntry, home: int) -> Join:
+    """The join ``pid``'s partition gets: with the match's order once known, asking for the
+    player's position while a late start's is not."""
+    assert entry.start is not None  # a match with a line-up has its start
+    ask = entry.late and entry.order is None
+    return Join(match_id, pid, entry.mode, entry.start, home, entry.order, ask)

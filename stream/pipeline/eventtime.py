@@ -202,20 +202,36 @@ class EventTime:
     took the partition over, unless it is the only partition).
     """
 
-    __slots__ = ("clock", "lateness", "others", "own", "partitions")
+    __slots__ = ("clock", "highest", "lateness", "others", "own", "partitions")
 
     def __init__(self, partitions: int, lateness: float, latest: float | None, wall: float):
         self.partitions = partitions
         self.lateness = lateness
         self.clock = PartitionClock(latest, wall)
         self.own: tuple[float, float] | None = None
+        # The highest bounds this life has reported (what the combiner's promise for this
+        # partition rests on: stream/pipeline/combiner.py, ``promise``).
+        self.highest: tuple[float, float] | None = None
         self.others: tuple[float, float] | None = None
 
     def report(self, started: float, finished: float, latest: float | None, wall: float) -> None:
         """Note this partition's own bounds, as it reports them."""
         self.own = (started, finished)
+        high = self.highest
+        self.highest = (
+            (started, finished) if high is None else (max(high[0], started), max(high[1], finished))
+        )
         if latest is not None:
             self.clock.observe(latest, wall)
+
+    @property
+    def promised(self) -> float | None:
+        """No player partition is told by this partition's current life that every join
+        before a later time is out: the combiner's watermark rests on this life's reports,
+        less the lateness, so it is at most the highest of them (docs/event-time.md, "Late
+        starts"). None before this life has reported: not known."""
+        high = self.highest
+        return None if high is None else min(high) - self.lateness
 
     def view(
         self, started: float | None, finished: float | None, latest: float | None, wall: float

@@ -221,13 +221,19 @@ class Populations:
 
     def track(self, partition: MatchPartition, match_id: str, entry: MatchEntry) -> None:
         """Note a match with a line-up not settled yet (its start bounds the partition's
-        ``until``: :meth:`close`), or a settled one whose evidence has not gone out."""
+        ``until``: :meth:`close`), or a settled one whose evidence has not gone out.
+
+        A start read late bounds it by its order once that is known (stream.protocol.Ordered):
+        its players' turns for it may come after matches of later windows, whose populations
+        wait for ``until``; held at its start, the two would wait for each other. Its window
+        closes without it, as for a start read after the close (module docstring)."""
         if entry.teams is None or entry.start is None:
             return
         if entry.done is None:
             if match_id not in partition.tracked:
                 partition.tracked.add(match_id)
-                heapq.heappush(partition.unsettled, (entry.start, match_id))
+                bound = entry.start if entry.order is None else entry.order
+                heapq.heappush(partition.unsettled, (bound, match_id))
             return
         if entry.evidence is None or self.sent(
             partition.populations, entry.mode, entry.start, partition.number
@@ -255,6 +261,10 @@ class Populations:
             start, match_id = pending[0]
             entry = entry_of(match_id)
             if entry is not None and entry.teams is not None and entry.done is None:
+                if entry.order is not None and entry.order > start:
+                    # Ordered since it was noted (a late start: track).
+                    heapq.heapreplace(pending, (entry.order, match_id))
+                    continue
                 until = min(until, start)
                 break
             heapq.heappop(pending)

@@ -63,6 +63,7 @@ from stream.pipeline.decision import (
     Unjoined,
     Watch,
     Write,
+    join_of,
 )
 from stream.pipeline.eventtime import EventTime, PartitionClock
 from stream.pipeline.learnedpopulation import Populations
@@ -79,11 +80,11 @@ from stream.protocol import (
     Abandon,
     AbandonWatermark,
     Forward,
-    Join,
     MatchCommand,
     MatchEntry,
     PlayerReport,
     PopulationRecord,
+    Position,
     Progress,
     Report,
     Snapshot,
@@ -224,7 +225,7 @@ class MatchProcessor:
             for pid in missing_snapshots(entry):
                 ctx.out.to_player(
                     partition_for(pid, self.partitions),
-                    Join(match_id, pid, entry.mode, entry.start, partition.number),
+                    join_of(match_id, pid, entry, partition.number),
                 )
             ctx.out.count("joins_asked_again")
 
@@ -298,6 +299,8 @@ class MatchProcessor:
                 self._snapshot(ctx, command)
             case Abandon():
                 self._abandon_request(ctx, command)
+            case Position():
+                self._position(ctx, command)
             case Forward(kind, message):
                 self.on_event(ctx, kind, message.key, message.value, message.origin, forwarded=True)
             case View():
@@ -468,6 +471,11 @@ class MatchProcessor:
         decision = self.decider.snapshot(ctx.view.get(snap.match_id), snap, self._clock(ctx))
         self._decided(ctx, snap.match_id, decision)
 
+    def _position(self, ctx: MatchContext, position: Position) -> None:
+        entry = ctx.view.get(position.match_id)
+        decision = self.decider.position(entry, position, self._clock(ctx))
+        self._decided(ctx, position.match_id, decision)
+
     def _abandon_request(self, ctx: MatchContext, request: Abandon) -> None:
         entry = ctx.view.get(request.match_id)
         decision = self.decider.abandon_request(entry, request, self._clock(ctx))
@@ -482,7 +490,13 @@ class MatchProcessor:
     def _clock(self, ctx: MatchContext) -> Clock:
         """What a decision reads of the partition."""
         partition = ctx.partition
-        return Clock(ctx.now, partition.abandons, partition.populations, partition.number)
+        return Clock(
+            ctx.now,
+            partition.abandons,
+            partition.populations,
+            partition.number,
+            partition.time.promised,
+        )
 
     def _decided(self, ctx: MatchContext, match_id: str, decision: Decision) -> None:
         """Carry out a decision (stream/pipeline/decision.py): its effects in their order, then

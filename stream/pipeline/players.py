@@ -20,6 +20,13 @@ abandon request a start before it can cause has been sent, and the partition say
 match partition (:class:`stream.protocol.AbandonWatermark`): a result timed after a possible
 abandonment waits for it there.
 
+A start read late (its join asks, :class:`stream.protocol.Join`) may come after the player
+had a later match's snapshot sent, or not: the partition answers with the player's position
+(its watermark when the join came, if later than the start) and the match waits, unordered,
+until its home orders it by every player's (:class:`stream.protocol.Ordered`); the player's
+turn for it comes then, in the same place for every player (docs/event-time.md, "Late
+starts"). Abandon requests still go by the starts themselves.
+
 An operator's adjustment (a re-rating worker's corrections file,
 docs/operations.md#correcting-the-past-live) is applied as replay applies it: after every match
 of the player that started before its effective time and before any that started at or after
@@ -71,9 +78,11 @@ from stream.protocol import (
     Cancel,
     Combined,
     Join,
+    Ordered,
     PendingMatch,
     PendingRecord,
     PlayerCommand,
+    Position,
     Rate,
     RatingRecord,
     Snapshot,
@@ -129,7 +138,7 @@ class PlayerProcessor:
         for player_id, record in records:
             if record.matches:
                 # A snapshot or an abandon request may be waiting: look again at the oldest.
-                at, _ = min(play_order(m.at, mid) for mid, m in record.matches.items())
+                at, _ = min(play_order(m.turn, mid) for mid, m in record.matches.items())
                 partition.wait(at, player_id, wall)
         for player_id, adjusts in self._adjusting.items():
             if partition_for(player_id, self.partitions) == number:
@@ -143,6 +152,12 @@ class PlayerProcessor:
                 self._join(ctx, command)
             case Rate():
                 self._rate(ctx, command)
+            case Ordered(match_id, order, players):
+                for player_id in players:
+                    record = ctx.pending.get(player_id)
+                    entry = None if record is None else record.matches.get(match_id)
+                    if record is not None and entry is not None and entry.order is None:
+                        self._ordered(ctx, player_id, record, entry, order)
             case Cancel(match_id, players):
                 for player_id in players:
                     self._release(ctx, match_id, player_id, remember=True)
@@ -181,10 +196,15 @@ class PlayerProcessor:
             # makes anew, which would otherwise wait for good on a player who has the match.
             state = _state_of(rated)
             ctx.out.to_match(join.home, Snapshot(match_id, player_id, state, True, join.started_at))
+            if join.ask:
+                # Done with it here: any position orders it for the others.
+                ctx.out.to_match(join.home, Position(match_id, player_id, join.started_at))
             return
         matches = record.matches
-        if match_id in matches:
-            if ctx.partition.sent_snapshot(player_id, match_id, matches[match_id]):
+        entry = matches.get(match_id)
+        if entry is not None:
+            self._joined_again(ctx, join, record, entry)
+            if not entry.unordered and ctx.partition.sent_snapshot(player_id, match_id, entry):
                 state = self._current(ctx, player_id, join.mode, rated)
                 lineup = None if rated is None else rated.lineup
                 snapshot = Snapshot(match_id, player_id, state, False, join.started_at, lineup)
@@ -193,7 +213,52 @@ class PlayerProcessor:
         grace = self.modes.pending(join.mode).grace_seconds
         if _moved_on(join, grace, rated, record, ctx.partition, player_id):
             ctx.out.count("late_joins")
-        matches[match_id] = PendingMatch(join.mode, join.started_at, join.home)
+        floor = None
+        if join.ask and join.order is None:
+            # A start that may be late: the player's turn for it comes no earlier than this
+            # partition's watermark now (a snapshot of a match before that may be out); the
+            # home orders the match by every player's (docs/event-time.md, "Late starts").
+            mark = ctx.partition.mark
+            floor = join.started_at if mark is None else max(join.started_at, mark)
+            ctx.out.to_match(join.home, Position(match_id, player_id, floor))
+        # The games of the state a snapshot would carry now: one rated from fewer is not this
+        # entry's but a result read again from long before (_still_pending).
+        state = self._current(ctx, player_id, join.mode, rated)
+        games = 0 if state is None else state.games
+        matches[match_id] = PendingMatch(
+            join.mode, join.started_at, join.home, order=join.order, floor=floor, games=games
+        )
+        self._reconcile(ctx, player_id, record)
+
+    def _joined_again(
+        self, ctx: PlayerContext, join: Join, record: PendingRecord, entry: PendingMatch
+    ) -> None:
+        """A join for a match already pending (sent again: its home restored, or a table of
+        this partition restored behind). An order it carries is taken. Asked, the position
+        goes again (the entry's turn: its start for one joined on time, which nothing after it
+        has gone before). A plain join for a late start not ordered yet comes from a home
+        that took the start for one on time (its entry came back from a table restored behind
+        and was decided anew): the position goes anyway, and the home asks every player again
+        (Decider.position), so all end with one order."""
+        player_id = join.player_id
+        if join.order is not None:
+            if entry.order is None:
+                self._ordered(ctx, player_id, record, entry, join.order)
+            return
+        if join.ask or entry.unordered:
+            ctx.out.to_match(join.home, Position(join.match_id, player_id, entry.turn))
+
+    def _ordered(
+        self,
+        ctx: PlayerContext,
+        player_id: str,
+        record: PendingRecord,
+        entry: PendingMatch,
+        order: float,
+    ) -> None:
+        """A late start's order has come: the player's turn for it comes then."""
+        entry.order = order
+        entry.floor = None
         self._reconcile(ctx, player_id, record)
 
     def _rate(self, ctx: PlayerContext, rate: Rate) -> None:
@@ -225,7 +290,10 @@ class PlayerProcessor:
             if rated is not None and (
                 match_id in rated.recent
                 or match_id in rated.refunded
-                or _applied_since(rated, rate.snapshots, player_id)
+                or (
+                    _applied_since(rated, rate.snapshots, player_id)
+                    and not _still_pending(ctx, player_id, rate, rated)
+                )
             ):
                 ctx.out.count("duplicate_results")
             elif refund is not None:
@@ -449,17 +517,22 @@ class PlayerProcessor:
             held_from = self._unapplied(ctx, player_id)
         matches = record.matches
         partition = ctx.partition
-        order = sorted(matches.items(), key=lambda item: play_order(item[1].at, item[0]))
-        # A snapshot out for a newer match (an older one's start came late): that one is
-        # rated from it, so the older waits until it settles and is applied after it, out of
-        # the order of play. Both from the same state, one of the results would be taken for
-        # a redelivery and dropped (_applied_since).
+        # Snapshots go in the order of the players' turns: of play, but a start read late
+        # after every match a player may have had a snapshot sent for (Join.order).
+        order = sorted(matches.items(), key=lambda item: play_order(item[1].turn, item[0]))
+        # A snapshot out for a match after the first (a start read late that is not ordered
+        # so: one read before this life of its home had reported, docs/event-time.md): that
+        # one is rated from it, so the first waits until it settles and is applied after it.
+        # Both from the same state, one of the results would be taken for a redelivery and
+        # dropped (_applied_since).
         ahead = any(partition.sent_snapshot(player_id, m, e) for m, e in order[1:])
         waiting = False
-        for index, (match_id, entry) in enumerate(order):
+        if order:
+            match_id, entry = order[0]
+            # A late start not ordered yet waits for its order (Ordered), not the watermarks.
             if (
-                index == 0
-                and not ahead
+                not ahead
+                and not entry.unordered
                 and not partition.sent_snapshot(player_id, match_id, entry)
                 and (held_from is None or entry.at < held_from)
             ):
@@ -471,7 +544,7 @@ class PlayerProcessor:
                     if player_id not in partition.behind:
                         partition.behind.add(player_id)
                         ctx.out.count("ratings_behind_pending")
-                elif partition.allows(entry.at):
+                elif partition.allows(entry.turn):
                     state = self._current(ctx, player_id, entry.mode, rated)
                     lineup = None if rated is None else rated.lineup
                     snapshot = Snapshot(match_id, player_id, state, False, entry.at, lineup)
@@ -479,11 +552,18 @@ class PlayerProcessor:
                     partition.snapped.add((player_id, match_id))
                 else:
                     # An older match of the player may still be on its way: wait for the
-                    # watermarks to pass this one's start.
-                    partition.wait(entry.at, player_id, ctx.wall)
+                    # watermarks to pass this one's turn.
+                    partition.wait(entry.turn, player_id, ctx.wall)
                     waiting = True
-            if index + 1 < len(order) and (player_id, match_id) not in partition.abandon_asked:
-                since = order[index + 1][1].at
+        # Abandonment goes by the starts themselves, as replay decides it.
+        starts = (
+            order
+            if all(entry.order is None and entry.floor is None for entry in matches.values())
+            else sorted(matches.items(), key=lambda item: play_order(item[1].at, item[0]))
+        )
+        for index, (match_id, entry) in enumerate(starts[:-1]):
+            if (player_id, match_id) not in partition.abandon_asked:
+                since = starts[index + 1][1].at
                 if partition.allows(since):
                     ctx.out.to_match(entry.home, Abandon(match_id, player_id, since))
                     partition.abandon_asked.add((player_id, match_id))
@@ -547,3 +627,28 @@ def _applied_since(
         return False  # no snapshot of the player to compare with
     snapshot = snapshots[player_id]
     return rated.state.games > (0 if snapshot is None else snapshot.games)
+
+
+def _still_pending(ctx: PlayerContext, player_id: str, rate: Rate, rated: RatingRecord) -> bool:
+    """Whether a result rated from a snapshot with fewer games than the player's rating record
+    is still to be applied: the snapshot went out in an earlier life of the partition, for a
+    match the player had moved past when a start read late came before it, and the partition
+    restored since (which keeps no memory of the snapshots out) sent the late one's first; its
+    result came before this one's (docs/event-time.md, "Late starts").
+
+    Its match is pending in the player's pending record, which knows of every result applied
+    to the rating record (the version it saw is the record's: not a pending record restored
+    behind the rating record, in which an applied match can still be pending), and the
+    snapshot is no older than the entry (not a result read again from before a join read
+    again, once the match had left the recent list). Records written before the entries kept
+    their games have no such entry: their results are taken for redeliveries, as before.
+    """
+    record = ctx.pending.get(player_id)
+    if record is None:
+        return False
+    entry = record.matches.get(rate.match_id)
+    if entry is None or entry.games is None:
+        return False
+    snapshot = rate.snapshots.get(player_id)
+    games = 0 if snapshot is None else snapshot.games
+    return entry.games <= games and record.seen.get(rate.mode) == rated.version

@@ -40,12 +40,15 @@ __all__ = ["Awaiting", "Clock", "Count", "Effect", "Hold", "Send", "Unfold", "Ve
 class Clock:
     """What a verdict reads besides the entry: the partition's event time for decisions
     (None: not known yet), how far every player partition's abandon requests are out (None:
-    not known yet), its population record and its number."""
+    not known yet), its population record and its number; ``promised``: how far the player
+    partitions may have been told that every join is out (a start before it is late:
+    :meth:`stream.pipeline.eventtime.EventTime.promised`)."""
 
     now: float | None
     abandons_out: float | None
     populations: PopulationRecord
     partition: int
+    promised: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

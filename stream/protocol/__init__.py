@@ -6,12 +6,13 @@ rating record is held for every player, so its size is the table's size). Both l
 written and read here only, as typed values in the code:
 
 - match side commands: :class:`Snapshot` (``snap``), :class:`Abandon` (``abandon``),
-  :class:`Forward` (``fwd``), :class:`Tick` (``tick``), :class:`Progress` (``progress``),
-  :class:`AbandonWatermark` (``awm``), :class:`WindowClosed` (``closed``), and the combiner's
-  :class:`Report` (``rep``), :class:`PlayerReport` (``prep``) and :class:`View` (``view``);
-- player side commands: :class:`Join` (``join``), :class:`Rate` (``rate``), :class:`Cancel`
-  (``cancel``), :class:`Watermark` (``wm``), :class:`Adjusting` (``adj``), :class:`Combined`
-  (``gwm``);
+  :class:`Position` (``pos``), :class:`Forward` (``fwd``), :class:`Tick` (``tick``),
+  :class:`Progress` (``progress``), :class:`AbandonWatermark` (``awm``), :class:`WindowClosed`
+  (``closed``), and the combiner's :class:`Report` (``rep``), :class:`PlayerReport` (``prep``)
+  and :class:`View` (``view``);
+- player side commands: :class:`Join` (``join``), :class:`Rate` (``rate``), :class:`Ordered`
+  (``ord``), :class:`Cancel` (``cancel``), :class:`Watermark` (``wm``), :class:`Adjusting`
+  (``adj``), :class:`Combined` (``gwm``);
 - table records: :class:`RatingRecord` (table ``ratings``), :class:`PendingRecord` (table
   ``pending``), :class:`MatchEntry` (table ``matches``), :class:`PopulationRecord` (table
   ``populations``).
@@ -47,8 +48,10 @@ from stream.protocol.commands import (
     Forward,
     Join,
     MatchCommand,
+    Ordered,
     PlayerCommand,
     PlayerReport,
+    Position,
     Progress,
     Rate,
     RatedPlayer,
@@ -112,11 +115,13 @@ __all__ = [
     "Join",
     "MatchCommand",
     "MatchEntry",
+    "Ordered",
     "PendingMatch",
     "PendingRecord",
     "PlayerCommand",
     "PlayerReport",
     "PopulationRecord",
+    "Position",
     "Progress",
     "ProtocolError",
     "Rate",

@@ -83,7 +83,12 @@ from stream.ratings.skill import PlayerState, PlayerStats
 # A version 11 worker ignores the 12th element (it would rate the match without its parties)
 # and refuses the longer population and evidence as malformed: upgrade every worker of a group
 # together before the fleets send parties.
-PROTOCOL_VERSION = 12
+# Version 13 ordered the starts read late (docs/event-time.md, "Late starts"): a ``join`` of
+# one asks for the player's position (its 7th element, after the order as its 6th, both written
+# only then), ``pos`` answers it and ``ord`` orders the match for its players. A version 12
+# worker refuses those joins as malformed and dead-letters the two new commands as unknown:
+# upgrade every worker of a group together.
+PROTOCOL_VERSION = 13
 
 
 # --- match side commands -------------------------------------------------------------------------
@@ -115,6 +120,18 @@ class Abandon:
     match_id: str
     player_id: str
     since: float
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Answers a join that asked: the player's turn for the match comes no earlier than
+    ``floor`` (the start, or the partition's watermark when the join came if that was later:
+    the player may have had a snapshot sent for a match before it)."""
+
+    match_id: str
+    player_id: str
+    floor: float
 
 
 @fast_init
@@ -258,6 +275,7 @@ class View:
 MatchCommand = (
     Snapshot
     | Abandon
+    | Position
     | Forward
     | Tick
     | Progress
@@ -275,13 +293,20 @@ MatchCommand = (
 @fast_init
 @dataclass(frozen=True, slots=True)
 class Join:
-    """The player is in a match: note it pending, send the snapshot when its turn comes."""
+    """The player is in a match: note it pending, send the snapshot when its turn comes.
+
+    For a start read late (docs/event-time.md, "Late starts"): ``ask``, the home asks the
+    player partition how far its watermark was when the join came (a :class:`Position`), and
+    the match's turn waits for the :class:`Ordered` that answers every player's; ``order``,
+    that turn's time, once known (None: its start)."""
 
     match_id: str
     player_id: str
     mode: str
     started_at: float
     home: int  # the match's partition, where snapshots and abandon requests go
+    order: float | None = None
+    ask: bool = False
 
 
 @fast_init
@@ -313,6 +338,17 @@ class Rate:
     population: Population | None = None
     # The players who queued together (stream.ratings.parties; None: none named).
     parties: list[list[str]] | None = None
+
+
+@fast_init
+@dataclass(frozen=True, slots=True)
+class Ordered:
+    """The turn of a match whose start was read late comes at ``order`` for these players:
+    the latest of its start and every player's :class:`Position`, the same for all."""
+
+    match_id: str
+    order: float
+    players: list[str]
 
 
 @fast_init
@@ -360,7 +396,7 @@ class Combined:
     round: int = 0
 
 
-PlayerCommand = Join | Rate | Cancel | Watermark | Adjusting | Combined
+PlayerCommand = Join | Rate | Ordered | Cancel | Watermark | Adjusting | Combined
 Command = MatchCommand | PlayerCommand
 
 
@@ -391,6 +427,11 @@ class Declaration:
     elements: tuple[Element, ...]
     # A later version may append elements: readers ignore what they do not know.
     open_ended: bool = False
+
+
+def _flag(value: bool) -> bool | None:
+    """A flag written only when set (a trailing element left out otherwise)."""
+    return True if value else None
 
 
 def _same(value: object) -> object:
@@ -507,6 +548,7 @@ DECLARATIONS = (
         ),
     ),
     Declaration("abandon", Abandon, "match", (STR, STR, NUMBER)),
+    Declaration("pos", Position, "match", (STR, STR, NUMBER)),
     Declaration("fwd", Forward, "match", (STR, Element(encode_message, _message))),
     Declaration("tick", Tick, "match", (NUMBER,)),
     Declaration(
@@ -542,7 +584,22 @@ DECLARATIONS = (
     Declaration(
         "closed", WindowClosed, "match", (INT, NUMBER, Element(_encode_evidence, _evidence))
     ),
-    Declaration("join", Join, "player", (STR, STR, STR, NUMBER, INT)),
+    Declaration(
+        "join",
+        Join,
+        "player",
+        (
+            STR,
+            STR,
+            STR,
+            NUMBER,
+            INT,
+            # Since version 13, for a start read late only.
+            Element(_same, as_optional_number, optional=True, omit_none=True),
+            Element(_flag, as_bool, optional=True, omit_none=True),
+        ),
+    ),
+    Declaration("ord", Ordered, "player", (STR, NUMBER, Element(_same, as_strings))),
     Declaration(
         "rate",
         Rate,

@@ -61,6 +61,9 @@ class _PendingMatchFields(TypedDict):
     home: int
     snap: bool
     req: NotRequired[bool]
+    o: NotRequired[float]
+    f: NotRequired[float]
+    g: NotRequired[int]
 
 
 class _PendingFields(TypedDict):
@@ -95,6 +98,9 @@ class _MatchFields(TypedDict):
     done: float | None
     lines: NotRequired[dict[str, int]]
     ev: NotRequired[list[int]]
+    ord: NotRequired[float]
+    late: NotRequired[bool]
+    pos: NotRequired[dict[str, float]]
 
 
 def _malformed(what: str, data: object, exc: Exception) -> ProtocolError:
@@ -150,13 +156,33 @@ def decode_rating(data: object) -> RatingRecord:
 @dataclass(slots=True)
 class PendingMatch:
     """One match a player started and has not settled (``snap`` and ``req``: its snapshot sent,
-    its abandonment requested, as records written before both were kept in memory only say)."""
+    its abandonment requested, as records written before both were kept in memory only say).
+    A start read late (stream.protocol.Join, ``ask``) has a ``floor`` (the player's position,
+    sent home) until its ``order`` comes. ``games``: the games of the state the player's
+    snapshot would have carried when the match became pending (None in records written before
+    it was kept; stream/pipeline/players.py, ``_still_pending``)."""
 
     mode: str
     at: float
     home: int
     snap: bool = False
     req: bool = False
+    order: float | None = None
+    floor: float | None = None
+    games: int | None = None
+
+    @property
+    def turn(self) -> float:
+        """When the player's turn for it comes: its start, a late start's order, or while that
+        is not known, its floor (the order is no earlier)."""
+        if self.order is not None:
+            return self.order
+        return self.at if self.floor is None else self.floor
+
+    @property
+    def unordered(self) -> bool:
+        """A start read late whose order has not come yet: nothing from its turn on goes."""
+        return self.floor is not None and self.order is None
 
 
 @dataclass(slots=True)
@@ -182,6 +208,12 @@ def encode_pending(record: PendingRecord) -> dict[str, object]:
         }
         if entry.req:  # written only once requested, as before the protocol had types
             fields["req"] = True
+        if entry.order is not None:
+            fields["o"] = entry.order
+        elif entry.floor is not None:
+            fields["f"] = entry.floor
+        if entry.games is not None:
+            fields["g"] = entry.games
         matches[match_id] = fields
     out: dict[str, object] = {"m": matches, "done": record.done}
     if record.seen:
@@ -193,7 +225,16 @@ def decode_pending(data: object) -> PendingRecord:
     try:
         fields = cast("_PendingFields", data)
         matches = {
-            match_id: PendingMatch(e["mode"], e["at"], e["home"], e["snap"], e.get("req", False))
+            match_id: PendingMatch(
+                e["mode"],
+                e["at"],
+                e["home"],
+                e["snap"],
+                e.get("req", False),
+                e.get("o"),
+                e.get("f"),
+                e.get("g"),
+            )
             for match_id, e in fields["m"].items()
         }
         return PendingRecord(matches, fields["done"], dict(fields.get("v", {})))
@@ -247,6 +288,12 @@ class MatchEntry:
     # (stream.ratings.population.evidence.Evidence.encode: 13 or 15 integers), kept until this
     # partition has sent it in a ``closed`` (stream/pipeline/learnedpopulation.py).
     evidence: list[int] | None = None
+    # A start (or the finish standing in for it) read late, the players' positions it has
+    # heard, and once every player's is in, the time their turns come at (Join, Position,
+    # Ordered: docs/event-time.md, "Late starts").
+    late: bool = False
+    positions: dict[str, float] = field(default_factory=dict)
+    order: float | None = None
 
 
 def _encode_finish(fin: Finish) -> dict[str, object]:
@@ -282,6 +329,12 @@ def encode_match(entry: MatchEntry) -> dict[str, object]:
         out["lines"] = entry.lines
     if entry.evidence is not None:
         out["ev"] = entry.evidence
+    if entry.late:
+        out["late"] = True
+    if entry.positions:
+        out["pos"] = entry.positions
+    if entry.order is not None:
+        out["ord"] = entry.order
     return out
 
 
@@ -313,6 +366,9 @@ def decode_match(data: object) -> MatchEntry:
             done=fields["done"],
             lines=fields.get("lines", {}),
             evidence=fields.get("ev"),
+            late=fields.get("late", False),
+            positions=fields.get("pos", {}),
+            order=fields.get("ord"),
         )
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise _malformed("match entry", data, exc) from None

@@ -13,6 +13,7 @@ from stream.chaos.verify import (
     cache_mismatches,
     check_crashes,
     check_exactly_once,
+    check_games,
     check_replay,
     check_stores,
     event_fields,
@@ -118,6 +119,22 @@ def test_a_version_that_is_not_the_games_fails() -> None:
     e["version"] = 2  # applied twice: the version moved, the state did not
     check = check_replay(last_events(raw(e)), {"1v1": {"a": state(1)}})
     assert not check.passed
+
+
+def test_games_counted_as_replay_counts_them_pass_whatever_the_ratings() -> None:
+    """A history with starts read late: applied out of the order of play, the ratings differ
+    from replay's; every result applied once is what is checked."""
+    last = last_events(raw(event("a", "m1", 1, 1490.0), event("a", "m2", 2, 1520.0)))
+    check = check_games(last, {"1v1": {"a": state(2, 1510.0)}})
+    assert check.passed, check.detail
+
+
+def test_a_result_lost_or_applied_twice_fails_the_games_check() -> None:
+    lost = check_games(last_events(raw(event("a", "m1", 1))), {"1v1": {"a": state(2)}})
+    assert not lost.passed and "1v1/a" in lost.detail
+    twice = event("a", "m1", 1)
+    twice["version"] = 2
+    assert not check_games(last_events(raw(twice)), {"1v1": {"a": state(1)}}).passed
 
 
 def test_a_player_missing_on_either_side_fails() -> None:

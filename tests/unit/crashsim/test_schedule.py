@@ -7,7 +7,7 @@ import itertools
 import random
 
 from stream.crashsim.schedule import POINTS, draw_schedule
-from stream.crashsim.workload import STYLES, draw_workload
+from stream.crashsim.workload import STYLES, Publication, draw_workload, mixed
 
 
 def test_a_seed_draws_one_schedule() -> None:
@@ -29,6 +29,7 @@ def test_a_few_hundred_seeds_draw_every_kind_of_fault_and_workload() -> None:
     assert {s.stale for s in schedules} == {0.0, 0.03, 0.1}
     assert {s.topic_lag for s in schedules} == {0.0, 0.01, 0.3}
     assert not any(s.stale and s.topic_lag for s in schedules)
+    assert {s.mix for s in schedules} == {0, 2, 3}
     styles: set[str] = set()
     shapes: set[tuple[int, int]] = set()
     gaps: set[float] = set()
@@ -51,3 +52,18 @@ def test_a_few_hundred_seeds_draw_every_kind_of_fault_and_workload() -> None:
     assert (2, 1) in shapes and (2, 2) in shapes and (2, 3) in shapes  # 1v1 and teams
     assert any(teams >= 3 for teams, _ in shapes)  # free-for-all
     assert max(gaps) >= 13 * 3600  # idle hours: learning windows close between waves
+
+
+def test_mixed_waves_publish_every_event_in_the_slots_of_their_waves_in_another_order() -> None:
+    """Schedule.mix: the events of each group of waves shuffled together and dealt back, as
+    many to each slot as it had, so a start can be published after its players' next matches
+    and a finish before its start."""
+    waves = [[Publication("t", 0, f"{w}-{i}".encode()) for i in range(w + 2)] for w in range(5)]
+    got = mixed(waves, 2, random.Random(3))
+    assert [len(w) for w in got] == [len(w) for w in waves]
+    for first in (0, 2, 4):
+        group = waves[first : first + 2]
+        assert sorted(e.value for w in got[first : first + 2] for e in w) == sorted(
+            e.value for w in group for e in w
+        )
+    assert got != waves

@@ -38,7 +38,7 @@ def test_malformed_commands_are_dead_lettered_alone_with_their_reason() -> None:
         (b'["bogus",2]', "malformed command: unknown match command 'bogus'"),
         (b"7", "malformed command: match command: expected a list, got int"),
         (b'["rate"]', "malformed command: rate command: expected at least 9 elements, got 1"),
-        (b'["join",1]', "malformed command: join command: expected 6 elements, got 2"),
+        (b'["join",1]', "malformed command: join command: expected 6 to 8 elements, got 2"),
         (b"null", "expected a JSON array of commands, got NoneType"),
     ]
     # The well-formed commands beside them were carried out, and the match was rated.

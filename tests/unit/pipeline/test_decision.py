@@ -30,7 +30,9 @@ from stream.protocol import (
     Cancel,
     Join,
     MatchEntry,
+    Ordered,
     PopulationRecord,
+    Position,
     Rate,
     Snapshot,
     StoredMessage,
@@ -48,8 +50,9 @@ def decider() -> Decider:
 
 
 def clock(now: float | None) -> Clock:
-    # Every player partition's abandon requests are out up to now.
-    return Clock(now, now, PopulationRecord(), HOME)
+    # Every player partition's abandon requests are out up to now, and no player partition
+    # was told that every join is out beyond it (a start before it is late).
+    return Clock(now, now, PopulationRecord(), HOME, now)
 
 
 def started() -> MatchStarted:
@@ -166,3 +169,60 @@ def test_a_learning_mode_waits_for_its_window_s_population() -> None:
     assert sent(held) == []
     [unfold] = [e for e in held.effects if isinstance(e, Unfold)]
     assert unfold.until == Populations(modes, PARTITIONS).needs("1v1", T0)
+
+
+def late_clock(now: float) -> Clock:
+    """A partition that has told the player partitions every join is out up to ``now``."""
+    return Clock(now, now, PopulationRecord(), HOME, now)
+
+
+def test_a_late_start_is_ordered_by_its_players_latest_position() -> None:
+    d = decider()
+    first = d.start(None, started(), "1v1", late_clock(T0 + 50))
+    entry = first.entry
+    assert entry is not None and entry.late and entry.order is None
+    assert sent(first) == [Join("m-1", p, "1v1", T0, HOME, None, True) for p in ("a", "b")]
+    one = d.position(entry, Position("m-1", "a", T0 + 60), late_clock(T0 + 50))
+    assert one.write is Write.PUT and sent(one) == [] and one.entry is not None
+    both = d.position(one.entry, Position("m-1", "b", T0 + 40), late_clock(T0 + 50))
+    assert both.entry is not None and both.entry.order == T0 + 60
+    by_partition = {partition_for(p, PARTITIONS) for p in ("a", "b")}
+    assert sorted(sent(both), key=lambda c: c.players) == sorted(  # type: ignore[attr-defined]
+        (
+            Ordered("m-1", T0 + 60, [p for p in ("a", "b") if partition_for(p, PARTITIONS) == n])
+            for n in by_partition
+        ),
+        key=lambda c: c.players,
+    )
+    # Asked again (read again after a restore): the order, to that player alone.
+    again = d.position(both.entry, Position("m-1", "b", T0 + 40), late_clock(T0 + 50))
+    assert again.write is Write.NONE
+    assert sent(again) == [Ordered("m-1", T0 + 60, ["b"])]
+
+
+def test_a_start_on_time_is_not_asked_about() -> None:
+    d = decider()
+    first = d.start(None, started(), "1v1", late_clock(T0))
+    assert first.entry is not None and not first.entry.late
+    assert sent(first) == [Join("m-1", p, "1v1", T0, HOME) for p in ("a", "b")]
+
+
+def test_a_position_for_a_start_taken_for_on_time_asks_every_player() -> None:
+    """The entry was made again after its table came back behind the one that asked: one
+    player's position says the start was late, so every player is asked again."""
+    d = decider()
+    entry = d.start(None, started(), "1v1", late_clock(T0)).entry
+    assert entry is not None
+    asked = d.position(entry, Position("m-1", "a", T0 + 60), late_clock(T0))
+    assert asked.entry is not None and asked.entry.late and asked.entry.order is None
+    assert sent(asked) == [Join("m-1", p, "1v1", T0, HOME, None, True) for p in ("a", "b")]
+
+
+def test_a_position_nobody_asked_for_is_counted() -> None:
+    d = decider()
+    stray = d.position(None, Position("m-1", "a", T0), late_clock(T0))
+    assert stray.write is Write.NONE and stray.effects == [Count("stray_positions")]
+    entry = d.start(None, started(), "1v1", late_clock(T0 + 50)).entry
+    assert entry is not None
+    stranger = d.position(entry, Position("m-1", "zz", T0), late_clock(T0 + 50))
+    assert stranger.effects == [Count("stray_positions")]

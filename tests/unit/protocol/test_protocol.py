@@ -31,7 +31,9 @@ from stream.protocol import (
     Command,
     Forward,
     Join,
+    Ordered,
     PlayerReport,
+    Position,
     Progress,
     ProtocolError,
     Rate,
@@ -172,13 +174,37 @@ PENDING_RECORDS = [
     b'"m2":{"mode":"1v1","at":1780000100.0,"home":0,"snap":false}},"done":[]}',
 ]
 
+# Version 13 (docs/event-time.md, "Late starts"): a join of a start read late asks for the
+# player's position, which answers it; the order answers every player's, and a join sent again
+# after it carries it. The match entry keeps the positions, then the order; a pending entry
+# its floor until then, and the games of the state a snapshot would have carried when it
+# became pending.
+LATE_MATCH_COMMANDS = [b'["pos","m","p",1780000100.5]']
+LATE_PLAYER_COMMANDS = [
+    b'["join","m","p","1v1",1780000000.0,0,null,true]',
+    b'["ord","m",1780000100.5,["p","q"]]',
+    b'["join","m","p","1v1",1780000000.0,0,1780000100.5]',
+]
+LATE_MATCH_ENTRIES = [
+    b'{"mode":"1v1","teams":[["a"],["b"]],"start":1780000000.0,"snaps":{},"fin":null,'
+    b'"wait":null,"aband":{},"settled":[],"done":null,"late":true,"pos":{"a":1780000100.5}}',
+    b'{"mode":"1v1","teams":[["a"],["b"]],"start":1780000000.0,"snaps":{},"fin":null,'
+    b'"wait":null,"aband":{},"settled":[],"done":null,"late":true,"pos":{"a":1780000100.5,'
+    b'"b":1780000100.0},"ord":1780000100.5}',
+]
+LATE_PENDING_RECORDS = [
+    b'{"m":{"m1":{"mode":"1v1","at":1780000000.0,"home":2,"snap":false,"f":1780000100.5,'
+    b'"g":12},"m2":{"mode":"1v1","at":1780000050.0,"home":0,"snap":false,"o":1780000100.5,'
+    b'"g":0}},"done":[]}',
+]
 
-@pytest.mark.parametrize("raw", MATCH_COMMANDS)
+
+@pytest.mark.parametrize("raw", [*MATCH_COMMANDS, *LATE_MATCH_COMMANDS])
 def test_match_commands_round_trip_byte_for_byte(raw: bytes) -> None:
     assert orjson.dumps(encode_command(decode_match_command(orjson.loads(raw)))) == raw
 
 
-@pytest.mark.parametrize("raw", PLAYER_COMMANDS)
+@pytest.mark.parametrize("raw", [*PLAYER_COMMANDS, *LATE_PLAYER_COMMANDS])
 def test_player_commands_round_trip_byte_for_byte(raw: bytes) -> None:
     assert orjson.dumps(encode_command(decode_player_command(orjson.loads(raw)))) == raw
 
@@ -186,9 +212,9 @@ def test_player_commands_round_trip_byte_for_byte(raw: bytes) -> None:
 @pytest.mark.parametrize(
     ("codec", "raw"),
     [
-        *((MATCHES, raw) for raw in MATCH_ENTRIES),
+        *((MATCHES, raw) for raw in [*MATCH_ENTRIES, *LATE_MATCH_ENTRIES]),
         *((RATINGS, raw) for raw in RATING_RECORDS),
-        *((PENDING, raw) for raw in PENDING_RECORDS),
+        *((PENDING, raw) for raw in [*PENDING_RECORDS, *LATE_PENDING_RECORDS]),
         (CLOCKS, b"1780000100.25"),
         *((POPULATIONS, raw) for raw in POPULATION_RECORDS),
     ],
@@ -249,7 +275,7 @@ def test_commands_stay_immutable_values(raw: bytes) -> None:
 
 def test_a_rate_command_from_version_1_still_decodes() -> None:
     # Written before the finish's timestamp was added: 9 elements.
-    assert PROTOCOL_VERSION == 12
+    assert PROTOCOL_VERSION == 13
     old = orjson.loads(PLAYER_COMMANDS[1])[:9]
     rate = decode_player_command(old)
     assert isinstance(rate, Rate) and rate.finished_ms is None
@@ -283,7 +309,7 @@ def test_the_rating_key_names_player_and_mode_unambiguously() -> None:
         (decode_match_command, ["snap", "m", "p", [1, 2], False], "state: expected a list of 6"),
         (decode_match_command, ["snap", "m", "p", [1, 2, 3, "x", 5, 6], False], "state: invalid"),
         (decode_player_command, ["rate"], "rate command: expected at least 9 elements, got 1"),
-        (decode_player_command, ["join", 1], "join command: expected 6 elements, got 2"),
+        (decode_player_command, ["join", 1], "join command: expected 6 to 8 elements, got 2"),
         (decode_player_command, ["cancel", "m", [1]], "cancel command: expected a string, got int"),
         (decode_player_command, ["snap", "m", "p", None, True], "unknown player command 'snap'"),
         (decode_match_command, ["progress", 1, 5, None, "x", 2], "progress command: expected a n"),
@@ -514,3 +540,19 @@ def test_a_population_with_a_party_edge_beyond_its_range_is_refused(edge: float)
     raw[10][6] = edge
     with pytest.raises(ProtocolError, match="party edge outside the accepted range"):
         decode_player_command(raw)
+
+
+def test_a_late_starts_commands_and_records_decode_to_what_they_say() -> None:
+    asks, ordered, again = (decode_player_command(orjson.loads(r)) for r in LATE_PLAYER_COMMANDS)
+    assert asks == Join("m", "p", "1v1", 1780000000.0, 0, None, True)
+    assert ordered == Ordered("m", 1780000100.5, ["p", "q"])
+    assert again == Join("m", "p", "1v1", 1780000000.0, 0, 1780000100.5)
+    position = decode_match_command(orjson.loads(LATE_MATCH_COMMANDS[0]))
+    assert position == Position("m", "p", 1780000100.5)
+    asking, decided = (MATCHES.value(r) for r in LATE_MATCH_ENTRIES)
+    assert asking.late and asking.positions == {"a": 1780000100.5} and asking.order is None
+    assert decided.order == 1780000100.5
+    record = PENDING.value(LATE_PENDING_RECORDS[0])
+    waiting, placed = record.matches["m1"], record.matches["m2"]
+    assert waiting.unordered and waiting.turn == 1780000100.5 and waiting.games == 12
+    assert not placed.unordered and placed.turn == 1780000100.5 and placed.at == 1780000050.0
