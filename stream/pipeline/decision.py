@@ -203,6 +203,12 @@ class Decider:
             return Decision(entry, Write.PUT, asked)
         order = max(start, *entry.positions.values())
         entry.order = order
+        for p in players:
+            if p in entry.snaps and entry.positions[p] != order and p not in entry.settled:
+                # Taken at the player's own position, before a later turn: it sends another
+                # once the order has come and its turn with it.
+                del entry.snaps[p]
+                entry.lines.pop(p, None)
         by_partition: defaultdict[int, list[str]] = defaultdict(list)
         for p in players:
             by_partition[partition_for(p, self.partitions)].append(p)
@@ -210,7 +216,9 @@ class Decider:
             Send(target, Ordered(position.match_id, order, pids))
             for target, pids in sorted(by_partition.items())
         ]
-        return Decision(entry, Write.PUT, [*asked, *sends])
+        # The snapshots taken for that turn may all be in: settle what they allow.
+        decided = self.advance(position.match_id, entry, clock)
+        return Decision(decided.entry, decided.write, [*asked, *sends, *decided.effects])
 
     def abandon_request(self, entry: MatchEntry | None, request: Abandon, clock: Clock) -> Decision:
         entry, asked = lifecycle.abandon_request(entry, request, clock.now)

@@ -183,6 +183,16 @@ def snapshot(
     if entry.done is not None:
         waiting = not snap.applied and pid in entry.settled
         return entry, Effects(count="late_snapshots", resend=pid if waiting else None)
+    if (
+        entry.late
+        and entry.order is not None
+        and snap.turn is not None
+        and snap.turn != entry.order
+        and not snap.applied
+    ):
+        # Taken for the late start's own time before its order came, which is later: the
+        # player sends another once its turn comes (docs/event-time.md, "Late starts").
+        return entry, Effects(count="snapshots_before_their_turn")
     if pid in entry.snaps:
         if snap.applied and pid not in entry.settled:
             # The player already has the match: whatever snapshot came first, no rate.

@@ -121,11 +121,18 @@ def missing_snapshots(entry: MatchEntry) -> list[str]:
 
 def missing(entry: MatchEntry) -> str:
     """What a decided match still waits for, in words (the liveness monitor's log line)."""
+    if entry.late and entry.order is None and entry.teams is not None:
+        # A start read late: its order first (docs/event-time.md, "Late starts").
+        unsaid = [p for team in entry.teams for p in team if p not in entry.positions]
+        return f"the positions of {_few(unsaid)} (a start read late)"
     absent = missing_snapshots(entry)
     if absent:
-        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
-        return f"the snapshots of {shown}"
+        return f"the snapshots of {_few(absent)}"
     return "every player partition's abandon watermark"
+
+
+def _few(players: list[str]) -> str:
+    return ", ".join(players[:5]) + (f" and {len(players) - 5} more" if len(players) > 5 else "")
 
 
 def result_problem(teams: list[list[str]], fin: Finish | None) -> str | None:

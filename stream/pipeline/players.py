@@ -22,10 +22,11 @@ abandonment waits for it there.
 
 A start read late (its join asks, :class:`stream.protocol.Join`) may come after the player
 had a later match's snapshot sent, or not: the partition answers with the player's position
-(its watermark when the join came, if later than the start) and the match waits, unordered,
-until its home orders it by every player's (:class:`stream.protocol.Ordered`); the player's
-turn for it comes then, in the same place for every player (docs/event-time.md, "Late
-starts"). Abandon requests still go by the starts themselves.
+(just after the latest turn of theirs whose snapshot is out, if later than the start) and the
+match waits, unordered, until its home orders it by every player's
+(:class:`stream.protocol.Ordered`); the player's turn for it comes then, in the same place for
+every player (docs/event-time.md, "Late starts"). Abandon requests still go by the starts
+themselves.
 
 An operator's adjustment (a re-rating worker's corrections file,
 docs/operations.md#correcting-the-past-live) is applied as replay applies it: after every match
@@ -60,6 +61,7 @@ tables' writes cannot apply a result twice or lose it.
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from stream.config.modes import Modes
@@ -157,7 +159,7 @@ class PlayerProcessor:
                     record = ctx.pending.get(player_id)
                     entry = None if record is None else record.matches.get(match_id)
                     if record is not None and entry is not None and entry.order is None:
-                        self._ordered(ctx, player_id, record, entry, order)
+                        self._ordered(ctx, player_id, match_id, record, entry, order)
             case Cancel(match_id, players):
                 for player_id in players:
                     self._release(ctx, match_id, player_id, remember=True)
@@ -204,10 +206,13 @@ class PlayerProcessor:
         entry = matches.get(match_id)
         if entry is not None:
             self._joined_again(ctx, join, record, entry)
-            if not entry.unordered and ctx.partition.sent_snapshot(player_id, match_id, entry):
+            if ctx.partition.sent_snapshot(player_id, match_id, entry):
                 state = self._current(ctx, player_id, join.mode, rated)
                 lineup = None if rated is None else rated.lineup
-                snapshot = Snapshot(match_id, player_id, state, False, join.started_at, lineup)
+                turn = _taken_for(entry)
+                snapshot = Snapshot(
+                    match_id, player_id, state, False, join.started_at, lineup, turn
+                )
                 ctx.out.to_match(join.home, snapshot)
             return
         grace = self.modes.pending(join.mode).grace_seconds
@@ -215,11 +220,16 @@ class PlayerProcessor:
             ctx.out.count("late_joins")
         floor = None
         if join.ask and join.order is None:
-            # A start that may be late: the player's turn for it comes no earlier than this
-            # partition's watermark now (a snapshot of a match before that may be out); the
-            # home orders the match by every player's (docs/event-time.md, "Late starts").
-            mark = ctx.partition.mark
-            floor = join.started_at if mark is None else max(join.started_at, mark)
+            # A start that may be late: the player's turn for it comes after every one of
+            # theirs whose snapshot is out, strictly (a tie would go by match id), and the home
+            # orders the match by every player's (docs/event-time.md, "Late starts"). Nothing
+            # of theirs after it goes until then.
+            snapped = [
+                math.nextafter(pending.turn, math.inf)
+                for other, pending in matches.items()
+                if ctx.partition.sent_snapshot(player_id, other, pending)
+            ]
+            floor = max([join.started_at, *snapped])
             ctx.out.to_match(join.home, Position(match_id, player_id, floor))
         # The games of the state a snapshot would carry now: one rated from fewer is not this
         # entry's but a result read again from long before (_still_pending).
@@ -243,7 +253,7 @@ class PlayerProcessor:
         player_id = join.player_id
         if join.order is not None:
             if entry.order is None:
-                self._ordered(ctx, player_id, record, entry, join.order)
+                self._ordered(ctx, player_id, join.match_id, record, entry, join.order)
             return
         if join.ask or entry.unordered:
             ctx.out.to_match(join.home, Position(join.match_id, player_id, entry.turn))
@@ -252,11 +262,16 @@ class PlayerProcessor:
         self,
         ctx: PlayerContext,
         player_id: str,
+        match_id: str,
         record: PendingRecord,
         entry: PendingMatch,
         order: float,
     ) -> None:
-        """A late start's order has come: the player's turn for it comes then."""
+        """A late start's order has come: the player's turn for it comes then. A snapshot sent
+        for its own time before (:meth:`_reconcile`) stands if that is the order; if not, the
+        home drops it, and another goes in the match's turn."""
+        if entry.floor is not None and entry.floor != order:
+            ctx.partition.snapped.discard((player_id, match_id))
         entry.order = order
         entry.floor = None
         self._reconcile(ctx, player_id, record)
@@ -529,10 +544,14 @@ class PlayerProcessor:
         waiting = False
         if order:
             match_id, entry = order[0]
-            # A late start not ordered yet waits for its order (Ordered), not the watermarks.
+            # A late start not ordered yet waits for its order (Ordered), unless nothing of
+            # the player's was out when it came: then its snapshot goes at once, for its own
+            # time, and counts if the order is that time (every player's position was its
+            # start), the way a start on time goes; if not, the home drops it and another
+            # goes when the order comes.
             if (
                 not ahead
-                and not entry.unordered
+                and (not entry.unordered or entry.floor == entry.at)
                 and not partition.sent_snapshot(player_id, match_id, entry)
                 and (held_from is None or entry.at < held_from)
             ):
@@ -547,7 +566,9 @@ class PlayerProcessor:
                 elif partition.allows(entry.turn):
                     state = self._current(ctx, player_id, entry.mode, rated)
                     lineup = None if rated is None else rated.lineup
-                    snapshot = Snapshot(match_id, player_id, state, False, entry.at, lineup)
+                    snapshot = Snapshot(
+                        match_id, player_id, state, False, entry.at, lineup, _taken_for(entry)
+                    )
                     ctx.out.to_match(entry.home, snapshot)
                     partition.snapped.add((player_id, match_id))
                 else:
@@ -652,3 +673,11 @@ def _still_pending(ctx: PlayerContext, player_id: str, rate: Rate, rated: Rating
     snapshot = rate.snapshots.get(player_id)
     games = 0 if snapshot is None else snapshot.games
     return entry.games <= games and record.seen.get(rate.mode) == rated.version
+
+
+def _taken_for(entry: PendingMatch) -> float | None:
+    """The turn a snapshot for ``entry`` is taken for: a late start's order, or its own time
+    while the order has not come (Snapshot.turn); None for a start on time."""
+    if entry.order is not None:
+        return entry.order
+    return entry.floor

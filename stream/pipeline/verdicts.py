@@ -109,6 +109,10 @@ class Verdicts:
         snaps = entry.snaps
         if len(snaps) < len(players) or any(pid not in snaps for pid in players):
             return entry, []
+        if entry.late and entry.order is None:
+            # A late start's snapshots taken before its order may be for the wrong turn
+            # (Decider.position drops those): nothing is settled until it is ordered.
+            return entry, []
         now, out = clock.now, _Effects()
         settled = set(entry.settled)
         fin = entry.finish

@@ -85,7 +85,8 @@ from stream.ratings.skill import PlayerState, PlayerStats
 # together before the fleets send parties.
 # Version 13 ordered the starts read late (docs/event-time.md, "Late starts"): a ``join`` of
 # one asks for the player's position (its 7th element, after the order as its 6th, both written
-# only then), ``pos`` answers it and ``ord`` orders the match for its players. A version 12
+# only then), ``pos`` answers it, ``ord`` orders the match for its players, and a ``snap`` for
+# it names the turn it was taken for (its 7th element). A version 12
 # worker refuses those joins as malformed and dead-letters the two new commands as unknown:
 # upgrade every worker of a group together.
 PROTOCOL_VERSION = 13
@@ -110,6 +111,9 @@ class Snapshot:
     applied: bool
     at: float | None = None
     lineup: int | None = None
+    # A start read late: the turn it was taken for (the order, or before it came, the start),
+    # so a home that ordered the match later drops one taken before (docs/event-time.md).
+    turn: float | None = None
 
 
 @fast_init
@@ -545,6 +549,8 @@ DECLARATIONS = (
             BOOL,
             Element(_same, as_optional_number, optional=True, omit_none=True),
             Element(_same, _optional_int, optional=True, omit_none=True),
+            # Since version 13, for a start read late only.
+            Element(_same, as_optional_number, optional=True, omit_none=True),
         ),
     ),
     Declaration("abandon", Abandon, "match", (STR, STR, NUMBER)),

@@ -34,7 +34,7 @@ def test_malformed_commands_are_dead_lettered_alone_with_their_reason() -> None:
     c.run()
     reasons = [(letter.value, letter.reason) for letter in c.dead_letters]
     assert reasons == [
-        (b'["snap"]', "malformed command: snap command: expected 5 to 7 elements, got 1"),
+        (b'["snap"]', "malformed command: snap command: expected 5 to 8 elements, got 1"),
         (b'["bogus",2]', "malformed command: unknown match command 'bogus'"),
         (b"7", "malformed command: match command: expected a list, got int"),
         (b'["rate"]', "malformed command: rate command: expected at least 9 elements, got 1"),

@@ -7,6 +7,7 @@ never changed."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import orjson
 from test_lifecycle import FINISH, MESSAGE, STATE, T0
@@ -226,3 +227,28 @@ def test_a_position_nobody_asked_for_is_counted() -> None:
     assert entry is not None
     stranger = d.position(entry, Position("m-1", "zz", T0), late_clock(T0 + 50))
     assert stranger.effects == [Count("stray_positions")]
+
+
+def test_snapshots_taken_before_a_later_order_are_dropped_and_one_for_it_counts() -> None:
+    """a's snapshot went at once, taken for the start (its position); b had passed it, so the
+    order is later: a's is dropped and a sends another for the order. A snapshot for the order
+    settles the match; one taken for the start, read after the order, is refused."""
+    d = decider()
+    entry = d.start(None, started(), "1v1", late_clock(T0 + 50)).entry
+    assert entry is not None
+    entry = d.position(entry, Position("m-1", "a", T0), late_clock(T0 + 50)).entry
+    assert entry is not None
+    early = dataclasses.replace(snap("a"), turn=T0)
+    held = d.snapshot(entry, early, late_clock(T0 + 50))
+    assert held.entry is not None and "a" in held.entry.snaps
+    ordered = d.position(held.entry, Position("m-1", "b", T0 + 40), late_clock(T0 + 50))
+    assert ordered.entry is not None and ordered.entry.order == T0 + 40
+    assert "a" not in ordered.entry.snaps
+    stale = d.snapshot(ordered.entry, early, late_clock(T0 + 50))
+    assert stale.effects == [Count("snapshots_before_their_turn")]
+    entry = ordered.entry
+    for player in ("a", "b"):
+        taken = dataclasses.replace(snap(player), turn=T0 + 40)
+        entry = d.snapshot(entry, taken, late_clock(T0 + 50)).entry
+        assert entry is not None
+    assert set(entry.snaps) == {"a", "b"}

@@ -7,6 +7,8 @@ for the other's match (found 2026-12-07 with `skillstream bench pipeline --backl
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
 from collections import Counter
 from typing import Any
@@ -19,7 +21,7 @@ from stream.config.modes import Modes
 from stream.pipeline.outbox import Outbox
 from stream.pipeline.playerpartition import PlayerContext
 from stream.pipeline.players import PlayerProcessor
-from stream.protocol import Combined, Join, Ordered, Position, Snapshot
+from stream.protocol import Combined, Join, Ordered, Position, Rate, RatedPlayer, Snapshot
 
 pytestmark = pytest.mark.usefixtures("batched")
 
@@ -126,23 +128,49 @@ def test_starts_read_late_in_any_order_among_few_players_are_each_rated_once(see
     assert c.counts["late_starts"] > 0 and c.dead_letters == []
 
 
-def test_a_late_join_answers_with_the_watermark_and_waits_for_its_order() -> None:
-    """A join that asks (its start may be late) is answered with the player's position: the
-    partition's watermark when it came, later than the start. Nothing from there on goes
-    until the order comes; then the match goes in its turn."""
+def test_a_late_join_answers_with_its_players_position_and_waits_for_its_order() -> None:
+    """A join that asks (its start may be late) is answered with the player's position: just
+    after the latest match of theirs whose snapshot is out. Nothing of the player's from there
+    on goes until the order comes; then the match goes in its turn."""
+    players = PlayerProcessor(Modes(), partitions=1)
+    partition = players.restore(0, [])
+    out = Outbox()
+    ctx = PlayerContext.of(partition, {}, {}, out, 1.0)
+
+    def snapshots() -> list[str]:
+        return [c.match_id for c in out.match_commands[0] if isinstance(c, Snapshot)]
+
+    players.on_command(ctx, Combined(T0 + 100))
+    players.on_command(ctx, Join("next", "a", "1v1", T0 + 50, 0))
+    assert snapshots() == ["next"]
+    players.on_command(ctx, Join("late", "a", "1v1", T0, 0, ask=True))
+    players.on_command(ctx, Join("after", "a", "1v1", T0 + 70, 0))
+    position = math.nextafter(T0 + 50, math.inf)
+    assert Position("late", "a", position) in out.match_commands[0]
+    rate = Rate("next", "1v1", T0 + 60, [["a"], ["b"]], [0, 1], None, {"a": None, "b": None}, [])
+    players.on_command(ctx, dataclasses.replace(rate, players=[RatedPlayer("a", None, None)]))
+    players.on_command(ctx, Combined(T0 + 200))
+    assert snapshots() == ["next"]  # "after" waits for the order of "late", before it
+    players.on_command(ctx, Ordered("late", T0 + 60, ["a"]))
+    assert snapshots() == ["next", "late"]
+    record = ctx.pending.get("a")
+    assert record is not None and record.matches["late"].turn == T0 + 60
+
+
+@pytest.mark.parametrize(("order", "again"), [(T0, False), (T0 + 30, True)])
+def test_a_late_join_with_nothing_out_sends_its_snapshot_at_once(order: float, again: bool) -> None:
+    """Nothing of the player's was out when the late join came: its position is its start and
+    its snapshot goes at once, taken for that time. Ordered there (no player had passed it),
+    that snapshot stands; ordered later, the home drops it and the player sends another."""
     players = PlayerProcessor(Modes(), partitions=1)
     partition = players.restore(0, [])
     out = Outbox()
     ctx = PlayerContext.of(partition, {}, {}, out, 1.0)
     players.on_command(ctx, Combined(T0 + 100))
     players.on_command(ctx, Join("late", "a", "1v1", T0, 0, ask=True))
-    players.on_command(ctx, Join("next", "a", "1v1", T0 + 150, 0))
-    players.on_command(ctx, Combined(T0 + 200))
     sent = out.match_commands[0]
-    assert Position("late", "a", T0 + 100) in sent
-    assert [c for c in sent if isinstance(c, Snapshot)] == []
-    players.on_command(ctx, Ordered("late", T0 + 120, ["a"]))
-    snapshots = [c.match_id for c in out.match_commands[0] if isinstance(c, Snapshot)]
-    assert snapshots == ["late"]
-    record = ctx.pending.get("a")
-    assert record is not None and record.matches["late"].turn == T0 + 120
+    assert Position("late", "a", T0) in sent
+    assert [(c.match_id, c.turn) for c in sent if isinstance(c, Snapshot)] == [("late", T0)]
+    players.on_command(ctx, Ordered("late", order, ["a"]))
+    turns = [c.turn for c in out.match_commands[0] if isinstance(c, Snapshot)]
+    assert turns == ([T0, order] if again else [T0])

@@ -10,6 +10,7 @@ from stream.pipeline.matchentry import (
     Due,
     due,
     early_entry,
+    missing,
     new_entry,
     next_deadline,
     split_early,
@@ -91,3 +92,11 @@ def test_early_commands_split_between_the_line_up_and_the_rest() -> None:
     entry = new_entry("1v1", (("a",), ("b",)), T0, mine)
     assert (entry.snaps, entry.abandons, entry.settled) == ({"a": STATE}, {"b": T0 + 5}, ["a"])
     assert early.snaps == {"a": STATE, "x": None}  # the early entry itself is left as it was
+
+
+def test_a_late_start_waits_first_for_the_positions_not_yet_said() -> None:
+    entry = MatchEntry("1v1", [["a"], ["b", "c"]], 100.0, late=True, positions={"b": 120.0})
+    assert missing(entry) == "the positions of a, c (a start read late)"
+    entry.positions.update(a=100.0, c=100.0)
+    entry.order = 120.0
+    assert missing(entry) == "the snapshots of a, b, c"

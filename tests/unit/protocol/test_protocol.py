@@ -176,10 +176,13 @@ PENDING_RECORDS = [
 
 # Version 13 (docs/event-time.md, "Late starts"): a join of a start read late asks for the
 # player's position, which answers it; the order answers every player's, and a join sent again
-# after it carries it. The match entry keeps the positions, then the order; a pending entry
-# its floor until then, and the games of the state a snapshot would have carried when it
-# became pending.
-LATE_MATCH_COMMANDS = [b'["pos","m","p",1780000100.5]']
+# after it carries it; a snapshot for one names the turn it was taken for. The match entry
+# keeps the positions, then the order; a pending entry its floor until then, and the games of
+# the state a snapshot would have carried when it became pending.
+LATE_MATCH_COMMANDS = [
+    b'["pos","m","p",1780000100.5]',
+    b'["snap","m","p",null,false,1780000000.0,null,1780000000.0]',
+]
 LATE_PLAYER_COMMANDS = [
     b'["join","m","p","1v1",1780000000.0,0,null,true]',
     b'["ord","m",1780000100.5,["p","q"]]',
@@ -301,7 +304,7 @@ def test_the_rating_key_names_player_and_mode_unambiguously() -> None:
 @pytest.mark.parametrize(
     ("decode", "data", "reason"),
     [
-        (decode_match_command, ["snap"], "snap command: expected 5 to 7 elements, got 1"),
+        (decode_match_command, ["snap"], "snap command: expected 5 to 8 elements, got 1"),
         (decode_match_command, ["bogus", 2], "unknown match command 'bogus'"),
         (decode_match_command, 7, "match command: expected a list, got int"),
         (decode_match_command, [], "match command: expected a list led by its kind"),
@@ -547,8 +550,9 @@ def test_a_late_starts_commands_and_records_decode_to_what_they_say() -> None:
     assert asks == Join("m", "p", "1v1", 1780000000.0, 0, None, True)
     assert ordered == Ordered("m", 1780000100.5, ["p", "q"])
     assert again == Join("m", "p", "1v1", 1780000000.0, 0, 1780000100.5)
-    position = decode_match_command(orjson.loads(LATE_MATCH_COMMANDS[0]))
+    position, snap = (decode_match_command(orjson.loads(r)) for r in LATE_MATCH_COMMANDS)
     assert position == Position("m", "p", 1780000100.5)
+    assert snap == Snapshot("m", "p", None, False, 1780000000.0, None, 1780000000.0)
     asking, decided = (MATCHES.value(r) for r in LATE_MATCH_ENTRIES)
     assert asking.late and asking.positions == {"a": 1780000100.5} and asking.order is None
     assert decided.order == 1780000100.5
