@@ -20,9 +20,9 @@ abandon request a start before it can cause has been sent, and the partition say
 match partition (:class:`stream.protocol.AbandonWatermark`): a result timed after a possible
 abandonment waits for it there.
 
-A start read late (its join asks, :class:`stream.protocol.Join`) may come after the player
-had a later match's snapshot sent, or not: the partition answers with the player's position
-(just after the latest turn of theirs whose snapshot is out, if later than the start) and the
+A start read late (its join asks, :class:`stream.protocol.Join`) may come after the player had a
+later match's snapshot sent, or not: the partition answers with the player's position (just
+after the latest turn of theirs whose snapshot is out, if later than the start) and the
 match waits, unordered, until its home orders it by every player's
 (:class:`stream.protocol.Ordered`); the player's turn for it comes then, in the same place for
 every player (docs/event-time.md, "Late starts"). Abandon requests still go by the starts
@@ -158,7 +158,7 @@ class PlayerProcessor:
                 for player_id in players:
                     record = ctx.pending.get(player_id)
                     entry = None if record is None else record.matches.get(match_id)
-                    if record is not None and entry is not None and entry.order is None:
+                    if record is not None and entry is not None and entry.order != order:
                         self._ordered(ctx, player_id, match_id, record, entry, order)
             case Cancel(match_id, players):
                 for player_id in players:
@@ -252,7 +252,7 @@ class PlayerProcessor:
         (Decider.position), so all end with one order."""
         player_id = join.player_id
         if join.order is not None:
-            if entry.order is None:
+            if entry.order != join.order:
                 self._ordered(ctx, player_id, join.match_id, record, entry, join.order)
             return
         if join.ask or entry.unordered:
@@ -268,9 +268,11 @@ class PlayerProcessor:
         order: float,
     ) -> None:
         """A late start's order has come: the player's turn for it comes then. A snapshot sent
-        for its own time before (:meth:`_reconcile`) stands if that is the order; if not, the
-        home drops it, and another goes in the match's turn."""
-        if entry.floor is not None and entry.floor != order:
+        for another turn before (its own time, :meth:`_reconcile`, or an order its home decided
+        in an earlier life, from positions read in another order) stands only for that turn:
+        the home drops it, and another goes in the match's turn. The home's latest order is
+        the one: it sends it to every player whenever it decides."""
+        if entry.turn != order:
             ctx.partition.snapped.discard((player_id, match_id))
         entry.order = order
         entry.floor = None
