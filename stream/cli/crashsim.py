@@ -89,9 +89,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "changelogs cut short at an earlier flush, partitions read in any interleaving, "
         "rebalances, lost records, duplicated and misrouted events, 1v1, team and free-for-all "
         "matches in waves up to 13 hours of event time apart, every mode learning its "
-        "population. After each schedule: nothing lost, rated twice or left waiting, and "
-        "every player's last rating equal to an offline replay. A failing seed is printed and "
-        "runs the same way alone (--seed). docs/simulator.md, 'The crash simulator'.",
+        "population, in a quarter of the schedules starts read late. After each schedule: "
+        "nothing lost, rated twice or left waiting, and every player's last rating equal to "
+        "an offline replay (with late starts, applied out of the order of play: every result "
+        "counted once). A failing seed is printed and runs the same way alone (--seed). "
+        "docs/crashsim.md.",
     )
     crashsim.add_argument(
         "--schedules", type=int, default=10_000, help="schedules to run (default 10000)"

@@ -578,23 +578,8 @@ class PlayerProcessor:
                     # watermarks to pass this one's turn.
                     partition.wait(entry.turn, player_id, ctx.wall)
                     waiting = True
-        # Abandonment goes by the starts themselves, as replay decides it.
-        starts = (
-            order
-            if all(entry.order is None and entry.floor is None for entry in matches.values())
-            else sorted(matches.items(), key=lambda item: play_order(item[1].at, item[0]))
-        )
-        for index, (match_id, entry) in enumerate(starts[:-1]):
-            if (player_id, match_id) not in partition.abandon_asked:
-                since = starts[index + 1][1].at
-                if partition.allows(since):
-                    ctx.out.to_match(entry.home, Abandon(match_id, player_id, since))
-                    partition.abandon_asked.add((player_id, match_id))
-                else:
-                    # A match of the player started between the two may still be on its way
-                    # (joins arrive in any order): the request names the next start only.
-                    partition.wait(since, player_id, ctx.wall)
-                    waiting = True
+        if _ask_abandons(ctx, player_id, matches, order):
+            waiting = True
         if not waiting:
             partition.waits.pop(player_id, None)
         if not changed:
@@ -603,6 +588,37 @@ class PlayerProcessor:
             ctx.pending.put(player_id, record)
         else:
             ctx.pending.delete(player_id)
+
+
+def _ask_abandons(
+    ctx: PlayerContext,
+    player_id: str,
+    matches: dict[str, PendingMatch],
+    order: list[tuple[str, PendingMatch]],
+) -> bool:
+    """Report every match with a newer one pending for abandonment, once, with the start of the
+    match that superseded it, by the starts themselves as replay decides (``order``: by turn,
+    which is by start unless a late start has an order): whether one waits for the watermarks.
+    """
+    partition = ctx.partition
+    starts = (
+        order
+        if all(entry.order is None and entry.floor is None for entry in matches.values())
+        else sorted(matches.items(), key=lambda item: play_order(item[1].at, item[0]))
+    )
+    waiting = False
+    for index, (match_id, entry) in enumerate(starts[:-1]):
+        if (player_id, match_id) not in partition.abandon_asked:
+            since = starts[index + 1][1].at
+            if partition.allows(since):
+                ctx.out.to_match(entry.home, Abandon(match_id, player_id, since))
+                partition.abandon_asked.add((player_id, match_id))
+            else:
+                # A match of the player started between the two may still be on its way
+                # (joins arrive in any order): the request names the next start only.
+                partition.wait(since, player_id, ctx.wall)
+                waiting = True
+    return waiting
 
 
 def _moved_on(

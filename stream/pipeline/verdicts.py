@@ -106,12 +106,7 @@ class Verdicts:
         (:func:`stream.ratings.settling.fate`: the result, abandonment or the timeout, whichever
         comes first in event time): the entry as it is then, and what to do."""
         players = [pid for team in teams for pid in team]
-        snaps = entry.snaps
-        if len(snaps) < len(players) or any(pid not in snaps for pid in players):
-            return entry, []
-        if entry.late and entry.order is None:
-            # A late start's snapshots taken before its order may be for the wrong turn
-            # (Decider.position drops those): nothing is settled until it is ordered.
+        if not _ready(entry, players):
             return entry, []
         now, out = clock.now, _Effects()
         settled = set(entry.settled)
@@ -418,3 +413,12 @@ class _Effects:
 def _abandons_out(clock: Clock, since: float) -> bool:
     """Whether every abandon request for a start before ``since`` has arrived."""
     return clock.abandons_out is not None and clock.abandons_out >= since
+
+
+def _ready(entry: MatchEntry, players: list[str]) -> bool:
+    """Whether every player's snapshot is in, and a late start's order: snapshots taken before
+    it may be for another turn (Decider.position drops those), so nothing settles before."""
+    if entry.late and entry.order is None:
+        return False
+    snaps = entry.snaps
+    return len(snaps) >= len(players) and all(pid in snaps for pid in players)
